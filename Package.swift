@@ -1,0 +1,75 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "FairPlayKSM",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "ksm", targets: ["ksm"]),
+        .library(name: "FairPlay", targets: ["FairPlay"]),
+        .library(name: "FairPlayDevice", targets: ["FairPlayDevice"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        // C libraries from Debian, as system-library targets (module map + shim header only).
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CRdKafka",
+            pkgConfig: "rdkafka",
+            providers: [.apt(["librdkafka-dev"])]
+        ),
+        .systemLibrary(
+            name: "CHiredis",
+            pkgConfig: "hiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
+
+        // The protocol: pure and synchronous, OpenSSL for every primitive.
+        .target(name: "FairPlay", dependencies: ["COpenSSL"]),
+        // An Apple device in software: builds SPCs, opens CKCs.
+        .target(name: "FairPlayDevice", dependencies: ["FairPlay"]),
+        // Policy and decisions, no I/O.
+        .target(name: "Licensing", dependencies: ["FairPlay"]),
+        // librdkafka wrapper: group consumer, idempotent producer, mock cluster.
+        .target(
+            name: "Kafka",
+            dependencies: ["CRdKafka", .product(name: "Logging", package: "swift-log")]
+        ),
+        // hiredis wrapper and the Redis-backed license store.
+        .target(
+            name: "RedisStore",
+            dependencies: ["CHiredis", "Licensing", .product(name: "Logging", package: "swift-log")]
+        ),
+        // The worker: jobs, batching, scheduling, crypto pool, publishing, offsets, lifecycle.
+        .target(
+            name: "KSMService",
+            dependencies: [
+                "FairPlay", "FairPlayDevice", "Licensing", "Kafka", "RedisStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "ksm",
+            dependencies: [
+                "KSMService", "FairPlay", "FairPlayDevice",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        .testTarget(name: "FairPlayTests", dependencies: ["FairPlay", "FairPlayDevice"]),
+        .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
+        .testTarget(name: "RedisStoreTests", dependencies: ["RedisStore"]),
+        .testTarget(name: "KSMServiceTests", dependencies: ["KSMService"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["FairPlay", "FairPlayDevice"]),
+    ]
+)

@@ -1,0 +1,7 @@
+#ifndef FAIRPLAYKSM_CRDKAFKA_SHIM_H
+#define FAIRPLAYKSM_CRDKAFKA_SHIM_H
+
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+
+#endif
