@@ -1,0 +1,59 @@
+/// The content key duration TLLV (guide table 4-3; persistable types from table 5-1).
+public struct ContentKeyDuration: Hashable, Sendable {
+    public var leaseSeconds: UInt32
+    public var rentalSeconds: UInt32
+    public var keyType: KeyType
+    /// Apple's SDK 2.0.3 CKCs put 0 here; the guide says 0x86d34a3a. The client ignores it.
+    public var reserved: UInt32
+
+    public init(leaseSeconds: UInt32, rentalSeconds: UInt32, keyType: KeyType, reserved: UInt32 = 0) {
+        self.leaseSeconds = leaseSeconds
+        self.rentalSeconds = rentalSeconds
+        self.keyType = keyType
+        self.reserved = reserved
+    }
+
+    public static func lease(_ seconds: UInt32) -> ContentKeyDuration { .init(leaseSeconds: seconds, rentalSeconds: 0, keyType: .lease) }
+    public static func rental(_ seconds: UInt32) -> ContentKeyDuration { .init(leaseSeconds: 0, rentalSeconds: seconds, keyType: .rental) }
+    public static func leaseAndRental(lease: UInt32, rental: UInt32) -> ContentKeyDuration { .init(leaseSeconds: lease, rentalSeconds: rental, keyType: .leaseAndRental) }
+    /// A key the device may persist with no expiry.
+    public static let persistableUnlimited = ContentKeyDuration(leaseSeconds: 0, rentalSeconds: 0, keyType: .persistableUnlimited)
+    /// A key the device may persist for `seconds`.
+    public static func persistable(limitedTo seconds: UInt32) -> ContentKeyDuration { .init(leaseSeconds: 0, rentalSeconds: seconds, keyType: .persistableLimited) }
+
+    var encoded: [UInt8] {
+        var v: [UInt8] = []
+        v.reserveCapacity(16)
+        v.appendBigEndian(leaseSeconds)
+        v.appendBigEndian(rentalSeconds)
+        v.appendBigEndian(keyType.rawValue)
+        v.appendBigEndian(reserved)
+        return v
+    }
+
+    /// A key type of the content key duration TLLV.
+    public struct KeyType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+        public static let lease = KeyType(rawValue: 0x1a4b_de7e)
+        public static let rental = KeyType(rawValue: 0x3dfe_45a0)
+        public static let leaseAndRental = KeyType(rawValue: 0x27b5_9bde)
+        public static let persistableUnlimited = KeyType(rawValue: 0x3df2_d9fb)
+        public static let persistableLimited = KeyType(rawValue: 0x18f0_6048)
+
+        /// Lease types bind the key to a playback session, so they need a media playback state TLLV.
+        public var isLease: Bool { self == .lease || self == .leaseAndRental }
+
+        public var description: String {
+            switch self {
+            case .lease: "lease"
+            case .rental: "rental"
+            case .leaseAndRental: "lease-and-rental"
+            case .persistableUnlimited: "persistable-unlimited"
+            case .persistableLimited: "persistable-limited"
+            default: "unknown(0x\(String(rawValue, radix: 16)))"
+            }
+        }
+    }
+}

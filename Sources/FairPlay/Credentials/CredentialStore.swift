@@ -1,0 +1,62 @@
+/// The credentials one server holds, found by certificate hash (fps-facts.md: several at once).
+public struct CredentialStore: Sendable {
+    private let byHash: [[UInt8]: ApplicationCredential]
+
+    public init(_ credentials: [ApplicationCredential]) throws(FairPlayError) {
+        var map: [[UInt8]: ApplicationCredential] = [:]
+        for c in credentials {
+            guard map[c.certificateHash] == nil else {
+                throw FairPlayError(.invalidCertificate, "two credentials share certificate hash \(c.certificateHash.hexString)")
+            }
+            map[c.certificateHash] = c
+        }
+        byHash = map
+    }
+
+    public var all: [ApplicationCredential] { Array(byHash.values) }
+
+    /// The credential for a certificate hash; nil when this server does not hold that certificate.
+    public func credential(forCertificateHash hash: some Collection<UInt8>) -> ApplicationCredential? {
+        byHash[Array(hash)]
+    }
+}
+
+extension Collection where Element == UInt8 {
+    /// Lower-case hex, two digits a byte.
+    public var hexString: String {
+        let digits: [UInt8] = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(count * 2)
+        for b in self {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Parses hex (upper or lower case, optional spaces); nil for anything else.
+    public init?(hexString: some StringProtocol) {
+        var out: [UInt8] = []
+        var high: UInt8?
+        for c in hexString.utf8 {
+            let v: UInt8
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): v = c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): v = c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): v = c - UInt8(ascii: "A") + 10
+            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\t"), UInt8(ascii: "\r"): continue
+            default: return nil
+            }
+            if let h = high {
+                out.append(h << 4 | v)
+                high = nil
+            } else {
+                high = v
+            }
+        }
+        guard high == nil else { return nil }
+        self = out
+    }
+}

@@ -1,0 +1,32 @@
+/// Why the FairPlay layer refused an SPC or a CKC request.
+///
+/// Carries Apple's status code for the reply and a reason that names the offending field, never a
+/// key or a payload byte. `tag` is set when one TLLV is to blame.
+public struct FairPlayError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var status: FairPlayStatus
+    public var reason: String
+    public var tag: TLLVTag?
+
+    public init(_ status: FairPlayStatus, _ reason: String, tag: TLLVTag? = nil) {
+        self.status = status
+        self.reason = reason
+        self.tag = tag
+    }
+
+    public var description: String {
+        if let tag { return "\(status): \(reason) [tag \(tag)]" }
+        return "\(status): \(reason)"
+    }
+
+    static func parser(_ reason: String, tag: TLLVTag? = nil) -> FairPlayError {
+        FairPlayError(.parserError, reason, tag: tag)
+    }
+
+    static func param(_ reason: String) -> FairPlayError {
+        FairPlayError(.parameterError, reason)
+    }
+
+    static func `internal`(_ reason: String) -> FairPlayError {
+        FairPlayError(.internalError, reason)
+    }
+}

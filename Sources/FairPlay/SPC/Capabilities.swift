@@ -1,0 +1,42 @@
+/// The capabilities TLLV (guide table 3-1): two big-endian u64s, feature bits in the low one.
+public struct Capabilities: Hashable, Sendable {
+    public var high: UInt64
+    public var low: UInt64
+
+    public init(high: UInt64 = 0, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    /// Bit 0: the device enforces the HDCP enforcement TLLV (needed for HDCP type 1).
+    public var hdcpEnforcement: Bool { low & 1 != 0 }
+    /// Bit 1: the device handles the offline key TLLV.
+    public var offlineKey: Bool { low & 2 != 0 }
+    /// Bit 2: secure invalidation requests.
+    public var secureInvalidation: Bool { low & 4 != 0 }
+    /// Bit 3: offline key TLLV version 2.
+    public var offlineKeyV2: Bool { low & 8 != 0 }
+    /// Bit 4: enforces security level Baseline.
+    public var securityLevelBaseline: Bool { low & 16 != 0 }
+    /// Bit 5: enforces security level Main.
+    public var securityLevelMain: Bool { low & 32 != 0 }
+
+    public static let hdcpEnforcementBit: UInt64 = 1 << 0
+    public static let offlineKeyBit: UInt64 = 1 << 1
+    public static let secureInvalidationBit: UInt64 = 1 << 2
+    public static let offlineKeyV2Bit: UInt64 = 1 << 3
+    public static let securityLevelBaselineBit: UInt64 = 1 << 4
+    public static let securityLevelMainBit: UInt64 = 1 << 5
+
+    /// The names of the feature bits that are set, for reports.
+    public var featureNames: [String] {
+        var names: [String] = []
+        if hdcpEnforcement { names.append("hdcp-enforcement") }
+        if offlineKey { names.append("offline-key") }
+        if secureInvalidation { names.append("secure-invalidation") }
+        if offlineKeyV2 { names.append("offline-key-v2") }
+        if securityLevelBaseline { names.append("security-level-baseline") }
+        if securityLevelMain { names.append("security-level-main") }
+        return names
+    }
+}

@@ -1,0 +1,81 @@
+/// The device identity TLLV (guide table 3-3).
+public struct DeviceIdentity: Hashable, Sendable {
+    public var version: UInt32
+    /// 0 unknown, 1 Apple living room, 2 Apple mobile, 3 Apple desktop, 4 Apple spatial, 127 Apple
+    /// unknown, 128 partner living room, 255 partner unknown.
+    public var deviceClass: UInt32
+    public var vendorHash: UInt64
+    public var productHash: UInt64
+    public var fairPlayVersionREE: UInt32
+    public var fairPlayVersionTEE: UInt32
+    /// `00 major minor patch`.
+    public var osVersion: UInt32
+
+    public init(version: UInt32 = 1, deviceClass: UInt32, vendorHash: UInt64, productHash: UInt64, fairPlayVersionREE: UInt32, fairPlayVersionTEE: UInt32, osVersion: UInt32) {
+        self.version = version
+        self.deviceClass = deviceClass
+        self.vendorHash = vendorHash
+        self.productHash = productHash
+        self.fairPlayVersionREE = fairPlayVersionREE
+        self.fairPlayVersionTEE = fairPlayVersionTEE
+        self.osVersion = osVersion
+    }
+
+    static let minimumLength = 36
+}
+
+/// The legacy device info TLLV (guide table 3-4).
+public struct DeviceInfo: Hashable, Sendable {
+    public var deviceType: UInt64
+    public var osVersion: UInt32
+    public var version: UInt32
+
+    public static let mac: UInt64 = 0x358c_41b1_ec78_f599
+    public static let appleTV: UInt64 = 0xc150_0767_c86c_1fae
+    public static let iOS: UInt64 = 0x8551_fd5e_31f4_79b3
+    public static let watch: UInt64 = 0x5da8_6ac0_c571_55dc
+
+    public init(deviceType: UInt64, osVersion: UInt32, version: UInt32 = 1) {
+        self.deviceType = deviceType
+        self.osVersion = osVersion
+        self.version = version
+    }
+
+    public var deviceTypeName: String {
+        switch deviceType {
+        case Self.mac: "mac"
+        case Self.appleTV: "apple-tv"
+        case Self.iOS: "ios"
+        case Self.watch: "watch"
+        default: "unknown"
+        }
+    }
+
+    static let minimumLength = 16
+}
+
+/// The VM device information TLLV (guide table 3-14). Version 0 means not in a virtual machine.
+public struct VMDeviceInfo: Hashable, Sendable {
+    public var version: UInt32
+    public var hostDeviceClass: UInt32
+    public var hostOSVersion: UInt32
+    public var hostVirtualizationProtocol: UInt32
+    public var guestDeviceClass: UInt32
+    public var guestOSVersion: UInt32
+    public var guestVirtualizationProtocol: UInt32
+
+    public init(version: UInt32 = 1, hostDeviceClass: UInt32, hostOSVersion: UInt32, hostVirtualizationProtocol: UInt32, guestDeviceClass: UInt32, guestOSVersion: UInt32, guestVirtualizationProtocol: UInt32) {
+        self.version = version
+        self.hostDeviceClass = hostDeviceClass
+        self.hostOSVersion = hostOSVersion
+        self.hostVirtualizationProtocol = hostVirtualizationProtocol
+        self.guestDeviceClass = guestDeviceClass
+        self.guestOSVersion = guestOSVersion
+        self.guestVirtualizationProtocol = guestVirtualizationProtocol
+    }
+
+    /// True when the SPC says the device runs inside a virtual machine.
+    public var isVirtualMachine: Bool { version != 0 }
+
+    static let minimumLength = 28
+}

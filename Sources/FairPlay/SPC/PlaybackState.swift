@@ -1,0 +1,39 @@
+/// The playback state in a media playback state TLLV (guide table 4-2).
+public struct PlaybackState: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// State 1: ready to start; the CKC must carry a valid content key.
+    public static let readyToPlay = PlaybackState(rawValue: 0xf4de_e5a2)
+    /// State 2: playing or paused; the CKC needs a duration answer but not a valid key.
+    public static let playingOrPaused = PlaybackState(rawValue: 0xa5d6_739e)
+    /// State 3: playing with the lease about to expire; the CKC renews it with a valid key.
+    public static let leaseRenewal = PlaybackState(rawValue: 0x4f83_4330)
+
+    /// 1, 2 or 3 for the guide's states; nil for any other value.
+    public var number: Int? {
+        switch self {
+        case .readyToPlay: 1
+        case .playingOrPaused: 2
+        case .leaseRenewal: 3
+        default: nil
+        }
+    }
+
+    public var description: String { number.map { "state \($0)" } ?? "unknown(0x\(String(rawValue, radix: 16)))" }
+}
+
+/// The media playback state TLLV (guide table 4-1).
+public struct MediaPlaybackInfo: Hashable, Sendable {
+    /// Seconds since 1970 when the device made the SPC.
+    public var creationDate: UInt32
+    public var state: PlaybackState
+    /// Identifies one playback of one title, across bit rates and keys; new when the user reopens it.
+    public var sessionID: UInt64
+
+    public init(creationDate: UInt32, state: PlaybackState, sessionID: UInt64) {
+        self.creationDate = creationDate
+        self.state = state
+        self.sessionID = sessionID
+    }
+}

@@ -1,0 +1,49 @@
+/// The cleartext header of an SPC (guide table 2-3) and its still-encrypted payload.
+public struct SPCContainer: Sendable {
+    /// 1 (RSA-1024, OAEP SHA-1) or 2 (RSA-2048, OAEP SHA-256).
+    public let version: UInt32
+    public let iv: ArraySlice<UInt8>
+    /// The payload key (SPCK) wrapped with RSA-OAEP under the certificate's key.
+    public let wrappedKey: ArraySlice<UInt8>
+    /// SHA-1 of the DER Application Certificate: selects the private key.
+    public let certificateHash: ArraySlice<UInt8>
+    public let encryptedPayload: ArraySlice<UInt8>
+
+    /// Largest SPC accepted; Apple's SPCs are a few KiB. Checked before anything is allocated.
+    public static let maximumSize = 64 * 1024
+
+    public var oaepDigest: OAEPDigest { version == 1 ? .sha1 : .sha256 }
+
+    /// Splits an SPC into its fields.
+    ///
+    /// - Throws: `memoryError` above `maximumSize`; `spcVersionError` for a version other than 1 or 2
+    ///   (`notImplemented` for 3, which needs Apple's SDK 26 library); `parserError` when the header is
+    ///   short, the payload length is not a positive multiple of 16, or bytes differ from what it declares.
+    public static func parse(_ spc: ArraySlice<UInt8>) throws(FairPlayError) -> SPCContainer {
+        guard spc.count <= maximumSize else {
+            throw FairPlayError(.memoryError, "SPC of \(spc.count) bytes exceeds the \(maximumSize)-byte limit")
+        }
+        var reader = ByteReader(spc)
+        guard let version = reader.readUInt32() else { throw .parser("SPC shorter than its 4-byte version field") }
+        let keyLength: Int
+        switch version {
+        case 1: keyLength = 128
+        case 2: keyLength = 256
+        case 3: throw FairPlayError(.notImplemented, "SPC version 3 needs Apple's SDK 26 library, which this server does not implement")
+        default: throw FairPlayError(.spcVersionError, "unsupported SPC version \(version)")
+        }
+        guard reader.readBytes(4) != nil,
+              let iv = reader.readBytes(16),
+              let wrappedKey = reader.readBytes(keyLength),
+              let certificateHash = reader.readBytes(20),
+              let payloadLength = reader.readUInt32()
+        else { throw .parser("SPC of \(spc.count) bytes is shorter than the version \(version) header") }
+        guard payloadLength > 0, payloadLength % 16 == 0 else {
+            throw .parser("SPC payload length \(payloadLength) is not a positive multiple of 16")
+        }
+        guard Int(payloadLength) == reader.remaining else {
+            throw .parser("SPC payload length \(payloadLength) disagrees with the \(reader.remaining) bytes present")
+        }
+        return SPCContainer(version: version, iv: iv, wrappedKey: wrappedKey, certificateHash: certificateHash, encryptedPayload: reader.bytes)
+    }
+}

@@ -1,0 +1,12 @@
+/// An SPC that opened: its container, typed payload, session values and the credential that opened it.
+public struct SPCRequest: Sendable {
+    public let container: SPCContainer
+    public let payload: SPCPayload
+    public let secrets: SessionSecrets
+    public let credential: ApplicationCredential
+
+    public var spcVersion: UInt32 { container.version }
+    public var assetID: ArraySlice<UInt8> { payload.assetID }
+    /// The anonymized device ID; for an AV adapter the adapter's, not to be used for device management.
+    public var hu: [UInt8] { secrets.hu }
+}

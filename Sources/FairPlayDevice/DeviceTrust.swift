@@ -1,0 +1,22 @@
+import FairPlay
+
+/// What a simulated device knows of a server: the Application Certificate, its public keys, and the ASk
+/// the device's D function shares with the server (legacy credentials).
+public struct DeviceTrust: Sendable {
+    public let certificateHash: [UInt8]
+    public let publicKey1024: RSAPublicKey?
+    public let publicKey2048: RSAPublicKey?
+    public let ask: [UInt8]
+
+    /// - Parameters:
+    ///   - certificateDER: the Application Certificate; its key is taken as the 1024-bit key when it has 1024 bits.
+    ///   - publicKey2048: the SPC v2 key, when the certificate's own key is not 2048-bit.
+    public init(certificateDER: [UInt8], publicKey2048: RSAPublicKey? = nil, ask: [UInt8]) throws(FairPlayError) {
+        let certKey = try RSAPublicKey(certificateDER: certificateDER)
+        self.certificateHash = FairPlayCrypto.sha1(certificateDER)
+        self.publicKey1024 = certKey.bits == 1024 ? certKey : nil
+        self.publicKey2048 = publicKey2048 ?? (certKey.bits == 2048 ? certKey : nil)
+        guard ask.count == 16 else { throw FairPlayError(.parameterError, "ASk must be 16 bytes") }
+        self.ask = ask
+    }
+}
