@@ -5,6 +5,13 @@ public struct SPCRequest: Sendable {
     public let secrets: SessionSecrets
     public let credential: ApplicationCredential
 
+    public init(container: SPCContainer, payload: SPCPayload, secrets: SessionSecrets, credential: ApplicationCredential) {
+        self.container = container
+        self.payload = payload
+        self.secrets = secrets
+        self.credential = credential
+    }
+
     public var spcVersion: UInt32 { container.version }
     public var assetID: ArraySlice<UInt8> { payload.assetID }
     /// The anonymized device ID; for an AV adapter the adapter's, not to be used for device management.

@@ -1,0 +1,159 @@
+import FairPlay
+import FairPlayDevice
+import Testing
+
+/// One refusal test for each status code Apple's KSM defines, each through the real server.
+@Suite struct StatusCodeTests {
+    static let key = [UInt8](repeating: 0x11, count: 16)
+    static let iv = [UInt8](repeating: 0x22, count: 16)
+
+    func device() throws -> SimulatedDevice { SimulatedDevice(trust: try Fixtures.testTrust()) }
+
+    func expectOpen(_ status: FairPlayStatus, _ spc: [UInt8], server: KeyServerModule? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let server = try server ?? Fixtures.testServer()
+        do {
+            _ = try server.open(spc)
+            Issue.record("expected \(status), but the SPC opened", sourceLocation: sourceLocation)
+        } catch {
+            #expect(error.status == status, "\(error)", sourceLocation: sourceLocation)
+            #expect(!error.reason.isEmpty, sourceLocation: sourceLocation)
+        }
+    }
+
+    func expectCKC(_ status: FairPlayStatus, options: SPCOptions = SPCOptions(), _ content: CKCContent, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let server = try Fixtures.testServer()
+        let request = try server.open(try device().makeSPC(options).spc)
+        do {
+            _ = try server.makeCKC(for: request, content)
+            Issue.record("expected \(status), but a CKC was built", sourceLocation: sourceLocation)
+        } catch {
+            #expect(error.status == status, "\(error)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test("spcVersionErr: an SPC container version other than 1 or 2")
+    func spcVersion() throws {
+        var spc = try device().makeSPC().spc
+        spc[3] = 7
+        try expectOpen(.spcVersionError, spc)
+    }
+
+    @Test("notImplementedErr: SPC version 3 without Apple's library, and a missing libfpscrypto")
+    func notImplemented() throws {
+        var spc = try device().makeSPC().spc
+        spc[3] = 3
+        try expectOpen(.notImplemented, spc)
+        #expect { try FPSCryptoLibrary(path: "/nonexistent/libfpscrypto.so") } throws: { ($0 as? FairPlayError)?.status == .notImplemented }
+    }
+
+    @Test("parserErr: truncated SPC, payload length lie, trailing byte, wrong TLLV size, garbage key")
+    func parser() throws {
+        let spc = try device().makeSPC().spc
+        try expectOpen(.parserError, Array(spc.prefix(100)))
+        try expectOpen(.parserError, Array(spc.dropLast(16)))
+        try expectOpen(.parserError, spc + [0])
+        var lie = spc
+        lie[303] &+= 16
+        try expectOpen(.parserError, lie)
+        var o = SPCOptions()
+        o.overrideValues[.transactionID] = [1, 2, 3, 4, 5, 6, 7]
+        try expectOpen(.parserError, try device().makeSPC(o).spc)
+        var wrappedKey = spc
+        wrappedKey[30] ^= 0xFF
+        try expectOpen(.parserError, wrappedKey)
+        o = SPCOptions()
+        o.payloadTransform = { payload in
+            // Make the first block's declared length run past the payload.
+            var p = payload
+            p[8] = 0x7F
+            return p
+        }
+        try expectOpen(.parserError, try device().makeSPC(o).spc)
+    }
+
+    @Test("missingRequiredTagErr: no R2, and a return request naming an absent tag")
+    func missingTag() throws {
+        var o = SPCOptions()
+        o.omit = [.r2]
+        try expectOpen(.missingRequiredTag, try device().makeSPC(o).spc)
+        o = SPCOptions()
+        o.returnRequest = [.streamingIndicator]
+        try expectCKC(.missingRequiredTag, options: o, CKCContent(contentKey: Self.key, contentIV: Self.iv))
+    }
+
+    @Test("paramErr: bad key size, offline key with a duration, lease without playback state, missing key outside state 2")
+    func parameter() throws {
+        try expectCKC(.parameterError, CKCContent(contentKey: [1, 2, 3], contentIV: Self.iv))
+        let offline = OfflineKey(version: 1, contentID: [UInt8](repeating: 1, count: 16), storageDuration: 10, playbackDuration: 10)
+        try expectCKC(.parameterError, CKCContent(contentKey: Self.key, contentIV: Self.iv, keyDuration: .rental(10), offlineKey: offline))
+        try expectCKC(.parameterError, CKCContent(contentKey: Self.key, contentIV: Self.iv, keyDuration: .lease(10)))
+        try expectCKC(.parameterError, CKCContent(contentKey: nil, contentIV: Self.iv))
+    }
+
+    @Test("memoryErr: an SPC above the size limit is refused before it is read")
+    func memory() throws {
+        try expectOpen(.memoryError, [UInt8](repeating: 0, count: SPCContainer.maximumSize + 1))
+    }
+
+    @Test("integrityErr: the [SK..R1] integrity TLLV disagrees")
+    func integrity() throws {
+        var o = SPCOptions()
+        o.corruptIntegrity = true
+        try expectOpen(.integrityError, try device().makeSPC(o).spc)
+    }
+
+    @Test("integrityErr: an ASk that is not the device's")
+    func wrongASk() throws {
+        let c = try Fixtures.testCredential()
+        let wrong = try ApplicationCredential(name: "wrong", certificateDER: c.certificateDER, privateKey1024: c.privateKey1024, privateKey2048: c.privateKey2048, sessionKeySource: .applicationSecretKey([UInt8](repeating: 9, count: 16)))
+        try expectOpen(.integrityError, try device().makeSPC().spc, server: KeyServerModule(credentials: try CredentialStore([wrong])))
+    }
+
+    @Test("versionErr: no common version (table 2-9 row 2) and a downgrade (row 3)")
+    func version() throws {
+        var o = SPCOptions()
+        o.protocolVersionsSupported = [1]
+        o.protocolVersionUsed = 1
+        try expectOpen(.versionError, try device().makeSPC(o).spc, server: try Fixtures.testServer(versions: [2]))
+        o.protocolVersionsSupported = [1, 2]
+        try expectOpen(.versionError, try device().makeSPC(o).spc, server: try Fixtures.testServer(versions: [1, 2]))
+        o.protocolVersionUsed = 3
+        try expectOpen(.versionError, try device().makeSPC(o).spc, server: try Fixtures.testServer(versions: [1, 2, 3]))
+    }
+
+    @Test("dupTagErr: a TLLV tag twice")
+    func duplicate() throws {
+        var o = SPCOptions()
+        o.extraTLLVs = [(.assetID, Array("again".utf8))]
+        try expectOpen(.duplicateTag, try device().makeSPC(o).spc)
+    }
+
+    @Test("clientSecurityLevelErr: HDCP type 1 to a client without HDCP enforcement")
+    func clientSecurityLevel() throws {
+        var o = SPCOptions()
+        o.capabilities = Capabilities(low: 0)
+        try expectCKC(.clientSecurityLevel, options: o, CKCContent(contentKey: Self.key, contentIV: Self.iv, hdcp: .type1))
+    }
+
+    @Test("invalidCertificateErr: an SPC for a certificate the server does not hold")
+    func invalidCertificate() throws {
+        try expectOpen(.invalidCertificate, try Fixtures.apple("FPS/spc1.bin"))
+    }
+
+    @Test("internalErr: a CKC for a legacy credential without a session key")
+    func internalError() throws {
+        // A session without SK can only come from Apple's library; with a legacy credential the builder
+        // must refuse rather than emit a CKC without a content key.
+        let server = try Fixtures.testServer()
+        let request = try server.open(try device().makeSPC().spc)
+        let broken = SPCRequest(container: request.container, payload: request.payload, secrets: SessionSecrets(sessionKey: nil, hu: request.hu, r1: request.secrets.r1), credential: request.credential)
+        #expect { try server.makeCKC(for: broken, CKCContent(contentKey: Self.key, contentIV: Self.iv)) } throws: { ($0 as? FairPlayError)?.status == .internalError }
+    }
+
+    @Test("Every known status has Apple's name and its code")
+    func namesAndCodes() {
+        #expect(FairPlayStatus.allKnown.count == 13)
+        #expect(Set(FairPlayStatus.allKnown.map(\.name)).count == 13)
+        #expect(FairPlayStatus.integrityError.description == "integrityErr (-42589)")
+    }
+}
