@@ -69,7 +69,7 @@ import Testing
         #expect(opened.keyDuration == .leaseAndRental(lease: 600, rental: 172_800))
         #expect(opened.hdcp == .type1)
         #expect(opened.requiredSecurityLevel == .main)
-        #expect(opened.sessionKeyKind == TLLVTag.encryptedContentKey.rawValue)
+        #expect(opened.sessionKeyKind == SessionKeyKind.generic.rawValue)
         // Returned blocks come last, in the order requested; the opener checked them byte for byte.
         #expect(Array(opened.tags.suffix(4)) == [.transactionID, .streamingIndicator, .capabilities, .mediaPlaybackState])
     }

@@ -31,11 +31,12 @@ struct CKCBuilder {
             blocks.append((.requiredSecurityLevel, v))
         }
         if !payload.supportedKeyFormats.isEmpty {
-            // The key format this server answers with: the classic content key TLLV.
+            // Clients that list key formats also read which session key encrypted the content key: SK,
+            // the generic one (the video session key exists only with SDK 26's library).
             var v: [UInt8] = []
             v.appendBigEndian(UInt32(1))
             v.appendBigEndian(UInt32(0))
-            v.appendBigEndian(TLLVTag.encryptedContentKey.rawValue)
+            v.appendBigEndian(SessionKeyKind.generic.rawValue)
             blocks.append((.sessionKeyVersionUsed, v))
         }
 

@@ -3,10 +3,12 @@ public struct ContentKeyDuration: Hashable, Sendable {
     public var leaseSeconds: UInt32
     public var rentalSeconds: UInt32
     public var keyType: KeyType
-    /// Apple's SDK 2.0.3 CKCs put 0 here; the guide says 0x86d34a3a. The client ignores it.
+    /// The guide and SDK 26 put 0x86d34a3a here; Apple's SDK 2.0.3 CKCs put 0. The client ignores it.
     public var reserved: UInt32
 
-    public init(leaseSeconds: UInt32, rentalSeconds: UInt32, keyType: KeyType, reserved: UInt32 = 0) {
+    public static let guideReservedValue: UInt32 = 0x86d3_4a3a
+
+    public init(leaseSeconds: UInt32, rentalSeconds: UInt32, keyType: KeyType, reserved: UInt32 = ContentKeyDuration.guideReservedValue) {
         self.leaseSeconds = leaseSeconds
         self.rentalSeconds = rentalSeconds
         self.keyType = keyType

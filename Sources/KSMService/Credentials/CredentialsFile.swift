@@ -1,0 +1,86 @@
+import FairPlay
+import Foundation
+
+/// Loads Apple's `certificates.json` credentials file shape.
+///
+/// `{"certificates": [{"certificate", "1024-private-key", "2048-private-key", "ask" | "dask" |
+/// "provisioning-data"}]}`; every value is a file path relative to the credentials file. `ask` and
+/// `dask` files hold hex; `provisioning-data` needs Apple's libfpscrypto (`libraryPath`).
+public enum CredentialsFile {
+    public struct LoadError: Error, CustomStringConvertible {
+        public let reason: String
+        public var description: String { "credentials: \(reason)" }
+    }
+
+    public static func load(path: String, libraryPath: String? = nil) throws(LoadError) -> [ApplicationCredential] {
+        let url = URL(fileURLWithPath: path)
+        let base = url.deletingLastPathComponent()
+        let root: Any
+        do {
+            root = try LenientJSON.parse(try readFile(url))
+        } catch let error as LenientJSON.InvalidJSON {
+            throw LoadError(reason: "\(path) is not valid JSON: \(error.reason)")
+        } catch {
+            throw LoadError(reason: "\(error)")
+        }
+        guard let object = root as? [String: Any], let entries = object["certificates"] as? [[String: Any]], !entries.isEmpty else {
+            throw LoadError(reason: "\(path) has no \"certificates\" array of objects")
+        }
+        var library: FPSCryptoLibrary?
+        var credentials: [ApplicationCredential] = []
+        for (index, entry) in entries.enumerated() {
+            func file(_ key: String) throws(LoadError) -> [UInt8]? {
+                guard let value = entry[key] else { return nil }
+                guard let relative = value as? String, !relative.isEmpty else { throw LoadError(reason: "certificates[\(index)].\(key) is not a file path") }
+                let fileURL = relative.hasPrefix("/") ? URL(fileURLWithPath: relative) : base.appendingPathComponent(relative)
+                return try readFile(fileURL)
+            }
+            func hexFile(_ key: String) throws(LoadError) -> [UInt8]? {
+                guard let bytes = try file(key) else { return nil }
+                guard let key16 = [UInt8](hexString: String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)), key16.count == 16 else {
+                    throw LoadError(reason: "certificates[\(index)].\(key) does not hold 16 bytes of hex")
+                }
+                return key16
+            }
+            guard let certificate = try file("certificate") else { throw LoadError(reason: "certificates[\(index)] has no \"certificate\"") }
+            let source: SessionKeySource
+            if let ask = try hexFile("ask") {
+                source = .applicationSecretKey(ask)
+            } else if let dask = try hexFile("dask") {
+                source = .fixedDerivedKey(dask)
+            } else if let provisioning = try file("provisioning-data") {
+                if library == nil {
+                    guard let libraryPath else {
+                        throw LoadError(reason: "certificates[\(index)] uses provisioning data, which needs Apple's libfpscrypto: pass --fpscrypto-library PATH")
+                    }
+                    do { library = try FPSCryptoLibrary(path: libraryPath) } catch { throw LoadError(reason: error.reason) }
+                }
+                // `library` was set just above when it was nil.
+                source = .cryptoLibrary(library!, provisioningData: provisioning)
+            } else {
+                throw LoadError(reason: "certificates[\(index)] has none of \"ask\", \"dask\" or \"provisioning-data\"")
+            }
+            do {
+                let key1024 = try file("1024-private-key").map { bytes throws(FairPlayError) in try RSAPrivateKey(pemOrDER: bytes) }
+                let key2048 = try file("2048-private-key").map { bytes throws(FairPlayError) in try RSAPrivateKey(pemOrDER: bytes) }
+                let name = URL(fileURLWithPath: (entry["certificate"] as? String) ?? "certificate-\(index)").deletingPathExtension().lastPathComponent
+                credentials.append(try ApplicationCredential(name: name, certificateDER: certificate, privateKey1024: key1024, privateKey2048: key2048, sessionKeySource: source))
+            } catch let error as FairPlayError {
+                throw LoadError(reason: "certificates[\(index)]: \(error.reason)")
+            } catch let error as LoadError {
+                throw error
+            } catch {
+                throw LoadError(reason: "certificates[\(index)]: \(error)")
+            }
+        }
+        return credentials
+    }
+
+    static func readFile(_ url: URL) throws(LoadError) -> [UInt8] {
+        do {
+            return Array(try Data(contentsOf: url))
+        } catch {
+            throw LoadError(reason: "cannot read \(url.path): \((error as NSError).localizedDescription)")
+        }
+    }
+}
