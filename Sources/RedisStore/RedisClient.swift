@@ -47,6 +47,10 @@ public final class RedisClient: Sendable {
 
     /// As ``pipeline(_:)-([[RedisArgument]])``, and script calls may be mixed in: they go as
     /// `EVALSHA`, and any that answer `NOSCRIPT` are re-sent as `EVAL` in a second round trip.
+    ///
+    /// Ordering caveat: a script call that falls back runs after every other command of the
+    /// pipeline (script calls keep their order among themselves). Do not put plain commands in a
+    /// pipeline that depend on an earlier script call's effects.
     public func pipeline(_ commands: [RedisCommand]) async throws(RedisError) -> [RedisValue] {
         if commands.isEmpty { return [] }
         let index = inFlight.withLock { counts in
