@@ -1,6 +1,18 @@
 import Logging
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// hiredis 0.14 writes with `write(2)`, so a peer that closed mid-pipeline would raise SIGPIPE and
+/// kill the process; hiredis's own advice is to ignore the signal. Done once, on first client.
+private let ignoreSIGPIPE: Void = {
+    _ = signal(SIGPIPE, SIG_IGN)
+}()
+
 /// A small pool of Redis connections, each on a thread of its own (see ``RedisConnection``).
 ///
 /// Connections open lazily on first use and reopen after a failure, so the client has no
@@ -26,6 +38,7 @@ public final class RedisClient: Sendable {
         guard (1...65535).contains(configuration.port), configuration.database >= 0, !configuration.host.isEmpty else {
             throw RedisError(.invalidConfiguration, "bad host, port or database", isRetriable: false)
         }
+        ignoreSIGPIPE
         self.configuration = configuration
         self.connections = (0..<configuration.poolSize).map {
             RedisConnection(index: $0, configuration: configuration, logger: logger)

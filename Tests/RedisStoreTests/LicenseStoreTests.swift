@@ -150,6 +150,27 @@ struct LicenseStoreTests {
         }
     }
 
+    @Test(arguments: StoreKind.allCases)
+    func concurrentBatchesNeverExceedTheLimit(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any LicenseStore) async throws in
+            // 8 workers, each a batch of 5 new streams for the same account: exactly 3 granted.
+            let results = try await withThrowingTaskGroup(of: [LeaseResult].self) { group in
+                for worker in 0..<8 {
+                    group.addTask {
+                        try await store.acquireLeases((0..<5).map { n in
+                            lease("w\(worker)-\(n)", device: UInt8(worker * 5 + n), limit: 3, at: t0 + Int64(n))
+                        })
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            #expect(results.count == 40)
+            #expect(results.filter { if case .granted = $0 { true } else { false } }.count == 3)
+            #expect(results.filter { if case .refused(_, 3, 3) = $0 { true } else { false } }.count == 37)
+            #expect(try await store.listSlots(tenant: id("acme"), account: id("alice"), nowMilliseconds: t0).count == 3)
+        }
+    }
+
     @Test func identifiersRefuseReservedCharacters() {
         for bad in ["", "a{b", "a}b", "a:b", "a b", "a\nb", String(repeating: "x", count: 129)] {
             #expect(throws: LicenseStoreError.self, "\(bad)") { try StoreIdentifier(bad) }
