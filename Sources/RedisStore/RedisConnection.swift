@@ -21,7 +21,7 @@ final class RedisConnection: @unchecked Sendable {
     init(index: Int, configuration: RedisClientConfiguration, logger: Logger) {
         self.configuration = configuration
         var logger = logger
-        logger[metadataKey: "redis.connection"] = "\(index)"
+        logger[metadataKey: RedisLoggingKeys.connection] = "\(index)"
         self.logger = logger
         self.queue = DispatchQueue(label: "fairplayksm.redis.connection.\(index)")
     }
@@ -48,7 +48,7 @@ final class RedisConnection: @unchecked Sendable {
                 // Connection-level failure: replies may be out of step, so the context is dropped.
                 // The next job reconnects at once; failed reconnects back off.
                 self.context = nil
-                logger.debug("redis connection dropped", metadata: ["redis.error": "\(error)"])
+                logger.debug("redis connection dropped", metadata: [RedisLoggingKeys.error: "\(error)"])
                 return .failure(error)
             }
         } catch {
@@ -69,7 +69,7 @@ final class RedisConnection: @unchecked Sendable {
             try handshake(context)
             self.context = context
             if failedConnects > 0 {
-                logger.debug("redis reconnected", metadata: ["redis.failed_connects": "\(failedConnects)"])
+                logger.debug("redis reconnected", metadata: [RedisLoggingKeys.failedConnects: "\(failedConnects)"])
             }
             failedConnects = 0
             nextConnectAt = nil
@@ -80,7 +80,7 @@ final class RedisConnection: @unchecked Sendable {
             nextConnectAt = ContinuousClock.now + delay
             logger.debug(
                 "redis connect failed",
-                metadata: ["redis.error": "\(error)", "redis.retry_in": "\(delay)"])
+                metadata: [RedisLoggingKeys.error: "\(error)", RedisLoggingKeys.retryIn: "\(delay)"])
             if error.code == .timeout || error.code == .connectionLost {
                 throw RedisError(.connectionFailed, "during connect: \(error.message)", isRetriable: true)
             }
@@ -151,7 +151,7 @@ final class RedisConnection: @unchecked Sendable {
             return message.hasPrefix("NOSCRIPT")
         }
         if !missing.isEmpty {
-            logger.debug("redis NOSCRIPT, falling back to EVAL", metadata: ["redis.count": "\(missing.count)"])
+            logger.debug("redis NOSCRIPT, falling back to EVAL", metadata: [RedisLoggingKeys.count: "\(missing.count)"])
             for index in missing {
                 // Non-nil: `missing` holds only script commands.
                 try context.append(commands[index].evalArguments()!)

@@ -53,7 +53,7 @@ public struct RedisLicenseStore: LicenseStore {
         let reply = try await run([
             RedisCommand(["ZRANGEBYSCORE", RedisKeys.slots(tenant, account: account), RedisArgument("(\(nowMilliseconds)"), "+inf", "WITHSCORES"])
         ])[0]
-        guard let flat = try Self.checked(reply).array, flat.count.isMultiple(of: 2) else {
+        guard let flat = try Self.checked(reply).arrayValue, flat.count.isMultiple(of: 2) else {
             throw LicenseStoreError(.corruptRecord, "slot set of \(tenant)/\(account) is not a score list")
         }
         var slots: [LeaseSlot] = []
@@ -139,7 +139,9 @@ public struct RedisLicenseStore: LicenseStore {
         do {
             return try await client.pipeline(commands)
         } catch {
-            throw LicenseStoreError(.unavailable, error.description, isRetriable: error.isRetriable)
+            // Retriable (connection lost, timeout, reconnecting, LOADING...) -> .unavailable;
+            // anything else (bad password, bad configuration) will not heal by retrying.
+            throw LicenseStoreError(error.isRetriable ? .unavailable : .backend, error.description, isRetriable: error.isRetriable)
         }
     }
 
@@ -161,7 +163,7 @@ public struct RedisLicenseStore: LicenseStore {
     }
 
     private static func decodeHash(_ value: RedisValue) throws(LicenseStoreError) -> [String: [UInt8]]? {
-        guard let flat = try checked(value).array, flat.count.isMultiple(of: 2) else {
+        guard let flat = try checked(value).arrayValue, flat.count.isMultiple(of: 2) else {
             throw LicenseStoreError(.corruptRecord, "expected a hash")
         }
         if flat.isEmpty { return nil }  // HGETALL of a missing key

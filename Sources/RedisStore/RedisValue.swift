@@ -31,7 +31,7 @@ public enum RedisValue: Sendable, Hashable {
     }
 
     /// An integer reply, or a string reply holding a decimal integer; nil otherwise.
-    public var integer: Int64? {
+    public var integerValue: Int64? {
         switch self {
         case .integer(let value): value
         case .bulkString, .simpleString: string.flatMap { Int64($0) }
@@ -40,7 +40,7 @@ public enum RedisValue: Sendable, Hashable {
     }
 
     /// The elements of an array reply; nil for other kinds (including `.null`).
-    public var array: [RedisValue]? {
+    public var arrayValue: [RedisValue]? {
         if case .array(let values) = self { values } else { nil }
     }
 
