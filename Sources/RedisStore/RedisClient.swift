@@ -67,8 +67,11 @@ public final class RedisClient: Sendable {
     public func pipeline(_ commands: [RedisCommand]) async throws(RedisError) -> [RedisValue] {
         if commands.isEmpty { return [] }
         let index = inFlight.withLock { counts in
+            // Fewest jobs in flight, preferring connections not waiting out a reconnect backoff.
             // Non-nil: the pool has at least one connection.
-            let index = counts.indices.min { counts[$0] < counts[$1] }!
+            let index = counts.indices.min {
+                (connections[$0].isBackingOff ? 1 : 0, counts[$0]) < (connections[$1].isBackingOff ? 1 : 0, counts[$1])
+            }!
             counts[index] += 1
             return index
         }

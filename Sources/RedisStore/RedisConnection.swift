@@ -1,5 +1,6 @@
 import Dispatch
 import Logging
+import Synchronization
 
 /// One Redis connection on its own serial `DispatchQueue`.
 ///
@@ -12,6 +13,11 @@ final class RedisConnection: @unchecked Sendable {
     private let configuration: RedisClientConfiguration
     private let logger: Logger
     private let queue: DispatchQueue
+    private let backingOff = Atomic<Bool>(false)
+
+    /// True while the connection waits out a reconnect backoff; the pool prefers other connections.
+    /// Readable from any thread.
+    var isBackingOff: Bool { backingOff.load(ordering: .relaxed) }
 
     // Confined to `queue`.
     private var context: HiredisContext?
@@ -73,11 +79,13 @@ final class RedisConnection: @unchecked Sendable {
             }
             failedConnects = 0
             nextConnectAt = nil
+            backingOff.store(false, ordering: .relaxed)
             return context
         } catch {
             failedConnects += 1
             let delay = configuration.reconnectBackoff.delay(afterFailures: failedConnects, jitter: Double.random(in: 0...1))
             nextConnectAt = ContinuousClock.now + delay
+            backingOff.store(true, ordering: .relaxed)
             logger.debug(
                 "redis connect failed",
                 metadata: [RedisLoggingKeys.error: "\(error)", RedisLoggingKeys.retryIn: "\(delay)"])
