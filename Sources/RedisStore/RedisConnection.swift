@@ -13,11 +13,21 @@ final class RedisConnection: @unchecked Sendable {
     private let configuration: RedisClientConfiguration
     private let logger: Logger
     private let queue: DispatchQueue
-    private let backingOff = Atomic<Bool>(false)
+    /// The end of the current reconnect backoff, in nanoseconds after `epoch` (0: none), readable
+    /// from any thread so the pool can steer around this connection.
+    private let backoffEnd = Atomic<Int64>(0)
+    private let epoch = ContinuousClock.now
 
     /// True while the connection waits out a reconnect backoff; the pool prefers other connections.
-    /// Readable from any thread.
-    var isBackingOff: Bool { backingOff.load(ordering: .relaxed) }
+    var isBackingOff: Bool {
+        let end = backoffEnd.load(ordering: .relaxed)
+        return end != 0 && Self.nanoseconds(ContinuousClock.now - epoch) < end
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
 
     // Confined to `queue`.
     private var context: HiredisContext?
@@ -79,13 +89,13 @@ final class RedisConnection: @unchecked Sendable {
             }
             failedConnects = 0
             nextConnectAt = nil
-            backingOff.store(false, ordering: .relaxed)
+            backoffEnd.store(0, ordering: .relaxed)
             return context
         } catch {
             failedConnects += 1
             let delay = configuration.reconnectBackoff.delay(afterFailures: failedConnects, jitter: Double.random(in: 0...1))
             nextConnectAt = ContinuousClock.now + delay
-            backingOff.store(true, ordering: .relaxed)
+            backoffEnd.store(Self.nanoseconds(ContinuousClock.now + delay - epoch), ordering: .relaxed)
             logger.debug(
                 "redis connect failed",
                 metadata: [RedisLoggingKeys.error: "\(error)", RedisLoggingKeys.retryIn: "\(delay)"])
