@@ -1,0 +1,27 @@
+/// One live lease slot of an account.
+public struct LeaseSlot: Sendable, Hashable {
+    public var deviceID: [UInt8]
+    public var sessionID: UInt64
+    public var expiresAtMilliseconds: Int64
+
+    public init(deviceID: [UInt8], sessionID: UInt64, expiresAtMilliseconds: Int64) {
+        self.deviceID = deviceID
+        self.sessionID = sessionID
+        self.expiresAtMilliseconds = expiresAtMilliseconds
+    }
+
+    /// The member name of a slot: `<device hex>/<session ID as 16 hex digits>`.
+    public static func member(deviceID: [UInt8], sessionID: UInt64) -> String {
+        let session = String(sessionID, radix: 16)
+        return HexEncoding.encode(deviceID) + "/" + String(repeating: "0", count: 16 - session.count) + session
+    }
+
+    /// Parses a member name and its expiry; nil if malformed.
+    public init?(member: some StringProtocol, expiresAtMilliseconds: Int64) {
+        let parts = member.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let device = HexEncoding.decode(parts[0]),
+            let session = UInt64(parts[1], radix: 16)
+        else { return nil }
+        self.init(deviceID: device, sessionID: session, expiresAtMilliseconds: expiresAtMilliseconds)
+    }
+}

@@ -1,0 +1,16 @@
+/// One job's read from the store: the tenant, the account asking, and the key it wants.
+public struct StoreRequest: Sendable, Hashable {
+    public var tenant: StoreIdentifier
+    public var account: StoreIdentifier
+    /// The FairPlay asset ID (the SPC's asset ID, from the `skd://` URI), as bytes.
+    public var assetID: [UInt8]
+    /// The key period of a rotating live stream; nil names the asset's single key.
+    public var keyPeriod: StoreIdentifier?
+
+    public init(tenant: StoreIdentifier, account: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier? = nil) {
+        self.tenant = tenant
+        self.account = account
+        self.assetID = assetID
+        self.keyPeriod = keyPeriod
+    }
+}

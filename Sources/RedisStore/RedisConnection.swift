@@ -1,0 +1,196 @@
+import Dispatch
+import Logging
+import Synchronization
+
+/// One Redis connection on its own serial `DispatchQueue`.
+///
+/// Every hiredis call (connect, write, blocking read) runs on `queue`, so Swift's cooperative pool
+/// never blocks; callers suspend on a continuation. Jobs run one after another in FIFO order, so a
+/// pipeline has the connection to itself from its first write to its last reply.
+///
+/// `@unchecked Sendable`: the mutable state below is touched only from jobs on `queue`.
+final class RedisConnection: @unchecked Sendable {
+    private let configuration: RedisClientConfiguration
+    private let logger: Logger
+    private let queue: DispatchQueue
+    /// The end of the current reconnect backoff, in nanoseconds after `epoch` (0: none), readable
+    /// from any thread so the pool can steer around this connection.
+    private let backoffEnd = Atomic<Int64>(0)
+    private let epoch = ContinuousClock.now
+
+    /// True while the connection waits out a reconnect backoff; the pool prefers other connections.
+    var isBackingOff: Bool {
+        let end = backoffEnd.load(ordering: .relaxed)
+        return end != 0 && Self.nanoseconds(ContinuousClock.now - epoch) < end
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+
+    // Confined to `queue`.
+    private var context: HiredisContext?
+    private var failedConnects = 0
+    private var nextConnectAt: ContinuousClock.Instant?
+
+    init(index: Int, configuration: RedisClientConfiguration, logger: Logger) {
+        self.configuration = configuration
+        var logger = logger
+        logger[metadataKey: RedisLoggingKeys.connection] = "\(index)"
+        self.logger = logger
+        self.queue = DispatchQueue(label: "fairplayksm.redis.connection.\(index)")
+    }
+
+    /// Runs `commands` as one pipeline: all are written, then all replies read, in order.
+    /// Error replies come back as `.error` values; only connection-level failures throw.
+    func execute(_ commands: [RedisCommand]) async throws(RedisError) -> [RedisValue] {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[RedisValue], RedisError>, Never>) in
+            queue.async {
+                continuation.resume(returning: self.executeOnQueue(commands))
+            }
+        }
+        return try result.get()
+    }
+
+    // MARK: - On the queue
+
+    private func executeOnQueue(_ commands: [RedisCommand]) -> Result<[RedisValue], RedisError> {
+        do throws(RedisError) {
+            let context = try connectedContext()
+            do throws(RedisError) {
+                return .success(try run(commands, on: context))
+            } catch {
+                // Connection-level failure: replies may be out of step, so the context is dropped.
+                // The next job reconnects at once; failed reconnects back off.
+                self.context = nil
+                logger.debug("redis connection dropped", metadata: [RedisLoggingKeys.error: "\(error)"])
+                return .failure(error)
+            }
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func connectedContext() throws(RedisError) -> HiredisContext {
+        if let context { return context }
+        let now = ContinuousClock.now
+        if let nextConnectAt, now < nextConnectAt {
+            throw RedisError(.reconnecting, "reconnecting in \(nextConnectAt - now)", isRetriable: true)
+        }
+        do throws(RedisError) {
+            let context = try HiredisContext.connect(
+                host: configuration.host, port: configuration.port, timeout: configuration.connectTimeout)
+            try context.setTimeout(configuration.commandTimeout)
+            try handshake(context)
+            self.context = context
+            if failedConnects > 0 {
+                logger.debug("redis reconnected", metadata: [RedisLoggingKeys.failedConnects: "\(failedConnects)"])
+            }
+            failedConnects = 0
+            nextConnectAt = nil
+            backoffEnd.store(0, ordering: .relaxed)
+            return context
+        } catch {
+            failedConnects += 1
+            let delay = configuration.reconnectBackoff.delay(afterFailures: failedConnects, jitter: Double.random(in: 0...1))
+            nextConnectAt = ContinuousClock.now + delay
+            backoffEnd.store(Self.nanoseconds(ContinuousClock.now + delay - epoch), ordering: .relaxed)
+            logger.debug(
+                "redis connect failed",
+                metadata: [RedisLoggingKeys.error: "\(error)", RedisLoggingKeys.retryIn: "\(delay)"])
+            if error.code == .timeout || error.code == .connectionLost {
+                throw RedisError(.connectionFailed, "during connect: \(error.message)", isRetriable: true)
+            }
+            throw error
+        }
+    }
+
+    /// AUTH and SELECT, pipelined in one round trip.
+    private func handshake(_ context: HiredisContext) throws(RedisError) {
+        var commands: [[RedisArgument]] = []
+        if let password = configuration.password {
+            if let username = configuration.username {
+                commands.append(["AUTH", RedisArgument(username), RedisArgument(password)])
+            } else {
+                commands.append(["AUTH", RedisArgument(password)])
+            }
+        }
+        if configuration.database != 0 {
+            commands.append(["SELECT", RedisArgument(configuration.database)])
+        }
+        guard !commands.isEmpty else { return }
+        for command in commands { try context.append(command) }
+        for command in commands {
+            if case .error(let message) = try context.readReply() {
+                // Auth failures are configuration problems, but a server restarting may answer
+                // LOADING; keep the server's code in the message, never the password.
+                var error = RedisError.serverReply(message)
+                error.code = .connectionFailed
+                error.message = "\(command[0]) failed: \(message)"
+                throw error
+            }
+        }
+    }
+
+    private func run(_ commands: [RedisCommand], on context: HiredisContext) throws(RedisError) -> [RedisValue] {
+        // First use of a script: SCRIPT LOAD it (one extra round trip, once per script object).
+        var unloaded: [ObjectIdentifier: RedisScript] = [:]
+        for command in commands {
+            if case .script(let script, _, _) = command.kind, script.sha1 == nil {
+                unloaded[ObjectIdentifier(script)] = script
+            }
+        }
+        if !unloaded.isEmpty {
+            let scripts = Array(unloaded.values)
+            for script in scripts { try context.append(["SCRIPT", "LOAD", RedisArgument(script.source)]) }
+            for script in scripts {
+                let reply = try context.readReply()
+                if let sha = reply.string, case .bulkString = reply {
+                    script.remember(sha1: sha)
+                }
+                // An error reply (e.g. a syntax error) is left for EVAL below to report per command.
+            }
+        }
+
+        for command in commands {
+            try context.append(arguments(for: command))
+        }
+        var replies = [RedisValue]()
+        replies.reserveCapacity(commands.count)
+        for _ in commands {
+            replies.append(try context.readReply())
+        }
+
+        // NOSCRIPT (the server lost its script cache: restart, failover, SCRIPT FLUSH): the script
+        // did not run, so re-sending it as EVAL is safe. EVAL also caches it again server-side.
+        let missing = commands.indices.filter { index in
+            guard case .script = commands[index].kind, case .error(let message) = replies[index] else { return false }
+            return message.hasPrefix("NOSCRIPT")
+        }
+        if !missing.isEmpty {
+            logger.debug("redis NOSCRIPT, falling back to EVAL", metadata: [RedisLoggingKeys.count: "\(missing.count)"])
+            for index in missing {
+                // Non-nil: `missing` holds only script commands.
+                try context.append(commands[index].evalArguments()!)
+            }
+            for index in missing {
+                replies[index] = try context.readReply()
+            }
+        }
+        return replies
+    }
+
+    private func arguments(for command: RedisCommand) -> [RedisArgument] {
+        switch command.kind {
+        case .plain(let arguments):
+            return arguments
+        case .script(let script, _, _):
+            if let sha = script.sha1 {
+                // Non-nil: the command is a script call.
+                return command.evalSHAArguments(sha: sha)!
+            }
+            return command.evalArguments()!
+        }
+    }
+}

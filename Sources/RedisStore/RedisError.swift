@@ -1,0 +1,60 @@
+/// An error from ``RedisClient``.
+///
+/// `isRetriable` says whether the same command may succeed later: true for lost connections,
+/// timeouts and a connection waiting out its reconnect backoff, and for the server's transient
+/// replies (`LOADING`, `BUSY`, `TRYAGAIN`, `MASTERDOWN`); false for other error replies such as
+/// `WRONGTYPE` or a script error. `description` never includes command arguments or passwords.
+public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        fileprivate let raw: String
+        /// Could not connect (refused, unreachable, DNS), or AUTH/SELECT failed at connect.
+        public static let connectionFailed = Code(raw: "connectionFailed")
+        /// The connection failed mid-command (reset, EOF, write error); it was dropped.
+        public static let connectionLost = Code(raw: "connectionLost")
+        /// No reply within the command timeout; the connection was dropped.
+        public static let timeout = Code(raw: "timeout")
+        /// The connection is waiting out its reconnect backoff; nothing was sent.
+        public static let reconnecting = Code(raw: "reconnecting")
+        /// The server answered with an error reply (the message starts with its code, e.g. `WRONGTYPE`).
+        public static let serverError = Code(raw: "serverError")
+        /// A reply did not have the expected shape.
+        public static let unexpectedReply = Code(raw: "unexpectedReply")
+        /// The configuration is invalid (bad URL, port, database).
+        public static let invalidConfiguration = Code(raw: "invalidConfiguration")
+        public var description: String { raw }
+    }
+
+    public var code: Code
+    public var message: String
+    public var isRetriable: Bool
+    public var file: String
+    public var line: Int
+
+    public init(_ code: Code, _ message: String, isRetriable: Bool, file: String = #fileID, line: Int = #line) {
+        self.code = code
+        self.message = message
+        self.isRetriable = isRetriable
+        self.file = file
+        self.line = line
+    }
+
+    /// The error for a server error reply; transient server states are retriable.
+    public static func serverReply(_ message: String, file: String = #fileID, line: Int = #line) -> RedisError {
+        let prefix = message.prefix { $0 != " " }
+        let transient: Set<Substring> = ["LOADING", "BUSY", "TRYAGAIN", "MASTERDOWN", "CLUSTERDOWN"]
+        return RedisError(.serverError, message, isRetriable: transient.contains(prefix), file: file, line: line)
+    }
+
+    public var description: String {
+        "RedisError(\(code)\(isRetriable ? ", retriable" : ""): \(message)"
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.isRetriable == rhs.isRetriable
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(message)
+    }
+}

@@ -1,0 +1,39 @@
+import Licensing
+
+/// The Redis key names of the license store; schemas/redis-data-model.md describes each.
+///
+/// Designed for Redis Cluster: a tenant's data shares the hash tag `{t:<tenant>}`, an account's
+/// lease data shares `{t:<tenant>:a:<account>}`. A script touches keys of one tag only; a batch
+/// pipeline may span many tags and uses single-key commands only. Identifiers cannot contain `{`,
+/// `}` or `:` (``StoreIdentifier``), so tags cannot be forged or collide.
+enum RedisKeys {
+    /// HASH: the tenant record.
+    static func tenant(_ tenant: StoreIdentifier) -> RedisArgument {
+        RedisArgument("fps:{t:\(tenant.value)}:tenant")
+    }
+
+    /// HASH: one wrapped content key (`wrapped`, `iv`, `kek`).
+    static func contentKey(_ tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) -> RedisArgument {
+        var key = "fps:{t:\(tenant.value)}:ck:\(HexEncoding.encode(assetID))"
+        if let keyPeriod { key += ":p:\(keyPeriod.value)" }
+        return RedisArgument(key)
+    }
+
+    /// STRING: a policy document for one asset, or the tenant default when `assetID` is nil.
+    static func policy(_ tenant: StoreIdentifier, assetID: [UInt8]?) -> RedisArgument {
+        if let assetID {
+            return RedisArgument("fps:{t:\(tenant.value)}:policy:\(HexEncoding.encode(assetID))")
+        }
+        return RedisArgument("fps:{t:\(tenant.value)}:policy")
+    }
+
+    /// ZSET: the account's lease slots, member `<device hex>/<session hex>`, score = expiry (ms).
+    static func slots(_ tenant: StoreIdentifier, account: StoreIdentifier) -> RedisArgument {
+        RedisArgument("fps:{t:\(tenant.value):a:\(account.value)}:slots")
+    }
+
+    /// STRING: the stored result of one lease request, kept 24 h.
+    static func leaseRequest(_ tenant: StoreIdentifier, account: StoreIdentifier, requestID: StoreIdentifier) -> RedisArgument {
+        RedisArgument("fps:{t:\(tenant.value):a:\(account.value)}:req:\(requestID.value)")
+    }
+}

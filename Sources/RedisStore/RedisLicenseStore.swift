@@ -1,0 +1,208 @@
+import Licensing
+
+/// A ``LicenseStore`` over Redis: every batch is one pipelined round trip on one connection.
+///
+/// The data model is in schemas/redis-data-model.md. Content keys are stored exactly as given:
+/// already wrapped by the worker under the tenant's key-encryption key; this type never sees a
+/// plaintext key. Retriable ``RedisError``s become retriable ``LicenseStoreError``s (`.unavailable`);
+/// a batch that failed that way may be retried as a whole, since lease requests are idempotent per
+/// request ID and the reads have no side effects.
+public struct RedisLicenseStore: LicenseStore {
+    public let client: RedisClient
+
+    public init(client: RedisClient) {
+        self.client = client
+    }
+
+    // MARK: Reads
+
+    public func fetch(_ requests: [StoreRequest]) async throws(LicenseStoreError) -> [StoreResult] {
+        if requests.isEmpty { return [] }
+        // Deduplicate keys: at a key rotation most of a batch asks for the same tenant and asset.
+        var commands: [RedisCommand] = []
+        var slotOfKey: [RedisArgument: Int] = [:]
+        func slot(_ command: [RedisArgument]) -> Int {
+            if let index = slotOfKey[command[1]] { return index }
+            commands.append(RedisCommand(command))
+            slotOfKey[command[1]] = commands.count - 1
+            return commands.count - 1
+        }
+        let plan = requests.map { request in
+            (
+                tenant: slot(["HGETALL", RedisKeys.tenant(request.tenant)]),
+                key: slot(["HGETALL", RedisKeys.contentKey(request.tenant, assetID: request.assetID, keyPeriod: request.keyPeriod)]),
+                assetPolicy: slot(["GET", RedisKeys.policy(request.tenant, assetID: request.assetID)]),
+                tenantPolicy: slot(["GET", RedisKeys.policy(request.tenant, assetID: nil)])
+            )
+        }
+        let replies = try await run(commands)
+        var results: [StoreResult] = []
+        results.reserveCapacity(requests.count)
+        for (request, slots) in zip(requests, plan) {
+            let tenant = try Self.decodeTenant(request.tenant, replies[slots.tenant])
+            let key = try Self.decodeContentKey(replies[slots.key])
+            let assetPolicy = try Self.decodeBytes(replies[slots.assetPolicy])
+            let tenantPolicy = try Self.decodeBytes(replies[slots.tenantPolicy])
+            let policy = assetPolicy ?? tenantPolicy
+            results.append(StoreResult(tenant: tenant, contentKey: key, policy: policy))
+        }
+        return results
+    }
+
+    public func listSlots(tenant: StoreIdentifier, account: StoreIdentifier, nowMilliseconds: Int64) async throws(LicenseStoreError) -> [LeaseSlot] {
+        let reply = try await run([
+            RedisCommand(["ZRANGEBYSCORE", RedisKeys.slots(tenant, account: account), RedisArgument("(\(nowMilliseconds)"), "+inf", "WITHSCORES"])
+        ])[0]
+        guard let flat = try Self.checked(reply).arrayValue, flat.count.isMultiple(of: 2) else {
+            throw LicenseStoreError(.corruptRecord, "slot set of \(tenant)/\(account) is not a score list")
+        }
+        var slots: [LeaseSlot] = []
+        for pair in stride(from: 0, to: flat.count, by: 2) {
+            guard let member = flat[pair].string, let scoreText = flat[pair + 1].string,
+                let score = Double(scoreText), let expiry = Int64(exactly: score.rounded()),
+                let slot = LeaseSlot(member: member, expiresAtMilliseconds: expiry)
+            else {
+                throw LicenseStoreError(.corruptRecord, "bad slot member in \(tenant)/\(account)")
+            }
+            slots.append(slot)
+        }
+        return slots
+    }
+
+    // MARK: Leases
+
+    public func acquireLeases(_ requests: [LeaseRequest]) async throws(LicenseStoreError) -> [LeaseResult] {
+        if requests.isEmpty { return [] }
+        let commands = requests.map { request in
+            RedisCommand.evalScript(
+                Self.leaseScript,
+                keys: [
+                    RedisKeys.slots(request.tenant, account: request.account),
+                    RedisKeys.leaseRequest(request.tenant, account: request.account, requestID: request.requestID),
+                ],
+                arguments: [
+                    RedisArgument(request.nowMilliseconds),
+                    RedisArgument(request.slotMember),
+                    RedisArgument(request.expiresAtMilliseconds),
+                    RedisArgument(request.maxConcurrentStreams),
+                    RedisArgument(leaseIdempotencyWindowMilliseconds),
+                ])
+        }
+        let replies = try await run(commands)
+        var results: [LeaseResult] = []
+        results.reserveCapacity(requests.count)
+        for reply in replies {
+            guard let text = try Self.checked(reply).string, let result = LeaseResult(encoded: text) else {
+                throw LicenseStoreError(.corruptRecord, "lease script returned an unexpected reply")
+            }
+            results.append(result)
+        }
+        return results
+    }
+
+    // MARK: Admin writes
+
+    public func putTenant(_ tenant: TenantRecord) async throws(LicenseStoreError) {
+        let hashes = tenant.certificateHashes.map { HexEncoding.encode($0) }.joined(separator: ",")
+        _ = try Self.checked(
+            try await run([
+                RedisCommand([
+                    "HSET", RedisKeys.tenant(tenant.id),
+                    "kek", RedisArgument(tenant.keyEncryptionKeyID.value),
+                    "max_streams", RedisArgument(tenant.maxConcurrentStreams),
+                    "lease_seconds", RedisArgument(tenant.leaseDurationSeconds),
+                    "cert_hashes", RedisArgument(hashes),
+                ])
+            ])[0])
+    }
+
+    public func putContentKey(_ key: WrappedContentKey, tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) async throws(LicenseStoreError) {
+        _ = try Self.checked(
+            try await run([
+                RedisCommand([
+                    "HSET", RedisKeys.contentKey(tenant, assetID: assetID, keyPeriod: keyPeriod),
+                    "wrapped", RedisArgument(key.wrappedKey),
+                    "iv", RedisArgument(key.iv),
+                    "kek", RedisArgument(key.keyEncryptionKeyID.value),
+                ])
+            ])[0])
+    }
+
+    public func putPolicy(_ document: [UInt8], tenant: StoreIdentifier, assetID: [UInt8]?) async throws(LicenseStoreError) {
+        _ = try Self.checked(
+            try await run([RedisCommand(["SET", RedisKeys.policy(tenant, assetID: assetID), RedisArgument(document)])])[0])
+    }
+
+    // MARK: Helpers
+
+    private func run(_ commands: [RedisCommand]) async throws(LicenseStoreError) -> [RedisValue] {
+        do {
+            return try await client.pipeline(commands)
+        } catch {
+            // Retriable (connection lost, timeout, reconnecting, LOADING...) -> .unavailable;
+            // anything else (bad password, bad configuration) will not heal by retrying.
+            throw LicenseStoreError(error.isRetriable ? .unavailable : .backend, error.description, isRetriable: error.isRetriable)
+        }
+    }
+
+    /// Turns an error reply into a thrown error (the whole batch fails: see ``LicenseStore``).
+    private static func checked(_ value: RedisValue) throws(LicenseStoreError) -> RedisValue {
+        if case .error(let message) = value {
+            let error = RedisError.serverReply(message)
+            throw LicenseStoreError(error.isRetriable ? .unavailable : .backend, message, isRetriable: error.isRetriable)
+        }
+        return value
+    }
+
+    private static func decodeBytes(_ value: RedisValue) throws(LicenseStoreError) -> [UInt8]? {
+        switch try checked(value) {
+        case .null: return nil
+        case .bulkString(let bytes): return bytes
+        default: throw LicenseStoreError(.corruptRecord, "expected a string value")
+        }
+    }
+
+    private static func decodeHash(_ value: RedisValue) throws(LicenseStoreError) -> [String: [UInt8]]? {
+        guard let flat = try checked(value).arrayValue, flat.count.isMultiple(of: 2) else {
+            throw LicenseStoreError(.corruptRecord, "expected a hash")
+        }
+        if flat.isEmpty { return nil }  // HGETALL of a missing key
+        var fields: [String: [UInt8]] = [:]
+        for pair in stride(from: 0, to: flat.count, by: 2) {
+            guard let name = flat[pair].string, let bytes = flat[pair + 1].bytes else {
+                throw LicenseStoreError(.corruptRecord, "bad hash field")
+            }
+            fields[name] = bytes
+        }
+        return fields
+    }
+
+    private static func decodeTenant(_ id: StoreIdentifier, _ value: RedisValue) throws(LicenseStoreError) -> TenantRecord? {
+        guard let fields = try decodeHash(value) else { return nil }
+        func text(_ name: String) -> String? { fields[name].map { String(decoding: $0, as: UTF8.self) } }
+        guard let kekText = text("kek"), let kek = try? StoreIdentifier(kekText),
+            let maxText = text("max_streams"), let maxStreams = Int(maxText), maxStreams >= 0,
+            let leaseText = text("lease_seconds"), let lease = UInt32(leaseText)
+        else {
+            throw LicenseStoreError(.corruptRecord, "tenant record \(id) is incomplete")
+        }
+        var hashes: [[UInt8]] = []
+        for part in (text("cert_hashes") ?? "").split(separator: ",") {
+            guard let hash = HexEncoding.decode(part) else {
+                throw LicenseStoreError(.corruptRecord, "tenant record \(id) has a bad certificate hash")
+            }
+            hashes.append(hash)
+        }
+        return TenantRecord(id: id, certificateHashes: hashes, keyEncryptionKeyID: kek, maxConcurrentStreams: maxStreams, leaseDurationSeconds: lease)
+    }
+
+    private static func decodeContentKey(_ value: RedisValue) throws(LicenseStoreError) -> WrappedContentKey? {
+        guard let fields = try decodeHash(value) else { return nil }
+        guard let wrapped = fields["wrapped"], let iv = fields["iv"], let kekBytes = fields["kek"],
+            let kek = try? StoreIdentifier(String(decoding: kekBytes, as: UTF8.self))
+        else {
+            throw LicenseStoreError(.corruptRecord, "content key record is incomplete")
+        }
+        return WrappedContentKey(wrappedKey: wrapped, iv: iv, keyEncryptionKeyID: kek)
+    }
+}
