@@ -1,0 +1,92 @@
+import FairPlay
+import FairPlayDevice
+import Foundation
+
+/// SPC-to-CKC throughput on one thread against the floor it cannot beat: the RSA-OAEP private decrypt
+/// of the same SPCs with the same keys, measured in the same run, interleaved to share machine noise.
+public struct FairPlayBenchmark: Sendable {
+    public struct Result: Codable, Sendable {
+        public var spcVersion: Int
+        public var ckcPerSecond: Double
+        public var rsaDecryptsPerSecond: Double
+        /// ckcPerSecond / rsaDecryptsPerSecond: 1.0 would mean everything but RSA is free.
+        public var ratio: Double
+        public var microsecondsPerCKC: Double
+        public var microsecondsPerRSADecrypt: Double
+
+        enum CodingKeys: String, CodingKey {
+            case spcVersion = "spc_version", ckcPerSecond = "ckc_per_second", rsaDecryptsPerSecond = "rsa_decrypts_per_second"
+            case ratio, microsecondsPerCKC = "us_per_ckc", microsecondsPerRSADecrypt = "us_per_rsa_decrypt"
+        }
+    }
+
+    public var server: KeyServerModule
+    public var device: SimulatedDevice
+    /// Total measuring time per SPC version, split into interleaved rounds.
+    public var seconds: Double
+    public var rounds: Int
+
+    public init(server: KeyServerModule, device: SimulatedDevice, seconds: Double = 4, rounds: Int = 8) {
+        self.server = server
+        self.device = device
+        self.seconds = seconds
+        self.rounds = rounds
+    }
+
+    public func run(version: UInt32) throws -> Result {
+        var options = SPCOptions()
+        options.spcVersion = version
+        options.playback = MediaPlaybackInfo(creationDate: 1_790_000_000, state: .readyToPlay, sessionID: 1)
+        options.returnRequest = [.transactionID]
+        let spcs = try (0..<64).map { _ in try device.makeSPC(options).spc }
+        let containers = try spcs.map { try SPCContainer.parse($0[...]) }
+        guard let credential = server.credentials.credential(forCertificateHash: containers[0].certificateHash),
+              let key = credential.privateKey(forSPCVersion: version)
+        else { throw FairPlayError(.invalidCertificate, "benchmark SPCs are not for the server's credential") }
+        let content = CKCContent(contentKey: [UInt8](repeating: 0x3b, count: 16), contentIV: [UInt8](repeating: 0x42, count: 16), keyDuration: .lease(600), hdcp: .type0, requiredSecurityLevel: .baseline)
+
+        // Warm both paths (context pools, page faults) before timing.
+        for i in 0..<32 {
+            _ = try server.makeCKC(for: try server.open(spcs[i % spcs.count]), content)
+            _ = try key.decryptOAEP(containers[i % containers.count].wrappedKey, digest: containers[0].oaepDigest)
+        }
+        let slice = seconds / Double(rounds * 2)
+        var ckcCount = 0, ckcTime = 0.0, rsaCount = 0, rsaTime = 0.0
+        for _ in 0..<rounds {
+            var start = ContinuousClock.now
+            var n = 0
+            repeat {
+                for _ in 0..<16 {
+                    _ = try server.makeCKC(for: try server.open(spcs[n % spcs.count]), content)
+                    n += 1
+                }
+            } while (ContinuousClock.now - start).seconds < slice
+            ckcTime += (ContinuousClock.now - start).seconds
+            ckcCount += n
+
+            start = ContinuousClock.now
+            n = 0
+            repeat {
+                for _ in 0..<16 {
+                    _ = try key.decryptOAEP(containers[n % containers.count].wrappedKey, digest: containers[0].oaepDigest)
+                    n += 1
+                }
+            } while (ContinuousClock.now - start).seconds < slice
+            rsaTime += (ContinuousClock.now - start).seconds
+            rsaCount += n
+        }
+        let ckcRate = Double(ckcCount) / ckcTime
+        let rsaRate = Double(rsaCount) / rsaTime
+        return Result(spcVersion: Int(version), ckcPerSecond: ckcRate.rounded(), rsaDecryptsPerSecond: rsaRate.rounded(),
+                      ratio: (ckcRate / rsaRate * 1000).rounded() / 1000,
+                      microsecondsPerCKC: (1e7 / ckcRate).rounded() / 10, microsecondsPerRSADecrypt: (1e7 / rsaRate).rounded() / 10)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds as a Double.
+    public var seconds: Double {
+        let (s, atto) = components
+        return Double(s) + Double(atto) / 1e18
+    }
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// The one executable of FairPlayKSM.
+@main
+struct KSM: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ksm",
+        abstract: "FairPlay Streaming key server: one-shot tools and the worker fleet.",
+        subcommands: [ProcessCommand.self, InspectCommand.self, BenchCommand.self]
+    )
+}

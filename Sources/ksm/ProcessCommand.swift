@@ -1,0 +1,51 @@
+import ArgumentParser
+import FairPlay
+import Foundation
+import KSMService
+
+/// `ksm process`: Apple's server JSON in, Apple's response JSON out (a drop-in for Apple's `local` tool).
+struct ProcessCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "process",
+        abstract: "Answer a fairplay-streaming-request JSON document (create-ckc, get-client-info)."
+    )
+
+    @Option(name: .long, help: "Apple's certificates.json shape; file paths inside are relative to it.")
+    var credentials: String
+
+    @Option(name: .long, help: "Path to Apple's libfpscrypto, for credentials with provisioning data.")
+    var fpscryptoLibrary: String?
+
+    @Option(name: .long, parsing: .upToNextOption, help: "Protocol versions this server supports (default: 1).")
+    var protocolVersions: [UInt32] = [1]
+
+    @Argument(help: "The request JSON file, or - for standard input.")
+    var request: String = "-"
+
+    func run() throws {
+        let server = try CommandSupport.server(credentials: credentials, library: fpscryptoLibrary, versions: protocolVersions)
+        let input = try CommandSupport.read(request)
+        let output = AppleJSONProcessor(server: server).processToJSON(input)
+        FileHandle.standardOutput.write(Data(output))
+    }
+}
+
+/// Shared plumbing of the one-shot commands.
+enum CommandSupport {
+    static func server(credentials: String, library: String?, versions: [UInt32]) throws -> KeyServerModule {
+        do {
+            let loaded = try CredentialsFile.load(path: credentials, libraryPath: library)
+            return KeyServerModule(credentials: try CredentialStore(loaded), versionPolicy: ProtocolVersionPolicy(supported: versions))
+        } catch let error as CredentialsFile.LoadError {
+            throw ValidationError(error.description)
+        } catch let error as FairPlayError {
+            throw ValidationError("credentials: \(error)")
+        }
+    }
+
+    static func read(_ path: String) throws -> [UInt8] {
+        if path == "-" { return Array(FileHandle.standardInput.readDataToEndOfFile()) }
+        guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read \(path)") }
+        return Array(data)
+    }
+}
