@@ -70,6 +70,6 @@ let package = Package(
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
         .testTarget(name: "RedisStoreTests", dependencies: ["RedisStore"]),
         .testTarget(name: "KSMServiceTests", dependencies: ["KSMService"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["FairPlay", "FairPlayDevice"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["FairPlay", "FairPlayDevice", "ksm"]),
     ]
 )

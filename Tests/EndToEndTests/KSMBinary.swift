@@ -1,0 +1,47 @@
+import Foundation
+
+/// Runs the real `ksm` executable built beside the test bundle.
+enum KSMBinary {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let shared = packageRoot.deletingLastPathComponent().appendingPathComponent("shared")
+
+    static var url: URL {
+        let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var dir = testBinary.deletingLastPathComponent()
+        // The xctest runner may live inside a bundle directory; walk up until a `ksm` sits beside us.
+        for _ in 0..<4 {
+            let candidate = dir.appendingPathComponent("ksm")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        return packageRoot.appendingPathComponent(".build/debug/ksm")
+    }
+
+    struct Result {
+        var status: Int32
+        var stdout: [UInt8]
+        var stderr: [UInt8]
+        var json: Any? { try? JSONSerialization.jsonObject(with: Data(stdout)) }
+    }
+
+    /// Runs `ksm` with arguments and optional standard input, in the package root, and waits.
+    static func run(_ arguments: [String], input: [UInt8]? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = url
+        process.arguments = arguments
+        process.currentDirectoryURL = packageRoot
+        let out = Pipe(), err = Pipe(), inPipe = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input == nil ? FileHandle.nullDevice : inPipe
+        try process.run()
+        if let input {
+            inPipe.fileHandleForWriting.write(Data(input))
+            try inPipe.fileHandleForWriting.close()
+        }
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: Array(stdout), stderr: Array(stderr))
+    }
+}
