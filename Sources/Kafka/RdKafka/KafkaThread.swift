@@ -55,3 +55,10 @@ final class KafkaThread: @unchecked Sendable {
         }
     }
 }
+
+extension KafkaThread {
+    /// For threads nobody joins: their resources are reclaimed when they end.
+    func detach() {
+        _ = pthread_detach(thread)
+    }
+}
