@@ -53,6 +53,8 @@ final class ConsumerState: Sendable {
         var autoPaused = false
         /// Set once the poll thread started leaving the group: revocations no longer wait.
         var closing = false
+        /// Set by the first assign callback (even an empty one): the group's SyncGroup completed.
+        var everAssigned = false
     }
 
     let state = Mutex(State())

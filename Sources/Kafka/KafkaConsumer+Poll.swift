@@ -14,29 +14,52 @@ extension KafkaConsumer {
     ) {
         handle.withRaw { rk in
             while !state.stop.isSet {
-                applyBackpressure(rk, state: state, logger: logger)
-                if let message = rd_kafka_consumer_poll(rk, timeout) {
-                    let event = event(from: message)
-                    rd_kafka_message_destroy(message)
-                    if let event { state.enqueue(event) }
-                }
+                // While backpressure holds fetching, poll briefly so the resume follows the drain closely.
+                let paused = applyBackpressure(rk, state: state, logger: logger)
+                pollOnce(rk, state: state, timeout: paused ? min(timeout, 10) : timeout)
                 if let stall = state.watchdog?.checkOnce() {
                     logger.debug("kafka consumer: processing stalled", metadata: ["stall": "\(stall)"])
                     onStall?(stall)
                 }
             }
-            state.state.withLock { $0.closing = true }
+            // librdkafka before 2.2.1 aborts in rd_kafka_destroy when a cooperative-sticky member never
+            // completed a rebalance (confluentinc/librdkafka#4312): give the first one time to happen.
+            let deadline = ContinuousClock.now + firstRebalanceGrace
+            while !state.state.withLock({ $0.everAssigned }), ContinuousClock.now < deadline {
+                pollOnce(rk, state: state, timeout: min(timeout, 50))
+            }
+            let everAssigned = state.state.withLock { s in
+                s.closing = true
+                return s.everAssigned
+            }
             let err = rd_kafka_consumer_close(rk)
             if err != RD_KAFKA_RESP_ERR_NO_ERROR {
                 state.enqueue(.error(KafkaError(err, context: "consumer close")))
+            }
+            if !everAssigned {
+                logger.debug("kafka consumer: closed before its first rebalance; leaking the client instead of crashing")
+                handle.abandonInsteadOfDestroying()
             }
         }
         state.finish()
     }
 
+    /// How long close() keeps polling for a first rebalance before leaving (see `pollLoop`).
+    static let firstRebalanceGrace: Duration = .seconds(10)
+
+    private static func pollOnce(_ rk: OpaquePointer, state: ConsumerState, timeout: Int32) {
+        if let message = rd_kafka_consumer_poll(rk, timeout) {
+            let event = event(from: message)
+            rd_kafka_message_destroy(message)
+            if let event { state.enqueue(event) }
+        }
+    }
+
     /// Pauses the whole assignment when `capacity` messages wait, resumes it (minus what the user
-    /// paused) at half; polling goes on either way so rebalances are still served.
-    private static func applyBackpressure(_ rk: OpaquePointer, state: ConsumerState, logger: Logger) {
+    /// paused) at half; polling goes on either way so rebalances are still served. Returns whether
+    /// fetching is held back.
+    @discardableResult
+    private static func applyBackpressure(_ rk: OpaquePointer, state: ConsumerState, logger: Logger) -> Bool {
         state.state.withLock { s in
             do {
                 if !s.autoPaused, s.bufferedMessages >= state.capacity {
@@ -49,6 +72,7 @@ extension KafkaConsumer {
             } catch {
                 logger.debug("kafka consumer: backpressure pause/resume failed", metadata: ["error": "\(error)"])
             }
+            return s.autoPaused
         }
     }
 
@@ -125,6 +149,7 @@ final class ConsumerContext: RdKafkaContext, @unchecked Sendable {
                 }
             }
             state.state.withLock { s in
+                s.everAssigned = true
                 if !cooperative { s.assignment.removeAll() }
                 s.assignment.formUnion(partitions)
                 if s.autoPaused { try? setPaused(rk, partitions, paused: true) }

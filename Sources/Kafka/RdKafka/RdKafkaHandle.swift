@@ -10,6 +10,7 @@ final class RdKafkaHandle: @unchecked Sendable {
 
     private let raw: OpaquePointer
     private let context: RdKafkaContext
+    private let abandoned = StopFlag()
 
     private init(raw: OpaquePointer, context: RdKafkaContext) {
         self.raw = raw
@@ -32,8 +33,19 @@ final class RdKafkaHandle: @unchecked Sendable {
     }
 
     deinit {
+        guard !abandoned.isSet else {
+            // librdkafka keeps running with this opaque: the context must live on too.
+            _ = Unmanaged.passRetained(context)
+            return
+        }
         rd_kafka_destroy(raw)
         context.didDestroy()
+    }
+
+    /// Makes `deinit` leak the client instead of destroying it: the lesser evil where destroying would
+    /// abort the process (see `KafkaConsumer.pollLoop`).
+    func abandonInsteadOfDestroying() {
+        abandoned.set()
     }
 
     /// Lends the pointer for the duration of `body` only; `self` stays alive until it returns.
