@@ -180,9 +180,9 @@ public final class KafkaConsumer: Sendable {
     public func close() async {
         state.stop.set()
         await state.waitUntilFinished()
-        guard let handle = handle.withLock({ $0.take() }) else { return }
+        guard let owner = handle.withLock({ $0.take() }).map(LastReference.init) else { return }
         // Normally the last reference: destroy on a thread of ours, not the cooperative pool.
-        await KafkaThread.run(name: "kafka-destroy") { _ = consume handle }
+        await KafkaThread.run(name: "kafka-destroy") { owner.drop() }
     }
 
     private func currentHandle() throws(KafkaError) -> RdKafkaHandle {

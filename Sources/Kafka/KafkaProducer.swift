@@ -124,24 +124,26 @@ public final class KafkaProducer: Sendable {
     /// Flushes (up to `timeout`), purges what is left (those `send`s throw `.purged`), stops the poll
     /// thread and destroys the client. Later calls throw `.closed`. Safe to call twice.
     public func close(timeout: Duration = .seconds(10)) async {
-        guard let handle = self.handle.withLock({ $0.take() }) else { return }
+        guard let owner = self.handle.withLock({ $0.take() }).map(LastReference.init) else { return }
         let thread = pollThread.withLock { $0.take() }
         let stop = stopPolling
         let ms = Int32(timeout.milliseconds)
         let logger = self.logger
         await KafkaThread.run(name: "kafka-pclose") {
-            handle.withRaw { rk in
-                if rd_kafka_flush(rk, ms) != RD_KAFKA_RESP_ERR_NO_ERROR {
-                    logger.debug("kafka producer: flush timed out on close, purging", metadata: ["outq": "\(rd_kafka_outq_len(rk))"])
-                    _ = rd_kafka_purge(rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT)
-                    // Serve the purged records' delivery reports (each fails its `send`).
-                    _ = rd_kafka_flush(rk, 1_000)
+            owner.withValue { handle in
+                handle.withRaw { rk in
+                    if rd_kafka_flush(rk, ms) != RD_KAFKA_RESP_ERR_NO_ERROR {
+                        logger.debug("kafka producer: flush timed out on close, purging", metadata: ["outq": "\(rd_kafka_outq_len(rk))"])
+                        _ = rd_kafka_purge(rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT)
+                        // Serve the purged records' delivery reports (each fails its `send`).
+                        _ = rd_kafka_flush(rk, 1_000)
+                    }
                 }
             }
             stop.set()
             thread?.join()
-            // Last reference (unless a racing `send` holds one briefly): destroys here, on this thread.
-            _ = consume handle
+            // Normally the last reference (a racing `send` may hold one briefly): destroys here.
+            owner.drop()
         }
     }
 

@@ -309,6 +309,21 @@ struct KafkaTests {
         #expect(dog.check(at: t0 + .seconds(700)) == nil)
     }
 
+    @Test func closingBeforeTheFirstRebalanceDoesNotCrash() async throws {
+        try await withCluster { cluster in
+            try cluster.createTopic("early", partitions: 1)
+            let consumer = try makeConsumer(cluster, group: "g-early", topics: ["early"])
+            let start = ContinuousClock.now
+            await consumer.close()
+            #expect(ContinuousClock.now - start < .seconds(12))
+            #expect(throws: KafkaError.self) { try consumer.storeOffset(topic: "early", partition: 0, offset: 0) }
+            var iterator = consumer.events.makeAsyncIterator()
+            while let event = await iterator.next() {
+                if case .message = event { Issue.record("no message was produced") }
+            }
+        }
+    }
+
     @Test func configurationErrorsAreTyped() {
         do {
             _ = try KafkaProducer(configuration: .init(bootstrapServers: "127.0.0.1:1", properties: ["no.such.property": "1"]))
