@@ -1,0 +1,218 @@
+internal import CRdKafka
+import Logging
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension KafkaConsumer {
+    /// The poll thread's whole life: poll until asked to stop, then leave the group and end `events`.
+    static func pollLoop(
+        handle: RdKafkaHandle, state: ConsumerState, timeout: Int32,
+        onStall: (@Sendable (Watchdog.Stall) -> Void)?, logger: Logger
+    ) {
+        handle.withRaw { rk in
+            while !state.stop.isSet {
+                // While backpressure holds fetching, poll briefly so the resume follows the drain closely.
+                let paused = applyBackpressure(rk, state: state, logger: logger)
+                pollOnce(rk, state: state, timeout: paused ? min(timeout, 10) : timeout)
+                if let stall = state.watchdog?.checkOnce() {
+                    logger.debug("kafka consumer: processing stalled", metadata: ["stall": "\(stall)"])
+                    onStall?(stall)
+                }
+            }
+            // librdkafka before 2.2.1 aborts in rd_kafka_destroy when a cooperative-sticky member never
+            // completed a rebalance (confluentinc/librdkafka#4312): give the first one time to happen.
+            let deadline = ContinuousClock.now + firstRebalanceGrace
+            while !state.state.withLock({ $0.everAssigned }), ContinuousClock.now < deadline {
+                pollOnce(rk, state: state, timeout: min(timeout, 50))
+            }
+            let everAssigned = state.state.withLock { s in
+                s.closing = true
+                return s.everAssigned
+            }
+            let err = rd_kafka_consumer_close(rk)
+            if err != RD_KAFKA_RESP_ERR_NO_ERROR {
+                state.enqueue(.error(KafkaError(err, context: "consumer close")))
+            }
+            if !everAssigned {
+                logger.debug("kafka consumer: closed before its first rebalance; leaking the client instead of crashing")
+                handle.abandonInsteadOfDestroying()
+            }
+        }
+        state.finish()
+    }
+
+    /// How long close() keeps polling for a first rebalance before leaving (see `pollLoop`).
+    static let firstRebalanceGrace: Duration = .seconds(10)
+
+    private static func pollOnce(_ rk: OpaquePointer, state: ConsumerState, timeout: Int32) {
+        if let message = rd_kafka_consumer_poll(rk, timeout) {
+            let event = event(from: message)
+            rd_kafka_message_destroy(message)
+            if let event { state.enqueue(event) }
+        }
+    }
+
+    /// Pauses the whole assignment when `capacity` messages wait, resumes it (minus what the user
+    /// paused) at half; polling goes on either way so rebalances are still served. Returns whether
+    /// fetching is held back.
+    @discardableResult
+    private static func applyBackpressure(_ rk: OpaquePointer, state: ConsumerState, logger: Logger) -> Bool {
+        state.state.withLock { s in
+            do {
+                if !s.autoPaused, s.bufferedMessages >= state.capacity {
+                    s.autoPaused = true
+                    try setPaused(rk, Array(s.assignment), paused: true)
+                } else if s.autoPaused, s.bufferedMessages <= state.capacity / 2 {
+                    s.autoPaused = false
+                    try setPaused(rk, Array(s.assignment.subtracting(s.userPaused)), paused: false)
+                }
+            } catch {
+                logger.debug("kafka consumer: backpressure pause/resume failed", metadata: ["error": "\(error)"])
+            }
+            return s.autoPaused
+        }
+    }
+
+    /// Copies the message out of librdkafka (the caller destroys it). nil for events not worth surfacing.
+    private static func event(from pointer: UnsafeMutablePointer<rd_kafka_message_t>) -> Event? {
+        let m = pointer.pointee
+        guard m.err == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            if m.err == RD_KAFKA_RESP_ERR__PARTITION_EOF { return nil }
+            var text = String(cString: rd_kafka_err2str(m.err))
+            if let payload = m.payload, m.len > 0 {
+                text = String(decoding: UnsafeRawBufferPointer(start: payload, count: m.len), as: UTF8.self)
+            }
+            return .error(KafkaError(code: KafkaError.Code(rawValue: m.err.rawValue), message: "consume: \(text)"))
+        }
+        let topic = m.rkt.map { String(cString: rd_kafka_topic_name($0)) } ?? ""
+        let key: [UInt8]? = m.key.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: m.key_len)) }
+        let value: [UInt8] = m.payload.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: m.len)) } ?? []
+
+        var headers: [(String, [UInt8])] = []
+        var hdrs: OpaquePointer? = nil
+        if rd_kafka_message_headers(pointer, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR, let hdrs {
+            var index = 0
+            var name: UnsafePointer<CChar>? = nil
+            var valuePointer: UnsafeRawPointer? = nil
+            var size = 0
+            while rd_kafka_header_get_all(hdrs, index, &name, &valuePointer, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
+                let bytes = valuePointer.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
+                headers.append((name.map { String(cString: $0) } ?? "", bytes))
+                index += 1
+            }
+        }
+        return .message(KafkaMessage(
+            topic: topic, partition: m.partition, offset: m.offset, key: key, value: value, headers: headers
+        ))
+    }
+}
+
+/// The consumer's callback context: reaches the shared state from the rebalance callback.
+final class ConsumerContext: RdKafkaContext, @unchecked Sendable {
+    let state: ConsumerState
+    let autoCommit: Bool
+    let revocationDeadline: Duration
+
+    init(logger: Logger, state: ConsumerState, autoCommit: Bool, revocationDeadline: Duration) {
+        self.state = state
+        self.autoCommit = autoCommit
+        self.revocationDeadline = revocationDeadline
+        super.init(logger: logger)
+    }
+
+    /// Runs on the poll thread, inside `rd_kafka_consumer_poll` or `rd_kafka_consumer_close`.
+    ///
+    /// Assign: assign first, then report. Revoke: drop buffered messages of those partitions, report at
+    /// the head of the queue, wait (up to `revocationDeadline`, not when closing) for the worker to ask
+    /// for its next event, commit if auto-commit is off, and only then unassign: offsets the worker
+    /// stores meanwhile still count.
+    func rebalance(_ rk: OpaquePointer, _ err: rd_kafka_resp_err_t, _ list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) {
+        let partitions = RdKafkaTopicPartitionList.partitions(of: list)
+        let cooperative = String(cString: rd_kafka_rebalance_protocol(rk)) == "COOPERATIVE"
+        logger.debug("kafka consumer: rebalance", metadata: [
+            "event": "\(KafkaError.Code(rawValue: err.rawValue))", "partitions": "\(partitions)",
+            "protocol": "\(cooperative ? "cooperative" : "eager")",
+        ])
+        switch err {
+        case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
+            if cooperative {
+                if let error = rd_kafka_incremental_assign(rk, list) {
+                    state.enqueue(.error(KafkaError(consuming: error, context: "incremental assign")))
+                }
+            } else {
+                let assignErr = rd_kafka_assign(rk, list)
+                if assignErr != RD_KAFKA_RESP_ERR_NO_ERROR {
+                    state.enqueue(.error(KafkaError(assignErr, context: "assign")))
+                }
+            }
+            state.state.withLock { s in
+                s.everAssigned = true
+                if !cooperative { s.assignment.removeAll() }
+                s.assignment.formUnion(partitions)
+                if s.autoPaused { try? setPaused(rk, partitions, paused: true) }
+            }
+            state.enqueue(.assigned(partitions))
+
+        case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
+            let revoked = Set(partitions)
+            let closing = state.state.withLock { s in
+                s.assignment.subtract(revoked)
+                s.userPaused.subtract(revoked)
+                let before = s.events.count
+                s.events.removeAll { event in
+                    if case .message(let m) = event { return revoked.contains(m.topicPartition) }
+                    return false
+                }
+                s.bufferedMessages -= before - s.events.count
+                if !s.closing { s.awaitingRevocationAck = true }
+                return s.closing
+            }
+            state.watchdog?.forget(partitions)
+            state.enqueue(.revoked(partitions), first: true)
+            if !closing { waitForRevocationAck() }
+            if !autoCommit {
+                let commitErr = rd_kafka_commit(rk, nil, 0)
+                if commitErr != RD_KAFKA_RESP_ERR_NO_ERROR, commitErr != RD_KAFKA_RESP_ERR__NO_OFFSET {
+                    logger.debug("kafka consumer: commit on revoke failed", metadata: ["error": "\(commitErr.rawValue)"])
+                }
+            }
+            if cooperative {
+                if let error = rd_kafka_incremental_unassign(rk, list) {
+                    state.enqueue(.error(KafkaError(consuming: error, context: "incremental unassign")))
+                }
+            } else {
+                _ = rd_kafka_assign(rk, nil)
+            }
+
+        default:
+            state.enqueue(.error(KafkaError(err, context: "rebalance")))
+            _ = rd_kafka_assign(rk, nil)
+            state.state.withLock { $0.assignment.removeAll() }
+        }
+    }
+
+    /// Blocks the poll thread (ours, never the cooperative pool), checking every 2 ms.
+    private func waitForRevocationAck() {
+        let deadline = ContinuousClock.now + revocationDeadline
+        while ContinuousClock.now < deadline {
+            let waiting = state.state.withLock { $0.awaitingRevocationAck }
+            if !waiting { return }
+            usleep(2_000)
+        }
+        state.state.withLock { $0.awaitingRevocationAck = false }
+        logger.debug("kafka consumer: revocation not acknowledged in time, unassigning anyway")
+    }
+}
+
+/// File-private in spirit: only `KafkaConsumer.init` installs it.
+func rebalanceTrampoline(
+    _ rk: OpaquePointer?, _ err: rd_kafka_resp_err_t,
+    _ list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?, _ opaque: UnsafeMutableRawPointer?
+) {
+    guard let rk, let list, let opaque else { return }
+    let context = RdKafkaContext.from(opaque) as! ConsumerContext  // consumers install only ConsumerContext
+    context.rebalance(rk, err, list)
+}

@@ -1,0 +1,204 @@
+internal import CRdKafka
+import Logging
+import Synchronization
+
+/// A group consumer over librdkafka with manual offset storage, for at-least-once processing.
+///
+/// Threads: one dedicated poll thread runs `rd_kafka_consumer_poll` (and so the rebalance callback),
+/// fills the bounded `events` buffer and finally leaves the group; `commit()` runs on a one-shot thread.
+/// Offsets: nothing is stored automatically (`enable.auto.offset.store=false`); call `storeOffset`
+/// once a job's reply was acknowledged, and auto-commit (or `commit()`) sends stored offsets.
+public final class KafkaConsumer: Sendable {
+    public struct Configuration: Sendable {
+        /// `bootstrap.servers`.
+        public var bootstrapServers: String
+        /// `group.id`.
+        public var groupID: String
+        /// Subscribed topics (names starting with `^` are regexes, as in librdkafka).
+        public var topics: [String]
+        /// `auto.commit.interval.ms`; nil disables auto-commit (`enable.auto.commit=false`): call
+        /// `commit()` yourself (revocations and close then commit synchronously). Default: 1 s.
+        public var autoCommitInterval: Duration? = .seconds(1)
+        /// Messages buffered ahead of the worker before the poll thread pauses fetching. Default: 256.
+        public var eventBufferSize = 256
+        /// How long a revocation waits for the worker to ask for its next event. Default: 2 s.
+        public var revocationDeadline: Duration = .seconds(2)
+        /// `rd_kafka_consumer_poll` timeout; bounds how quickly close and backpressure react. Default: 100 ms.
+        public var pollTimeout: Duration = .milliseconds(100)
+        /// nil (default): no watchdog. Otherwise a stall is reported after this long (see `Watchdog`).
+        public var watchdogThreshold: Duration? = nil
+        /// Called on the poll thread, once per stall; keep it short (flip a health flag, log).
+        public var onStall: (@Sendable (Watchdog.Stall) -> Void)? = nil
+        /// Any librdkafka property, applied last so it overrides the typed settings and the defaults
+        /// (`partition.assignment.strategy=cooperative-sticky`, `auto.offset.reset=earliest`). Default: empty.
+        public var properties: [String: String] = [:]
+
+        public init(bootstrapServers: String, groupID: String, topics: [String], properties: [String: String] = [:]) {
+            self.bootstrapServers = bootstrapServers
+            self.groupID = groupID
+            self.topics = topics
+            self.properties = properties
+        }
+    }
+
+    private let handle: Mutex<RdKafkaHandle?>
+    private let state: ConsumerState
+    private let logger: Logger
+
+    /// Creates the consumer, subscribes and starts the poll thread.
+    public init(configuration: Configuration, logger: Logger = Logger(label: "kafka.consumer")) throws(KafkaError) {
+        let config = RdKafkaConfig()
+        try config.set("bootstrap.servers", configuration.bootstrapServers)
+        try config.set("group.id", configuration.groupID)
+        try config.set("partition.assignment.strategy", "cooperative-sticky")
+        try config.set("enable.auto.offset.store", "false")
+        try config.set("auto.offset.reset", "earliest")
+        if let interval = configuration.autoCommitInterval {
+            try config.set("enable.auto.commit", "true")
+            try config.set("auto.commit.interval.ms", "\(max(interval.milliseconds, 1))")
+        } else {
+            try config.set("enable.auto.commit", "false")
+        }
+        try config.set(configuration.properties)
+
+        let watchdog = configuration.watchdogThreshold.map { Watchdog(threshold: $0) }
+        let state = ConsumerState(capacity: configuration.eventBufferSize, watchdog: watchdog)
+        let autoCommit = configuration.properties["enable.auto.commit"].map { $0 == "true" }
+            ?? (configuration.autoCommitInterval != nil)
+        let context = ConsumerContext(
+            logger: logger, state: state, autoCommit: autoCommit,
+            revocationDeadline: configuration.revocationDeadline
+        )
+        config.withRaw { conf in rd_kafka_conf_set_rebalance_cb(conf, rebalanceTrampoline) }
+        let handle = try RdKafkaHandle.make(.consumer, config: config, context: context)
+
+        try handle.withRaw { (rk) throws(KafkaError) in
+            // Everything (messages, rebalances, errors, logs queued for the app) through consumer_poll.
+            let err = rd_kafka_poll_set_consumer(rk)
+            guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "poll_set_consumer") }
+            let topics = RdKafkaTopicPartitionList(capacity: configuration.topics.count)
+            for topic in configuration.topics {
+                topics.add(TopicPartition(topic: topic, partition: RD_KAFKA_PARTITION_UA))
+            }
+            let subscribeErr = rd_kafka_subscribe(rk, topics.raw)
+            guard subscribeErr == RD_KAFKA_RESP_ERR_NO_ERROR else {
+                throw KafkaError(subscribeErr, context: "subscribe \(configuration.topics)")
+            }
+        }
+
+        self.handle = Mutex(handle)
+        self.state = state
+        self.logger = logger
+
+        let timeout = Int32(configuration.pollTimeout.milliseconds)
+        let onStall = configuration.onStall
+        // The thread holds the handle and the state, never `self`: dropping the consumer ends it.
+        let thread = KafkaThread.start(name: "kafka-consume") {
+            Self.pollLoop(handle: handle, state: state, timeout: timeout, onStall: onStall, logger: logger)
+        }
+        thread.detach()
+    }
+
+    deinit {
+        // Without close(): the poll thread leaves the group and the last handle reference destroys it.
+        state.stop.set()
+    }
+
+    /// The events; iterate from one task only (see `Events`).
+    public var events: Events { Events(state: state) }
+
+    /// The watchdog, when `watchdogThreshold` is set; `check()` it from a health probe.
+    public var watchdog: Watchdog? { state.watchdog }
+
+    /// Marks `offset` as processed: librdkafka stores `offset + 1` (the next one to read), which the next
+    /// commit sends. Pass the processed message's own offset. Throws `.state` (or an unknown-partition
+    /// code) if the partition is no longer assigned: the job will be redelivered to its new owner.
+    public func storeOffset(topic: String, partition: Int32, offset: Int64) throws(KafkaError) {
+        let tp = TopicPartition(topic: topic, partition: partition)
+        let list = RdKafkaTopicPartitionList(capacity: 1)
+        list.add(tp, offset: offset + 1)
+        let handle = try currentHandle()
+        try handle.withRaw { (rk) throws(KafkaError) in
+            let err = rd_kafka_offsets_store(rk, list.raw)
+            if let error = list.firstError(context: "store offset") { throw error }
+            guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "store offset \(tp)") }
+        }
+        state.watchdog?.offsetStored(tp, offset: offset)
+    }
+
+    /// Convenience for `storeOffset(topic:partition:offset:)` with the processed message.
+    public func storeOffset(for message: KafkaMessage) throws(KafkaError) {
+        try storeOffset(topic: message.topic, partition: message.partition, offset: message.offset)
+    }
+
+    /// Commits the stored offsets of the current assignment and waits for the broker's answer
+    /// (on a thread of its own). Nothing stored since the last commit is not an error.
+    public func commit() async throws(KafkaError) {
+        let handle = try currentHandle()
+        let err = await KafkaThread.run(name: "kafka-commit") {
+            handle.withRaw { rk in rd_kafka_commit(rk, nil, 0) }
+        }
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR__NO_OFFSET else {
+            throw KafkaError(err, context: "commit")
+        }
+    }
+
+    /// Stops fetching these partitions (kept paused across backpressure pauses) until `resume`.
+    /// Messages already handed out are unaffected; buffered ones still arrive.
+    public func pause(_ partitions: [TopicPartition]) throws(KafkaError) {
+        let handle = try currentHandle()
+        try state.state.withLock { (s) throws(KafkaError) in
+            s.userPaused.formUnion(partitions)
+            try handle.withRaw { (rk) throws(KafkaError) in try setPaused(rk, partitions, paused: true) }
+        }
+    }
+
+    /// Fetches these partitions again (unless backpressure currently holds the whole assignment).
+    public func resume(_ partitions: [TopicPartition]) throws(KafkaError) {
+        let handle = try currentHandle()
+        try state.state.withLock { (s) throws(KafkaError) in
+            s.userPaused.subtract(partitions)
+            guard !s.autoPaused else { return }
+            try handle.withRaw { (rk) throws(KafkaError) in try setPaused(rk, partitions, paused: false) }
+        }
+    }
+
+    /// The partitions currently assigned to this member.
+    public func assignment() throws(KafkaError) -> [TopicPartition] {
+        let handle = try currentHandle()
+        return try handle.withRaw { (rk) throws(KafkaError) in
+            var raw: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>? = nil
+            let err = rd_kafka_assignment(rk, &raw)
+            guard err == RD_KAFKA_RESP_ERR_NO_ERROR, let raw else { throw KafkaError(err, context: "assignment") }
+            return RdKafkaTopicPartitionList(taking: raw).partitions
+        }
+    }
+
+    /// Leaves the group gracefully: the poll thread stops, `rd_kafka_consumer_close` revokes the
+    /// assignment (a final `.revoked` event, not waited for) and commits stored offsets, `events`
+    /// ends, and the client is destroyed. Store offsets of finished jobs before calling. Idempotent.
+    public func close() async {
+        state.stop.set()
+        await state.waitUntilFinished()
+        guard let owner = handle.withLock({ $0.take() }).map(LastReference.init) else { return }
+        // Normally the last reference: destroy on a thread of ours, not the cooperative pool.
+        await KafkaThread.run(name: "kafka-destroy") { owner.drop() }
+    }
+
+    private func currentHandle() throws(KafkaError) -> RdKafkaHandle {
+        guard let handle = handle.withLock({ $0 }) else { throw KafkaError.closed() }
+        return handle
+    }
+
+    /// Test hook: messages buffered and not yet handed out.
+    var bufferedMessageCount: Int { state.bufferedMessages }
+}
+
+func setPaused(_ rk: OpaquePointer, _ partitions: [TopicPartition], paused: Bool) throws(KafkaError) {
+    guard !partitions.isEmpty else { return }
+    let list = RdKafkaTopicPartitionList(partitions)
+    let err = paused ? rd_kafka_pause_partitions(rk, list.raw) : rd_kafka_resume_partitions(rk, list.raw)
+    let what = paused ? "pause" : "resume"
+    if let error = list.firstError(context: what) { throw error }
+    guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: what) }
+}

@@ -1,0 +1,91 @@
+internal import CRdKafka
+
+/// An error from librdkafka or from this wrapper.
+///
+/// A struct with an extensible code rather than an enum, so new librdkafka codes never break callers.
+/// `description` carries librdkafka's text, which never contains payloads or secrets.
+public struct KafkaError: Error, Sendable, CustomStringConvertible {
+    /// librdkafka's `rd_kafka_resp_err_t` value (negative: client-side, positive: broker-side), or one of
+    /// this module's own codes below -10_000.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: Int32
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+
+        public static let noError = Code(rawValue: 0)
+        public static let queueFull = Code(rawValue: RD_KAFKA_RESP_ERR__QUEUE_FULL.rawValue)
+        public static let timedOut = Code(rawValue: RD_KAFKA_RESP_ERR__TIMED_OUT.rawValue)
+        public static let messageTimedOut = Code(rawValue: RD_KAFKA_RESP_ERR__MSG_TIMED_OUT.rawValue)
+        public static let transport = Code(rawValue: RD_KAFKA_RESP_ERR__TRANSPORT.rawValue)
+        public static let allBrokersDown = Code(rawValue: RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN.rawValue)
+        public static let invalidArgument = Code(rawValue: RD_KAFKA_RESP_ERR__INVALID_ARG.rawValue)
+        public static let state = Code(rawValue: RD_KAFKA_RESP_ERR__STATE.rawValue)
+        public static let purged = Code(rawValue: RD_KAFKA_RESP_ERR__PURGE_QUEUE.rawValue)
+        public static let purgedInFlight = Code(rawValue: RD_KAFKA_RESP_ERR__PURGE_INFLIGHT.rawValue)
+        public static let unknownTopicOrPartition = Code(rawValue: RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART.rawValue)
+        public static let notLeaderForPartition = Code(rawValue: RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION.rawValue)
+        public static let leaderNotAvailable = Code(rawValue: RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE.rawValue)
+        public static let notEnoughReplicas = Code(rawValue: RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS.rawValue)
+        public static let requestTimedOut = Code(rawValue: RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT.rawValue)
+        public static let fatal = Code(rawValue: RD_KAFKA_RESP_ERR__FATAL.rawValue)
+        /// The client was closed or destroyed (librdkafka's `_DESTROY`).
+        public static let closed = Code(rawValue: RD_KAFKA_RESP_ERR__DESTROY.rawValue)
+        /// Wrapper code: the processing loop stopped storing offsets (see `KafkaConsumer.Watchdog`).
+        public static let processingStalled = Code(rawValue: -10_001)
+        /// Wrapper code: a configuration key or value was rejected.
+        public static let configuration = Code(rawValue: -10_002)
+
+        /// librdkafka's symbolic name, e.g. `_QUEUE_FULL`.
+        public var description: String {
+            switch self {
+            case .processingStalled: return "PROCESSING_STALLED"
+            case .configuration: return "CONFIGURATION"
+            default: return String(cString: rd_kafka_err2name(rd_kafka_resp_err_t(rawValue: rawValue)))
+            }
+        }
+    }
+
+    public var code: Code
+    /// Human-readable detail (librdkafka's error string plus context).
+    public var message: String
+    /// True when the same operation may succeed if tried again later (broker down, queue full, timeout).
+    public var isRetriable: Bool
+    public var file: String
+    public var line: UInt
+
+    public init(code: Code, message: String, isRetriable: Bool? = nil, file: String = #fileID, line: UInt = #line) {
+        self.code = code
+        self.message = message
+        self.isRetriable = isRetriable ?? Self.retriableCodes.contains(code)
+        self.file = file
+        self.line = line
+    }
+
+    public var description: String { "KafkaError(\(code): \(message), retriable: \(isRetriable)) at \(file):\(line)" }
+
+    /// Codes that are transient by nature; librdkafka's own `rd_kafka_error_is_retriable` wins where available.
+    static let retriableCodes: Set<Code> = [
+        .queueFull, .timedOut, .messageTimedOut, .transport, .allBrokersDown, .notLeaderForPartition,
+        .leaderNotAvailable, .notEnoughReplicas, .requestTimedOut, .unknownTopicOrPartition,
+    ]
+
+    static func closed(file: String = #fileID, line: UInt = #line) -> KafkaError {
+        KafkaError(code: .closed, message: "the client is closed", isRetriable: false, file: file, line: line)
+    }
+}
+
+extension KafkaError {
+    /// From a plain response code, with librdkafka's text for it.
+    init(_ err: rd_kafka_resp_err_t, context: String, file: String = #fileID, line: UInt = #line) {
+        let text = String(cString: rd_kafka_err2str(err))
+        self.init(code: Code(rawValue: err.rawValue), message: "\(context): \(text)", file: file, line: line)
+    }
+
+    /// Takes ownership of an `rd_kafka_error_t` and destroys it.
+    init(consuming error: OpaquePointer, context: String, file: String = #fileID, line: UInt = #line) {
+        defer { rd_kafka_error_destroy(error) }
+        let code = Code(rawValue: rd_kafka_error_code(error).rawValue)
+        let text = String(cString: rd_kafka_error_string(error))
+        let retriable = rd_kafka_error_is_retriable(error) != 0 || Self.retriableCodes.contains(code)
+        self.init(code: code, message: "\(context): \(text)", isRetriable: retriable, file: file, line: line)
+    }
+}

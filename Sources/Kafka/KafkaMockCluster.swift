@@ -1,0 +1,106 @@
+internal import CRdKafka
+import Logging
+
+/// librdkafka's in-process mock Kafka cluster, for tests and `ksm demo`.
+///
+/// The brokers listen on 127.0.0.1 with ephemeral ports (librdkafka 2.0.2 binds loopback and offers no
+/// option to change it). The cluster lives inside a producer `rd_kafka_t` of its own, which is never
+/// used to produce; both are freed in `deinit`, cluster first.
+public final class KafkaMockCluster: @unchecked Sendable {
+    // @unchecked: the mock cluster API is thread-safe (it posts operations to the cluster's own thread).
+
+    /// A Kafka protocol request type, as used by `pushRequestErrors`.
+    public struct APIKey: Hashable, Sendable {
+        public var rawValue: Int16
+        public init(rawValue: Int16) { self.rawValue = rawValue }
+        public static let produce = APIKey(rawValue: 0)
+        public static let fetch = APIKey(rawValue: 1)
+        public static let listOffsets = APIKey(rawValue: 2)
+        public static let metadata = APIKey(rawValue: 3)
+        public static let offsetCommit = APIKey(rawValue: 8)
+        public static let offsetFetch = APIKey(rawValue: 9)
+        public static let findCoordinator = APIKey(rawValue: 10)
+        public static let joinGroup = APIKey(rawValue: 11)
+        public static let heartbeat = APIKey(rawValue: 12)
+        public static let syncGroup = APIKey(rawValue: 14)
+        public static let initProducerId = APIKey(rawValue: 22)
+    }
+
+    private let cluster: OpaquePointer
+    private let handle: RdKafkaHandle
+    /// `host:port,...` of every mock broker, for `bootstrap.servers`.
+    public let bootstrapServers: String
+    public let brokerCount: Int
+
+    /// - Parameter brokers: broker IDs are 1...brokers.
+    public init(brokers: Int = 1, logger: Logger = Logger(label: "kafka.mock")) throws(KafkaError) {
+        let config = RdKafkaConfig()
+        // No bootstrap servers: this handle only hosts the cluster; keep it from logging about that.
+        try config.set("log_level", "3")
+        let handle = try RdKafkaHandle.make(.producer, config: config, context: RdKafkaContext(logger: logger))
+        let cluster = handle.withRaw { rk in rd_kafka_mock_cluster_new(rk, Int32(brokers)) }
+        guard let cluster else {
+            throw KafkaError(code: .state, message: "rd_kafka_mock_cluster_new failed", isRetriable: false)
+        }
+        self.handle = handle
+        self.cluster = cluster
+        self.brokerCount = brokers
+        self.bootstrapServers = String(cString: rd_kafka_mock_cluster_bootstraps(cluster))
+    }
+
+    deinit {
+        // Cluster before its host handle (which the stored property releases after this body).
+        rd_kafka_mock_cluster_destroy(cluster)
+    }
+
+    /// Creates a topic now, instead of relying on auto-creation.
+    public func createTopic(_ name: String, partitions: Int = 1, replicationFactor: Int = 1) throws(KafkaError) {
+        let err = rd_kafka_mock_topic_create(cluster, name, Int32(partitions), Int32(replicationFactor))
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "create topic \(name)") }
+    }
+
+    /// The next `errors.count` requests of this type fail with these codes, in order (cluster-wide).
+    /// `.transport` makes the broker drop the connection instead.
+    public func pushRequestErrors(_ apiKey: APIKey, _ errors: [KafkaError.Code]) {
+        let raw = errors.map { rd_kafka_resp_err_t(rawValue: $0.rawValue) }
+        raw.withUnsafeBufferPointer { buffer in
+            rd_kafka_mock_push_request_errors_array(cluster, apiKey.rawValue, buffer.count, buffer.baseAddress)
+        }
+    }
+
+    /// Forgets the errors still queued for this request type.
+    public func clearRequestErrors(_ apiKey: APIKey) {
+        rd_kafka_mock_clear_request_errors(cluster, apiKey.rawValue)
+    }
+
+    /// The error metadata requests report for this topic (`.noError` to clear).
+    public func setTopicError(_ topic: String, _ code: KafkaError.Code) {
+        rd_kafka_mock_topic_set_error(cluster, topic, rd_kafka_resp_err_t(rawValue: code.rawValue))
+    }
+
+    /// Disconnects the broker's clients and refuses new connections (leadership does not move).
+    public func setBrokerDown(_ brokerID: Int32) throws(KafkaError) {
+        let err = rd_kafka_mock_broker_set_down(cluster, brokerID)
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "broker \(brokerID) down") }
+    }
+
+    /// Accepts connections again.
+    public func setBrokerUp(_ brokerID: Int32) throws(KafkaError) {
+        let err = rd_kafka_mock_broker_set_up(cluster, brokerID)
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "broker \(brokerID) up") }
+    }
+
+    /// Adds latency to every response of this broker.
+    public func setBrokerRoundTripTime(_ brokerID: Int32, _ rtt: Duration) throws(KafkaError) {
+        let err = rd_kafka_mock_broker_set_rtt(cluster, brokerID, Int32(rtt.milliseconds))
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "broker \(brokerID) rtt") }
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded down, as librdkafka's `*.ms` settings and timeouts want them.
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000 + attoseconds / 1_000_000_000_000_000
+    }
+}

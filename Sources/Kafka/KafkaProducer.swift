@@ -1,0 +1,313 @@
+internal import CRdKafka
+import Logging
+import Synchronization
+
+/// An idempotent producer (`enable.idempotence=true`, `acks=all`) whose `send` returns when the broker
+/// acknowledged the record, i.e. when librdkafka's delivery report arrived.
+///
+/// Threads: a dedicated poll thread calls `rd_kafka_poll`, which runs the delivery-report callback;
+/// `flush` and `close` run on one-shot threads of their own. Nothing blocks Swift's cooperative pool.
+public final class KafkaProducer: Sendable {
+    public struct Configuration: Sendable {
+        /// `bootstrap.servers`.
+        public var bootstrapServers: String
+        /// How long each `rd_kafka_poll` waits for callbacks; bounds how fast `close` stops polling.
+        /// Default: 100 ms.
+        public var pollTimeout: Duration = .milliseconds(100)
+        /// How long `send` waits between attempts while librdkafka's local queue is full. Default: 5 ms.
+        public var queueFullBackoff: Duration = .milliseconds(5)
+        /// Any librdkafka property, applied after the defaults (`enable.idempotence=true`, `acks=all`)
+        /// and so able to override them. Default: empty.
+        public var properties: [String: String] = [:]
+
+        public init(bootstrapServers: String, properties: [String: String] = [:]) {
+            self.bootstrapServers = bootstrapServers
+            self.properties = properties
+        }
+    }
+
+    private let handle: Mutex<RdKafkaHandle?>
+    private let context: ProducerContext
+    private let pollThread: Mutex<KafkaThread?>
+    private let stopPolling: StopFlag
+    private let configuration: Configuration
+    private let logger: Logger
+
+    public init(configuration: Configuration, logger: Logger = Logger(label: "kafka.producer")) throws(KafkaError) {
+        let config = RdKafkaConfig()
+        try config.set("bootstrap.servers", configuration.bootstrapServers)
+        try config.set("enable.idempotence", "true")
+        try config.set("acks", "all")
+        try config.set(configuration.properties)
+        let context = ProducerContext(logger: logger)
+        config.withRaw { conf in
+            rd_kafka_conf_set_dr_msg_cb(conf, deliveryReportTrampoline)
+            rd_kafka_conf_set_error_cb(conf, producerErrorTrampoline)
+        }
+        let handle = try RdKafkaHandle.make(.producer, config: config, context: context)
+        let stop = StopFlag()
+        let timeout = Int32(configuration.pollTimeout.milliseconds)
+        // The thread holds the handle, not the producer, so dropping the producer still ends it.
+        let thread = KafkaThread.start(name: "kafka-produce") {
+            while !stop.isSet {
+                handle.withRaw { rk in _ = rd_kafka_poll(rk, timeout) }
+            }
+        }
+        self.handle = Mutex(handle)
+        self.context = context
+        self.pollThread = Mutex(thread)
+        self.stopPolling = stop
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    deinit {
+        // Without close(): stop polling, then the handle's deinit destroys and fails what is left.
+        stopPolling.set()
+        if let thread = pollThread.withLock({ $0.take() }) {
+            thread.join()
+        }
+    }
+
+    /// Produces one record and returns where it landed once the broker acknowledged it.
+    ///
+    /// Retries locally while librdkafka's queue is full (until the task is cancelled); delivery failures
+    /// (e.g. `message.timeout.ms` elapsed) throw with `isRetriable` set where trying again makes sense.
+    /// - Parameter key: nil for no key (partitioner picks by round robin/sticky); records with the same
+    ///   key go to the same partition.
+    public func send(
+        topic: String, key: [UInt8]?, value: [UInt8], headers: [(String, [UInt8])] = []
+    ) async throws(KafkaError) -> KafkaDeliveryReport {
+        while true {
+            let handle = try currentHandle()
+            let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<SendOutcome, Never>) in
+                let box = DeliveryBox(topic: topic, continuation: continuation)
+                context.register(box)
+                // +1 owned by librdkafka until the delivery report (or the context after destroy).
+                let opaque = Unmanaged.passRetained(box).toOpaque()
+                let error = handle.withRaw { rk in
+                    Self.produce(rk, topic: topic, key: key, value: value, headers: headers, opaque: opaque)
+                }
+                if let error {
+                    // librdkafka did not take the message: balance the passRetained here.
+                    Unmanaged<DeliveryBox>.fromOpaque(opaque).release()
+                    context.unregister(box)
+                    box.complete(error.code == .queueFull ? .queueFull : .failed(error))
+                }
+            }
+            switch outcome {
+            case .delivered(let report):
+                return report
+            case .failed(let error):
+                throw error
+            case .queueFull:
+                // The poll thread is serving delivery reports; give it a moment to make room.
+                do {
+                    try await Task.sleep(for: configuration.queueFullBackoff)
+                } catch {
+                    throw KafkaError(code: .queueFull, message: "cancelled while the producer queue was full")
+                }
+            }
+        }
+    }
+
+    /// Waits until every queued record got its delivery report, or `timeout` passed (throws `.timedOut`).
+    public func flush(timeout: Duration) async throws(KafkaError) {
+        let handle = try currentHandle()
+        let ms = Int32(timeout.milliseconds)
+        let err = await KafkaThread.run(name: "kafka-flush") {
+            handle.withRaw { rk in rd_kafka_flush(rk, ms) }
+        }
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "flush") }
+    }
+
+    /// Flushes (up to `timeout`), purges what is left (those `send`s throw `.purged`), stops the poll
+    /// thread and destroys the client. Later calls throw `.closed`. Safe to call twice.
+    public func close(timeout: Duration = .seconds(10)) async {
+        guard let owner = self.handle.withLock({ $0.take() }).map(LastReference.init) else { return }
+        let thread = pollThread.withLock { $0.take() }
+        let stop = stopPolling
+        let ms = Int32(timeout.milliseconds)
+        let logger = self.logger
+        await KafkaThread.run(name: "kafka-pclose") {
+            owner.withValue { handle in
+                handle.withRaw { rk in
+                    if rd_kafka_flush(rk, ms) != RD_KAFKA_RESP_ERR_NO_ERROR {
+                        logger.debug("kafka producer: flush timed out on close, purging", metadata: ["outq": "\(rd_kafka_outq_len(rk))"])
+                        _ = rd_kafka_purge(rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT)
+                        // Serve the purged records' delivery reports (each fails its `send`).
+                        _ = rd_kafka_flush(rk, 1_000)
+                    }
+                }
+            }
+            stop.set()
+            thread?.join()
+            // Normally the last reference (a racing `send` may hold one briefly): destroys here.
+            owner.drop()
+        }
+    }
+
+    private func currentHandle() throws(KafkaError) -> RdKafkaHandle {
+        guard let handle = handle.withLock({ $0 }) else { throw KafkaError.closed() }
+        return handle
+    }
+
+    /// One `rd_kafka_produceva` call; librdkafka copies key, value and headers (`RD_KAFKA_MSG_F_COPY`),
+    /// so every pointer only needs to live for the call.
+    private static func produce(
+        _ rk: OpaquePointer, topic: String, key: [UInt8]?, value: [UInt8], headers: [(String, [UInt8])],
+        opaque: UnsafeMutableRawPointer
+    ) -> KafkaError? {
+        // Header names and values as C buffers that outlive the vu array below; freed on return.
+        let names = headers.map { header -> UnsafeMutableBufferPointer<CChar> in
+            let cString = header.0.utf8CString
+            let buffer = UnsafeMutableBufferPointer<CChar>.allocate(capacity: cString.count)
+            _ = buffer.initialize(from: cString)
+            return buffer
+        }
+        defer { names.forEach { $0.deallocate() } }
+        let values = headers.map { header -> UnsafeMutableBufferPointer<UInt8> in
+            let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(header.1.count, 1))
+            _ = buffer.initialize(from: header.1)
+            return buffer
+        }
+        defer { values.forEach { $0.deallocate() } }
+
+        return topic.withCString { topicPointer in
+            value.withUnsafeBytes { valueBytes in
+                withOptionalBytes(key) { keyBytes in
+                    var vus: [rd_kafka_vu_t] = []
+                    vus.reserveCapacity(5 + headers.count)
+                    var vu = rd_kafka_vu_t()
+                    vu.vtype = RD_KAFKA_VTYPE_TOPIC
+                    vu.u.cstr = topicPointer
+                    vus.append(vu)
+
+                    vu = rd_kafka_vu_t()
+                    vu.vtype = RD_KAFKA_VTYPE_VALUE
+                    vu.u.mem.ptr = UnsafeMutableRawPointer(mutating: valueBytes.baseAddress)
+                    vu.u.mem.size = valueBytes.count
+                    vus.append(vu)
+
+                    if let keyBytes {
+                        vu = rd_kafka_vu_t()
+                        vu.vtype = RD_KAFKA_VTYPE_KEY
+                        vu.u.mem.ptr = UnsafeMutableRawPointer(mutating: keyBytes.baseAddress)
+                        vu.u.mem.size = keyBytes.count
+                        vus.append(vu)
+                    }
+
+                    vu = rd_kafka_vu_t()
+                    vu.vtype = RD_KAFKA_VTYPE_MSGFLAGS
+                    vu.u.i = RD_KAFKA_MSG_F_COPY
+                    vus.append(vu)
+
+                    vu = rd_kafka_vu_t()
+                    vu.vtype = RD_KAFKA_VTYPE_OPAQUE
+                    vu.u.ptr = opaque
+                    vus.append(vu)
+
+                    for (index, name) in names.enumerated() {
+                        vu = rd_kafka_vu_t()
+                        vu.vtype = RD_KAFKA_VTYPE_HEADER
+                        vu.u.header.name = UnsafePointer(name.baseAddress)
+                        vu.u.header.val = UnsafeRawPointer(values[index].baseAddress)
+                        vu.u.header.size = headers[index].1.count
+                        vus.append(vu)
+                    }
+
+                    let error = vus.withUnsafeBufferPointer { rd_kafka_produceva(rk, $0.baseAddress, $0.count) }
+                    return error.map { KafkaError(consuming: $0, context: "produce to \(topic)") }
+                }
+            }
+        }
+    }
+}
+
+/// `nil` stays `nil`; an empty key still gets a (non-null) pointer so it stays distinct from no key.
+private func withOptionalBytes<T>(_ bytes: [UInt8]?, _ body: (UnsafeRawBufferPointer?) -> T) -> T {
+    guard let bytes else { return body(nil) }
+    if bytes.isEmpty {
+        var zero: UInt8 = 0
+        return withUnsafeBytes(of: &zero) { body(UnsafeRawBufferPointer(rebasing: $0[0..<0])) }
+    }
+    return bytes.withUnsafeBytes { body($0) }
+}
+
+enum SendOutcome: Sendable {
+    case delivered(KafkaDeliveryReport)
+    case failed(KafkaError)
+    case queueFull
+}
+
+/// The per-message opaque: resumes its `send` exactly once.
+final class DeliveryBox: Sendable {
+    let topic: String
+    private let continuation: Mutex<CheckedContinuation<SendOutcome, Never>?>
+
+    init(topic: String, continuation: CheckedContinuation<SendOutcome, Never>) {
+        self.topic = topic
+        self.continuation = Mutex(continuation)
+    }
+
+    func complete(_ outcome: SendOutcome) {
+        continuation.withLock { $0.take() }?.resume(returning: outcome)
+    }
+}
+
+/// Producer callbacks' context; also remembers every record librdkafka holds, so that any it never
+/// reported on (destroyed with records still queued) are failed and released after `rd_kafka_destroy`.
+final class ProducerContext: RdKafkaContext, @unchecked Sendable {
+    private let inFlight = Mutex<[ObjectIdentifier: DeliveryBox]>([:])
+
+    func register(_ box: DeliveryBox) {
+        inFlight.withLock { $0[ObjectIdentifier(box)] = box }
+    }
+
+    func unregister(_ box: DeliveryBox) {
+        inFlight.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(box)) }
+    }
+
+    override func didDestroy() {
+        let leftovers = inFlight.withLock { state in
+            defer { state.removeAll() }
+            return Array(state.values)
+        }
+        for box in leftovers {
+            box.complete(.failed(KafkaError.closed()))
+            // Balances the passRetained whose delivery report never came.
+            Unmanaged.passUnretained(box).release()
+        }
+    }
+}
+
+/// Runs on the poll thread (inside `rd_kafka_poll`/`rd_kafka_flush`).
+private func deliveryReportTrampoline(_ rk: OpaquePointer?, _ message: UnsafePointer<rd_kafka_message_t>?, _ opaque: UnsafeMutableRawPointer?) {
+    guard let message, let opaque, let privatePointer = message.pointee._private else { return }
+    let context = RdKafkaContext.from(opaque) as! ProducerContext  // the producer installs only ProducerContext
+    // Balances the passRetained in `send`.
+    let box = Unmanaged<DeliveryBox>.fromOpaque(privatePointer).takeRetainedValue()
+    context.unregister(box)
+    let m = message.pointee
+    if m.err == RD_KAFKA_RESP_ERR_NO_ERROR {
+        box.complete(.delivered(KafkaDeliveryReport(topic: box.topic, partition: m.partition, offset: m.offset)))
+    } else {
+        box.complete(.failed(KafkaError(m.err, context: "delivery to \(box.topic)")))
+    }
+}
+
+private func producerErrorTrampoline(_ rk: OpaquePointer?, _ err: Int32, _ reason: UnsafePointer<CChar>?, _ opaque: UnsafeMutableRawPointer?) {
+    guard let opaque else { return }
+    let context = RdKafkaContext.from(opaque)
+    let text = reason.map { String(cString: $0) } ?? ""
+    context.logger.debug("kafka producer error", metadata: [
+        "rdkafka.error": "\(KafkaError.Code(rawValue: err))", "rdkafka.reason": "\(text)",
+    ])
+}
+
+/// A one-way flag the poll threads read on every loop.
+final class StopFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .acquiring) }
+    func set() { value.store(true, ordering: .releasing) }
+}

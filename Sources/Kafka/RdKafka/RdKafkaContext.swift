@@ -1,0 +1,52 @@
+internal import CRdKafka
+import Logging
+
+/// The `opaque` of one `rd_kafka_t`: what its C callbacks reach through a file-private trampoline.
+///
+/// Owned by the `RdKafkaHandle` (passed to librdkafka unretained), so it outlives `rd_kafka_destroy`
+/// and every callback librdkafka can still make. Subclasses add what their client needs.
+class RdKafkaContext: @unchecked Sendable {
+    // @unchecked: `logger` is immutable and Sendable; subclasses guard their own state with a Mutex.
+    let logger: Logger
+
+    init(logger: Logger) {
+        self.logger = logger
+    }
+
+    /// Installs the callbacks every client gets: the log callback and this context as opaque.
+    func install(on config: RdKafkaConfig) {
+        config.withRaw { conf in
+            rd_kafka_conf_set_opaque(conf, Unmanaged.passUnretained(self).toOpaque())
+            rd_kafka_conf_set_log_cb(conf, rdKafkaLogTrampoline)
+        }
+    }
+
+    /// Called right after `rd_kafka_destroy` returned: no callback can follow.
+    func didDestroy() {}
+
+    static func from(_ opaque: UnsafeMutableRawPointer) -> RdKafkaContext {
+        Unmanaged<RdKafkaContext>.fromOpaque(opaque).takeUnretainedValue()
+    }
+
+    /// librdkafka's syslog levels: 7 (debug) becomes trace, anything louder debug; the service decides
+    /// what deserves info, from the errors this module surfaces.
+    fileprivate func log(level: Int32, facility: String, message: String) {
+        let swiftLevel: Logger.Level = level >= 7 ? .trace : .debug
+        logger.log(
+            level: swiftLevel, "\(message)",
+            metadata: ["rdkafka.facility": "\(facility)", "rdkafka.level": "\(level)"]
+        )
+    }
+}
+
+/// Called on librdkafka's internal threads; swift-log handlers are thread-safe, and the context is
+/// alive for as long as the `rd_kafka_t` is.
+private func rdKafkaLogTrampoline(_ rk: OpaquePointer?, _ level: Int32, _ fac: UnsafePointer<CChar>?, _ buf: UnsafePointer<CChar>?) {
+    guard let rk, let opaque = rd_kafka_opaque(rk) else { return }
+    let context = RdKafkaContext.from(opaque)
+    context.log(
+        level: level,
+        facility: fac.map { String(cString: $0) } ?? "",
+        message: buf.map { String(cString: $0) } ?? ""
+    )
+}

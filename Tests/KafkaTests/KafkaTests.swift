@@ -1,0 +1,339 @@
+import Synchronization
+import Testing
+@testable import Kafka
+
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct KafkaTests {
+    @Test func producedMessagesAreConsumedWithKeysValuesAndHeaders() async throws {
+        try await withCluster { cluster in
+            try cluster.createTopic("jobs", partitions: 3)
+            let producer = try makeProducer(cluster)
+            var reports: [String: KafkaDeliveryReport] = [:]
+            for i in 0..<30 {
+                let key = i == 0 ? nil : bytes("key-\(i % 5)")
+                let report = try await producer.send(
+                    topic: "jobs", key: key, value: bytes("value-\(i)"),
+                    headers: [("request-id", bytes("\(i)")), ("tenant", bytes("acme")), ("empty", [])]
+                )
+                #expect(report.topic == "jobs")
+                #expect((0..<3).contains(report.partition))
+                #expect(report.offset >= 0)
+                reports["\(i)"] = report
+            }
+            await producer.close()
+
+            let consumer = try makeConsumer(cluster, group: "g-all", topics: ["jobs"])
+            let log = EventLog(consumer)
+            try await eventually("30 messages") { log.messages.count >= 30 }
+            let messages = log.messages
+            #expect(messages.count == 30)
+            for m in messages {
+                let id = try #require(text(m.header("request-id")))
+                #expect(text(m.value) == "value-\(id)")
+                #expect(text(m.header("tenant")) == "acme")
+                #expect(m.header("empty") == [])
+                #expect(m.headers.map(\.0) == ["request-id", "tenant", "empty"])
+                let report = try #require(reports[id])
+                #expect(m.partition == report.partition)
+                #expect(m.offset == report.offset)
+                if id == "0" { #expect(m.key == nil) } else { #expect(text(m.key) == "key-\(Int(id)! % 5)") }
+            }
+            #expect(Set(messages.compactMap { text($0.header("request-id")) }).count == 30)
+            // Same key, same partition.
+            let byKey = Dictionary(grouping: messages.filter { $0.key != nil }, by: { text($0.key)! })
+            for (_, group) in byKey { #expect(Set(group.map(\.partition)).count == 1) }
+            await consumer.close()
+            await log.waitForEnd()
+        }
+    }
+
+    @Test func deliveryReportsGiveConsecutiveOffsets() async throws {
+        try await withCluster { cluster in
+            try cluster.createTopic("one", partitions: 1)
+            let producer = try makeProducer(cluster)
+            var offsets: [Int64] = []
+            for i in 0..<5 {
+                let report = try await producer.send(topic: "one", key: bytes("k"), value: bytes("\(i)"))
+                #expect(report.partition == 0)
+                offsets.append(report.offset)
+            }
+            #expect(offsets == [0, 1, 2, 3, 4])
+            // Concurrent sends all resume, each with its own offset.
+            let concurrent = try await withThrowingTaskGroup(of: Int64.self) { group in
+                for i in 0..<20 {
+                    group.addTask { try await producer.send(topic: "one", key: nil, value: bytes("c\(i)")).offset }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(Set(concurrent) == Set(5..<25))
+            try await producer.flush(timeout: .seconds(5))
+            await producer.close()
+            await #expect(throws: KafkaError.self) {
+                _ = try await producer.send(topic: "one", key: nil, value: [])
+            }
+        }
+    }
+
+    @Test func storedOffsetsSurviveARestart() async throws {
+        try await withCluster { cluster in
+            try cluster.createTopic("work", partitions: 1)
+            let producer = try makeProducer(cluster)
+            for i in 0..<10 { _ = try await producer.send(topic: "work", key: nil, value: bytes("\(i)")) }
+
+            // First member: receives all ten, finishes (stores) only offsets 0...5.
+            let first = try makeConsumer(cluster, group: "g-restart", topics: ["work"])
+            let firstLog = EventLog(first)
+            try await eventually("ten messages") { firstLog.messages.count >= 10 }
+            for m in firstLog.messages where m.offset <= 5 { try first.storeOffset(for: m) }
+            await first.close()
+            await firstLog.waitForEnd()
+
+            // Second member of the same group: gets exactly the unprocessed ones, nothing processed again.
+            let second = try makeConsumer(cluster, group: "g-restart", topics: ["work"])
+            let secondLog = EventLog(second)
+            try await eventually("four redelivered messages") { secondLog.messages.count >= 4 }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(secondLog.messages.map(\.offset) == [6, 7, 8, 9])
+            #expect(secondLog.messages.map { text($0.value)! } == ["6", "7", "8", "9"])
+
+            // Explicit commit() also persists, without waiting for close.
+            for m in secondLog.messages { try second.storeOffset(for: m) }
+            try await second.commit()
+            await second.close()
+            _ = try await producer.send(topic: "work", key: nil, value: bytes("10"))
+            let third = try makeConsumer(cluster, group: "g-restart", topics: ["work"]) { $0.autoCommitInterval = nil }
+            let thirdLog = EventLog(third)
+            try await eventually("the new message") { thirdLog.messages.count >= 1 }
+            #expect(thirdLog.messages.map(\.offset) == [10])
+            await third.close()
+            await producer.close()
+        }
+    }
+
+    @Test func twoMembersSplitPartitionsAndHandOverOnClose() async throws {
+        try await withCluster { cluster in
+            try cluster.createTopic("split", partitions: 4)
+            let all = Set((0..<4).map { TopicPartition(topic: "split", partition: Int32($0)) })
+
+            let storedOnRevoke = Mutex<[Result<Void, KafkaError>]>([])
+            let lastSeen = Mutex<[TopicPartition: Int64]>([:])
+            let a = try makeConsumer(cluster, group: "g-split", topics: ["split"])
+            let aLog = EventLog(a) { event, consumer in
+                switch event {
+                case .message(let m):
+                    lastSeen.withLock { $0[m.topicPartition] = m.offset }
+                case .revoked(let tps):
+                    // What a worker does on revoke: store offsets of finished jobs, before unassign completes.
+                    for tp in tps {
+                        guard let offset = lastSeen.withLock({ $0[tp] }) else { continue }
+                        let result = Result { () throws(KafkaError) in
+                            try consumer.storeOffset(topic: tp.topic, partition: tp.partition, offset: offset)
+                        }
+                        storedOnRevoke.withLock { $0.append(result) }
+                    }
+                default:
+                    break
+                }
+            }
+            try await eventually("a owns all partitions") { aLog.assignedPartitions == all }
+            #expect(try Set(a.assignment()) == all)
+
+            let producer = try makeProducer(cluster)
+            for p in 0..<12 {
+                _ = try await producer.send(topic: "split", key: bytes("pre-\(p)"), value: bytes("pre"))
+            }
+            try await eventually("a consumed the first batch") { aLog.messages.count == 12 }
+
+            let b = try makeConsumer(cluster, group: "g-split", topics: ["split"])
+            let bLog = EventLog(b)
+            try await eventually("b gets a share", timeout: .seconds(20)) {
+                !bLog.assignedPartitions.isEmpty && aLog.assignedPartitions.union(bLog.assignedPartitions) == all
+            }
+            #expect(aLog.assignedPartitions.isDisjoint(with: bLog.assignedPartitions))
+            #expect(!aLog.log.withLock { $0.revoked }.isEmpty)
+            #expect(try Set(a.assignment()) == aLog.assignedPartitions)
+            let stores = storedOnRevoke.withLock { $0 }
+            #expect(!stores.isEmpty)
+            for result in stores { #expect((try? result.get()) != nil, "store during revoke should succeed") }
+
+            // b leaves: a gets everything back and then consumes from all four partitions.
+            await b.close()
+            await bLog.waitForEnd()
+            #expect(!bLog.log.withLock { $0.revoked }.isEmpty)
+            try await eventually("a owns all partitions again", timeout: .seconds(20)) { aLog.assignedPartitions == all }
+            for i in 0..<40 {
+                _ = try await producer.send(topic: "split", key: bytes("after-\(i)"), value: bytes("after"))
+            }
+            try await eventually("a consumes from every partition") {
+                Set(aLog.messages.filter { text($0.value) == "after" }.map(\.partition)) == Set(0..<4)
+            }
+            await a.close()
+            await producer.close()
+        }
+    }
+
+    @Test func pauseStopsDeliveryAndResumeRestartsIt() async throws {
+        try await withCluster { cluster in
+            try cluster.createTopic("pausable", partitions: 1)
+            let tp = TopicPartition(topic: "pausable", partition: 0)
+            let producer = try makeProducer(cluster)
+            let consumer = try makeConsumer(cluster, group: "g-pause", topics: ["pausable"])
+            let log = EventLog(consumer)
+            try await eventually("assignment") { log.assignedPartitions == [tp] }
+            for i in 0..<3 { _ = try await producer.send(topic: "pausable", key: nil, value: bytes("\(i)")) }
+            try await eventually("first three") { log.messages.count == 3 }
+
+            try consumer.pause([tp])
+            for i in 3..<6 { _ = try await producer.send(topic: "pausable", key: nil, value: bytes("\(i)")) }
+            try await Task.sleep(for: .milliseconds(800))
+            #expect(log.messages.count == 3, "nothing arrives while paused")
+
+            try consumer.resume([tp])
+            try await eventually("the rest after resume") { log.messages.count == 6 }
+            #expect(log.messages.map(\.offset) == [0, 1, 2, 3, 4, 5])
+            await consumer.close()
+            await producer.close()
+        }
+    }
+
+    @Test func aSlowWorkerHoldsBackThePollThread() async throws {
+        try await withCluster { cluster in
+            try cluster.createTopic("flood", partitions: 2)
+            let producer = try makeProducer(cluster)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for i in 0..<100 {
+                    group.addTask { _ = try await producer.send(topic: "flood", key: bytes("\(i)"), value: bytes("\(i)")) }
+                }
+                try await group.waitForAll()
+            }
+            let consumer = try makeConsumer(cluster, group: "g-flood", topics: ["flood"]) { $0.eventBufferSize = 8 }
+            // Nobody reads yet: the buffer fills to its bound and the poll thread pauses fetching.
+            try await eventually("buffer full") { consumer.bufferedMessageCount >= 8 }
+            try await Task.sleep(for: .milliseconds(600))
+            let buffered = consumer.bufferedMessageCount
+            #expect(buffered <= 8 + 2, "bounded buffer, got \(buffered)")
+
+            // Reading drains it; fetching resumes and every message arrives exactly once.
+            var seen = Set<String>()
+            for await event in consumer.events {
+                if case .message(let m) = event { seen.insert(text(m.value)!) }
+                if seen.count == 100 { break }
+            }
+            #expect(seen.count == 100)
+            await consumer.close()
+            await producer.close()
+        }
+    }
+
+    @Test func producerDeliversOnceTheBrokerComesBack() async throws {
+        try await withCluster { cluster in
+            try cluster.createTopic("outage", partitions: 1)
+            let producer = try makeProducer(cluster)
+            _ = try await producer.send(topic: "outage", key: nil, value: bytes("before"))
+
+            try cluster.setBrokerDown(1)
+            let delivered = Mutex<KafkaDeliveryReport?>(nil)
+            let sending = Task {
+                let report = try await producer.send(topic: "outage", key: nil, value: bytes("during"))
+                delivered.withLock { $0 = report }
+                return report
+            }
+            try await Task.sleep(for: .milliseconds(800))
+            #expect(delivered.withLock { $0 } == nil, "no acknowledgement while the broker is down")
+
+            try cluster.setBrokerUp(1)
+            let report = try await sending.value
+            #expect(report.offset == 1)
+
+            // Injected produce errors are retried by librdkafka without duplicates (idempotence).
+            cluster.pushRequestErrors(.produce, [.notLeaderForPartition, .requestTimedOut])
+            let retried = try await producer.send(topic: "outage", key: nil, value: bytes("retried"))
+            #expect(retried.offset == 2)
+            await producer.close()
+        }
+    }
+
+    @Test func watchdogReportsAStalledLoopAndClearsOnProgress() async throws {
+        try await withCluster { cluster in
+            try cluster.createTopic("stall", partitions: 1)
+            let producer = try makeProducer(cluster)
+            _ = try await producer.send(topic: "stall", key: nil, value: bytes("job"))
+            let stalls = Mutex<[KafkaConsumer.Watchdog.Stall]>([])
+            let consumer = try makeConsumer(cluster, group: "g-stall", topics: ["stall"]) {
+                $0.watchdogThreshold = .milliseconds(300)
+                $0.onStall = { stall in stalls.withLock { $0.append(stall) } }
+            }
+            let log = EventLog(consumer)
+            try await eventually("the job") { log.messages.count == 1 }
+            // The "worker" never stores the offset: the poll thread reports it once.
+            try await eventually("a stall report", timeout: .seconds(5)) { !stalls.withLock { $0 }.isEmpty }
+            let stall = try #require(stalls.withLock { $0.first })
+            #expect(stall.outstanding == [TopicPartition(topic: "stall", partition: 0): 1])
+            #expect(stall.stalledFor >= .milliseconds(300))
+            #expect(consumer.watchdog?.check() != nil)
+
+            try consumer.storeOffset(for: log.messages[0])
+            #expect(consumer.watchdog?.check() == nil)
+            #expect(consumer.watchdog?.lastProgress != nil)
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(stalls.withLock { $0.count } == 1, "reported once, and not after progress")
+            await consumer.close()
+            await producer.close()
+        }
+    }
+
+    @Test func watchdogStateMachine() {
+        let dog = KafkaConsumer.Watchdog(threshold: .seconds(10))
+        let t0 = ContinuousClock.now
+        let tp = TopicPartition(topic: "t", partition: 0)
+        // Idle time never counts.
+        #expect(dog.check(at: t0 + .seconds(100)) == nil)
+        dog.messageDelivered(tp, offset: 41, at: t0 + .seconds(100))
+        dog.messageDelivered(tp, offset: 42, at: t0 + .seconds(101))
+        #expect(dog.check(at: t0 + .seconds(109)) == nil)
+        let stall = dog.check(at: t0 + .seconds(111))
+        #expect(stall?.outstanding[tp] == 2)
+        #expect(stall?.stalledFor == .seconds(11))
+        #expect(dog.checkOnce(at: t0 + .seconds(111)) != nil)
+        #expect(dog.checkOnce(at: t0 + .seconds(112)) == nil, "reported once")
+        // Progress restarts the clock; finishing everything clears it.
+        dog.offsetStored(tp, offset: 41, at: t0 + .seconds(112))
+        #expect(dog.check(at: t0 + .seconds(121)) == nil)
+        #expect(dog.check(at: t0 + .seconds(123))?.outstanding[tp] == 1)
+        dog.offsetStored(tp, offset: 42, at: t0 + .seconds(124))
+        #expect(dog.check(at: t0 + .seconds(500)) == nil)
+        #expect(dog.lastProgress == t0 + .seconds(124))
+        // A revoked partition's outstanding work is forgotten.
+        dog.messageDelivered(tp, offset: 43, at: t0 + .seconds(600))
+        dog.forget([tp], at: t0 + .seconds(601))
+        #expect(dog.check(at: t0 + .seconds(700)) == nil)
+    }
+
+    @Test func closingBeforeTheFirstRebalanceDoesNotCrash() async throws {
+        try await withCluster { cluster in
+            try cluster.createTopic("early", partitions: 1)
+            let consumer = try makeConsumer(cluster, group: "g-early", topics: ["early"])
+            let start = ContinuousClock.now
+            await consumer.close()
+            #expect(ContinuousClock.now - start < .seconds(12))
+            #expect(throws: KafkaError.self) { try consumer.storeOffset(topic: "early", partition: 0, offset: 0) }
+            var iterator = consumer.events.makeAsyncIterator()
+            while let event = await iterator.next() {
+                if case .message = event { Issue.record("no message was produced") }
+            }
+        }
+    }
+
+    @Test func configurationErrorsAreTyped() {
+        do {
+            _ = try KafkaProducer(configuration: .init(bootstrapServers: "127.0.0.1:1", properties: ["no.such.property": "1"]))
+            Issue.record("expected a configuration error")
+        } catch {
+            #expect(error.code == .configuration)
+            #expect(!error.isRetriable)
+            #expect(error.message.contains("no.such.property"))
+        }
+        #expect(KafkaError.Code.queueFull.description == "_QUEUE_FULL")
+        #expect(KafkaError(code: .transport, message: "x").isRetriable)
+    }
+}
