@@ -60,7 +60,7 @@ let package = Package(
         .executableTarget(
             name: "ksm",
             dependencies: [
-                "KSMService", "FairPlay", "FairPlayDevice",
+                "KSMService", "FairPlay", "FairPlayDevice", "Kafka", "RedisStore", "Licensing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,0 +1,225 @@
+import FairPlay
+import FairPlayDevice
+import Foundation
+import Kafka
+import Logging
+import Synchronization
+
+/// Simulated Apple devices watching live streams: sends license jobs through Kafka, opens every CKC
+/// that comes back with the device's own session, and checks the key against the catalogue.
+public struct LoadGenerator: Sendable {
+    public let configuration: LoadGeneratorConfiguration
+    public let catalog: DemoCatalog
+    public let trust: DeviceTrust
+    let logger: Logger
+
+    public init(configuration: LoadGeneratorConfiguration, catalog: DemoCatalog, trust: DeviceTrust, logger: Logger) {
+        self.configuration = configuration
+        self.catalog = catalog
+        self.trust = trust
+        self.logger = logger
+    }
+
+    /// One request in flight: what the device needs to check the answer.
+    struct Pending: Sendable {
+        var session: DeviceSession
+        var expectedKey: [UInt8]
+        var expectedIV: [UInt8]
+        var sentAt: ContinuousClock.Instant
+        var burst: Int?
+    }
+
+    final class Tracker: Sendable {
+        struct State {
+            var pending: [String: Pending] = [:]
+            var answered: Set<String> = []
+            var report = LoadReport()
+            var latencies: [Double] = []
+            var burstLatencies: [Double] = []
+            var burstStart: [Int: ContinuousClock.Instant] = [:]
+            var burstLastReply: [Int: ContinuousClock.Instant] = [:]
+        }
+        let state = Mutex(State())
+    }
+
+    /// Runs the whole scenario and returns what it measured. `progress` gets a line about once a second.
+    public func run(progress: (@Sendable (String) -> Void)? = nil) async throws -> LoadReport {
+        let runID = String(UInt64.random(in: 0..<UInt64.max), radix: 36)
+        let viewers = (0..<configuration.viewers).map { _ in SimulatedDevice(trust: trust) }
+        let sessions = (0..<configuration.viewers).map { _ in UInt64.random(in: 1..<UInt64.max) }
+        let accounts = max(1, configuration.accounts ?? configuration.viewers)
+        let tracker = Tracker()
+
+        var producerConfig = KafkaProducer.Configuration(bootstrapServers: configuration.brokers)
+        producerConfig.properties = configuration.kafkaProperties.merging(["linger.ms": "2"]) { a, _ in a }
+        let producer = try KafkaProducer(configuration: producerConfig, logger: logger)
+        var consumerConfig = KafkaConsumer.Configuration(bootstrapServers: configuration.brokers, groupID: "ksm-loadgen-\(runID)",
+                                                         topics: [configuration.repliesTopic], properties: configuration.kafkaProperties)
+        consumerConfig.properties["auto.offset.reset"] = "latest"
+        let consumer = try KafkaConsumer(configuration: consumerConfig, logger: logger)
+
+        // Wait until the reply consumer owns its partitions, so no reply is missed.
+        let assigned = AsyncStream<Void>.makeStream()
+        let reader = Task {
+            var announced = false
+            for await event in consumer.events {
+                switch event {
+                case .assigned:
+                    if !announced { announced = true; assigned.continuation.yield() }
+                case .message(let message):
+                    self.receive(message, tracker: tracker)
+                default:
+                    break
+                }
+            }
+        }
+        for await _ in assigned.stream { break }
+
+        let start = ContinuousClock.now
+        let ticker = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                let (sent, replies, correct) = tracker.state.withLock { ($0.report.sent, $0.report.replies, $0.report.correct) }
+                progress?("sent \(sent)  replies \(replies)  correct \(correct)  \(String(format: "%.1f", (ContinuousClock.now - start).seconds)) s")
+            }
+        }
+
+        // Phase 1: viewers join at the configured rate (playback state 1, priority "new").
+        let interval = Duration.seconds(1 / max(configuration.joinRate, 0.001))
+        await withTaskGroup(of: Void.self) { group in
+            for index in viewers.indices {
+                let due = start + interval * index
+                if due > .now { try? await Task.sleep(until: due) }
+                let job = try? makeJob(runID: runID, viewer: index, device: viewers[index], session: sessions[index], account: index % accounts,
+                                       period: 0, state: .readyToPlay, priority: "new", burst: nil)
+                if let job { group.addTask { await self.send(job, producer: producer, tracker: tracker) } }
+            }
+        }
+        // Phase 2: rotations: every viewer asks for the next key at once (state 3 renews the lease).
+        for rotation in 1...max(configuration.rotations, 1) where configuration.rotations > 0 {
+            try? await Task.sleep(for: configuration.rotationInterval)
+            let period = rotation % max(catalog.periods, 1)
+            let jobs = viewers.indices.compactMap { index in
+                try? makeJob(runID: runID, viewer: index, device: viewers[index], session: sessions[index], account: index % accounts,
+                             period: period, state: .leaseRenewal, priority: "continuity", burst: rotation)
+            }
+            tracker.state.withLock { $0.burstStart[rotation] = .now }
+            await withTaskGroup(of: Void.self) { group in
+                for job in jobs { group.addTask { await self.send(job, producer: producer, tracker: tracker) } }
+            }
+        }
+
+        // Wait for every reply, or the timeout.
+        let deadline = ContinuousClock.now + configuration.replyTimeout
+        while ContinuousClock.now < deadline {
+            if tracker.state.withLock({ $0.pending.isEmpty }) { break }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        let elapsed = (ContinuousClock.now - start).seconds
+        ticker.cancel()
+        await consumer.close()
+        reader.cancel()
+        await producer.close()
+
+        return tracker.state.withLock { state in
+            var report = state.report
+            report.missing = state.pending.count
+            report.seconds = (elapsed * 100).rounded() / 100
+            report.repliesPerSecond = (Double(report.replies) / max(elapsed, 0.001)).rounded()
+            report.latencyMilliseconds = .init(milliseconds: state.latencies)
+            report.burstLatencyMilliseconds = .init(milliseconds: state.burstLatencies)
+            var drain = 0.0
+            for (burst, begin) in state.burstStart {
+                if let last = state.burstLastReply[burst] { drain = max(drain, (last - begin).seconds) }
+            }
+            report.burstDrainSeconds = (drain * 1000).rounded() / 1000
+            return report
+        }
+    }
+
+    struct Job: Sendable {
+        var id: String
+        var account: String
+        var body: [UInt8]
+        var pending: Pending
+    }
+
+    func makeJob(runID: String, viewer: Int, device: SimulatedDevice, session: UInt64, account: Int, period: Int,
+                 state: PlaybackState, priority: String, burst: Int?) throws -> Job {
+        let stream = viewer % max(catalog.streams, 1)
+        let asset = catalog.assetID(stream: stream, period: period)
+        var options = SPCOptions()
+        options.spcVersion = configuration.spcVersion
+        options.assetID = Array(asset.utf8)
+        options.playback = MediaPlaybackInfo(creationDate: UInt32(Date().timeIntervalSince1970), state: state, sessionID: session)
+        let (spc, deviceSession) = try device.makeSPC(options)
+        let id = "\(runID)-\(viewer)-\(period)-\(burst ?? 0)"
+        let deadline = Int64(Date().timeIntervalSince1970 * 1000) + Int64(configuration.jobDeadline.seconds * 1000)
+        let body: [String: Any] = ["id": id, "tenant": catalog.tenant, "account": "acct-\(account)", "spc": Data(spc).base64EncodedString(),
+                                   "deadline": deadline, "priority": priority]
+        let bytes = Array(try JSONSerialization.data(withJSONObject: body))
+        return Job(id: id, account: "acct-\(account)", body: bytes,
+                   pending: Pending(session: deviceSession, expectedKey: catalog.contentKey(assetID: asset), expectedIV: catalog.contentIV(assetID: asset), sentAt: .now, burst: burst))
+    }
+
+    func send(_ job: Job, producer: KafkaProducer, tracker: Tracker) async {
+        var pending = job.pending
+        pending.sentAt = .now
+        tracker.state.withLock {
+            $0.pending[job.id] = pending
+            $0.report.sent += 1
+        }
+        let headers: [(String, [UInt8])] = [("reply-topic", Array(configuration.repliesTopic.utf8)), ("correlation-id", Array(job.id.utf8))]
+        var delay = Duration.milliseconds(20)
+        for _ in 0..<20 {
+            do {
+                _ = try await producer.send(topic: configuration.requestsTopic, key: Array(job.account.utf8), value: job.body, headers: headers)
+                return
+            } catch {
+                logger.warning("loadgen send failed; retrying", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(1))
+            }
+        }
+    }
+
+    /// Checks one reply: a known ID, status 0, a CKC that opens to the expected key and IV.
+    func receive(_ message: KafkaMessage, tracker: Tracker) {
+        guard let reply = try? LicenseReply(json: message.value) else { return }
+        let now = ContinuousClock.now
+        let pending: Pending? = tracker.state.withLock { state in
+            guard let p = state.pending.removeValue(forKey: reply.id) else {
+                if state.answered.contains(reply.id) { state.report.duplicates += 1 }
+                return nil
+            }
+            state.answered.insert(reply.id)
+            return p
+        }
+        guard let pending else { return }
+        var verdict: String?
+        if reply.status != .ok {
+            verdict = "status \(reply.status.name)"
+        } else if let ckc = reply.ckc {
+            do {
+                let opened = try CKCOpener.open(ckc, session: pending.session)
+                if opened.contentKey != pending.expectedKey { verdict = "wrong content key" }
+                else if opened.contentIV != pending.expectedIV { verdict = "wrong content IV" }
+            } catch {
+                verdict = "CKC does not open: \(error.reason)"
+            }
+        } else {
+            verdict = "status 0 without a CKC"
+        }
+        let latency = (now - pending.sentAt).seconds * 1000
+        tracker.state.withLock { state in
+            state.report.replies += 1
+            state.report.statuses[reply.status.name, default: 0] += 1
+            state.latencies.append(latency)
+            if let burst = pending.burst {
+                state.burstLatencies.append(latency)
+                state.burstLastReply[burst] = max(state.burstLastReply[burst] ?? now, now)
+            }
+            if let verdict { state.report.wrong[verdict, default: 0] += 1 } else { state.report.correct += 1 }
+        }
+    }
+}

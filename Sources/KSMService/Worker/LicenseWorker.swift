@@ -1,0 +1,193 @@
+import Foundation
+import Kafka
+import Logging
+import ServiceLifecycle
+
+/// A KSM worker: consumes license jobs from Kafka, answers each through the ``LicenseProcessor`` and
+/// publishes the reply, storing a job's offset only after its reply's delivery report (at-least-once).
+///
+/// consume -> decode -> batch -> processor (one Redis round trip per batch, RSA on the crypto pool)
+/// -> produce reply -> delivery report -> store offset. Graceful shutdown (SIGTERM through
+/// ServiceLifecycle) stops fetching, finishes what is in flight, commits and leaves the group.
+public final class LicenseWorker: Service, Sendable {
+    public let configuration: WorkerConfiguration
+    public let processor: LicenseProcessor
+    public let statistics = WorkerStatistics()
+    let logger: Logger
+
+    public init(configuration: WorkerConfiguration, processor: LicenseProcessor, logger: Logger) {
+        self.configuration = configuration
+        self.processor = processor
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let consumer = try KafkaConsumer(configuration: consumerConfiguration(), logger: logger)
+        let producer = try KafkaProducer(configuration: producerConfiguration(), logger: logger)
+        let state = WorkerState(maximumInFlight: configuration.maximumInFlight)
+        logger.info("worker started", metadata: ["group": "\(configuration.groupID)", "topic": "\(configuration.requestsTopic)"])
+
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<max(1, configuration.concurrentBatches) {
+                group.addTask { await self.batchLoop(state: state, consumer: consumer, producer: producer) }
+            }
+            await readLoop(state: state, consumer: consumer)
+            await state.finish()
+            await group.waitForAll()
+        }
+        do {
+            try await consumer.commit()
+        } catch {
+            logger.warning("final commit failed; uncommitted jobs will be redelivered", metadata: ["error": "\(error)"])
+        }
+        await consumer.close()
+        await producer.close()
+        logger.info("worker stopped", metadata: ["replied": "\(statistics.snapshot.replied)"])
+    }
+
+    func consumerConfiguration() -> KafkaConsumer.Configuration {
+        var properties = configuration.kafkaProperties
+        if let instance = configuration.instanceID { properties["group.instance.id"] = instance }
+        var c = KafkaConsumer.Configuration(bootstrapServers: configuration.brokers, groupID: configuration.groupID, topics: [configuration.requestsTopic], properties: properties)
+        c.watchdogThreshold = configuration.watchdogThreshold
+        let logger = self.logger
+        c.onStall = { stall in logger.error("processing loop stalled: no offset progress with messages outstanding", metadata: ["stall": "\(stall)"]) }
+        return c
+    }
+
+    func producerConfiguration() -> KafkaProducer.Configuration {
+        var properties = configuration.kafkaProperties
+        properties["group.instance.id"] = nil
+        var c = KafkaProducer.Configuration(bootstrapServers: configuration.brokers)
+        c.properties = properties
+        return c
+    }
+
+    /// Reads consumer events until graceful shutdown; pauses the consumer when too much is in flight.
+    private func readLoop(state: WorkerState, consumer: KafkaConsumer) async {
+        for await event in consumer.events.cancelOnGracefulShutdown() {
+            switch event {
+            case .message(let message):
+                statistics.update { $0.received += 1 }
+                if await state.enqueue(message) {
+                    statistics.update { $0.pauses += 1 }
+                    do {
+                        try consumer.pause(try consumer.assignment())
+                        logger.debug("consumer paused: in-flight limit reached", metadata: ["limit": "\(configuration.maximumInFlight)"])
+                    } catch {
+                        logger.warning("pause failed", metadata: ["error": "\(error)"])
+                    }
+                }
+            case .assigned(let partitions):
+                logger.info("partitions assigned", metadata: ["partitions": "\(partitions.map { "\($0.topic)/\($0.partition)" })"])
+            case .revoked(let partitions):
+                // Finished jobs stored their offsets as they finished; queued ones are the new owner's.
+                await state.revoke(partitions)
+                logger.info("partitions revoked", metadata: ["partitions": "\(partitions.map { "\($0.topic)/\($0.partition)" })"])
+            case .error(let error):
+                logger.warning("kafka consumer error", metadata: ["error": "\(error)", "retriable": "\(error.isRetriable)"])
+            }
+        }
+    }
+
+    /// Takes batches until the queue is finished and drained.
+    private func batchLoop(state: WorkerState, consumer: KafkaConsumer, producer: KafkaProducer) async {
+        while let batch = await state.nextBatch(limit: configuration.maximumBatchSize) {
+            statistics.update { $0.batches += 1 }
+            let outcomes = await answer(batch)
+            await withTaskGroup(of: Void.self) { group in
+                for (message, outcome) in zip(batch, outcomes) {
+                    group.addTask {
+                        guard await self.publish(outcome, for: message, producer: producer) else { return }
+                        if let offset = await state.finished(message) {
+                            do {
+                                try consumer.storeOffset(topic: message.topic, partition: message.partition, offset: offset)
+                            } catch {
+                                // The partition was revoked meanwhile: its new owner answers the job again.
+                                self.logger.debug("offset not stored", metadata: ["error": "\(error)"])
+                            }
+                        }
+                    }
+                }
+            }
+            if await state.shouldResume() {
+                do { try consumer.resume(try consumer.assignment()) } catch { logger.warning("resume failed", metadata: ["error": "\(error)"]) }
+            }
+        }
+    }
+
+    /// What to publish for one message.
+    enum Outcome: Sendable {
+        case reply(LicenseReply)
+        case deadLetter(reason: String)
+    }
+
+    /// Decodes and processes a batch. A store outage is retried twice before it is answered (fail closed).
+    func answer(_ batch: [KafkaMessage]) async -> [Outcome] {
+        var outcomes = [Outcome?](repeating: nil, count: batch.count)
+        var jobs: [LicenseJob] = []
+        var positions: [Int] = []
+        for (index, message) in batch.enumerated() {
+            do {
+                jobs.append(try LicenseJob(json: message.value))
+                positions.append(index)
+            } catch {
+                if error.id == nil {
+                    outcomes[index] = .deadLetter(reason: error.description)
+                } else {
+                    outcomes[index] = .reply(LicenseReply(invalidJob: error))
+                }
+            }
+        }
+        var replies = await processor.process(jobs)
+        for attempt in 1...2 where replies.contains(where: { $0.status == .storeUnavailable }) {
+            statistics.update { $0.storeRetries += 1 }
+            try? await Task.sleep(for: .milliseconds(100 * attempt * attempt))
+            let retry = replies.indices.filter { replies[$0].status == .storeUnavailable }
+            let again = await processor.process(retry.map { jobs[$0] })
+            for (i, reply) in zip(retry, again) { replies[i] = reply }
+        }
+        for (position, reply) in zip(positions, replies) { outcomes[position] = .reply(reply) }
+        // Every position is filled above: a decode failure, or the processor's one reply per job.
+        return outcomes.map { $0! }
+    }
+
+    /// Publishes a reply (or dead letter) and waits for its delivery report, retrying with capped
+    /// backoff while Kafka is unavailable. Returns false if shutdown came first: the offset is then
+    /// not stored and the job is redelivered.
+    func publish(_ outcome: Outcome, for message: KafkaMessage, producer: KafkaProducer) async -> Bool {
+        let topic: String
+        let value: [UInt8]
+        var headers: [(String, [UInt8])] = []
+        let correlation = message.header("correlation-id")
+        switch outcome {
+        case .reply(let reply):
+            topic = message.header("reply-topic").map { String(decoding: $0, as: UTF8.self) } ?? configuration.repliesTopic
+            value = reply.jsonBytes()
+            headers.append(("correlation-id", correlation ?? Array(reply.id.utf8)))
+            headers.append(("ksm-status", Array(String(reply.status.rawValue).utf8)))
+        case .deadLetter(let reason):
+            topic = configuration.deadLetterTopic
+            value = message.value
+            headers = message.headers
+            headers.append(("dlq-reason", Array(reason.utf8)))
+            headers.append(("dlq-source", Array("\(message.topic)/\(message.partition)/\(message.offset)".utf8)))
+        }
+        var delay = Duration.milliseconds(50)
+        while true {
+            do {
+                _ = try await producer.send(topic: topic, key: message.key, value: value, headers: headers)
+                statistics.update {
+                    if case .deadLetter = outcome { $0.deadLettered += 1 } else { $0.replied += 1 }
+                }
+                return true
+            } catch {
+                statistics.update { $0.publishRetries += 1 }
+                logger.warning("publish failed; retrying", metadata: ["error": "\(error)", "topic": "\(topic)"])
+                if Task.isCancelled { return false }
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(2))
+            }
+        }
+    }
+}

@@ -1,0 +1,29 @@
+/// How a KSM worker talks to Kafka and sizes its work. Plain values with documented defaults.
+public struct WorkerConfiguration: Sendable {
+    /// `host:port,...` of the Kafka bootstrap brokers.
+    public var brokers: String
+    /// Consumer group of the fleet. Default: `fps-ksm`.
+    public var groupID = "fps-ksm"
+    /// Default: `fps.license.requests`.
+    public var requestsTopic = "fps.license.requests"
+    /// Where replies go unless a request names its own `reply-topic` header. Default: `fps.license.replies`.
+    public var repliesTopic = "fps.license.replies"
+    /// Messages that cannot be read as a job at all. Default: `fps.license.dlq`.
+    public var deadLetterTopic = "fps.license.dlq"
+    /// Largest batch handed to the processor (one Redis round trip each). Default: 128.
+    public var maximumBatchSize = 128
+    /// Batches processed at once, so Redis round trips overlap CPU work. Default: 2.
+    public var concurrentBatches = 2
+    /// Jobs buffered or in flight before the consumer pauses its partitions. Default: 1024.
+    public var maximumInFlight = 1024
+    /// Static membership (`group.instance.id`), e.g. a StatefulSet pod name. Default: none.
+    public var instanceID: String?
+    /// librdkafka properties passed through to both clients (SASL, TLS, linger, batch sizes).
+    public var kafkaProperties: [String: String] = [:]
+    /// A processing loop with no progress for this long is reported as stalled. Default: 30 s.
+    public var watchdogThreshold: Duration = .seconds(30)
+    /// How long shutdown waits for in-flight work before leaving the group. Default: 20 s.
+    public var shutdownGracePeriod: Duration = .seconds(20)
+
+    public init(brokers: String) { self.brokers = brokers }
+}

@@ -1,0 +1,22 @@
+import Synchronization
+
+/// Counters a worker keeps for logs, tests and the loadgen summary.
+public final class WorkerStatistics: Sendable {
+    public struct Snapshot: Sendable, Hashable {
+        public var received = 0
+        public var replied = 0
+        public var deadLettered = 0
+        public var batches = 0
+        public var storeRetries = 0
+        public var publishRetries = 0
+        public var pauses = 0
+    }
+
+    private let state = Mutex(Snapshot())
+
+    public init() {}
+
+    public var snapshot: Snapshot { state.withLock { $0 } }
+
+    func update(_ change: (inout Snapshot) -> Void) { state.withLock { change(&$0) } }
+}

@@ -1,0 +1,69 @@
+import ArgumentParser
+import Foundation
+import Kafka
+import Logging
+
+/// `ksm broker`: librdkafka's mock Kafka cluster as a process, for tests, the demo and local work.
+struct BrokerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "broker",
+        abstract: "Start an embedded mock Kafka cluster; print its bootstrap servers as the first line and run until SIGTERM."
+    )
+
+    @Option(help: "Number of mock brokers.")
+    var brokers: Int = 1
+
+    @Option(help: "Partitions of the requests and replies topics.")
+    var partitions: Int = 12
+
+    @Option(help: "Topics to create: requests, replies and dead letters.")
+    var topics: [String] = ["fps.license.requests", "fps.license.replies", "fps.license.dlq"]
+
+    func run() async throws {
+        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        let cluster = try KafkaMockCluster(brokers: brokers)
+        for topic in topics {
+            try cluster.createTopic(topic, partitions: topic.hasSuffix(".dlq") ? 1 : partitions)
+        }
+        FileHandle.standardOutput.write(Data((cluster.bootstrapServers + "\n").utf8))
+        await SignalWaiter.waitForTermination()
+        withExtendedLifetime(cluster) {}
+    }
+}
+
+/// Suspends until SIGTERM or SIGINT arrives.
+enum SignalWaiter {
+    static func waitForTermination() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let once = OnceFlag()
+            var sources: [DispatchSourceSignal] = []
+            for sig in [SIGTERM, SIGINT] {
+                signal(sig, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+                source.setEventHandler { if once.claim() { continuation.resume() } }
+                source.resume()
+                sources.append(source)
+            }
+            SignalSources.keep(sources)
+        }
+    }
+}
+
+/// Keeps signal sources alive for the life of the process.
+enum SignalSources {
+    nonisolated(unsafe) private static var retained: [DispatchSourceSignal] = []
+    static func keep(_ sources: [DispatchSourceSignal]) { retained += sources }
+}
+
+/// A flag that can be claimed once, from any thread.
+final class OnceFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var claimed = false
+    func claim() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if claimed { return false }
+        claimed = true
+        return true
+    }
+}
