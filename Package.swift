@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(name: "FairPlayTests", dependencies: ["FairPlay", "FairPlayDevice"]),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
         .testTarget(name: "RedisStoreTests", dependencies: ["RedisStore"]),
-        .testTarget(name: "KSMServiceTests", dependencies: ["KSMService"]),
+        .testTarget(name: "KSMServiceTests", dependencies: ["KSMService", "FairPlayDevice", "Licensing"]),
         .testTarget(name: "EndToEndTests", dependencies: ["FairPlay", "FairPlayDevice"]),
     ]
 )

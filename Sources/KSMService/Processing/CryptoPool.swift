@@ -17,15 +17,21 @@ public final class CryptoPool: Sendable {
     public let threadCount: Int
     private let queue: WorkQueue
 
-    /// Starts `threadCount` threads named "<name>-<n>". Default: the active processor count.
+    /// Starts `threadCount` threads named "<name>-<n>" (the last 15 bytes on Linux). Default: the
+    /// active processor count.
     public init(threadCount: Int = ProcessInfo.processInfo.activeProcessorCount, name: String = "ksm-crypto") {
         let count = max(1, threadCount)
         self.threadCount = count
         self.queue = WorkQueue()
         for index in 0..<count {
             let queue = self.queue
-            let thread = Thread { queue.runWorker() }
-            thread.name = "\(name)-\(index)"
+            // Linux keeps at most 15 bytes of a thread name (and refuses longer ones outright), and
+            // applies a name only when the thread sets its own, so it is set from inside.
+            let threadName = String(decoding: Array("\(name)-\(index)".utf8).suffix(15), as: UTF8.self)
+            let thread = Thread {
+                Thread.current.name = threadName
+                queue.runWorker()
+            }
             thread.stackSize = 1 << 20
             thread.start()
         }
