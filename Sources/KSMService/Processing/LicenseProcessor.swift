@@ -103,7 +103,7 @@ public struct LicenseProcessor: Sendable {
 
     // MARK: Steps
 
-    /// Step 3 and 4: fetch, then the per-job checks that need no further round trip.
+    /// Steps 3 and 4: fetch, then the per-job checks that need no further round trip.
     private func fetch(_ batch: inout Batch, now: Int64) async {
         let indices = batch.pending
         if indices.isEmpty { return }
@@ -294,10 +294,12 @@ private struct Batch {
     let jobs: [LicenseJob]
     var work: [Work]
     private var replies: [LicenseReply?]
+    private let logger: Logger
     private let loggers: [Logger]
 
     init(jobs: [LicenseJob], logger: Logger) {
         self.jobs = jobs
+        self.logger = logger
         work = Array(repeating: Work(), count: jobs.count)
         replies = Array(repeating: nil, count: jobs.count)
         loggers = jobs.map { job in
@@ -335,7 +337,7 @@ private struct Batch {
         let retriable = storeError?.isRetriable ?? false
         let message = storeError?.message ?? "\(error)"
         let pending = self.pending
-        loggers.first?.warning("store \(call) failed; answering \(pending.count) jobs", metadata: [
+        logger.warning("store \(call) failed; answering \(pending.count) jobs", metadata: [
             LoggingKeys.reason: "\(message)", LoggingKeys.retriable: "\(retriable)",
         ])
         for index in pending {
