@@ -113,3 +113,32 @@ struct CryptoPoolTests {
         }
     }
 }
+
+@Suite(.timeLimit(.minutes(1)))
+struct ProcessorThroughputTests {
+    /// A whole batch through the pipeline (open, one fetch, one lease call, CKCs) with the in-memory
+    /// store; reports jobs per second for a pool of 1 and of 2 threads. Reported, not enforced.
+    @Test func batchThroughput() async throws {
+        let world = try World()
+        let store = InMemoryLicenseStore()
+        try await world.seed(store)
+        try await store.putTenant(TenantRecord(id: id("acme"), certificateHashes: [world.credentialA.certificateHash], keyEncryptionKeyID: id("kek-a"), maxConcurrentStreams: 1000))
+        let jobs = try (0..<200).map { n in
+            try World.job("tp-\(n)", account: "acct-\(n % 50)", device: world.deviceA,
+                          World.options(World.hdAsset, playback: MediaPlaybackInfo(creationDate: 1, state: .readyToPlay, sessionID: UInt64(n)))).job
+        }
+        var report: [String] = []
+        for threads in [1, 2] {
+            let pool = CryptoPool(threadCount: threads, name: "tp-\(threads)")
+            defer { pool.shutdown() }
+            let processor = try world.processor(store: store, pool: pool)
+            let start = ContinuousClock.now
+            let replies = await processor.process(jobs, now: t0)
+            let elapsed = ContinuousClock.now - start
+            #expect(replies.allSatisfy { $0.status == .ok }, "\(replies.first { $0.status != .ok }?.reason ?? "")")
+            let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+            report.append("\(threads) thread(s): \(jobs.count) jobs in \(Int(ms)) ms (\(Int(Double(jobs.count) / ms * 1000)) jobs/s)")
+        }
+        print("LicenseProcessor batch: " + report.joined(separator: "; "))
+    }
+}
