@@ -30,6 +30,7 @@ public final class CryptoPool: Sendable {
             let threadName = String(decoding: Array("\(name)-\(index)".utf8).suffix(15), as: UTF8.self)
             let thread = Thread {
                 Thread.current.name = threadName
+                CryptoPool.markCurrentThread()
                 queue.runWorker()
             }
             thread.stackSize = 1 << 20
@@ -39,6 +40,17 @@ public final class CryptoPool: Sendable {
 
     deinit {
         queue.shutdown(threads: threadCount)
+    }
+
+    private static let threadMarker = "ksm.crypto-pool-thread"
+
+    private static func markCurrentThread() {
+        Thread.current.threadDictionary[threadMarker] = true
+    }
+
+    /// True on a thread of any `CryptoPool` (for assertions: RSA should run only there).
+    public static var isPoolThread: Bool {
+        Thread.current.threadDictionary[threadMarker] as? Bool ?? false
     }
 
     /// Stops the threads after the work already queued. Idempotent.
