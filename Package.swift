@@ -69,7 +69,16 @@ let package = Package(
         .testTarget(name: "FairPlayTests", dependencies: ["FairPlay", "FairPlayDevice"]),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
         .testTarget(name: "RedisStoreTests", dependencies: ["RedisStore"]),
-        .testTarget(name: "KSMServiceTests", dependencies: ["KSMService"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["FairPlay", "FairPlayDevice", "ksm"]),
+        .testTarget(
+            name: "KSMServiceTests",
+            dependencies: [
+                "KSMService", "FairPlayDevice", "Licensing", "RedisStore", "Kafka",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["FairPlay", "FairPlayDevice", "KSMService", "Kafka", "RedisStore", "Licensing", "ksm"]
+        ),
     ]
 )

@@ -1,0 +1,98 @@
+import FairPlay
+import Licensing
+import Synchronization
+
+/// The key-encryption keys (KEKs) a worker holds, by ID: content keys rest in the store wrapped
+/// under them (AES Key Wrap, RFC 3394) and are unwrapped only in a worker's memory.
+///
+/// KEKs are 16 or 32 bytes. Each lives in its own heap buffer that is zeroed (`OPENSSL_cleanse`)
+/// when the key is removed or replaced, or when the keyring is released; copies made for one OpenSSL
+/// call are zeroed right after it. `Sendable`: the table sits behind a `Mutex`, held only to look a
+/// key up or change the table, never across a cryptographic call.
+public final class KeyEncryptionKeyring: Sendable {
+    /// Why a key could not be wrapped or unwrapped. `description` names the KEK ID, never key bytes.
+    public struct KeyringError: Error, Sendable, Hashable, CustomStringConvertible {
+        public var reason: String
+        public init(_ reason: String) { self.reason = reason }
+        public var description: String { "keyring: \(reason)" }
+    }
+
+    private let keys: Mutex<[StoreIdentifier: SecretBytes]>
+
+    /// An empty keyring.
+    public init() {
+        keys = Mutex([:])
+    }
+
+    /// A keyring holding `keys`. The caller keeps (and should cleanse) its own arrays.
+    /// - Throws: when a key is not 16 or 32 bytes.
+    public convenience init(_ keys: [StoreIdentifier: [UInt8]]) throws(KeyringError) {
+        self.init()
+        for (id, key) in keys {
+            var copy = key
+            try add(id: id, key: &copy)
+        }
+    }
+
+    /// Adds or replaces a KEK, taking the bytes: `key` is zeroed and emptied on return. A replaced
+    /// key's buffer is zeroed.
+    /// - Throws: when `key` is not 16 or 32 bytes (then `key` is left as it was).
+    public func add(id: StoreIdentifier, key: inout [UInt8]) throws(KeyringError) {
+        guard key.count == 16 || key.count == 32 else {
+            throw KeyringError("key-encryption key \(id) is \(key.count) bytes, not 16 or 32")
+        }
+        let secret = SecretBytes(key)
+        FairPlayCrypto.cleanse(&key)
+        key = []
+        // The replaced SecretBytes (if any) zeroes itself when its last reference goes.
+        keys.withLock { $0[id] = secret }
+    }
+
+    /// Removes a KEK; its buffer is zeroed once no unwrap in flight still uses it.
+    public func remove(id: StoreIdentifier) {
+        _ = keys.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// Removes every KEK (at shutdown).
+    public func removeAll() {
+        keys.withLock { $0.removeAll() }
+    }
+
+    /// The IDs held, sorted.
+    public var ids: [StoreIdentifier] { keys.withLock { $0.keys.sorted() } }
+
+    /// Wraps a 16-byte content key under KEK `id` into what the store keeps.
+    /// - Throws: unknown KEK, a key that is not 16 bytes, an IV that is not 16 bytes.
+    public func wrap(contentKey: [UInt8], iv: [UInt8], with id: StoreIdentifier) throws(KeyringError) -> WrappedContentKey {
+        guard contentKey.count == 16 else { throw KeyringError("content key is \(contentKey.count) bytes, not 16") }
+        guard iv.count == 16 else { throw KeyringError("content IV is \(iv.count) bytes, not 16") }
+        guard let kek = keys.withLock({ $0[id] }) else { throw KeyringError("no key-encryption key \(id)") }
+        do {
+            let wrapped = try kek.withBytes { bytes throws(FairPlayError) in try FairPlayCrypto.aesKeyWrap(kek: bytes, key: contentKey) }
+            return WrappedContentKey(wrappedKey: wrapped, iv: iv, keyEncryptionKeyID: id)
+        } catch {
+            throw KeyringError("wrap under \(id) failed: \(error.reason)")
+        }
+    }
+
+    /// Unwraps a stored content key with the KEK it names. The caller owns the returned 16 bytes
+    /// and should `FairPlayCrypto.cleanse` them after use.
+    /// - Throws: unknown KEK ID, integrity failure (wrong KEK or altered bytes), a key or IV that is
+    ///   not 16 bytes.
+    public func unwrap(_ wrapped: WrappedContentKey) throws(KeyringError) -> [UInt8] {
+        let id = wrapped.keyEncryptionKeyID
+        guard let kek = keys.withLock({ $0[id] }) else { throw KeyringError("no key-encryption key \(id) on this worker") }
+        guard wrapped.iv.count == 16 else { throw KeyringError("stored content IV is \(wrapped.iv.count) bytes, not 16") }
+        var key: [UInt8]
+        do {
+            key = try kek.withBytes { bytes throws(FairPlayError) in try FairPlayCrypto.aesKeyUnwrap(kek: bytes, wrapped: wrapped.wrappedKey) }
+        } catch {
+            throw KeyringError("unwrap under \(id) failed: \(error.reason)")
+        }
+        guard key.count == 16 else {
+            FairPlayCrypto.cleanse(&key)
+            throw KeyringError("unwrapped content key is \(key.count) bytes, not 16")
+        }
+        return key
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import Licensing
+
+/// One license request as the platform's edge puts it on Kafka: who asks, for what, with which SPC.
+///
+/// Wire form (schemas/license-job.schema.json):
+/// `{"id", "tenant", "account", "spc" (base64), "deadline"? (epoch ms), "priority"? ("continuity" |
+/// "new" | "prefetch", default "new"), "entitlement"}`. Unknown fields are ignored, so the edge can add
+/// fields before every worker knows them. The reply topic and correlation ID are not in the body:
+/// they travel as Kafka headers.
+public struct LicenseJob: Sendable, Hashable {
+    /// The request ID, also the lease idempotency key: a redelivered job with the same ID gets the
+    /// same lease result and never takes a second slot. 1...128 UTF-8 bytes, no white space, `:`, `{`, `}`.
+    public var id: StoreIdentifier
+    public var tenant: StoreIdentifier
+    public var account: StoreIdentifier
+    /// The SPC bytes as the device sent them (decoded from base64).
+    public var spc: [UInt8]
+    /// When the answer stops being useful, in milliseconds since 1970; nil means no deadline.
+    public var deadline: Int64?
+    /// Default: ``Priority/new``.
+    public var priority: Priority
+    /// The platform's entitlement token; opaque to the worker for now (a later step checks it).
+    public var entitlement: String
+
+    /// The largest encoded job accepted: 256 KiB. Larger inputs are refused before parsing.
+    public static let maximumEncodedSize = 256 * 1024
+    /// The longest entitlement accepted, in UTF-8 bytes.
+    public static let maximumEntitlementLength = 16 * 1024
+
+    public init(
+        id: StoreIdentifier, tenant: StoreIdentifier, account: StoreIdentifier, spc: [UInt8],
+        deadline: Int64? = nil, priority: Priority = .new, entitlement: String = ""
+    ) {
+        self.id = id
+        self.tenant = tenant
+        self.account = account
+        self.spc = spc
+        self.deadline = deadline
+        self.priority = priority
+        self.entitlement = entitlement
+    }
+
+    /// How urgent a job is; an open set.
+    public struct Priority: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        /// Only the known values; use the static members.
+        public init?(rawValue: String) {
+            guard Self.known.contains(rawValue) else { return nil }
+            self.rawValue = rawValue
+        }
+        private init(known: String) { self.rawValue = known }
+
+        /// A viewer already watching needs the next key (key rotation, lease renewal): never starve.
+        public static let continuity = Priority(known: "continuity")
+        /// A viewer pressing play.
+        public static let new = Priority(known: "new")
+        /// A player fetching a key ahead of need; first to shed under load.
+        public static let prefetch = Priority(known: "prefetch")
+
+        static let known: Set<String> = ["continuity", "new", "prefetch"]
+        public var description: String { rawValue }
+    }
+}
+
+/// Why bytes did not decode into a ``LicenseJob``: the field to blame (nil for the body as a whole)
+/// and why. Carries what could be read of the job's identity, so the reply can still be routed.
+///
+/// `description` quotes no field value longer than a few characters and never SPC bytes.
+public struct LicenseJobError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The JSON field at fault, e.g. "spc"; nil when the body itself is at fault (size, syntax).
+    public var field: String?
+    public var reason: String
+    /// The job's `id`, `tenant`, `account` when they were readable strings of at most 128 bytes,
+    /// whether or not they were otherwise valid.
+    public var id: String?
+    public var tenant: String?
+    public var account: String?
+
+    public init(field: String?, _ reason: String, id: String? = nil, tenant: String? = nil, account: String? = nil) {
+        self.field = field
+        self.reason = reason
+        self.id = id
+        self.tenant = tenant
+        self.account = account
+    }
+
+    public var description: String {
+        if let field { return "invalid job: field \"\(field)\": \(reason)" }
+        return "invalid job: \(reason)"
+    }
+}
+
+extension LicenseJob {
+    /// Decodes a job from its JSON bytes.
+    /// - Throws: ``LicenseJobError`` naming the field and the reason: body over
+    ///   ``maximumEncodedSize`` (checked before parsing), not JSON, not an object, a required field
+    ///   missing, a wrong type, an identifier out of range or with a reserved character, bad base64,
+    ///   an empty SPC, a negative deadline, an unknown priority.
+    public init(json bytes: some Collection<UInt8>) throws(LicenseJobError) {
+        guard bytes.count <= Self.maximumEncodedSize else {
+            throw LicenseJobError(field: nil, "body of \(bytes.count) bytes exceeds the \(Self.maximumEncodedSize)-byte limit")
+        }
+        let object: [String: JSONValue]
+        do {
+            let value = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+            guard case .object(let o) = value else {
+                throw LicenseJobError(field: nil, "body is JSON \(value.kind), not an object")
+            }
+            object = o
+        } catch let error as LicenseJobError {
+            throw error
+        } catch {
+            throw LicenseJobError(field: nil, "body is not valid JSON\(Self.describe(error))")
+        }
+
+        // Identity first, so every later error can carry it.
+        func shortString(_ key: String) -> String? {
+            guard case .string(let s)? = object[key], s.utf8.count <= StoreIdentifier.maximumLength else { return nil }
+            return s
+        }
+        let seenID = shortString("id"), seenTenant = shortString("tenant"), seenAccount = shortString("account")
+        func fail(_ field: String, _ reason: String) -> LicenseJobError {
+            LicenseJobError(field: field, reason, id: seenID, tenant: seenTenant, account: seenAccount)
+        }
+        func string(_ key: String) throws(LicenseJobError) -> String {
+            switch object[key] {
+            case .string(let s)?: return s
+            case nil: throw fail(key, "required field is missing")
+            case let other?: throw fail(key, "must be a string, not \(other.kind)")
+            }
+        }
+        func identifier(_ key: String) throws(LicenseJobError) -> StoreIdentifier {
+            let text = try string(key)
+            do {
+                return try StoreIdentifier(text)
+            } catch {
+                let bytes = text.utf8.count
+                if bytes == 0 || bytes > StoreIdentifier.maximumLength {
+                    throw fail(key, "length \(bytes) bytes is not in 1...\(StoreIdentifier.maximumLength)")
+                }
+                throw fail(key, "contains white space, a control character, ':', '{' or '}'")
+            }
+        }
+
+        let id = try identifier("id")
+        let tenant = try identifier("tenant")
+        let account = try identifier("account")
+
+        let spcText = try string("spc")
+        guard !spcText.isEmpty else { throw fail("spc", "is empty") }
+        guard let spcData = Data(base64Encoded: spcText) else {
+            throw fail("spc", "is not valid base64 (standard alphabet, padded, no white space)")
+        }
+
+        var deadline: Int64?
+        switch object["deadline"] {
+        case nil, .null?: deadline = nil
+        case .integer(let ms)?:
+            guard ms >= 0 else { throw fail("deadline", "must be a non-negative epoch in milliseconds, got \(ms)") }
+            deadline = ms
+        case .number?: throw fail("deadline", "must be an integer number of milliseconds since 1970")
+        case let other?: throw fail("deadline", "must be an integer, not \(other.kind)")
+        }
+
+        var priority = Priority.new
+        switch object["priority"] {
+        case nil: break
+        case .string(let text)?:
+            guard let p = Priority(rawValue: text) else {
+                throw fail("priority", "must be \"continuity\", \"new\" or \"prefetch\"\(text.count <= 16 ? ", not \"\(text)\"" : "")")
+            }
+            priority = p
+        case let other?: throw fail("priority", "must be a string, not \(other.kind)")
+        }
+
+        let entitlement = try string("entitlement")
+        guard entitlement.utf8.count <= Self.maximumEntitlementLength else {
+            throw fail("entitlement", "length \(entitlement.utf8.count) bytes exceeds \(Self.maximumEntitlementLength)")
+        }
+
+        self.init(id: id, tenant: tenant, account: account, spc: Array(spcData), deadline: deadline, priority: priority, entitlement: entitlement)
+    }
+
+    /// The job as JSON (used by tests, load generators and the demo).
+    public func jsonBytes() -> [UInt8] {
+        var object: [String: JSONValue] = [
+            "id": .string(id.value), "tenant": .string(tenant.value), "account": .string(account.value),
+            "spc": .string(Data(spc).base64EncodedString()), "priority": .string(priority.rawValue),
+            "entitlement": .string(entitlement),
+        ]
+        if let deadline { object["deadline"] = .integer(deadline) }
+        return JSONValue.object(object).encoded()
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        // DecodingError's debug text names the offset of a syntax error; keep it short and free of input.
+        if case DecodingError.dataCorrupted(let context) = error {
+            let text = context.underlyingError.map { "\($0)" } ?? context.debugDescription
+            return ": " + String(text.prefix(160))
+        }
+        return ""
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import Licensing
+
+/// The answer to one job, as published on the reply topic (schemas/license-reply.schema.json).
+///
+/// Every job gets exactly one reply. `ckc` is set only when a license was issued (`status` 0);
+/// `lease-expires-at` only when a lease was granted or renewed. `reason` is for people: it names
+/// what was wrong, never a key, an SPC byte or a CKC byte.
+public struct LicenseReply: Sendable, Hashable {
+    /// The job's request ID; "" when the job could not be parsed far enough to read one.
+    public var id: String
+    public var status: KSMStatus
+    public var reason: String
+    /// The CKC, when a license was issued.
+    public var ckc: [UInt8]?
+    /// When the granted or renewed lease ends, in milliseconds since 1970.
+    public var leaseExpiresAt: Int64?
+    /// The SPC's asset ID, when the SPC opened.
+    public var assetID: [UInt8]?
+    /// The device's anonymized ID (HU), when the SPC opened.
+    public var hu: [UInt8]?
+    public var tenant: String?
+    public var account: String?
+    /// Which rule decided, e.g. "apple-default:uhd", "lease:too-many-streams", "deadline".
+    public var rule: String
+
+    public init(
+        id: String, status: KSMStatus, reason: String, ckc: [UInt8]? = nil, leaseExpiresAt: Int64? = nil,
+        assetID: [UInt8]? = nil, hu: [UInt8]? = nil, tenant: String? = nil, account: String? = nil, rule: String
+    ) {
+        self.id = id
+        self.status = status
+        self.reason = reason
+        self.ckc = ckc
+        self.leaseExpiresAt = leaseExpiresAt
+        self.assetID = assetID
+        self.hu = hu
+        self.tenant = tenant
+        self.account = account
+        self.rule = rule
+    }
+
+    /// A reply for bytes that did not decode into a job (status ``KSMStatus/invalidJob``).
+    public init(invalidJob error: LicenseJobError) {
+        self.init(
+            id: error.id ?? "", status: .invalidJob, reason: error.description, tenant: error.tenant,
+            account: error.account, rule: error.field.map { "job:\($0)" } ?? "job")
+    }
+
+    /// True when the same job may succeed if sent again later.
+    public var isRetriable: Bool { status.isRetriable }
+
+    /// The asset ID as text when it is UTF-8 without control characters (the usual `skd://...`),
+    /// else nil; `asset-id-hex` always carries the exact bytes.
+    public var assetIDText: String? {
+        guard let assetID, let text = String(validating: assetID, as: UTF8.self),
+              !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        else { return nil }
+        return text
+    }
+}
+
+extension LicenseReply {
+    /// The reply as compact JSON with sorted keys.
+    ///
+    /// Fields: `id`, `status`, `status-name`, `retriable`, `reason`, `rule`, and when known `ckc`
+    /// (base64), `lease-expires-at`, `asset-id` (text), `asset-id-hex`, `hu` (hex), `tenant`, `account`.
+    public func jsonBytes() -> [UInt8] {
+        var o: [String: JSONValue] = [
+            "id": .string(id), "status": .integer(Int64(status.rawValue)), "status-name": .string(status.name),
+            "retriable": .bool(status.isRetriable), "reason": .string(reason), "rule": .string(rule),
+        ]
+        if let ckc { o["ckc"] = .string(Data(ckc).base64EncodedString()) }
+        if let leaseExpiresAt { o["lease-expires-at"] = .integer(leaseExpiresAt) }
+        if let assetID {
+            if let text = assetIDText { o["asset-id"] = .string(text) }
+            o["asset-id-hex"] = .string(HexEncoding.encode(assetID))
+        }
+        if let hu { o["hu"] = .string(HexEncoding.encode(hu)) }
+        if let tenant { o["tenant"] = .string(tenant) }
+        if let account { o["account"] = .string(account) }
+        return JSONValue.object(o).encoded()
+    }
+
+    /// Why bytes are not a reply this version understands.
+    public struct DecodingError: Error, Sendable, CustomStringConvertible {
+        public let reason: String
+        public var description: String { "invalid reply: \(reason)" }
+    }
+
+    /// Reads a reply back (for the edge, tools and tests). Unknown fields are ignored.
+    public init(json bytes: some Collection<UInt8>) throws(DecodingError) {
+        let object: [String: JSONValue]
+        do {
+            guard case .object(let o) = try JSONDecoder().decode(JSONValue.self, from: Data(bytes)) else {
+                throw DecodingError(reason: "not a JSON object")
+            }
+            object = o
+        } catch let error as DecodingError {
+            throw error
+        } catch {
+            throw DecodingError(reason: "not valid JSON")
+        }
+        func string(_ key: String) throws(DecodingError) -> String? {
+            switch object[key] {
+            case nil: return nil
+            case .string(let s)?: return s
+            default: throw DecodingError(reason: "\(key) is not a string")
+            }
+        }
+        func binary(_ key: String, _ decode: (String) -> [UInt8]?) throws(DecodingError) -> [UInt8]? {
+            guard let text = try string(key) else { return nil }
+            guard let value = decode(text) else { throw DecodingError(reason: "\(key) is not decodable") }
+            return value
+        }
+        guard let id = try string("id"), let reason = try string("reason"), let rule = try string("rule") else {
+            throw DecodingError(reason: "id, reason or rule missing")
+        }
+        guard case .integer(let status)? = object["status"], let code = Int32(exactly: status) else {
+            throw DecodingError(reason: "status is not a 32-bit integer")
+        }
+        var lease: Int64?
+        if let value = object["lease-expires-at"] {
+            guard case .integer(let ms) = value else { throw DecodingError(reason: "lease-expires-at is not an integer") }
+            lease = ms
+        }
+        self.init(
+            id: id, status: KSMStatus(rawValue: code), reason: reason,
+            ckc: try binary("ckc") { Data(base64Encoded: $0).map(Array.init) },
+            leaseExpiresAt: lease,
+            assetID: try binary("asset-id-hex") { HexEncoding.decode($0) },
+            hu: try binary("hu") { HexEncoding.decode($0) },
+            tenant: try string("tenant"), account: try string("account"), rule: rule)
+    }
+}

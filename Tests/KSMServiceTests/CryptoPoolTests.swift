@@ -1,0 +1,145 @@
+import FairPlay
+import FairPlayDevice
+import Foundation
+import KSMService
+import Licensing
+import Testing
+
+@Suite(.timeLimit(.minutes(1)))
+struct CryptoPoolTests {
+    @Test func mapKeepsOrderAndRunsOffTheCallersThread() async {
+        let pool = CryptoPool(threadCount: 3, name: "pool-test")
+        defer { pool.shutdown() }
+        #expect(!CryptoPool.isPoolThread)
+        let results = await pool.map(Array(0..<1000)) { n in (n * n, CryptoPool.isPoolThread) }
+        #expect(results.map(\.0) == (0..<1000).map { $0 * $0 })
+        #expect(results.allSatisfy { $0.1 }, "every item ran on a pool thread")
+        #expect(await pool.map([Int]()) { $0 }.isEmpty)
+        #expect(await pool.run { 42 } == 42)
+    }
+
+    @Test func concurrentBatchesDoNotMix() async {
+        let pool = CryptoPool(threadCount: 2)
+        defer { pool.shutdown() }
+        await withTaskGroup(of: Bool.self) { group in
+            for batch in 0..<20 {
+                group.addTask {
+                    let items = (0..<50).map { batch * 1000 + $0 }
+                    return await pool.map(items) { $0 + 1 } == items.map { $0 + 1 }
+                }
+            }
+            for await ok in group { #expect(ok) }
+        }
+    }
+
+    @Test func workAfterShutdownStillCompletes() async {
+        let pool = CryptoPool(threadCount: 1)
+        pool.shutdown()
+        pool.shutdown()
+        #expect(await pool.map([1, 2, 3]) { $0 * 2 } == [2, 4, 6])
+    }
+
+    /// Opens the same SPCs with one thread and with one per core, and reports the throughput.
+    /// Asserts only that both answer correctly: other builds share this machine, so timings are
+    /// reported (in the test's output), not enforced.
+    @Test func openingSPCsScalesWithThreads() async throws {
+        let world = try World()
+        let server = try world.keyServer()
+        let spcs = try (0..<240).map { _ in try world.deviceA.makeSPC(World.options(World.hdAsset)).spc }
+        var rates: [Int: Double] = [:]
+        let cores = max(2, ProcessInfo.processInfo.activeProcessorCount)
+        for threads in [1, cores] {
+            let pool = CryptoPool(threadCount: threads, name: "scale-\(threads)")
+            defer { pool.shutdown() }
+            _ = await pool.map(Array(spcs.prefix(threads * 4))) { try? server.open($0) }  // warm up
+            let start = ContinuousClock.now
+            let opened = await pool.map(spcs) { (try? server.open($0)) != nil }
+            let elapsed = ContinuousClock.now - start
+            #expect(opened.allSatisfy { $0 })
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            rates[threads] = Double(spcs.count) / seconds
+        }
+        let one = rates[1]!, many = rates[cores]!
+        print("CryptoPool SPC v2 opens: 1 thread \(Int(one))/s, \(cores) threads \(Int(many))/s, speed-up \(String(format: "%.2f", many / one))x")
+    }
+}
+
+@Suite struct KeyEncryptionKeyringTests {
+    @Test func wrapUnwrapAndErrors() throws {
+        let ring = try KeyEncryptionKeyring([id("k16"): FairPlayCrypto.randomBytes(16)])
+        var k32 = FairPlayCrypto.randomBytes(32)
+        try ring.add(id: id("k32"), key: &k32)
+        #expect(k32.isEmpty, "add takes the bytes")
+        #expect(ring.ids == [id("k16"), id("k32")])
+
+        let key = FairPlayCrypto.randomBytes(16), iv = FairPlayCrypto.randomBytes(16)
+        for kek in [id("k16"), id("k32")] {
+            let wrapped = try ring.wrap(contentKey: key, iv: iv, with: kek)
+            #expect(wrapped.wrappedKey.count == 24 && wrapped.keyEncryptionKeyID == kek && wrapped.iv == iv)
+            #expect(try ring.unwrap(wrapped) == key)
+        }
+        var wrapped = try ring.wrap(contentKey: key, iv: iv, with: id("k16"))
+        wrapped.wrappedKey[0] ^= 1
+        #expect(throws: KeyEncryptionKeyring.KeyringError.self) { try ring.unwrap(wrapped) }
+        // Naming the other KEK: the integrity check catches it.
+        wrapped = try ring.wrap(contentKey: key, iv: iv, with: id("k16"))
+        wrapped.keyEncryptionKeyID = id("k32")
+        #expect(throws: KeyEncryptionKeyring.KeyringError.self) { try ring.unwrap(wrapped) }
+
+        var short = [UInt8](repeating: 1, count: 24)
+        #expect(throws: KeyEncryptionKeyring.KeyringError.self) { try ring.add(id: id("k24"), key: &short) }
+        #expect(short.count == 24, "a refused key is left alone")
+        #expect(throws: KeyEncryptionKeyring.KeyringError.self) { try ring.wrap(contentKey: [1, 2], iv: iv, with: id("k16")) }
+
+        ring.remove(id: id("k16"))
+        let error = #expect(throws: KeyEncryptionKeyring.KeyringError.self) { try ring.wrap(contentKey: key, iv: iv, with: id("k16")) }
+        #expect(error?.description.contains("k16") == true)
+        ring.removeAll()
+        #expect(ring.ids.isEmpty)
+    }
+}
+
+@Suite struct KSMStatusTests {
+    @Test func codesNamesAndRetriability() throws {
+        #expect(KSMStatus.projectCodes.map(\.rawValue) == Array((-43010 ... -43001).reversed()))
+        #expect(Set(KSMStatus.allKnown.map(\.name)).count == KSMStatus.allKnown.count, "names are unique")
+        #expect(KSMStatus.allKnown.filter(\.isRetriable) == [.storeUnavailable])
+        #expect(KSMStatus(.integrityError).name == "integrityErr" && !KSMStatus(.integrityError).isProjectCode)
+        #expect(KSMStatus.tooManyStreams.description == "tooManyStreams (-43004)")
+
+        // Every code is documented in docs/status-codes.md.
+        let doc = String(decoding: try Fixtures.project("docs/status-codes.md"), as: UTF8.self)
+        for status in KSMStatus.allKnown {
+            #expect(doc.contains("`\(status.rawValue)`") && doc.contains(status.name), "\(status) is not documented")
+        }
+    }
+}
+
+@Suite(.timeLimit(.minutes(1)))
+struct ProcessorThroughputTests {
+    /// A whole batch through the pipeline (open, one fetch, one lease call, CKCs) with the in-memory
+    /// store; reports jobs per second for a pool of 1 and of 2 threads. Reported, not enforced.
+    @Test func batchThroughput() async throws {
+        let world = try World()
+        let store = InMemoryLicenseStore()
+        try await world.seed(store)
+        try await store.putTenant(TenantRecord(id: id("acme"), certificateHashes: [world.credentialA.certificateHash], keyEncryptionKeyID: id("kek-a"), maxConcurrentStreams: 1000))
+        let jobs = try (0..<200).map { n in
+            try World.job("tp-\(n)", account: "acct-\(n % 50)", device: world.deviceA,
+                          World.options(World.hdAsset, playback: MediaPlaybackInfo(creationDate: 1, state: .readyToPlay, sessionID: UInt64(n)))).job
+        }
+        var report: [String] = []
+        for threads in [1, 2] {
+            let pool = CryptoPool(threadCount: threads, name: "tp-\(threads)")
+            defer { pool.shutdown() }
+            let processor = try world.processor(store: store, pool: pool)
+            let start = ContinuousClock.now
+            let replies = await processor.process(jobs, now: t0)
+            let elapsed = ContinuousClock.now - start
+            #expect(replies.allSatisfy { $0.status == .ok }, "\(replies.first { $0.status != .ok }?.reason ?? "")")
+            let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+            report.append("\(threads) thread(s): \(jobs.count) jobs in \(Int(ms)) ms (\(Int(Double(jobs.count) / ms * 1000)) jobs/s)")
+        }
+        print("LicenseProcessor batch: " + report.joined(separator: "; "))
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import RedisStore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// (Copied from Tests/RedisStoreTests/RedisServerProcess.swift.)
+///
+/// A real `redis-server` on a free loopback port, started by the test and killed at its end.
+///
+/// `--save '' --appendonly no`: nothing touches the disk. `--enable-debug-command yes` lets tests
+/// use `DEBUG SLEEP` (Redis 7 disables DEBUG by default). `@unchecked Sendable`: the process handle
+/// is only touched by the one test that owns the server, never concurrently.
+final class RedisServerProcess: @unchecked Sendable {
+    let port: Int
+    private let extraArguments: [String]
+    private var process: Process?
+
+    /// Picks a free port and starts the server; returns once it answers PING.
+    init(extraArguments: [String] = []) async throws {
+        self.port = try Self.freeLoopbackPort()
+        self.extraArguments = extraArguments
+        try await start()
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Starts (or restarts) the server on the same port and waits until it answers.
+    func start() async throws {
+        precondition(process == nil, "already running")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.serverPath)
+        process.arguments = [
+            "--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            "--enable-debug-command", "yes", "--daemonize", "no", "--dir", NSTemporaryDirectory(),
+        ] + extraArguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        try await waitUntilAnswering()
+    }
+
+    /// Kills the server (SIGKILL: no goodbye to clients) and waits for it to exit.
+    func stop() {
+        guard let process else { return }
+        self.process = nil
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+        }
+        process.waitUntilExit()
+    }
+
+    /// A client configuration pointing at this server.
+    func configuration(poolSize: Int = 2) -> RedisClientConfiguration {
+        RedisClientConfiguration(
+            host: "127.0.0.1", port: port, connectTimeout: .milliseconds(500), commandTimeout: .seconds(2),
+            poolSize: poolSize, reconnectBackoff: .init(base: .milliseconds(10), cap: .milliseconds(100)))
+    }
+
+    private func waitUntilAnswering() async throws {
+        // Bounded by attempts, not by a wall-clock deadline: in a full `swift test` run, CPU-bound
+        // suites can hold the cooperative pool for 15 s or more, so an attempt made before the server
+        // listened delivers its "Connection refused" only after any deadline has passed. (The original
+        // in RedisStoreTests uses a 10 s deadline and fails that way.) 500 attempts 20 ms apart is
+        // at least 10 s of real waiting, however slowly the attempts come back.
+        for _ in 0..<500 {
+            do {
+                // A fresh client per attempt, so no reconnect backoff carries over.
+                let client = try RedisClient(configuration: configuration(poolSize: 1))
+                _ = try await client.send(["PING"])
+                return
+            } catch where error.code == .serverError {
+                return  // NOAUTH and the like: it answers.
+            } catch {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        throw RedisError(.connectionFailed, "redis-server on port \(port) did not answer", isRetriable: false)
+    }
+
+    private static var serverPath: String {
+        for path in ["/usr/bin/redis-server", "/usr/local/bin/redis-server", "/opt/homebrew/bin/redis-server"]
+        where FileManager.default.isExecutableFile(atPath: path) {
+            return path
+        }
+        return "/usr/bin/redis-server"
+    }
+
+    /// Binds port 0 on 127.0.0.1 and returns the port the kernel chose (then frees it).
+    private static func freeLoopbackPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EMFILE) }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                bind(fd, sa, length) == 0 && getsockname(fd, sa, &length) == 0
+            }
+        }
+        guard bound else { throw POSIXError(.EADDRINUSE) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
