@@ -111,6 +111,29 @@ public final class KafkaProducer: Sendable {
         }
     }
 
+    /// Fetches metadata for `topics` now, so the first `send` to each does not pay for the lookup
+    /// (and the idempotent producer's ID) while a request waits. Errors are returned, not thrown:
+    /// a topic that does not exist yet is created or found on first send as usual.
+    @discardableResult
+    public func warmUp(topics: [String], timeout: Duration = .seconds(5)) async -> [String: KafkaError] {
+        guard let handle = try? currentHandle() else { return [:] }
+        let ms = Int32(timeout.milliseconds)
+        return await KafkaThread.run(name: "kafka-warmup") {
+            handle.withRaw { rk in
+                var failures: [String: KafkaError] = [:]
+                for name in topics {
+                    guard let topic = rd_kafka_topic_new(rk, name, nil) else { continue }
+                    defer { rd_kafka_topic_destroy(topic) }
+                    var metadata: UnsafePointer<rd_kafka_metadata>?
+                    let err = rd_kafka_metadata(rk, 0, topic, &metadata, ms)
+                    if let metadata { rd_kafka_metadata_destroy(metadata) }
+                    if err != RD_KAFKA_RESP_ERR_NO_ERROR { failures[name] = KafkaError(err, context: "metadata for \(name)") }
+                }
+                return failures
+            }
+        }
+    }
+
     /// Waits until every queued record got its delivery report, or `timeout` passed (throws `.timedOut`).
     public func flush(timeout: Duration) async throws(KafkaError) {
         let handle = try currentHandle()

@@ -27,18 +27,9 @@ struct FairPlayBench: ParsableCommand {
     var seconds: Double = 4
 
     func run() throws {
-        let dir = URL(fileURLWithPath: fixtures)
-        func file(_ name: String) throws -> [UInt8] {
-            guard let data = FileManager.default.contents(atPath: dir.appendingPathComponent(name).path) else {
-                throw ValidationError("cannot read \(name) in \(fixtures); run from the repository root or pass --fixtures")
-            }
-            return Array(data)
-        }
-        let credentials = try CredentialsFile.load(path: dir.appendingPathComponent("certificates.json").path)
-        let server = KeyServerModule(credentials: try CredentialStore(credentials))
-        guard case .applicationSecretKey(let ask) = credentials[0].sessionKeySource else { throw ValidationError("test credentials must use an ASk") }
-        let trust = try DeviceTrust(certificateDER: try file("test_certificate.der"), publicKey2048: try RSAPublicKey(publicKeyPEMOrDER: try file("test_public_key_2048.pem")), ask: ask)
-        let bench = FairPlayBenchmark(server: server, device: SimulatedDevice(trust: trust), seconds: seconds)
+        let test = try TestCredentials(directory: fixtures)
+        let server = KeyServerModule(credentials: try CredentialStore(test.credentials))
+        let bench = FairPlayBenchmark(server: server, device: SimulatedDevice(trust: test.trust), seconds: seconds)
         let results = try [UInt32(1), 2].map { try bench.run(version: $0) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

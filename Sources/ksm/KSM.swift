@@ -6,6 +6,6 @@ struct KSM: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ksm",
         abstract: "FairPlay Streaming key server: one-shot tools and the worker fleet.",
-        subcommands: [ProcessCommand.self, InspectCommand.self, BenchCommand.self, BrokerCommand.self]
+        subcommands: [DemoCommand.self, ServeCommand.self, LoadgenCommand.self, BrokerCommand.self, AdminCommand.self, ProcessCommand.self, InspectCommand.self, BenchCommand.self]
     )
 }

@@ -270,7 +270,7 @@ struct LicenseProcessorTests {
             (with("deadline", 1.5), "deadline", "integer"),
             (with("deadline", "soon"), "deadline", "must be an integer"),
             (with("priority", "urgent"), "priority", "continuity"),
-            (with("entitlement", nil), "entitlement", "missing"),
+            (with("entitlement", 42), "entitlement", "must be a string"),
             (Array(repeating: UInt8(ascii: " "), count: LicenseJob.maximumEncodedSize + 1), nil, "exceeds"),
             (Array(String(repeating: "[", count: 100_000).utf8), nil, "not valid JSON"),
         ]

@@ -174,7 +174,13 @@ extension LicenseJob {
         case let other?: throw fail("priority", "must be a string, not \(other.kind)")
         }
 
-        let entitlement = try string("entitlement")
+        // Optional: a tenant that requires entitlement tokens checks it in policy.
+        let entitlement: String
+        switch object["entitlement"] {
+        case nil, .null?: entitlement = ""
+        case .string(let text)?: entitlement = text
+        case let other?: throw fail("entitlement", "must be a string, not \(other.kind)")
+        }
         guard entitlement.utf8.count <= Self.maximumEntitlementLength else {
             throw fail("entitlement", "length \(entitlement.utf8.count) bytes exceeds \(Self.maximumEntitlementLength)")
         }

@@ -2,6 +2,7 @@ import FairPlay
 import FairPlayDevice
 import Foundation
 import Kafka
+import Licensing
 import Logging
 import Synchronization
 
@@ -53,9 +54,14 @@ public struct LoadGenerator: Sendable {
         var producerConfig = KafkaProducer.Configuration(bootstrapServers: configuration.brokers)
         producerConfig.properties = configuration.kafkaProperties.merging(["linger.ms": "2"]) { a, _ in a }
         let producer = try KafkaProducer(configuration: producerConfig, logger: logger)
+        await producer.warmUp(topics: [configuration.requestsTopic])
         var consumerConfig = KafkaConsumer.Configuration(bootstrapServers: configuration.brokers, groupID: "ksm-loadgen-\(runID)",
                                                          topics: [configuration.repliesTopic], properties: configuration.kafkaProperties)
-        consumerConfig.properties["auto.offset.reset"] = "latest"
+        // "earliest", not "latest": a fresh group resolves "latest" only when it first fetches, and
+        // replies to the first jobs can land before that. Replies of other runs carry other IDs and are skipped.
+        consumerConfig.properties["auto.offset.reset"] = "earliest"
+        consumerConfig.properties["fetch.wait.max.ms"] = consumerConfig.properties["fetch.wait.max.ms"] ?? "10"
+        consumerConfig.properties["fetch.error.backoff.ms"] = consumerConfig.properties["fetch.error.backoff.ms"] ?? "50"
         let consumer = try KafkaConsumer(configuration: consumerConfig, logger: logger)
 
         // Wait until the reply consumer owns its partitions, so no reply is missed.
@@ -155,9 +161,9 @@ public struct LoadGenerator: Sendable {
         let (spc, deviceSession) = try device.makeSPC(options)
         let id = "\(runID)-\(viewer)-\(period)-\(burst ?? 0)"
         let deadline = Int64(Date().timeIntervalSince1970 * 1000) + Int64(configuration.jobDeadline.seconds * 1000)
-        let body: [String: Any] = ["id": id, "tenant": catalog.tenant, "account": "acct-\(account)", "spc": Data(spc).base64EncodedString(),
-                                   "deadline": deadline, "priority": priority]
-        let bytes = Array(try JSONSerialization.data(withJSONObject: body))
+        let job = LicenseJob(id: try StoreIdentifier(id), tenant: try StoreIdentifier(catalog.tenant), account: try StoreIdentifier("acct-\(account)"),
+                             spc: spc, deadline: deadline, priority: LicenseJob.Priority(rawValue: priority) ?? .new)
+        let bytes = job.jsonBytes()
         return Job(id: id, account: "acct-\(account)", body: bytes,
                    pending: Pending(session: deviceSession, expectedKey: catalog.contentKey(assetID: asset), expectedIV: catalog.contentIV(assetID: asset), sentAt: .now, burst: burst))
     }

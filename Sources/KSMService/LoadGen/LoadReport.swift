@@ -12,8 +12,8 @@ public struct LoadReport: Codable, Sendable {
             // Nearest-rank percentile, rounded to 0.1 ms.
             func at(_ q: Double) -> Double {
                 guard !sorted.isEmpty else { return 0 }
-                let rank = max(0, Int((Double(sorted.count) * q).rounded(.up)) - 1)
-                return (sorted[min(rank, sorted.count - 1)] * 10).rounded() / 10
+                let rank = Swift.max(0, Int((Double(sorted.count) * q).rounded(.up)) - 1)
+                return (sorted[Swift.min(rank, sorted.count - 1)] * 10).rounded() / 10
             }
             p50 = at(0.50)
             p90 = at(0.90)

@@ -25,6 +25,9 @@ public final class LicenseWorker: Service, Sendable {
         let consumer = try KafkaConsumer(configuration: consumerConfiguration(), logger: logger)
         let producer = try KafkaProducer(configuration: producerConfiguration(), logger: logger)
         let state = WorkerState(maximumInFlight: configuration.maximumInFlight)
+        for (topic, error) in await producer.warmUp(topics: [configuration.repliesTopic, configuration.deadLetterTopic]) {
+            logger.warning("no metadata for a reply topic yet", metadata: ["topic": "\(topic)", "error": "\(error)"])
+        }
         logger.info("worker started", metadata: ["group": "\(configuration.groupID)", "topic": "\(configuration.requestsTopic)"])
 
         await withTaskGroup(of: Void.self) { group in
@@ -46,7 +49,8 @@ public final class LicenseWorker: Service, Sendable {
     }
 
     func consumerConfiguration() -> KafkaConsumer.Configuration {
-        var properties = configuration.kafkaProperties
+        // A license request is latency-bound: don't let the broker hold a fetch for librdkafka's 500 ms default.
+        var properties = ["fetch.wait.max.ms": "10", "fetch.error.backoff.ms": "50"].merging(configuration.kafkaProperties) { _, configured in configured }
         if let instance = configuration.instanceID { properties["group.instance.id"] = instance }
         var c = KafkaConsumer.Configuration(bootstrapServers: configuration.brokers, groupID: configuration.groupID, topics: [configuration.requestsTopic], properties: properties)
         c.watchdogThreshold = configuration.watchdogThreshold
@@ -56,7 +60,7 @@ public final class LicenseWorker: Service, Sendable {
     }
 
     func producerConfiguration() -> KafkaProducer.Configuration {
-        var properties = configuration.kafkaProperties
+        var properties = ["linger.ms": "1"].merging(configuration.kafkaProperties) { _, configured in configured }
         properties["group.instance.id"] = nil
         var c = KafkaProducer.Configuration(bootstrapServers: configuration.brokers)
         c.properties = properties
@@ -79,10 +83,14 @@ public final class LicenseWorker: Service, Sendable {
                     }
                 }
             case .assigned(let partitions):
+                let owned = (try? consumer.assignment().count) ?? partitions.count
+                statistics.update { $0.assignedPartitions = owned }
                 logger.info("partitions assigned", metadata: ["partitions": "\(partitions.map { "\($0.topic)/\($0.partition)" })"])
             case .revoked(let partitions):
                 // Finished jobs stored their offsets as they finished; queued ones are the new owner's.
                 await state.revoke(partitions)
+                let owned = (try? consumer.assignment().count).map { max(0, $0 - partitions.count) } ?? 0
+                statistics.update { $0.assignedPartitions = owned }
                 logger.info("partitions revoked", metadata: ["partitions": "\(partitions.map { "\($0.topic)/\($0.partition)" })"])
             case .error(let error):
                 logger.warning("kafka consumer error", metadata: ["error": "\(error)", "retriable": "\(error.isRetriable)"])
@@ -176,7 +184,10 @@ public final class LicenseWorker: Service, Sendable {
         var delay = Duration.milliseconds(50)
         while true {
             do {
-                _ = try await producer.send(topic: topic, key: message.key, value: value, headers: headers)
+                let started = ContinuousClock.now
+                let report = try await producer.send(topic: topic, key: message.key, value: value, headers: headers)
+                logger.trace("published", metadata: ["topic": "\(topic)", "partition": "\(report.partition)", "offset": "\(report.offset)",
+                                                     "ms": "\((ContinuousClock.now - started).components.attoseconds / 1_000_000_000_000_000)"])
                 statistics.update {
                     if case .deadLetter = outcome { $0.deadLettered += 1 } else { $0.replied += 1 }
                 }

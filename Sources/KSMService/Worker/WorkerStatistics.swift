@@ -10,6 +10,8 @@ public final class WorkerStatistics: Sendable {
         public var storeRetries = 0
         public var publishRetries = 0
         public var pauses = 0
+        /// Partitions this worker owns now; readiness means at least one.
+        public var assignedPartitions = 0
     }
 
     private let state = Mutex(Snapshot())

@@ -1,0 +1,146 @@
+import ArgumentParser
+import FairPlay
+import Foundation
+import KSMService
+import Licensing
+import Logging
+import RedisStore
+
+/// `ksm admin`: loads tenants, credential references, wrapped keys and policies into Redis, and lists slots.
+struct AdminCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "admin",
+        abstract: "Manage what workers read from Redis: tenants, content keys, policies, lease slots.",
+        subcommands: [SeedDemo.self, PutTenant.self, PutKey.self, PutPolicy.self, Slots.self]
+    )
+
+    /// Connection options shared by every admin subcommand.
+    struct Connection: ParsableArguments {
+        @Option(help: "redis://[user:pass@]host:port/db (env KSM_REDIS_URL).")
+        var redisURL: String?
+
+        func store() throws -> RedisLicenseStore {
+            guard let url = redisURL ?? ProcessInfo.processInfo.environment["KSM_REDIS_URL"] else {
+                throw ValidationError("no Redis: pass --redis-url or set KSM_REDIS_URL")
+            }
+            do {
+                return RedisLicenseStore(client: try RedisClient(configuration: try RedisClientConfiguration(url: url)))
+            } catch {
+                throw ValidationError("redis: \(error)")
+            }
+        }
+    }
+
+    static func identifier(_ value: String, _ what: String) throws -> StoreIdentifier {
+        do { return try StoreIdentifier(value) } catch { throw ValidationError("\(what): \(error)") }
+    }
+
+    struct SeedDemo: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "seed-demo",
+            abstract: "Write the demo catalogue (tenant, policy, every stream's key periods) for `ksm loadgen`; prints the demo KEK path to use with `ksm serve --kek`."
+        )
+        @OptionGroup var connection: Connection
+        @OptionGroup var scenario: ScenarioOptions
+        @Option(help: "Where to write the demo key-encryption key (hex, mode 600).")
+        var kekOut = "demo-kek.hex"
+        @Option(help: "Concurrent streams per account.")
+        var maxStreams = 2
+        @Option(help: "Lease seconds.")
+        var leaseDuration: UInt32 = 300
+
+        func run() async throws {
+            let test = try TestCredentials(directory: scenario.fixtures)
+            var catalog = scenario.catalog
+            catalog.maxConcurrentStreams = maxStreams
+            catalog.leaseDurationSeconds = leaseDuration
+            let keyring = KeyEncryptionKeyring()
+            var kek = catalog.demoKeyEncryptionKey
+            let hex = kek.hexString
+            try keyring.add(id: try AdminCommand.identifier(catalog.keyEncryptionKeyID, "KEK id"), key: &kek)
+            try await catalog.provision(try connection.store(), keyring: keyring, certificateHashes: test.credentials.map(\.certificateHash))
+            FileManager.default.createFile(atPath: kekOut, contents: Data((hex + "\n").utf8), attributes: [.posixPermissions: 0o600])
+            print("seeded tenant \(catalog.tenant): \(catalog.streams) streams x \(catalog.periods) periods; KEK \(catalog.keyEncryptionKeyID) in \(kekOut)")
+        }
+    }
+
+    struct PutTenant: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "put-tenant", abstract: "Create or replace a tenant.")
+        @OptionGroup var connection: Connection
+        @Option(help: "Tenant ID.") var tenant: String
+        @Option(help: "Credentials file whose certificates this tenant owns.") var credentials: String?
+        @Option(help: "SHA-1 certificate hash (hex) the tenant owns; repeatable.") var certificateHash: [String] = []
+        @Option(help: "ID of the key-encryption key its content keys are wrapped under.") var kekId: String
+        @Option(help: "Concurrent streams per account.") var maxStreams = 2
+        @Option(help: "Lease seconds.") var leaseDuration: UInt32 = 600
+
+        func run() async throws {
+            var hashes: [[UInt8]] = try certificateHash.map { text in
+                guard let h = [UInt8](hexString: text), h.count == 20 else { throw ValidationError("certificate hash \(text) is not 20 bytes of hex") }
+                return h
+            }
+            if let credentials {
+                do { hashes += try CredentialsFile.load(path: credentials).map(\.certificateHash) } catch { throw ValidationError("\(error)") }
+            }
+            let record = TenantRecord(id: try AdminCommand.identifier(tenant, "tenant"), certificateHashes: hashes,
+                                      keyEncryptionKeyID: try AdminCommand.identifier(kekId, "KEK id"), maxConcurrentStreams: maxStreams, leaseDurationSeconds: leaseDuration)
+            try await connection.store().putTenant(record)
+            print("tenant \(tenant): \(hashes.count) certificate(s), KEK \(kekId), \(maxStreams) streams, lease \(leaseDuration) s")
+        }
+    }
+
+    struct PutKey: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "put-key", abstract: "Wrap a content key under a KEK and store it for an asset (and key period).")
+        @OptionGroup var connection: Connection
+        @Option(help: "Tenant ID.") var tenant: String
+        @Option(help: "Asset ID as the SPC carries it (e.g. skd://...).") var asset: String
+        @Option(help: "Key period (live key rotation); omit for a single key.") var period: String?
+        @Option(help: "Content key, 16 bytes hex.") var key: String
+        @Option(help: "Content IV, 16 bytes hex.") var iv: String
+        @Option(help: "KEK as ID=PATH.") var kek: String
+
+        func run() async throws {
+            let (id, path) = try ServeOptions.split(kek, "--kek")
+            guard let contentKey = [UInt8](hexString: key), contentKey.count == 16 else { throw ValidationError("--key must be 16 bytes of hex") }
+            guard let contentIV = [UInt8](hexString: iv), contentIV.count == 16 else { throw ValidationError("--iv must be 16 bytes of hex") }
+            let keyring = KeyEncryptionKeyring()
+            var secret = try KeyFile.read(path)
+            let kekID = try AdminCommand.identifier(id, "KEK id")
+            try keyring.add(id: kekID, key: &secret)
+            let wrapped = try keyring.wrap(contentKey: contentKey, iv: contentIV, with: kekID)
+            try await connection.store().putContentKey(wrapped, tenant: try AdminCommand.identifier(tenant, "tenant"), assetID: Array(asset.utf8),
+                                                       keyPeriod: try period.map { try AdminCommand.identifier($0, "period") })
+            print("key stored for \(asset)\(period.map { " period \($0)" } ?? "") under KEK \(id)")
+        }
+    }
+
+    struct PutPolicy: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "put-policy", abstract: "Store a policy document (schemas/policy.schema.json) for a tenant or one asset.")
+        @OptionGroup var connection: Connection
+        @Option(help: "Tenant ID.") var tenant: String
+        @Option(help: "Asset ID; omit for the tenant default.") var asset: String?
+        @Argument(help: "Policy JSON file, or - for standard input.") var policy: String
+
+        func run() async throws {
+            let bytes = try CommandSupport.read(policy)
+            do { _ = try LicensePolicy(json: bytes) } catch { throw ValidationError("\(error)") }
+            try await connection.store().putPolicy(bytes, tenant: try AdminCommand.identifier(tenant, "tenant"), assetID: asset.map { Array($0.utf8) })
+            print("policy stored for \(asset ?? "tenant \(tenant) default")")
+        }
+    }
+
+    struct Slots: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "slots", abstract: "List an account's live lease slots.")
+        @OptionGroup var connection: Connection
+        @Option(help: "Tenant ID.") var tenant: String
+        @Option(help: "Account ID.") var account: String
+
+        func run() async throws {
+            let now = LicenseProcessor.currentTimeMilliseconds()
+            let slots = try await connection.store().listSlots(tenant: try AdminCommand.identifier(tenant, "tenant"), account: try AdminCommand.identifier(account, "account"), nowMilliseconds: now)
+            let rows: [[String: Any]] = slots.map { ["device": $0.deviceID.hexString, "session-id": $0.sessionID, "expires-at": $0.expiresAtMilliseconds, "seconds-left": ($0.expiresAtMilliseconds - now) / 1000] }
+            let data = try JSONSerialization.data(withJSONObject: ["tenant": tenant, "account": account, "slots": rows], options: [.prettyPrinted, .sortedKeys])
+            FileHandle.standardOutput.write(data + Data("\n".utf8))
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import ArgumentParser
+import FairPlay
+import FairPlayDevice
+import Foundation
+import KSMService
+
+/// The project's generated test credentials (Fixtures/test-credentials): the server side and what a
+/// simulated device knows. Used by the load generator, the demo and the benchmarks; never production.
+struct TestCredentials {
+    let credentials: [ApplicationCredential]
+    let trust: DeviceTrust
+
+    init(directory: String) throws {
+        let dir = URL(fileURLWithPath: directory)
+        func file(_ name: String) throws -> [UInt8] {
+            guard let data = FileManager.default.contents(atPath: dir.appendingPathComponent(name).path) else {
+                throw ValidationError("cannot read \(name) in \(directory); run from the repository root or pass --fixtures")
+            }
+            return Array(data)
+        }
+        do {
+            credentials = try CredentialsFile.load(path: dir.appendingPathComponent("certificates.json").path)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        guard case .applicationSecretKey(let ask) = credentials.first?.sessionKeySource else {
+            throw ValidationError("test credentials in \(directory) must use an ASk")
+        }
+        trust = try DeviceTrust(certificateDER: try file("test_certificate.der"),
+                                publicKey2048: try RSAPublicKey(publicKeyPEMOrDER: try file("test_public_key_2048.pem")), ask: ask)
+    }
+}

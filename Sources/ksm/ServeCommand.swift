@@ -1,0 +1,178 @@
+import ArgumentParser
+import FairPlay
+import Foundation
+import KSMService
+import Licensing
+import Logging
+import RedisStore
+import ServiceLifecycle
+
+/// `ksm serve`: one KSM worker of the fleet. Configuration from a JSON file, then environment
+/// variables, then flags (each overrides the one before).
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run a KSM worker: consume license jobs from Kafka, answer them with Redis and publish CKCs."
+    )
+
+    @OptionGroup var options: ServeOptions
+
+    func run() async throws {
+        let settings = try options.resolve(environment: ProcessInfo.processInfo.environment)
+        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        var logger = Logger(label: "ksm.worker")
+        logger.logLevel = settings.logLevel
+
+        let server = try CommandSupport.server(credentials: settings.credentials, library: settings.fpscryptoLibrary, versions: settings.protocolVersions)
+        let keyring = try settings.keyring()
+        let redis: RedisClient
+        do {
+            redis = try RedisClient(configuration: try RedisClientConfiguration(url: settings.redisURL), logger: logger)
+        } catch {
+            throw ValidationError("redis: \(error)")
+        }
+        let pool = CryptoPool(threadCount: settings.cryptoThreads)
+        let processor = LicenseProcessor(keyServer: server, store: RedisLicenseStore(client: redis), keyring: keyring, pool: pool, logger: logger)
+        let worker = LicenseWorker(configuration: settings.worker, processor: processor, logger: logger)
+        let group = ServiceGroup(configuration: .init(
+            services: [worker], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger))
+        try await group.run()
+        pool.shutdown()
+    }
+}
+
+/// Flags of `ksm serve`, and how they combine with the config file and the environment.
+struct ServeOptions: ParsableArguments {
+    @Option(help: "JSON config file with the same keys as the long flags (e.g. \"brokers\", \"redis-url\", \"kek\": {\"id\": \"path\"}).")
+    var config: String?
+    @Option(help: "Kafka bootstrap servers (env KSM_KAFKA_BROKERS).")
+    var brokers: String?
+    @Option(help: "Consumer group (env KSM_KAFKA_GROUP). Default: fps-ksm.")
+    var group: String?
+    @Option(help: "Requests topic (env KSM_REQUESTS_TOPIC). Default: fps.license.requests.")
+    var requestsTopic: String?
+    @Option(help: "Replies topic (env KSM_REPLIES_TOPIC). Default: fps.license.replies.")
+    var repliesTopic: String?
+    @Option(help: "Dead-letter topic (env KSM_DLQ_TOPIC). Default: fps.license.dlq.")
+    var dlqTopic: String?
+    @Option(help: "redis://[user:pass@]host:port/db (env KSM_REDIS_URL).")
+    var redisURL: String?
+    @Option(help: "Apple's certificates.json shape (env KSM_CREDENTIALS).")
+    var credentials: String?
+    @Option(help: "Apple's libfpscrypto, for provisioning-data credentials.")
+    var fpscryptoLibrary: String?
+    @Option(name: .customLong("kek"), help: "Key-encryption key ID=PATH (hex or raw 16/32 bytes); repeatable (env KSM_KEK_FILES=ID=PATH,...).")
+    var keks: [String] = []
+    @Option(name: .customLong("kafka-property"), help: "librdkafka KEY=VALUE passed through; repeatable.")
+    var kafkaProperties: [String] = []
+    @Option(help: "Static membership group.instance.id, e.g. the pod name (env KSM_INSTANCE_ID).")
+    var instanceId: String?
+    @Option(help: "Largest batch (one Redis round trip each). Default: 128.")
+    var maxBatchSize: Int?
+    @Option(help: "Batches processed at once. Default: 2.")
+    var concurrentBatches: Int?
+    @Option(help: "Jobs in flight before the consumer pauses. Default: 1024.")
+    var maxInFlight: Int?
+    @Option(help: "Threads for RSA and AES work. Default: the number of cores.")
+    var cryptoThreads: Int?
+    @Option(parsing: .upToNextOption, help: "FPS protocol versions supported. Default: 1.")
+    var protocolVersions: [UInt32] = []
+    @Option(help: "trace, debug, info, notice, warning, error (env KSM_LOG_LEVEL). Default: info.")
+    var logLevel: String?
+
+    struct Settings {
+        var worker: WorkerConfiguration
+        var redisURL: String
+        var credentials: String
+        var fpscryptoLibrary: String?
+        var keks: [String: String]
+        var cryptoThreads: Int
+        var protocolVersions: [UInt32]
+        var logLevel: Logger.Level
+
+        /// Loads every key-encryption key; refuses a file others can read.
+        func keyring() throws -> KeyEncryptionKeyring {
+            let keyring = KeyEncryptionKeyring()
+            for (id, path) in keks.sorted(by: { $0.key < $1.key }) {
+                var key = try KeyFile.read(path)
+                do {
+                    try keyring.add(id: try StoreIdentifier(id), key: &key)
+                } catch {
+                    throw ValidationError("key-encryption key \(id): \(error)")
+                }
+            }
+            return keyring
+        }
+    }
+
+    func resolve(environment env: [String: String]) throws -> Settings {
+        var file: [String: Any] = [:]
+        if let config {
+            guard let data = FileManager.default.contents(atPath: config) else { throw ValidationError("cannot read config file \(config)") }
+            do {
+                guard let object = try LenientJSON.parse(Array(data)) as? [String: Any] else { throw ValidationError("config file \(config) is not a JSON object") }
+                file = object
+            } catch let error as LenientJSON.InvalidJSON {
+                throw ValidationError("config file \(config): \(error)")
+            }
+        }
+        func pick(_ flag: String?, _ envName: String, _ key: String) -> String? {
+            flag ?? env[envName] ?? (file[key] as? String)
+        }
+        func pickInt(_ flag: Int?, _ key: String) -> Int? { flag ?? (file[key] as? Int) }
+
+        guard let brokers = pick(self.brokers, "KSM_KAFKA_BROKERS", "brokers") else { throw ValidationError("no Kafka brokers: pass --brokers or set KSM_KAFKA_BROKERS") }
+        guard let redisURL = pick(self.redisURL, "KSM_REDIS_URL", "redis-url") else { throw ValidationError("no Redis: pass --redis-url or set KSM_REDIS_URL") }
+        guard let credentials = pick(self.credentials, "KSM_CREDENTIALS", "credentials") else { throw ValidationError("no credentials: pass --credentials or set KSM_CREDENTIALS") }
+
+        var worker = WorkerConfiguration(brokers: brokers)
+        worker.groupID = pick(group, "KSM_KAFKA_GROUP", "group") ?? worker.groupID
+        worker.requestsTopic = pick(requestsTopic, "KSM_REQUESTS_TOPIC", "requests-topic") ?? worker.requestsTopic
+        worker.repliesTopic = pick(repliesTopic, "KSM_REPLIES_TOPIC", "replies-topic") ?? worker.repliesTopic
+        worker.deadLetterTopic = pick(dlqTopic, "KSM_DLQ_TOPIC", "dlq-topic") ?? worker.deadLetterTopic
+        worker.instanceID = pick(instanceId, "KSM_INSTANCE_ID", "instance-id")
+        worker.maximumBatchSize = pickInt(maxBatchSize, "max-batch-size") ?? worker.maximumBatchSize
+        worker.concurrentBatches = pickInt(concurrentBatches, "concurrent-batches") ?? worker.concurrentBatches
+        worker.maximumInFlight = pickInt(maxInFlight, "max-in-flight") ?? worker.maximumInFlight
+        guard worker.maximumBatchSize > 0, worker.concurrentBatches > 0, worker.maximumInFlight > 0 else {
+            throw ValidationError("batch size, concurrent batches and in-flight limit must be positive")
+        }
+        var properties = (file["kafka-properties"] as? [String: String]) ?? [:]
+        for pair in kafkaProperties { let (k, v) = try Self.split(pair, "--kafka-property"); properties[k] = v }
+        worker.kafkaProperties = properties
+
+        var keks = (file["kek"] as? [String: String]) ?? [:]
+        for pair in (env["KSM_KEK_FILES"] ?? "").split(separator: ",") where !pair.isEmpty {
+            let (k, v) = try Self.split(String(pair), "KSM_KEK_FILES"); keks[k] = v
+        }
+        for pair in self.keks { let (k, v) = try Self.split(pair, "--kek"); keks[k] = v }
+
+        let levelName = logLevel ?? env["KSM_LOG_LEVEL"] ?? (file["log-level"] as? String) ?? "info"
+        guard let level = Logger.Level(rawValue: levelName) else { throw ValidationError("unknown log level \(levelName)") }
+        let versions = !protocolVersions.isEmpty ? protocolVersions : ((file["protocol-versions"] as? [Int])?.map { UInt32($0) } ?? [1])
+        return Settings(worker: worker, redisURL: redisURL, credentials: credentials,
+                        fpscryptoLibrary: fpscryptoLibrary ?? (file["fpscrypto-library"] as? String), keks: keks,
+                        cryptoThreads: pickInt(cryptoThreads, "crypto-threads") ?? ProcessInfo.processInfo.activeProcessorCount,
+                        protocolVersions: versions, logLevel: level)
+    }
+
+    static func split(_ pair: String, _ name: String) throws -> (String, String) {
+        guard let eq = pair.firstIndex(of: "="), eq != pair.startIndex else { throw ValidationError("\(name) takes KEY=VALUE, got \(pair)") }
+        return (String(pair[..<eq]), String(pair[pair.index(after: eq)...]))
+    }
+}
+
+/// Reads secret key files: hex text or raw bytes of 16 or 32 bytes, never readable by others.
+enum KeyFile {
+    static func read(_ path: String) throws -> [UInt8] {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        if let mode = (attributes?[.posixPermissions] as? NSNumber)?.intValue, mode & 0o004 != 0 {
+            throw ValidationError("key file \(path) is readable by others (mode \(String(mode, radix: 8))); chmod 600 it")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read key file \(path)") }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if let hex = [UInt8](hexString: text), hex.count == 16 || hex.count == 32 { return hex }
+        if data.count == 16 || data.count == 32 { return Array(data) }
+        throw ValidationError("key file \(path) holds neither 16 nor 32 bytes (raw or hex)")
+    }
+}
