@@ -1,0 +1,573 @@
+#!/usr/bin/env python3
+"""Structural checks of deploy/ that schema validation cannot do, offline, with PyYAML.
+
+    python3 scripts/check-deploy.py list-builtin   # Kubernetes manifests of built-in kinds, one a line
+    python3 scripts/check-deploy.py check          # every check below; exit 1 on any failure
+
+Checked:
+- Kubernetes: each kustomization's resources exist; per variant (deploy/kubernetes and
+  deploy/kubernetes/statefulset) the workload's probes, security context, grace period, preStop,
+  resources, anti-affinity, the ConfigMap / Secret names it uses, the Service and PDB selectors;
+  the KEDA ScaledObject (a CRD that kubernetes-validate does not know): apiVersion, scaleTargetRef
+  to the variant's workload, a kafka trigger on the group's lag and a cron trigger, and
+  advanced.horizontalPodAutoscalerConfig.behavior, which is also validated as a real
+  autoscaling/v2 HorizontalPodAutoscaler with kubernetes-validate's schemas; the StatefulSet's static
+  membership; the Secret template holds placeholders only.
+- docker-compose.yml: kafka (KRaft), redis 7, three `ksm serve` workers, loadgen; every ksm service
+  has every KSM_* variable; depends_on targets exist and a service_healthy target has a healthcheck;
+  mounted files exist; host ports only for admin ports on 127.0.0.1; topics and partitions.
+- Dockerfile and .dockerignore: multi-stage, bookworm-slim runtime, non-root, HEALTHCHECK,
+  EXPOSE 9090, no Fixtures shipped.
+"""
+import json
+import os
+import re
+import sys
+
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEPLOY = os.path.join(ROOT, "deploy")
+K8S = os.path.join(DEPLOY, "kubernetes")
+
+KSM_ENV = [
+    "KSM_KAFKA_BROKERS", "KSM_KAFKA_GROUP", "KSM_REQUESTS_TOPIC", "KSM_REPLIES_TOPIC", "KSM_DLQ_TOPIC",
+    "KSM_REDIS_URL", "KSM_CREDENTIALS", "KSM_KEK_FILES", "KSM_ADMIN_PORT",
+]
+TOPICS = {"fps.license.requests", "fps.license.replies", "fps.license.dlq"}
+REQUEST_PARTITIONS = 12
+# Versions of Kubernetes' own schemas used for the HPA built from the ScaledObject's behavior.
+HPA_VERSIONS = ["1.27", "1.37"]
+CRD_GROUPS = ("keda.sh/", "monitoring.coreos.com/", "kustomize.config.k8s.io/")
+
+failures = []
+passes = []
+
+
+def fail(where, message):
+    failures.append(f"{where}: {message}")
+
+
+def ok(message):
+    passes.append(message)
+
+
+def rel(path):
+    return os.path.relpath(path, ROOT)
+
+
+def load_all(path):
+    with open(path, encoding="utf-8") as f:
+        return [d for d in yaml.safe_load_all(f) if d is not None]
+
+
+def yaml_files(top):
+    for dirpath, _, names in os.walk(top):
+        for name in sorted(names):
+            if name.endswith((".yaml", ".yml")):
+                yield os.path.join(dirpath, name)
+
+
+def get(obj, *path, default=None):
+    for key in path:
+        if isinstance(obj, dict) and key in obj:
+            obj = obj[key]
+        elif isinstance(obj, list) and isinstance(key, int) and key < len(obj):
+            obj = obj[key]
+        else:
+            return default
+    return obj
+
+
+# ---------------------------------------------------------------------------------------------
+# Kubernetes
+
+
+def builtin_manifests():
+    """Files under deploy/kubernetes whose every document is of a built-in kind."""
+    files = []
+    for path in yaml_files(K8S):
+        docs = load_all(path)
+        if docs and all(isinstance(d, dict) and not str(d.get("apiVersion", "")).startswith(CRD_GROUPS)
+                        for d in docs):
+            files.append(path)
+    return files
+
+
+def kustomize(directory, seen=None):
+    """The documents a kustomization directory builds (resources only, recursively)."""
+    seen = seen or set()
+    kfile = os.path.join(directory, "kustomization.yaml")
+    where = rel(kfile)
+    if not os.path.isfile(kfile):
+        fail(rel(directory), "no kustomization.yaml")
+        return []
+    if kfile in seen:
+        fail(where, "kustomization cycle")
+        return []
+    seen.add(kfile)
+    kust = load_all(kfile)[0]
+    if kust.get("kind") != "Kustomization":
+        fail(where, "kind is not Kustomization")
+    if "namespace" in kust:
+        fail(where, "manifests are meant to be namespace-agnostic: no `namespace:`")
+    docs = []
+    for res in kust.get("resources", []):
+        target = os.path.normpath(os.path.join(directory, res))
+        if os.path.isdir(target):
+            docs += kustomize(target, seen)
+        elif os.path.isfile(target):
+            for d in load_all(target):
+                docs.append((rel(target), d))
+        else:
+            fail(where, f"resource {res} does not exist")
+    return docs
+
+
+def labels_match(selector, labels):
+    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+
+
+def check_workload(where, w, docs):
+    spec = w.get("spec", {})
+    pod = get(spec, "template", "spec", default={})
+    pod_labels = get(spec, "template", "metadata", "labels", default={})
+    if not labels_match(get(spec, "selector", "matchLabels"), pod_labels):
+        fail(where, "selector.matchLabels does not match the pod template's labels")
+    if "replicas" in spec:
+        fail(where, "`replicas` is set, but KEDA owns the replica count (an apply would reset it)")
+    grace = pod.get("terminationGracePeriodSeconds")
+    if not isinstance(grace, int) or grace < 30:
+        fail(where, f"terminationGracePeriodSeconds {grace!r}: shutdown takes up to 25 s, want >= 30")
+    psc = pod.get("securityContext", {})
+    if psc.get("runAsNonRoot") is not True or not psc.get("runAsUser"):
+        fail(where, "pod securityContext must set runAsNonRoot: true and a non-zero runAsUser")
+    anti = get(pod, "affinity", "podAntiAffinity")
+    if not anti:
+        fail(where, "no podAntiAffinity")
+    containers = pod.get("containers", [])
+    ksm = [c for c in containers if c.get("name") == "ksm"]
+    if len(ksm) != 1:
+        fail(where, "expected one container named ksm")
+        return
+    c = ksm[0]
+    if not c.get("args") or c["args"][0] != "serve":
+        fail(where, "container args must start with `serve`")
+    ports = {p.get("name"): p.get("containerPort") for p in c.get("ports", [])}
+    if ports.get("admin") != 9090:
+        fail(where, "container port `admin` must be 9090")
+    for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz"), ("startupProbe", "/healthz")):
+        got = get(c, probe, "httpGet", "path")
+        if got != path:
+            fail(where, f"{probe} must GET {path}, has {got!r}")
+        elif get(c, probe, "httpGet", "port") not in ("admin", 9090):
+            fail(where, f"{probe} must use the admin port")
+    if not get(c, "lifecycle", "preStop"):
+        fail(where, "no preStop hook")
+    else:
+        cmd = get(c, "lifecycle", "preStop", "exec", "command", default=[])
+        if cmd[:1] == ["/bin/sleep"] and isinstance(grace, int) and int(cmd[1]) + 25 > grace:
+            fail(where, f"preStop sleep {cmd[1]} s + 25 s shutdown exceeds the {grace} s grace period")
+    csc = c.get("securityContext", {})
+    if csc.get("readOnlyRootFilesystem") is not True:
+        fail(where, "readOnlyRootFilesystem must be true")
+    if csc.get("allowPrivilegeEscalation") is not False:
+        fail(where, "allowPrivilegeEscalation must be false")
+    if "ALL" not in get(csc, "capabilities", "drop", default=[]):
+        fail(where, "capabilities must drop ALL")
+    for kind in ("requests", "limits"):
+        res = get(c, "resources", kind, default={})
+        if "cpu" not in res and kind == "requests" or "memory" not in res:
+            fail(where, f"resources.{kind} must set cpu and memory")
+    # Names used must exist: ConfigMaps in the variant, Secrets in the template.
+    configmaps = {d["metadata"]["name"] for _, d in docs if d.get("kind") == "ConfigMap"}
+    secrets = set()
+    template = os.path.join(K8S, "secret.template.yaml")
+    for d in load_all(template):
+        secrets.add(d["metadata"]["name"])
+    env_names = set()
+    for ef in c.get("envFrom", []):
+        name = get(ef, "configMapRef", "name")
+        if name and name not in configmaps:
+            fail(where, f"envFrom ConfigMap {name} is not in the kustomization")
+        for _, d in docs:
+            if d.get("kind") == "ConfigMap" and d["metadata"]["name"] == name:
+                env_names |= set(d.get("data", {}))
+    for e in c.get("env", []):
+        env_names.add(e["name"])
+        sname = get(e, "valueFrom", "secretKeyRef", "name")
+        if sname and sname not in secrets:
+            fail(where, f"env {e['name']} reads Secret {sname}, not in secret.template.yaml")
+    missing = [v for v in KSM_ENV if v not in env_names]
+    if missing:
+        fail(where, f"the worker gets no {', '.join(missing)}")
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    for v in volumes.values():
+        sname = get(v, "secret", "secretName")
+        if sname and sname not in secrets:
+            fail(where, f"volume {v['name']} mounts Secret {sname}, not in secret.template.yaml")
+    mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
+    for m in mounts.values():
+        if m["name"] not in volumes:
+            fail(where, f"volumeMount {m['name']} has no volume")
+    if "/tmp" not in mounts:
+        fail(where, "a read-only root filesystem wants a writable /tmp (emptyDir)")
+    # Files named by the ConfigMap must sit under a mounted Secret.
+    for _, d in docs:
+        if d.get("kind") != "ConfigMap":
+            continue
+        data = d.get("data", {})
+        paths = [data.get("KSM_CREDENTIALS", "")]
+        paths += [p.split("=", 1)[1] for p in data.get("KSM_KEK_FILES", "").split(",") if "=" in p]
+        for p in paths:
+            if p and not any(p.startswith(mp.rstrip("/") + "/") and mounts[mp].get("readOnly") for mp in mounts):
+                fail(where, f"{p} is not under a read-only mount")
+        if data.get("KSM_KAFKA_GROUP") != "fps-ksm" or data.get("KSM_REQUESTS_TOPIC") != "fps.license.requests":
+            fail(rel(K8S), "ConfigMap group / requests topic differ from fps-ksm / fps.license.requests")
+        if "KSM_REDIS_URL" in data:
+            fail(where, "KSM_REDIS_URL carries a password: take it from a Secret, not the ConfigMap")
+    for _, d in docs:
+        if d.get("kind") == "Service" and not labels_match(get(d, "spec", "selector"), pod_labels):
+            fail(where, f"Service {d['metadata']['name']} does not select the workers")
+        if d.get("kind") == "PodDisruptionBudget" and not labels_match(get(d, "spec", "selector", "matchLabels"), pod_labels):
+            fail(where, f"PodDisruptionBudget {d['metadata']['name']} does not select the workers")
+    if not any(d.get("kind") == "PodDisruptionBudget" for _, d in docs):
+        fail(where, "no PodDisruptionBudget in the variant")
+    metrics = [d for _, d in docs if d.get("kind") == "Service" and
+               any(p.get("port") == 9090 for p in get(d, "spec", "ports", default=[]))]
+    if not metrics:
+        fail(where, "no Service exposing the metrics port 9090")
+    if w["kind"] == "StatefulSet":
+        inst = [e for e in c.get("env", []) if e["name"] == "KSM_INSTANCE_ID"]
+        if not inst or get(inst[0], "valueFrom", "fieldRef", "fieldPath") != "metadata.name":
+            fail(where, "static membership: KSM_INSTANCE_ID must come from metadata.name")
+        headless = [d for _, d in docs if d.get("kind") == "Service" and get(d, "spec", "clusterIP") == "None"
+                    and d["metadata"]["name"] == spec.get("serviceName")]
+        if not headless:
+            fail(where, f"serviceName {spec.get('serviceName')!r} is not a headless Service of the variant")
+        args = " ".join(c.get("args", []))
+        m = re.search(r"session\.timeout\.ms=(\d+)", args)
+        if not m or int(m.group(1)) < grace * 1000:
+            fail(where, "static membership wants session.timeout.ms longer than a restart (>= grace period)")
+
+
+def validate_hpa_behavior(where, behavior, target):
+    """The behavior KEDA copies into its HPA, checked against Kubernetes' own HPA schema."""
+    import kubernetes_validate
+    hpa = {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "keda-hpa-check"},
+        "spec": {
+            "scaleTargetRef": target, "minReplicas": 1, "maxReplicas": 2,
+            "metrics": [{"type": "External", "external": {
+                "metric": {"name": "s0-kafka-fps-license-requests"},
+                "target": {"type": "AverageValue", "averageValue": "200"}}}],
+            "behavior": behavior,
+        },
+    }
+    for version in HPA_VERSIONS:
+        try:
+            kubernetes_validate.validate(hpa, version, strict=True)
+        except Exception as error:  # ValidationError, InvalidSchemaError, ...
+            fail(where, f"advanced.horizontalPodAutoscalerConfig.behavior is not a valid HPA behavior "
+                        f"(Kubernetes {version}): {getattr(error, 'message', error)}")
+
+
+CRON_FIELD = re.compile(r"^[\d*/,\-]+$")
+
+
+def check_scaledobject(where, so, workload, configmap):
+    if so.get("apiVersion") != "keda.sh/v1alpha1":
+        fail(where, f"apiVersion {so.get('apiVersion')!r}, want keda.sh/v1alpha1")
+    spec = so.get("spec", {})
+    ref = spec.get("scaleTargetRef", {})
+    if not workload or ref.get("name") != workload["metadata"]["name"] or ref.get("kind", "Deployment") != workload["kind"]:
+        fail(where, f"scaleTargetRef {ref} is not the variant's workload")
+    lo, hi = spec.get("minReplicaCount", 0), spec.get("maxReplicaCount", 100)
+    if not (isinstance(lo, int) and isinstance(hi, int) and 1 <= lo <= hi):
+        fail(where, f"minReplicaCount {lo!r} / maxReplicaCount {hi!r}")
+    if isinstance(hi, int) and hi > REQUEST_PARTITIONS:
+        fail(where, f"maxReplicaCount {hi} exceeds the {REQUEST_PARTITIONS} request partitions: idle workers")
+    triggers = spec.get("triggers", [])
+    types = [t.get("type") for t in triggers]
+    kafka = [t for t in triggers if t.get("type") == "kafka"]
+    cron = [t for t in triggers if t.get("type") == "cron"]
+    if not kafka:
+        fail(where, f"no kafka trigger (types: {types})")
+    for t in kafka:
+        md = t.get("metadata", {})
+        for key in ("bootstrapServers", "consumerGroup", "topic", "lagThreshold"):
+            if not md.get(key):
+                fail(where, f"kafka trigger lacks metadata.{key}")
+        if md.get("consumerGroup") != configmap.get("KSM_KAFKA_GROUP"):
+            fail(where, f"kafka trigger group {md.get('consumerGroup')!r} is not KSM_KAFKA_GROUP")
+        if md.get("topic") != configmap.get("KSM_REQUESTS_TOPIC"):
+            fail(where, f"kafka trigger topic {md.get('topic')!r} is not KSM_REQUESTS_TOPIC")
+        for key, val in md.items():
+            if not isinstance(val, str):
+                fail(where, f"kafka trigger metadata.{key} must be a string (KEDA reads strings), is {val!r}")
+        if not str(md.get("lagThreshold", "")).isdigit():
+            fail(where, "kafka trigger lagThreshold must be a whole number")
+    if not cron:
+        fail(where, f"no cron trigger for scheduled events (types: {types})")
+    for t in cron:
+        md = t.get("metadata", {})
+        for key in ("timezone", "start", "end", "desiredReplicas"):
+            if not isinstance(md.get(key), str) or not md.get(key):
+                fail(where, f"cron trigger lacks metadata.{key} (a string)")
+        for key in ("start", "end"):
+            fields = str(md.get(key, "")).split()
+            if len(fields) != 5 or not all(CRON_FIELD.match(f) for f in fields):
+                fail(where, f"cron trigger {key} {md.get(key)!r} is not a 5-field cron expression")
+        want = str(md.get("desiredReplicas", ""))
+        if not want.isdigit() or not (isinstance(hi, int) and int(want) <= hi):
+            fail(where, f"cron desiredReplicas {want!r} must be a number <= maxReplicaCount")
+    behavior = get(spec, "advanced", "horizontalPodAutoscalerConfig", "behavior")
+    if not isinstance(behavior, dict):
+        fail(where, "no advanced.horizontalPodAutoscalerConfig.behavior")
+        return
+    up, down = behavior.get("scaleUp", {}), behavior.get("scaleDown", {})
+    if up.get("stabilizationWindowSeconds") != 0:
+        fail(where, "scaleUp.stabilizationWindowSeconds must be 0 (react to bursts at once)")
+    if not any(p.get("type") == "Percent" and p.get("value", 0) >= 100 and p.get("periodSeconds", 99) <= 15
+               for p in up.get("policies", [])):
+        fail(where, "scaleUp wants a policy of at least 100% per 15 s")
+    if not isinstance(down.get("stabilizationWindowSeconds"), int) or down["stabilizationWindowSeconds"] < 300:
+        fail(where, "scaleDown.stabilizationWindowSeconds must be >= 300 (slow scale-down)")
+    validate_hpa_behavior(where, behavior, {"apiVersion": "apps/v1", "kind": ref.get("kind", "Deployment"),
+                                            "name": ref.get("name", "x")})
+
+
+def check_secret_template():
+    path = os.path.join(K8S, "secret.template.yaml")
+    where = rel(path)
+    import base64
+    for d in load_all(path):
+        name = d["metadata"]["name"]
+        values = dict(d.get("stringData", {}))
+        for k, v in d.get("data", {}).items():
+            try:
+                values[k] = base64.b64decode(v, validate=True).decode("utf-8")
+            except Exception:
+                fail(where, f"{name}.{k}: data is not base64 of a text placeholder")
+        for k, v in values.items():
+            if "PRIVATE KEY-----" in v or "CERTIFICATE-----" in v:
+                fail(where, f"{name}.{k} holds a real key or certificate: placeholders only")
+            elif k.endswith(".json"):
+                json.loads(v)
+            elif "REPLACE" not in v:
+                fail(where, f"{name}.{k} is not a REPLACE_... placeholder")
+    top = load_all(os.path.join(K8S, "kustomization.yaml"))[0]
+    if "secret.template.yaml" in top.get("resources", []):
+        fail(where, "the template must not be in kustomization.yaml (it would overwrite real Secrets)")
+
+
+def check_kubernetes():
+    check_secret_template()
+    for variant, kind in ((K8S, "Deployment"), (os.path.join(K8S, "statefulset"), "StatefulSet")):
+        docs = kustomize(variant)
+        where = rel(variant) or "."
+        workloads = [(f, d) for f, d in docs if d.get("kind") in ("Deployment", "StatefulSet")]
+        if len(workloads) != 1 or workloads[0][1]["kind"] != kind:
+            fail(where, f"expected exactly one {kind}, found {[d.get('kind') for _, d in workloads]}")
+            continue
+        wfile, workload = workloads[0]
+        check_workload(f"{wfile} ({kind})", workload, docs)
+        cms = [d for _, d in docs if d.get("kind") == "ConfigMap"]
+        configmap = cms[0].get("data", {}) if cms else {}
+        sos = [(f, d) for f, d in docs if d.get("kind") == "ScaledObject"]
+        if len(sos) != 1:
+            fail(where, f"expected one ScaledObject, found {len(sos)}")
+        for f, so in sos:
+            check_scaledobject(f, so, workload, configmap)
+        if not failures:
+            ok(f"kubernetes {where}: {kind}, {len(docs)} resources, ScaledObject with kafka + cron triggers")
+    for path in yaml_files(os.path.join(K8S, "optional")):
+        for d in load_all(path):
+            if d.get("kind") == "ServiceMonitor" and get(d, "spec", "endpoints", 0, "port") != "metrics":
+                fail(rel(path), "ServiceMonitor must scrape the `metrics` port")
+
+
+# ---------------------------------------------------------------------------------------------
+# docker-compose.yml
+
+
+def env_of(service):
+    env = service.get("environment", {})
+    if isinstance(env, list):
+        env = dict(e.split("=", 1) if "=" in e else (e, None) for e in env)
+    return env
+
+
+def check_compose():
+    path = os.path.join(DEPLOY, "docker-compose.yml")
+    where = rel(path)
+    base = os.path.dirname(path)
+    compose = load_all(path)[0]
+    services = compose.get("services", {})
+    for name in ("kafka", "redis", "loadgen"):
+        if name not in services:
+            fail(where, f"no service {name}")
+    kafka = services.get("kafka", {})
+    kenv = env_of(kafka)
+    if not str(kafka.get("image", "")).startswith("apache/kafka:"):
+        fail(where, "kafka must use the apache/kafka image")
+    if "controller" not in str(kenv.get("KAFKA_PROCESS_ROLES", "")) or any("ZOOKEEPER" in k for k in kenv):
+        fail(where, "kafka must run in KRaft mode (process roles broker,controller; no ZooKeeper)")
+    if not re.match(r"^redis:7(\.|-|$)", str(services.get("redis", {}).get("image", ""))):
+        fail(where, "redis must be Redis 7")
+
+    def is_ksm(s):
+        return "build" in s or str(s.get("image", "")).startswith("fairplay-ksm")
+
+    def command(s):
+        c = s.get("command", [])
+        return c.split() if isinstance(c, str) else c
+
+    ksm = {n: s for n, s in services.items() if is_ksm(s)}
+    workers = [n for n, s in ksm.items() if command(s)[:1] == ["serve"]]
+    if len(workers) != 3:
+        fail(where, f"expected three `ksm serve` workers, found {workers}")
+    if command(services.get("loadgen", {}))[:1] != ["loadgen"]:
+        fail(where, "service loadgen must run `ksm loadgen`")
+    lg = command(services.get("loadgen", {}))
+    for flag in ("--brokers", "--viewers", "--streams", "--rate", "--duration", "--rotation-every"):
+        if flag not in lg:
+            fail(where, f"loadgen lacks {flag}")
+    secrets = compose.get("secrets", {})
+    for name, s in ksm.items():
+        env = env_of(s)
+        missing = [v for v in KSM_ENV if v not in env]
+        if missing:
+            fail(where, f"{name} lacks {', '.join(missing)}")
+        if env.get("KSM_REQUESTS_TOPIC") != "fps.license.requests" or env.get("KSM_KAFKA_GROUP") != "fps-ksm":
+            fail(where, f"{name}: requests topic / group differ from fps.license.requests / fps-ksm")
+        targets = []
+        for v in s.get("volumes", []):
+            if isinstance(v, dict):
+                src, tgt, ro = v.get("source"), v.get("target"), v.get("read_only")
+            else:
+                parts = v.split(":")
+                src, tgt, ro = parts[0], parts[1], parts[2:] == ["ro"]
+            if src.startswith((".", "/")) and not os.path.exists(os.path.join(base, src)):
+                fail(where, f"{name}: bind source {src} does not exist")
+            if not ro:
+                fail(where, f"{name}: {tgt} should be mounted read-only")
+            targets.append(tgt)
+        for sec in s.get("secrets", []):
+            sname = sec if isinstance(sec, str) else sec.get("source")
+            if sname not in secrets:
+                fail(where, f"{name}: secret {sname} is not declared")
+            targets.append(f"/run/secrets/{sname}")
+        files = [env.get("KSM_CREDENTIALS", "")]
+        files += [p.split("=", 1)[1] for p in str(env.get("KSM_KEK_FILES", "")).split(",") if "=" in p]
+        for f in files:
+            if not any(f == t or f.startswith(t.rstrip("/") + "/") for t in targets):
+                fail(where, f"{name}: {f} is not a mounted file")
+        for p in s.get("ports", []):
+            if not re.match(r"^127\.0\.0\.1:\d+:9090$", str(p)):
+                fail(where, f"{name}: port {p}: only admin ports, on 127.0.0.1")
+        if name in workers:
+            if "healthcheck" not in s:
+                fail(where, f"{name}: no healthcheck")
+            grace = str(s.get("stop_grace_period", "10s"))
+            if not grace.endswith("s") or int(grace[:-1]) < 30:
+                fail(where, f"{name}: stop_grace_period {grace} is shorter than 30 s")
+    for name, secret in secrets.items():
+        if not os.path.isfile(os.path.join(base, secret.get("file", ""))):
+            fail(where, f"secret {name}: file {secret.get('file')} does not exist")
+    for name, s in services.items():
+        if not is_ksm(s) and s.get("ports"):
+            fail(where, f"{name} publishes host ports; only the workers' admin ports may")
+        deps = s.get("depends_on", {})
+        if isinstance(deps, list):
+            deps = {d: {"condition": "service_started"} for d in deps}
+        for dep, cond in deps.items():
+            condition = (cond or {}).get("condition", "service_started")
+            if dep not in services:
+                fail(where, f"{name} depends on {dep}, which is not a service")
+            elif condition == "service_healthy" and "healthcheck" not in services[dep]:
+                fail(where, f"{name} waits for {dep} to be healthy, but {dep} has no healthcheck")
+            elif condition == "service_completed_successfully" and services[dep].get("restart", "no") != "no":
+                fail(where, f"{name} waits for {dep} to complete, but {dep} restarts")
+            elif condition not in ("service_healthy", "service_completed_successfully", "service_started"):
+                fail(where, f"{name}: unknown depends_on condition {condition}")
+        if name in workers and not any(
+                (deps.get(d) or {}).get("condition") == "service_healthy" for d in ("kafka", "redis")):
+            fail(where, f"{name} must wait for healthy kafka and redis")
+    init = " ".join(str(x) for x in command(services.get("kafka-init", {})))
+    for topic in TOPICS:
+        if topic not in init:
+            fail(where, f"no init service creates topic {topic}")
+    if not re.search(r"fps\.license\.requests\s+%d\b" % REQUEST_PARTITIONS, init):
+        fail(where, f"fps.license.requests should get {REQUEST_PARTITIONS} partitions")
+    build = next((s["build"] for s in ksm.values() if "build" in s), None)
+    if not build or not os.path.isfile(os.path.join(base, build["context"], build["dockerfile"])):
+        fail(where, "the ksm build context/dockerfile does not exist")
+    ok(f"compose: {len(services)} services, workers {workers}, loadgen, kafka (KRaft), redis")
+
+
+# ---------------------------------------------------------------------------------------------
+# Dockerfile
+
+
+def check_dockerfile():
+    path = os.path.join(DEPLOY, "docker", "Dockerfile")
+    where = rel(path)
+    text = open(path, encoding="utf-8").read()
+    lines = [l.strip() for l in re.sub(r"\\\n", " ", text).splitlines() if l.strip() and not l.strip().startswith("#")]
+    froms = [l for l in lines if l.upper().startswith("FROM ")]
+    if len(froms) < 2:
+        fail(where, "not multi-stage")
+    args = dict(re.findall(r"^ARG (\w+)=(\S+)", text, re.M))
+    last = re.sub(r"\$\{(\w+)\}", lambda m: args.get(m.group(1), m.group(0)), froms[-1].split()[1])
+    if last != "debian:bookworm-slim":
+        fail(where, f"runtime stage is {last}, want debian:bookworm-slim")
+    if "--static-swift-stdlib" not in text or "-c release" not in text:
+        fail(where, "builder must run swift build -c release --static-swift-stdlib")
+    users = [l.split()[1] for l in lines if l.upper().startswith("USER ")]
+    if not users or users[-1].split(":")[0] in ("root", "0"):
+        fail(where, "the final stage must run as a non-root user")
+    if not any(l.upper().startswith("HEALTHCHECK") and "healthz" in l for l in lines):
+        fail(where, "no HEALTHCHECK on /healthz")
+    if not any(re.match(r"EXPOSE\s+9090\b", l) for l in lines):
+        fail(where, "no EXPOSE 9090")
+    for lib in ("librdkafka1", "libhiredis0.14", "libssl3"):
+        if lib not in text:
+            fail(where, f"runtime lacks {lib}")
+    if any(l.upper().startswith(("COPY", "ADD")) and "Fixtures" in l for l in lines):
+        fail(where, "Fixtures/ must not be shipped in the image")
+    ignore = os.path.join(ROOT, ".dockerignore")
+    if not os.path.isfile(ignore):
+        fail(".dockerignore", "missing (the build context is the repository root)")
+    else:
+        entries = open(ignore).read().split()
+        for must in ("Fixtures", ".git"):
+            if must not in entries:
+                fail(".dockerignore", f"does not exclude {must}")
+        if not any(".build" in e for e in entries):
+            fail(".dockerignore", "does not exclude .build")
+    ok("Dockerfile: multi-stage, bookworm-slim runtime, non-root, HEALTHCHECK, EXPOSE 9090")
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else "check"
+    if mode == "list-builtin":
+        for f in builtin_manifests():
+            print(rel(f))
+        return 0
+    for check in (check_kubernetes, check_compose, check_dockerfile):
+        try:
+            check()
+        except Exception as error:  # a malformed file must fail the check, not crash it silently
+            fail(check.__name__, f"{type(error).__name__}: {error}")
+    for p in passes:
+        print(f"ok: {p}")
+    for f in failures:
+        print(f"FAIL: {f}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
