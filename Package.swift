@@ -57,6 +57,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Shared by the test targets: real redis-server and ksm processes on loopback.
+        .target(name: "KSMTestSupport", dependencies: ["RedisStore"]),
         .executableTarget(
             name: "ksm",
             dependencies: [
@@ -68,17 +70,17 @@ let package = Package(
 
         .testTarget(name: "FairPlayTests", dependencies: ["FairPlay", "FairPlayDevice"]),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
-        .testTarget(name: "RedisStoreTests", dependencies: ["RedisStore"]),
+        .testTarget(name: "RedisStoreTests", dependencies: ["RedisStore", "KSMTestSupport"]),
         .testTarget(
             name: "KSMServiceTests",
             dependencies: [
-                "KSMService", "FairPlayDevice", "Licensing", "RedisStore", "Kafka",
+                "KSMService", "FairPlayDevice", "Licensing", "RedisStore", "Kafka", "KSMTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["FairPlay", "FairPlayDevice", "KSMService", "Kafka", "RedisStore", "Licensing", "ksm"]
+            dependencies: ["FairPlay", "FairPlayDevice", "KSMService", "Kafka", "RedisStore", "Licensing", "KSMTestSupport", "ksm"]
         ),
     ]
 )

@@ -1,3 +1,4 @@
+import KSMTestSupport
 import FairPlay
 import FairPlayDevice
 import Foundation

@@ -117,7 +117,7 @@ struct SchemaValidationTests {
             #"{"id":"x","tenant":"t","account":"a","spc":"AAAA","entitlement":"","deadline":-1}"#,
             #"{"id":"x","tenant":"t","account":"a","spc":"AAAA","entitlement":"","deadline":1.5}"#,
             #"{"id":"x","tenant":"t","account":"a","spc":"AAAA","entitlement":"","priority":"urgent"}"#,
-            #"{"id":"x","tenant":"t","account":"a","spc":"AAAA"}"#,
+            #"{"id":"x","tenant":"t","account":"a","spc":"AAAA","entitlement":5}"#,
         ]
         for text in refusedJobs {
             let bytes = Array(text.utf8)

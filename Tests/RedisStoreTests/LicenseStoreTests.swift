@@ -1,3 +1,4 @@
+import KSMTestSupport
 import Licensing
 import RedisStore
 import Testing

@@ -1,3 +1,4 @@
+import KSMTestSupport
 import Testing
 
 @testable import RedisStore

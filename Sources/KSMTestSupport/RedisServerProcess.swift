@@ -5,20 +5,18 @@ import RedisStore
 import Glibc
 #endif
 
-/// (Copied from Tests/RedisStoreTests/RedisServerProcess.swift.)
-///
 /// A real `redis-server` on a free loopback port, started by the test and killed at its end.
 ///
 /// `--save '' --appendonly no`: nothing touches the disk. `--enable-debug-command yes` lets tests
 /// use `DEBUG SLEEP` (Redis 7 disables DEBUG by default). `@unchecked Sendable`: the process handle
 /// is only touched by the one test that owns the server, never concurrently.
-final class RedisServerProcess: @unchecked Sendable {
-    let port: Int
+public final class RedisServerProcess: @unchecked Sendable {
+    public let port: Int
     private let extraArguments: [String]
     private var process: Process?
 
     /// Picks a free port and starts the server; returns once it answers PING.
-    init(extraArguments: [String] = []) async throws {
+    public init(extraArguments: [String] = []) async throws {
         self.port = try Self.freeLoopbackPort()
         self.extraArguments = extraArguments
         try await start()
@@ -29,7 +27,7 @@ final class RedisServerProcess: @unchecked Sendable {
     }
 
     /// Starts (or restarts) the server on the same port and waits until it answers.
-    func start() async throws {
+    public func start() async throws {
         precondition(process == nil, "already running")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.serverPath)
@@ -45,7 +43,7 @@ final class RedisServerProcess: @unchecked Sendable {
     }
 
     /// Kills the server (SIGKILL: no goodbye to clients) and waits for it to exit.
-    func stop() {
+    public func stop() {
         guard let process else { return }
         self.process = nil
         if process.isRunning {
@@ -55,7 +53,7 @@ final class RedisServerProcess: @unchecked Sendable {
     }
 
     /// A client configuration pointing at this server.
-    func configuration(poolSize: Int = 2) -> RedisClientConfiguration {
+    public func configuration(poolSize: Int = 2) -> RedisClientConfiguration {
         RedisClientConfiguration(
             host: "127.0.0.1", port: port, connectTimeout: .milliseconds(500), commandTimeout: .seconds(2),
             poolSize: poolSize, reconnectBackoff: .init(base: .milliseconds(10), cap: .milliseconds(100)))
@@ -64,8 +62,7 @@ final class RedisServerProcess: @unchecked Sendable {
     private func waitUntilAnswering() async throws {
         // Bounded by attempts, not by a wall-clock deadline: in a full `swift test` run, CPU-bound
         // suites can hold the cooperative pool for 15 s or more, so an attempt made before the server
-        // listened delivers its "Connection refused" only after any deadline has passed. (The original
-        // in RedisStoreTests uses a 10 s deadline and fails that way.) 500 attempts 20 ms apart is
+        // listened delivers its "Connection refused" only after any deadline has passed. 500 attempts 20 ms apart is
         // at least 10 s of real waiting, however slowly the attempts come back.
         for _ in 0..<500 {
             do {

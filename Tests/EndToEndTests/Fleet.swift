@@ -1,0 +1,131 @@
+import FairPlay
+import FairPlayDevice
+import Foundation
+import Kafka
+import KSMService
+import KSMTestSupport
+import Licensing
+import RedisStore
+
+/// A real fleet on loopback: redis-server, `ksm broker`, the demo catalogue seeded with `ksm admin`,
+/// and `ksm serve` workers, all separate processes of the real binary.
+final class Fleet: @unchecked Sendable {
+    // @unchecked: used by one test at a time; `workers` is only changed by that test.
+    let redis: RedisServerProcess
+    let broker: RunningProcess
+    let bootstrap: String
+    let directory: URL
+    let catalog: DemoCatalog
+    var workers: [RunningProcess] = []
+
+    var redisURL: String { "redis://127.0.0.1:\(redis.port)/0" }
+    var kekPath: String { directory.appendingPathComponent("kek.hex").path }
+
+    init(maxStreams: Int = 2, leaseSeconds: UInt32 = 300, streams: Int = 2, periods: Int = 4) async throws {
+        redis = try await RedisServerProcess()
+        broker = try RunningProcess("broker", ["broker", "--partitions", "6"])
+        bootstrap = try await broker.firstLine()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-fleet-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        catalog = DemoCatalog(streams: streams, periods: periods, maxConcurrentStreams: maxStreams, leaseDurationSeconds: leaseSeconds)
+        let seeded = try KSMBinary.run(["admin", "seed-demo", "--redis-url", redisURL, "--kek-out", kekPath, "--max-streams", "\(maxStreams)",
+                                        "--lease-duration", "\(leaseSeconds)", "--streams", "\(streams)", "--periods", "\(periods)"])
+        guard seeded.status == 0 else { throw ProcessFailure(description: "seed-demo failed: \(String(decoding: seeded.stderr, as: UTF8.self))") }
+    }
+
+    deinit {
+        for worker in workers { worker.kill() }
+        broker.kill()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Starts one more `ksm serve` and waits until it owns partitions.
+    @discardableResult
+    func startWorker(waitForAssignment: Bool = true) async throws -> RunningProcess {
+        let worker = try RunningProcess("worker-\(workers.count)", [
+            "serve", "--brokers", bootstrap, "--redis-url", redisURL, "--credentials", "Fixtures/test-credentials/certificates.json",
+            "--kek", "demo-kek=\(kekPath)", "--kafka-property", "session.timeout.ms=6000", "--kafka-property", "heartbeat.interval.ms=300",
+        ])
+        workers.append(worker)
+        if waitForAssignment { try await worker.waitForLog("partitions assigned") }
+        return worker
+    }
+
+    func store() throws -> RedisLicenseStore {
+        RedisLicenseStore(client: try RedisClient(configuration: redis.configuration()))
+    }
+}
+
+/// Sends single jobs through Kafka and waits for their replies, as a platform edge would.
+final class FleetClient: @unchecked Sendable {
+    let producer: KafkaProducer
+    let consumer: KafkaConsumer
+    let trust: DeviceTrust
+    let catalog: DemoCatalog
+    private let lock = NSLock()
+    private var replies: [String: LicenseReply] = [:]
+    private var messages: [String: [KafkaMessage]] = [:]
+    private var reader: Task<Void, Never>?
+
+    init(fleet: Fleet, topics: [String] = ["fps.license.replies"]) async throws {
+        var p = KafkaProducer.Configuration(bootstrapServers: fleet.bootstrap)
+        p.properties = ["linger.ms": "1"]
+        producer = try KafkaProducer(configuration: p)
+        var c = KafkaConsumer.Configuration(bootstrapServers: fleet.bootstrap, groupID: "test-client-\(UUID().uuidString)", topics: topics)
+        c.properties = ["auto.offset.reset": "earliest", "fetch.wait.max.ms": "10", "session.timeout.ms": "6000"]
+        consumer = try KafkaConsumer(configuration: c)
+        let root = KSMBinary.packageRoot.appendingPathComponent("Fixtures/test-credentials")
+        let ask = [UInt8](hexString: try String(contentsOf: root.appendingPathComponent("test_ask.hex"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))!
+        trust = try DeviceTrust(certificateDER: Array(try Data(contentsOf: root.appendingPathComponent("test_certificate.der"))),
+                                publicKey2048: try RSAPublicKey(publicKeyPEMOrDER: Array(try Data(contentsOf: root.appendingPathComponent("test_public_key_2048.pem")))), ask: ask)
+        catalog = fleet.catalog
+        let consumer = self.consumer
+        reader = Task { [weak self] in
+            for await event in consumer.events {
+                guard case .message(let message) = event else { continue }
+                self?.record(message)
+            }
+        }
+    }
+
+    private func record(_ message: KafkaMessage) {
+        lock.lock()
+        defer { lock.unlock() }
+        messages[message.topic, default: []].append(message)
+        if let reply = try? LicenseReply(json: message.value) { replies[reply.id] = reply }
+    }
+
+    func close() async {
+        await consumer.close()
+        reader?.cancel()
+        await producer.close()
+    }
+
+    /// Publishes raw bytes to the requests topic.
+    func sendRaw(_ value: [UInt8], key: String = "k", headers: [(String, [UInt8])] = []) async throws {
+        _ = try await producer.send(topic: "fps.license.requests", key: Array(key.utf8), value: value, headers: headers)
+    }
+
+    /// Sends a job for `device` and returns the reply and the device session that can open its CKC.
+    func request(id: String, account: String, device: SimulatedDevice, session: UInt64, state: PlaybackState = .readyToPlay,
+                 stream: Int = 0, period: Int = 0, timeout: Duration = .seconds(30)) async throws -> (LicenseReply, DeviceSession) {
+        var options = SPCOptions()
+        options.assetID = Array(catalog.assetID(stream: stream, period: period).utf8)
+        options.playback = MediaPlaybackInfo(creationDate: UInt32(Date().timeIntervalSince1970), state: state, sessionID: session)
+        let (spc, deviceSession) = try device.makeSPC(options)
+        let job = LicenseJob(id: try StoreIdentifier(id), tenant: try StoreIdentifier(catalog.tenant), account: try StoreIdentifier(account), spc: spc)
+        try await sendRaw(job.jsonBytes(), key: account, headers: [("correlation-id", Array(id.utf8))])
+        return (try await reply(id, timeout: timeout), deviceSession)
+    }
+
+    func reply(_ id: String, timeout: Duration = .seconds(30)) async throws -> LicenseReply {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let reply = lock.withLock({ replies[id] }) { return reply }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw ProcessFailure(description: "no reply for \(id) within \(timeout)")
+    }
+
+    func messages(on topic: String) -> [KafkaMessage] { lock.withLock { messages[topic] ?? [] } }
+}

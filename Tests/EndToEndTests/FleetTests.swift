@@ -1,0 +1,125 @@
+import FairPlay
+import FairPlayDevice
+import Foundation
+import KSMService
+import Licensing
+import Testing
+
+/// The fleet as it runs in production, on loopback: redis-server, `ksm broker`, two `ksm serve`
+/// processes in one consumer group, and `ksm loadgen` or a test client on Kafka.
+@Suite(.serialized, .timeLimit(.minutes(5))) struct FleetTests {
+    @Test("Two workers in one group answer every loadgen job with a correct CKC")
+    func loadgenThroughTwoWorkers() async throws {
+        let fleet = try await Fleet()
+        try await fleet.startWorker()
+        try await fleet.startWorker()
+        let loadgen = try RunningProcess("loadgen", ["loadgen", "--brokers", fleet.bootstrap, "--viewers", "150", "--join-rate", "300",
+                                                     "--streams", "2", "--periods", "4", "--rotations", "2", "--rotation-interval", "0.5", "--json"])
+        let report = try await Self.report(loadgen)
+        #expect(report["all_correct"] as? Bool == true, "\(report) \(loadgen.stderr.suffix(2000))")
+        #expect(report["sent"] as? Int == 450)
+        #expect(report["correct"] as? Int == 450)
+        // Both workers did work: the group split the partitions.
+        for worker in fleet.workers { #expect(await worker.terminate() == 0, "\(worker.stderr.suffix(2000))") }
+        #expect(fleet.workers.allSatisfy { $0.stderr.contains("partitions assigned") })
+    }
+
+    @Test("The per-account stream limit holds, a renewal extends the slot, and expiry frees it")
+    func streamLimitRenewalAndExpiry() async throws {
+        let fleet = try await Fleet(maxStreams: 2, leaseSeconds: 3)
+        try await fleet.startWorker()
+        let client = try await FleetClient(fleet: fleet)
+        let a = SimulatedDevice(trust: client.trust), b = SimulatedDevice(trust: client.trust), c = SimulatedDevice(trust: client.trust)
+
+        let (first, sessionA) = try await client.request(id: "lim-a1", account: "family", device: a, session: 1)
+        #expect(first.status == .ok, "\(first.reason)")
+        let key = try CKCOpener.open(try #require(first.ckc), session: sessionA)
+        #expect(key.contentKey == fleet.catalog.contentKey(assetID: fleet.catalog.assetID(stream: 0, period: 0)))
+        #expect(key.keyDuration?.keyType == .lease)
+        let (second, _) = try await client.request(id: "lim-b1", account: "family", device: b, session: 2)
+        #expect(second.status == .ok, "\(second.reason)")
+        let (third, _) = try await client.request(id: "lim-c1", account: "family", device: c, session: 3)
+        #expect(third.status == .tooManyStreams)
+        #expect(third.reason.contains("2"), "\(third.reason)")
+        #expect(third.ckc == nil)
+
+        // A renewal (playback state 3) of the same session keeps the slot and moves its expiry.
+        try await Task.sleep(for: .milliseconds(1100))
+        let (renewal, renewedSession) = try await client.request(id: "lim-a2", account: "family", device: a, session: 1, state: .leaseRenewal)
+        #expect(renewal.status == .ok, "\(renewal.reason)")
+        #expect((renewal.leaseExpiresAt ?? 0) > (first.leaseExpiresAt ?? .max), "renewed \(String(describing: renewal.leaseExpiresAt)) first \(String(describing: first.leaseExpiresAt))")
+        #expect(try CKCOpener.open(try #require(renewal.ckc), session: renewedSession).keyDuration?.keyType == .lease)
+
+        // A redelivered job (same ID) gets the same answer and takes nothing more.
+        let (again, _) = try await client.request(id: "lim-c1", account: "family", device: c, session: 3)
+        #expect(again.status == .tooManyStreams)
+
+        // B's slot expires (3 s lease, never renewed) and frees room for C.
+        let store = try fleet.store()
+        let now = LicenseProcessor.currentTimeMilliseconds()
+        #expect(try await store.listSlots(tenant: try StoreIdentifier("demo"), account: try StoreIdentifier("family"), nowMilliseconds: now).count == 2)
+        try await Task.sleep(for: .milliseconds(2500))
+        let (fourth, _) = try await client.request(id: "lim-c2", account: "family", device: c, session: 3)
+        #expect(fourth.status == .ok, "\(fourth.reason)")
+        await client.close()
+    }
+
+    @Test("kill -9 of a worker mid-run loses no job and double-counts no slot")
+    func killNineLosesNothing() async throws {
+        let fleet = try await Fleet()
+        try await fleet.startWorker()
+        try await fleet.startWorker()
+        let viewers = 400
+        let loadgen = try RunningProcess("loadgen", ["loadgen", "--brokers", fleet.bootstrap, "--viewers", "\(viewers)", "--join-rate", "200",
+                                                     "--streams", "2", "--periods", "4", "--rotations", "1", "--rotation-interval", "0.5", "--json"])
+        try await Task.sleep(for: .milliseconds(900))
+        fleet.workers[0].kill()
+        let report = try await Self.report(loadgen, timeout: .seconds(120))
+        #expect(report["all_correct"] as? Bool == true, "\(report) \(loadgen.stderr.suffix(2000))")
+        #expect(report["sent"] as? Int == 2 * viewers)
+        #expect(report["missing"] as? Int == 0)
+
+        // One viewer = one account and one playback session: never more than one slot per account,
+        // however often a job was redelivered.
+        let store = try fleet.store()
+        let now = LicenseProcessor.currentTimeMilliseconds()
+        var total = 0
+        for account in 0..<viewers {
+            let slots = try await store.listSlots(tenant: try StoreIdentifier("demo"), account: try StoreIdentifier("acct-\(account)"), nowMilliseconds: now)
+            #expect(slots.count <= 1, "acct-\(account) holds \(slots.count) slots")
+            total += slots.count
+        }
+        #expect(total == viewers)
+    }
+
+    @Test("A message that is not a job goes to the dead-letter topic; a bad job gets an invalidJob reply")
+    func deadLettersAndInvalidJobs() async throws {
+        let fleet = try await Fleet()
+        try await fleet.startWorker()
+        let client = try await FleetClient(fleet: fleet, topics: ["fps.license.replies", "fps.license.dlq"])
+        try await client.sendRaw(Array("this is not json".utf8), headers: [("correlation-id", Array("garbage-1".utf8))])
+        try await client.sendRaw(Array(#"{"id":"bad-1","tenant":"demo","account":"a","spc":"%%%"}"#.utf8))
+        let bad = try await client.reply("bad-1")
+        #expect(bad.status == .invalidJob)
+        #expect(bad.reason.contains("spc"), "\(bad.reason)")
+        let deadline = ContinuousClock.now + .seconds(20)
+        while client.messages(on: "fps.license.dlq").isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        let dead = try #require(client.messages(on: "fps.license.dlq").first)
+        #expect(dead.value == Array("this is not json".utf8))
+        #expect(dead.header("dlq-reason").map { String(decoding: $0, as: UTF8.self) }?.contains("JSON") == true)
+        #expect(dead.header("correlation-id") == Array("garbage-1".utf8))
+        await client.close()
+    }
+
+    /// Waits for a `--json` loadgen to exit and parses its report.
+    static func report(_ loadgen: RunningProcess, timeout: Duration = .seconds(90)) async throws -> [String: Any] {
+        let deadline = ContinuousClock.now + timeout
+        while loadgen.process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        if loadgen.process.isRunning { loadgen.kill() }
+        let text = loadgen.lines.joined(separator: "\n")
+        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+            throw ProcessFailure(description: "loadgen printed no report; stdout: \(text.suffix(1000)) stderr: \(loadgen.stderr.suffix(2000))")
+        }
+        return object
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A long-running `ksm` process (broker, serve) started by a test: its output lines are collected,
+/// and it is killed (SIGKILL unless stopped before) when the test drops it.
+final class RunningProcess: @unchecked Sendable {
+    // @unchecked: `lines` is guarded by `lock`; the Process is touched by the owning test only.
+    let process = Process()
+    private let lock = NSLock()
+    private var stdoutLines: [String] = []
+    private var stderrText = ""
+    private var partialLine = ""
+    let name: String
+
+    init(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        self.name = name
+        process.executableURL = KSMBinary.url
+        process.arguments = arguments
+        process.currentDirectoryURL = KSMBinary.packageRoot
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        out.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let text = String(decoding: handle.availableData, as: UTF8.self)
+            guard let self, !text.isEmpty else { return }
+            self.lock.lock()
+            self.partialLine += text
+            while let newline = self.partialLine.firstIndex(of: "\n") {
+                self.stdoutLines.append(String(self.partialLine[..<newline]))
+                self.partialLine = String(self.partialLine[self.partialLine.index(after: newline)...])
+            }
+            self.lock.unlock()
+        }
+        err.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let text = String(decoding: handle.availableData, as: UTF8.self)
+            guard let self, !text.isEmpty else { return }
+            self.lock.lock()
+            self.stderrText += text
+            if self.stderrText.count > 200_000 { self.stderrText.removeFirst(100_000) }
+            self.lock.unlock()
+        }
+        try process.run()
+    }
+
+    deinit { kill() }
+
+    var lines: [String] { lock.lock(); defer { lock.unlock() }; return stdoutLines }
+    var stderr: String { lock.lock(); defer { lock.unlock() }; return stderrText }
+
+    /// Waits for the first stdout line, e.g. `ksm broker`'s bootstrap servers.
+    func firstLine(timeout: Duration = .seconds(20)) async throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let line = lines.first { return line }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw ProcessFailure(description: "\(name) printed no line; stderr:\n\(stderr.suffix(2000))")
+    }
+
+    /// Waits until stderr contains `text`.
+    func waitForLog(_ text: String, timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if stderr.contains(text) { return }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw ProcessFailure(description: "\(name) never logged \"\(text)\"; stderr:\n\(stderr.suffix(3000))")
+    }
+
+    /// SIGKILL: no goodbye, as a crashed or OOM-killed worker.
+    func kill() {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// SIGTERM, then waits for a graceful exit; returns the exit status.
+    func terminate(timeout: Duration = .seconds(30)) async -> Int32 {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGTERM) }
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning { kill() }
+        return process.terminationStatus
+    }
+}
+
+struct ProcessFailure: Error, CustomStringConvertible {
+    var description: String
+}
