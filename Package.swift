@@ -57,13 +57,14 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        // Shared by the test targets: real redis-server and ksm processes on loopback.
+        // A real redis-server on a free loopback port, for the tests and `ksm bench`.
         .target(name: "KSMTestSupport", dependencies: ["RedisStore"]),
         .executableTarget(
             name: "ksm",
             dependencies: [
-                "KSMService", "FairPlay", "FairPlayDevice", "Kafka", "RedisStore", "Licensing",
+                "KSMService", "FairPlay", "FairPlayDevice", "Kafka", "RedisStore", "Licensing", "KSMTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -2,14 +2,19 @@ import ArgumentParser
 import FairPlay
 import FairPlayDevice
 import Foundation
+import Kafka
 import KSMService
+import KSMTestSupport
+import Licensing
+import Logging
+import RedisStore
 
 /// `ksm bench`: performance scenarios, each against a baseline measured in the same run.
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Run a benchmark scenario and print JSON.",
-        subcommands: [FairPlayBench.self]
+        subcommands: [FairPlayBench.self, EndToEndBench.self]
     )
 }
 
@@ -35,5 +40,55 @@ struct FairPlayBench: ParsableCommand {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let report: [String: FairPlayBenchmark.Result] = ["spc_v1": results[0], "spc_v2": results[1]]
         FileHandle.standardOutput.write(try encoder.encode(report) + Data("\n".utf8))
+    }
+}
+
+/// `ksm bench e2e`: CKCs per second through Kafka and Redis against the in-process rate, same run.
+struct EndToEndBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "e2e",
+        abstract: "End-to-end CKCs/s (mock Kafka cluster, real Redis, in-process workers) against the in-process SPC-to-CKC rate on the same cores."
+    )
+
+    @Option(help: "Directory with the test credentials.")
+    var fixtures = "Fixtures/test-credentials"
+    @Option(help: "Jobs to send.")
+    var jobs = 4000
+    @Option(help: "Workers (consumer group members) in this process.")
+    var workers = 1
+    @Option(help: "Redis to use; default: a redis-server from PATH started on a free loopback port.")
+    var redisURL: String?
+
+    func run() async throws {
+        var logger = Logger(label: "ksm.bench")
+        logger.logLevel = .error
+        let test = try TestCredentials(directory: fixtures)
+        let cluster = try KafkaMockCluster(brokers: 1, logger: logger)
+        for topic in ["fps.license.requests", "fps.license.replies"] { try cluster.createTopic(topic, partitions: 12) }
+        try cluster.createTopic("fps.license.dlq", partitions: 1)
+        var localRedis: RedisServerProcess?
+        let configuration: RedisClientConfiguration
+        if let redisURL {
+            configuration = try RedisClientConfiguration(url: redisURL)
+        } else {
+            let server = try await RedisServerProcess()
+            localRedis = server
+            configuration = server.configuration(poolSize: 4)
+        }
+        let store = RedisLicenseStore(client: try RedisClient(configuration: configuration, logger: logger))
+        let catalog = DemoCatalog(tenant: "bench", streams: 8, periods: 1)
+        let keyring = KeyEncryptionKeyring()
+        var kek = catalog.demoKeyEncryptionKey
+        try keyring.add(id: try StoreIdentifier(catalog.keyEncryptionKeyID), key: &kek)
+        try await catalog.provision(store, keyring: keyring, certificateHashes: test.credentials.map(\.certificateHash))
+        let bench = EndToEndBenchmark(brokers: cluster.bootstrapServers, store: store, server: KeyServerModule(credentials: try CredentialStore(test.credentials)),
+                                      trust: test.trust, catalog: catalog, keyring: keyring, jobs: jobs, workers: workers, logger: logger)
+        let result = try await bench.run()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        FileHandle.standardOutput.write(try encoder.encode(result) + Data("\n".utf8))
+        localRedis?.stop()
+        withExtendedLifetime(cluster) {}
+        if result.correct != result.jobs { throw ExitCode(1) }
     }
 }

@@ -1,0 +1,163 @@
+import FairPlay
+import FairPlayDevice
+import Foundation
+import Kafka
+import Licensing
+import Logging
+import Synchronization
+
+/// End-to-end CKCs per second through Kafka and Redis, against the in-process FairPlay rate on the
+/// same cores measured in the same run. Jobs are made before the clock starts, so the load generator's
+/// own RSA work does not count; every reply is checked after the clock stops.
+public struct EndToEndBenchmark: Sendable {
+    public struct Result: Codable, Sendable {
+        public var jobs: Int
+        public var correct: Int
+        public var workers: Int
+        public var cryptoThreads: Int
+        public var inProcessCKCPerSecond: Double
+        public var endToEndCKCPerSecond: Double
+        public var ratio: Double
+        public var latencyMilliseconds: LoadReport.Latency
+
+        enum CodingKeys: String, CodingKey {
+            case jobs, correct, workers, ratio
+            case cryptoThreads = "crypto_threads", inProcessCKCPerSecond = "in_process_ckc_per_second"
+            case endToEndCKCPerSecond = "end_to_end_ckc_per_second", latencyMilliseconds = "latency_ms"
+        }
+    }
+
+    public var brokers: String
+    public var store: any LicenseStore
+    public var server: KeyServerModule
+    public var trust: DeviceTrust
+    public var catalog: DemoCatalog
+    public var keyring: KeyEncryptionKeyring
+    public var jobs: Int
+    public var workers: Int
+    public var logger: Logger
+
+    public init(brokers: String, store: any LicenseStore, server: KeyServerModule, trust: DeviceTrust, catalog: DemoCatalog,
+                keyring: KeyEncryptionKeyring, jobs: Int, workers: Int, logger: Logger) {
+        self.brokers = brokers
+        self.store = store
+        self.server = server
+        self.trust = trust
+        self.catalog = catalog
+        self.keyring = keyring
+        self.jobs = jobs
+        self.workers = workers
+        self.logger = logger
+    }
+
+    struct Prepared: Sendable {
+        var id: String
+        var account: String
+        var body: [UInt8]
+        var spc: [UInt8]
+        var session: DeviceSession
+        var asset: String
+    }
+
+    public func run() async throws -> Result {
+        let pool = CryptoPool()
+        defer { pool.shutdown() }
+        // Jobs: one viewer each (own account, own lease slot), spread over the catalogue's streams.
+        let runID = String(UInt64.random(in: 0..<UInt64.max), radix: 36)
+        let prepared: [Prepared] = await pool.map(Array(0..<jobs)) { index -> Prepared? in
+            let device = SimulatedDevice(trust: trust)
+            let asset = catalog.assetID(stream: index % max(catalog.streams, 1), period: 0)
+            var options = SPCOptions()
+            options.assetID = Array(asset.utf8)
+            options.playback = MediaPlaybackInfo(creationDate: 1_790_000_000, state: .readyToPlay, sessionID: UInt64(index + 1))
+            guard let (spc, session) = try? device.makeSPC(options),
+                  let job = try? LicenseJob(id: StoreIdentifier("\(runID)-\(index)"), tenant: StoreIdentifier(catalog.tenant), account: StoreIdentifier("bench-\(runID)-\(index)"), spc: spc)
+            else { return nil }
+            return Prepared(id: "\(runID)-\(index)", account: "bench-\(runID)-\(index)", body: job.jsonBytes(), spc: spc, session: session, asset: asset)
+        }.compactMap { $0 }
+
+        // Baseline: SPC to CKC on the same pool, no Kafka, no Redis.
+        let content = CKCContent(contentKey: [UInt8](repeating: 0x3b, count: 16), contentIV: [UInt8](repeating: 0x42, count: 16), keyDuration: .lease(300), hdcp: .type0, requiredSecurityLevel: .baseline)
+        let sample = Array(prepared.prefix(max(200, prepared.count / 2)))
+        let server = self.server
+        _ = await pool.map(Array(sample.prefix(50))) { p in try? server.makeCKC(for: server.open(p.spc), content) }
+        let baselineStart = ContinuousClock.now
+        _ = await pool.map(sample) { p in try? server.makeCKC(for: server.open(p.spc), content) }
+        let inProcessRate = Double(sample.count) / (ContinuousClock.now - baselineStart).seconds
+
+        // The fleet: workers in this process, the same pool for their crypto.
+        let fleet = (0..<max(1, workers)).map { _ in
+            var c = WorkerConfiguration(brokers: brokers)
+            c.kafkaProperties = ["session.timeout.ms": "6000"]
+            return LicenseWorker(configuration: c, processor: LicenseProcessor(keyServer: server, store: store, keyring: keyring, pool: pool, logger: logger), logger: logger)
+        }
+        let tasks = fleet.map { worker in Task { try await worker.run() } }
+        let joined = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < joined, !fleet.allSatisfy({ $0.statistics.snapshot.assignedPartitions > 0 }) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+
+        var producerConfig = KafkaProducer.Configuration(bootstrapServers: brokers)
+        producerConfig.properties = ["linger.ms": "2"]
+        let producer = try KafkaProducer(configuration: producerConfig, logger: logger)
+        await producer.warmUp(topics: ["fps.license.requests"])
+        var consumerConfig = KafkaConsumer.Configuration(bootstrapServers: brokers, groupID: "bench-\(runID)", topics: ["fps.license.replies"])
+        consumerConfig.properties = ["auto.offset.reset": "earliest", "fetch.wait.max.ms": "10", "fetch.error.backoff.ms": "50"]
+        let consumer = try KafkaConsumer(configuration: consumerConfig, logger: logger)
+        let clock = BenchmarkClock()
+        let assigned = AsyncStream<Void>.makeStream()
+        let reader = Task {
+            var announced = false
+            for await event in consumer.events {
+                switch event {
+                case .assigned: if !announced { announced = true; assigned.continuation.yield() }
+                case .message(let m):
+                    if let reply = try? LicenseReply(json: m.value) { clock.received.withLock { $0[reply.id] = (reply, .now) } }
+                default: break
+                }
+            }
+        }
+        for await _ in assigned.stream { break }
+
+        let start = ContinuousClock.now
+        await withTaskGroup(of: Void.self) { group in
+            for p in prepared {
+                group.addTask {
+                    clock.sent.withLock { $0[p.id] = .now }
+                    _ = try? await producer.send(topic: "fps.license.requests", key: Array(p.account.utf8), value: p.body)
+                }
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(120)
+        while clock.received.withLock({ $0.count }) < prepared.count, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let replies = clock.received.withLock { $0 }
+        let end = replies.values.map(\.1).max() ?? ContinuousClock.now
+        let rate = Double(replies.count) / (end - start).seconds
+
+        await consumer.close()
+        reader.cancel()
+        await producer.close()
+        for task in tasks { task.cancel() }
+
+        var correct = 0
+        var latencies: [Double] = []
+        let sent = clock.sent.withLock { $0 }
+        for p in prepared {
+            guard let (reply, at) = replies[p.id] else { continue }
+            if let s = sent[p.id] { latencies.append((at - s).seconds * 1000) }
+            if reply.status == .ok, let ckc = reply.ckc, let opened = try? CKCOpener.open(ckc, session: p.session),
+               opened.contentKey == catalog.contentKey(assetID: p.asset) { correct += 1 }
+        }
+        return Result(jobs: prepared.count, correct: correct, workers: fleet.count, cryptoThreads: pool.threadCount,
+                      inProcessCKCPerSecond: inProcessRate.rounded(), endToEndCKCPerSecond: rate.rounded(),
+                      ratio: (rate / inProcessRate * 1000).rounded() / 1000, latencyMilliseconds: .init(milliseconds: latencies))
+    }
+}
+
+/// Send and receive times of the benchmark's jobs, shared by the sending tasks and the reply reader.
+final class BenchmarkClock: Sendable {
+    let sent = Mutex<[String: ContinuousClock.Instant]>([:])
+    let received = Mutex<[String: (LicenseReply, ContinuousClock.Instant)]>([:])
+}
