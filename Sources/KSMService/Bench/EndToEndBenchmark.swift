@@ -19,9 +19,11 @@ public struct EndToEndBenchmark: Sendable {
         public var endToEndCKCPerSecond: Double
         public var ratio: Double
         public var latencyMilliseconds: LoadReport.Latency
+        /// Batches the workers processed: jobs / batches is the mean batch size.
+        public var batches: Int
 
         enum CodingKeys: String, CodingKey {
-            case jobs, correct, workers, ratio
+            case jobs, correct, workers, ratio, batches
             case cryptoThreads = "crypto_threads", inProcessCKCPerSecond = "in_process_ckc_per_second"
             case endToEndCKCPerSecond = "end_to_end_ckc_per_second", latencyMilliseconds = "latency_ms"
         }
@@ -152,7 +154,8 @@ public struct EndToEndBenchmark: Sendable {
         }
         return Result(jobs: prepared.count, correct: correct, workers: fleet.count, cryptoThreads: pool.threadCount,
                       inProcessCKCPerSecond: inProcessRate.rounded(), endToEndCKCPerSecond: rate.rounded(),
-                      ratio: (rate / inProcessRate * 1000).rounded() / 1000, latencyMilliseconds: .init(milliseconds: latencies))
+                      ratio: (rate / inProcessRate * 1000).rounded() / 1000, latencyMilliseconds: .init(milliseconds: latencies),
+                      batches: fleet.reduce(0) { $0 + $1.statistics.snapshot.batches })
     }
 }
 

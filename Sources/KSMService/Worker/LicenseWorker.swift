@@ -53,6 +53,9 @@ public final class LicenseWorker: Service, Sendable {
         var properties = ["fetch.wait.max.ms": "10", "fetch.error.backoff.ms": "50"].merging(configuration.kafkaProperties) { _, configured in configured }
         if let instance = configuration.instanceID { properties["group.instance.id"] = instance }
         var c = KafkaConsumer.Configuration(bootstrapServers: configuration.brokers, groupID: configuration.groupID, topics: [configuration.requestsTopic], properties: properties)
+        // The worker bounds its own in-flight work (and pauses for it); a consumer buffer smaller than
+        // that would pause and resume partitions on every burst, and librdkafka resumes slowly.
+        c.eventBufferSize = max(c.eventBufferSize, configuration.maximumInFlight * 2)
         c.watchdogThreshold = configuration.watchdogThreshold
         let logger = self.logger
         c.onStall = { stall in logger.error("processing loop stalled: no offset progress with messages outstanding", metadata: ["stall": "\(stall)"]) }

@@ -14,8 +14,8 @@ public struct WorkerConfiguration: Sendable {
     public var maximumBatchSize = 128
     /// Batches processed at once, so Redis round trips overlap CPU work. Default: 2.
     public var concurrentBatches = 2
-    /// Jobs buffered or in flight before the consumer pauses its partitions. Default: 1024.
-    public var maximumInFlight = 1024
+    /// Jobs buffered or in flight before the consumer pauses its partitions. Default: 4096 (librdkafka 2.0.2 takes up to a second to resume a paused partition, so the limit sits above a normal burst).
+    public var maximumInFlight = 4096
     /// Static membership (`group.instance.id`), e.g. a StatefulSet pod name. Default: none.
     public var instanceID: String?
     /// librdkafka properties passed through to both clients (SASL, TLS, linger, batch sizes).
