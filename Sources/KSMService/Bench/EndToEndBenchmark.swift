@@ -37,10 +37,12 @@ public struct EndToEndBenchmark: Sendable {
     public var keyring: KeyEncryptionKeyring
     public var jobs: Int
     public var workers: Int
+    /// Partitions of the requests topic.
+    public var partitions: Int
     public var logger: Logger
 
     public init(brokers: String, store: any LicenseStore, server: KeyServerModule, trust: DeviceTrust, catalog: DemoCatalog,
-                keyring: KeyEncryptionKeyring, jobs: Int, workers: Int, logger: Logger) {
+                keyring: KeyEncryptionKeyring, jobs: Int, workers: Int, partitions: Int = 12, logger: Logger) {
         self.brokers = brokers
         self.store = store
         self.server = server
@@ -49,6 +51,7 @@ public struct EndToEndBenchmark: Sendable {
         self.keyring = keyring
         self.jobs = jobs
         self.workers = workers
+        self.partitions = partitions
         self.logger = logger
     }
 
@@ -94,8 +97,18 @@ public struct EndToEndBenchmark: Sendable {
             return LicenseWorker(configuration: c, processor: LicenseProcessor(keyServer: server, store: store, keyring: keyring, pool: pool, logger: logger), logger: logger)
         }
         let tasks = fleet.map { worker in Task { try await worker.run() } }
-        let joined = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < joined, !fleet.allSatisfy({ $0.statistics.snapshot.assignedPartitions > 0 }) {
+        // Start the clock only once the group is settled: every worker owns partitions, all 12 are
+        // owned, and that held for a second (cooperative rebalancing moves partitions in steps).
+        let joined = ContinuousClock.now + .seconds(30)
+        var settledSince: ContinuousClock.Instant?
+        while ContinuousClock.now < joined {
+            let owned = fleet.map { $0.statistics.snapshot.assignedPartitions }
+            if owned.allSatisfy({ $0 > 0 }), owned.reduce(0, +) == partitions {
+                if let since = settledSince, ContinuousClock.now - since > .seconds(1) { break }
+                settledSince = settledSince ?? .now
+            } else {
+                settledSince = nil
+            }
             try await Task.sleep(for: .milliseconds(50))
         }
 
@@ -105,6 +118,8 @@ public struct EndToEndBenchmark: Sendable {
         await producer.warmUp(topics: ["fps.license.requests"])
         var consumerConfig = KafkaConsumer.Configuration(bootstrapServers: brokers, groupID: "bench-\(runID)", topics: ["fps.license.replies"])
         consumerConfig.properties = ["auto.offset.reset": "earliest", "fetch.wait.max.ms": "10", "fetch.error.backoff.ms": "50"]
+        // Room for every reply: a full buffer would pause the partitions, and librdkafka 2.0.2 resumes slowly.
+        consumerConfig.eventBufferSize = max(consumerConfig.eventBufferSize, 2 * jobs)
         let consumer = try KafkaConsumer(configuration: consumerConfig, logger: logger)
         let clock = BenchmarkClock()
         let assigned = AsyncStream<Void>.makeStream()

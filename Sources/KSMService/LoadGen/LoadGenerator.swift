@@ -60,6 +60,8 @@ public struct LoadGenerator: Sendable {
         // "earliest", not "latest": a fresh group resolves "latest" only when it first fetches, and
         // replies to the first jobs can land before that. Replies of other runs carry other IDs and are skipped.
         consumerConfig.properties["auto.offset.reset"] = "earliest"
+        // Room for a whole burst of replies: a full buffer pauses partitions, and librdkafka 2.0.2 resumes slowly.
+        consumerConfig.eventBufferSize = max(consumerConfig.eventBufferSize, 4 * configuration.viewers)
         consumerConfig.properties["fetch.wait.max.ms"] = consumerConfig.properties["fetch.wait.max.ms"] ?? "10"
         consumerConfig.properties["fetch.error.backoff.ms"] = consumerConfig.properties["fetch.error.backoff.ms"] ?? "50"
         let consumer = try KafkaConsumer(configuration: consumerConfig, logger: logger)
