@@ -87,8 +87,8 @@ public final class RedisServerProcess: @unchecked Sendable {
         return "/usr/bin/redis-server"
     }
 
-    /// Binds port 0 on 127.0.0.1 and returns the port the kernel chose (then frees it).
-    private static func freeLoopbackPort() throws -> Int {
+    /// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, read back, released).
+    public static func freeLoopbackPort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EMFILE) }
         defer { close(fd) }

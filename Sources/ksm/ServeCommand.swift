@@ -34,9 +34,35 @@ struct ServeCommand: AsyncParsableCommand {
         let pool = CryptoPool(threadCount: settings.cryptoThreads)
         let processor = LicenseProcessor(keyServer: server, store: RedisLicenseStore(client: redis), keyring: keyring, pool: pool, logger: logger)
         let worker = LicenseWorker(configuration: settings.worker, processor: processor, logger: logger)
+        var services: [any Service] = [worker]
+        let storeHealth = StoreHealth()
+        if let port = settings.adminPort {
+            services.append(AdminServer(
+                port: port,
+                health: { worker.isStalled ? .init(ok: false, detail: "processing loop stalled") : .init(ok: true, detail: "ok") },
+                readiness: {
+                    let owned = worker.statistics.snapshot.assignedPartitions
+                    if owned == 0 { return .init(ok: false, detail: "no partition assigned") }
+                    if !storeHealth.isUp { return .init(ok: false, detail: "redis: \(storeHealth.detail)") }
+                    return .init(ok: true, detail: "ok: \(owned) partitions, redis up")
+                },
+                metrics: { WorkerMetrics.render(worker.statistics.snapshot, storeUp: storeHealth.isUp, stalled: worker.isStalled) },
+                logger: logger))
+        }
         let group = ServiceGroup(configuration: .init(
-            services: [worker], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger))
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger))
+        let monitor = Task {
+            await storeHealth.monitor {
+                do {
+                    _ = try await redis.send(["PING"])
+                    return nil
+                } catch {
+                    return "\(error)"
+                }
+            }
+        }
         try await group.run()
+        monitor.cancel()
         pool.shutdown()
     }
 }
@@ -79,6 +105,8 @@ struct ServeOptions: ParsableArguments {
     var protocolVersions: [UInt32] = []
     @Option(help: "trace, debug, info, notice, warning, error (env KSM_LOG_LEVEL). Default: info.")
     var logLevel: String?
+    @Option(help: "Admin port for /healthz, /readyz and /metrics (env KSM_ADMIN_PORT). Default: off.")
+    var adminPort: Int?
 
     struct Settings {
         var worker: WorkerConfiguration
@@ -89,6 +117,7 @@ struct ServeOptions: ParsableArguments {
         var cryptoThreads: Int
         var protocolVersions: [UInt32]
         var logLevel: Logger.Level
+        var adminPort: Int?
 
         /// Loads every key-encryption key; refuses a file others can read.
         func keyring() throws -> KeyEncryptionKeyring {
@@ -153,7 +182,8 @@ struct ServeOptions: ParsableArguments {
         return Settings(worker: worker, redisURL: redisURL, credentials: credentials,
                         fpscryptoLibrary: fpscryptoLibrary ?? (file["fpscrypto-library"] as? String), keks: keks,
                         cryptoThreads: pickInt(cryptoThreads, "crypto-threads") ?? ProcessInfo.processInfo.activeProcessorCount,
-                        protocolVersions: versions, logLevel: level)
+                        protocolVersions: versions, logLevel: level,
+                        adminPort: adminPort ?? env["KSM_ADMIN_PORT"].flatMap { Int($0) } ?? (file["admin-port"] as? Int))
     }
 
     static func split(_ pair: String, _ name: String) throws -> (String, String) {

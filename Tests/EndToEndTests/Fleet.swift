@@ -41,11 +41,11 @@ final class Fleet: @unchecked Sendable {
 
     /// Starts one more `ksm serve` and waits until it owns partitions.
     @discardableResult
-    func startWorker(waitForAssignment: Bool = true) async throws -> RunningProcess {
+    func startWorker(waitForAssignment: Bool = true, extraArguments: [String] = []) async throws -> RunningProcess {
         let worker = try RunningProcess("worker-\(workers.count)", [
             "serve", "--brokers", bootstrap, "--redis-url", redisURL, "--credentials", "Fixtures/test-credentials/certificates.json",
             "--kek", "demo-kek=\(kekPath)", "--kafka-property", "session.timeout.ms=6000", "--kafka-property", "heartbeat.interval.ms=300",
-        ])
+        ] + extraArguments)
         workers.append(worker)
         if waitForAssignment { try await worker.waitForLog("partitions assigned") }
         return worker

@@ -1,6 +1,10 @@
 import FairPlay
 import FairPlayDevice
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import KSMTestSupport
 import KSMService
 import Licensing
 import Testing
@@ -108,6 +112,45 @@ import Testing
         #expect(dead.value == Array("this is not json".utf8))
         #expect(dead.header("dlq-reason").map { String(decoding: $0, as: UTF8.self) }?.contains("JSON") == true)
         #expect(dead.header("correlation-id") == Array("garbage-1".utf8))
+        await client.close()
+    }
+
+    @Test("The admin port answers /healthz, /readyz (partitions and Redis) and Prometheus /metrics")
+    func adminPort() async throws {
+        let fleet = try await Fleet()
+        let port = try RedisServerProcess.freeLoopbackPort()
+        try await fleet.startWorker(extraArguments: ["--admin-port", "\(port)"])
+        let client = try await FleetClient(fleet: fleet)
+        let (reply, _) = try await client.request(id: "admin-1", account: "a1", device: SimulatedDevice(trust: client.trust), session: 1)
+        #expect(reply.status == .ok)
+        func get(_ path: String) async throws -> (Int, String) {
+            let (data, response) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+            return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+        }
+        #expect(try await get("/healthz").0 == 200)
+        // Ready needs a partition and a Redis health check that answered (every 2 s).
+        var ready = try await get("/readyz")
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ready.0 != 200, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+            ready = try await get("/readyz")
+        }
+        #expect(ready.0 == 200, "\(ready.1)")
+        let metrics = try await get("/metrics")
+        #expect(metrics.1.contains("ksm_replies_total{status=\"noErr\"} 1"), "\(metrics.1)")
+        #expect(metrics.1.contains("ksm_store_up 1"))
+        #expect(try await get("/nope").0 == 404)
+        // Redis gone: not ready (fail closed), still alive.
+        fleet.redis.stop()
+        var notReady = try await get("/readyz")
+        let later = ContinuousClock.now + .seconds(10)
+        while notReady.0 == 200, ContinuousClock.now < later {
+            try await Task.sleep(for: .milliseconds(200))
+            notReady = try await get("/readyz")
+        }
+        #expect(notReady.0 == 503)
+        #expect(notReady.1.contains("redis"))
+        #expect(try await get("/healthz").0 == 200)
         await client.close()
     }
 

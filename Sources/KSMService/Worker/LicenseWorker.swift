@@ -2,6 +2,15 @@ import Foundation
 import Kafka
 import Logging
 import ServiceLifecycle
+import Synchronization
+
+typealias Watchdog = KafkaConsumer.Watchdog
+
+/// Lets the consumer's stall callback reach the worker without keeping it alive.
+final class StallBox: Sendable {
+    weak let worker: LicenseWorker?
+    init(worker: LicenseWorker) { self.worker = worker }
+}
 
 /// A KSM worker: consumes license jobs from Kafka, answers each through the ``LicenseProcessor`` and
 /// publishes the reply, storing a job's offset only after its reply's delivery report (at-least-once).
@@ -14,6 +23,7 @@ public final class LicenseWorker: Service, Sendable {
     public let processor: LicenseProcessor
     public let statistics = WorkerStatistics()
     let logger: Logger
+    private let stall = Mutex<Watchdog.Stall?>(nil)
 
     public init(configuration: WorkerConfiguration, processor: LicenseProcessor, logger: Logger) {
         self.configuration = configuration
@@ -58,9 +68,16 @@ public final class LicenseWorker: Service, Sendable {
         c.eventBufferSize = max(c.eventBufferSize, configuration.maximumInFlight * 2)
         c.watchdogThreshold = configuration.watchdogThreshold
         let logger = self.logger
-        c.onStall = { stall in logger.error("processing loop stalled: no offset progress with messages outstanding", metadata: ["stall": "\(stall)"]) }
+        let box = StallBox(worker: self)
+        c.onStall = { stall in
+            logger.error("processing loop stalled: no offset progress with messages outstanding", metadata: ["stall": "\(stall)"])
+            box.worker?.stall.withLock { $0 = stall }
+        }
         return c
     }
+
+    /// Liveness: false once the watchdog saw the processing loop stall (a restart is the cure).
+    public var isStalled: Bool { stall.withLock { $0 != nil } }
 
     func producerConfiguration() -> KafkaProducer.Configuration {
         var properties = ["linger.ms": "1"].merging(configuration.kafkaProperties) { _, configured in configured }
@@ -192,7 +209,12 @@ public final class LicenseWorker: Service, Sendable {
                 logger.trace("published", metadata: ["topic": "\(topic)", "partition": "\(report.partition)", "offset": "\(report.offset)",
                                                      "ms": "\((ContinuousClock.now - started).components.attoseconds / 1_000_000_000_000_000)"])
                 statistics.update {
-                    if case .deadLetter = outcome { $0.deadLettered += 1 } else { $0.replied += 1 }
+                    switch outcome {
+                    case .deadLetter: $0.deadLettered += 1
+                    case .reply(let reply):
+                        $0.replied += 1
+                        $0.repliesByStatus[reply.status.name, default: 0] += 1
+                    }
                 }
                 return true
             } catch {

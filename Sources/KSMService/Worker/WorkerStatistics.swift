@@ -12,6 +12,10 @@ public final class WorkerStatistics: Sendable {
         public var pauses = 0
         /// Partitions this worker owns now; readiness means at least one.
         public var assignedPartitions = 0
+        /// Replies published, by status name (low cardinality: Apple's and the project's codes).
+        public var repliesByStatus: [String: Int] = [:]
+        /// Jobs received and not yet answered or dead-lettered (revoked ones included until redone).
+        public var inFlight: Int { max(0, received - replied - deadLettered) }
     }
 
     private let state = Mutex(Snapshot())
