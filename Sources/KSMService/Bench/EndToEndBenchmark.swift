@@ -16,6 +16,8 @@ public struct EndToEndBenchmark: Sendable {
         public var workers: Int
         public var cryptoThreads: Int
         public var inProcessCKCPerSecond: Double
+        /// `LicenseProcessor` with Redis, batches of 128 one after another, no Kafka.
+        public var processorCKCPerSecond: Double
         public var endToEndCKCPerSecond: Double
         public var ratio: Double
         public var latencyMilliseconds: LoadReport.Latency
@@ -25,6 +27,7 @@ public struct EndToEndBenchmark: Sendable {
         enum CodingKeys: String, CodingKey {
             case jobs, correct, workers, ratio, batches
             case cryptoThreads = "crypto_threads", inProcessCKCPerSecond = "in_process_ckc_per_second"
+            case processorCKCPerSecond = "processor_ckc_per_second"
             case endToEndCKCPerSecond = "end_to_end_ckc_per_second", latencyMilliseconds = "latency_ms"
         }
     }
@@ -89,6 +92,23 @@ public struct EndToEndBenchmark: Sendable {
         let baselineStart = ContinuousClock.now
         _ = await pool.map(sample) { p in try? server.makeCKC(for: server.open(p.spc), content) }
         let inProcessRate = Double(sample.count) / (ContinuousClock.now - baselineStart).seconds
+
+        // The processor alone (job JSON, Redis fetch and lease script, CKC, reply JSON), no Kafka:
+        // splits the end-to-end gap between the license pipeline and the Kafka path.
+        let processor = LicenseProcessor(keyServer: server, store: store, keyring: keyring, pool: pool, logger: logger)
+        let processorJobs: [[UInt8]] = sample.enumerated().compactMap { index, p in
+            guard let job = try? LicenseJob(id: StoreIdentifier("\(runID)-p\(index)"), tenant: StoreIdentifier(catalog.tenant),
+                                            account: StoreIdentifier("bench-\(runID)-p\(index)"), spc: p.spc) else { return nil }
+            return job.jsonBytes()
+        }
+        let processorStart = ContinuousClock.now
+        var processed = 0
+        for chunk in stride(from: 0, to: processorJobs.count, by: 128) {
+            let replies = await processor.process(encoded: Array(processorJobs[chunk..<min(chunk + 128, processorJobs.count)]))
+            processed += replies.filter { $0.status == .ok }.count
+            _ = replies.map { $0.jsonBytes() }
+        }
+        let processorRate = Double(processed) / (ContinuousClock.now - processorStart).seconds
 
         // The fleet: workers in this process, the same pool for their crypto.
         let fleet = (0..<max(1, workers)).map { _ in
@@ -170,7 +190,7 @@ public struct EndToEndBenchmark: Sendable {
                opened.contentKey == catalog.contentKey(assetID: p.asset) { correct += 1 }
         }
         return Result(jobs: prepared.count, correct: correct, workers: fleet.count, cryptoThreads: pool.threadCount,
-                      inProcessCKCPerSecond: inProcessRate.rounded(), endToEndCKCPerSecond: rate.rounded(),
+                      inProcessCKCPerSecond: inProcessRate.rounded(), processorCKCPerSecond: processorRate.rounded(), endToEndCKCPerSecond: rate.rounded(),
                       ratio: (rate / inProcessRate * 1000).rounded() / 1000, latencyMilliseconds: .init(milliseconds: latencies),
                       batches: fleet.reduce(0) { $0 + $1.statistics.snapshot.batches })
     }

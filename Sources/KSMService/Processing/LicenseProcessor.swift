@@ -122,13 +122,15 @@ public struct LicenseProcessor: Sendable {
             batch.failAll(storeError: error, during: "fetch")
             return
         }
+        // Most jobs of a batch share a policy document (the tenant default): parse each one once.
+        var policies: [[UInt8]: Result<LicensePolicy, LicensePolicy.InvalidPolicy>] = [:]
         for (index, result) in zip(indices, results) {
-            check(index, result, in: &batch)
+            check(index, result, in: &batch, policies: &policies)
         }
     }
 
     /// Step 4 for one job: tenant, certificate, key, policy, Apple's rules.
-    private func check(_ index: Int, _ result: StoreResult, in batch: inout Batch) {
+    private func check(_ index: Int, _ result: StoreResult, in batch: inout Batch, policies: inout [[UInt8]: Result<LicensePolicy, LicensePolicy.InvalidPolicy>]) {
         let job = batch.jobs[index]
         let request = batch.work[index].request!
         guard let tenant = result.tenant else {
@@ -152,10 +154,16 @@ public struct LicenseProcessor: Sendable {
             batch.answer(index, .noPolicy, "neither the asset nor tenant \(job.tenant) has a policy", rule: "policy:missing")
             return
         }
+        let parsed = policies[document] ?? {
+            let result: Result<LicensePolicy, LicensePolicy.InvalidPolicy>
+            do throws(LicensePolicy.InvalidPolicy) { result = .success(try LicensePolicy(json: document)) } catch { result = .failure(error) }
+            policies[document] = result
+            return result
+        }()
         let policy: LicensePolicy
-        do {
-            policy = try LicensePolicy(json: document)
-        } catch {
+        switch parsed {
+        case .success(let p): policy = p
+        case .failure(let error):
             batch.answer(index, .invalidPolicy, error.description, rule: "policy:invalid")
             return
         }
