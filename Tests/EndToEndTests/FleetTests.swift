@@ -154,6 +154,42 @@ import Testing
         await client.close()
     }
 
+    @Test("No key material reaches the output of a worker logging at trace level")
+    func noSecretsInLogs() async throws {
+        let fleet = try await Fleet()
+        let worker = try await fleet.startWorker(extraArguments: ["--log-level", "trace"])
+        let client = try await FleetClient(fleet: fleet)
+        let device = SimulatedDevice(trust: client.trust)
+        let (reply, session) = try await client.request(id: "secret-1", account: "s1", device: device, session: 9)
+        #expect(reply.status == .ok)
+        let (refused, _) = try await client.request(id: "secret-2", account: "s1", device: device, session: 9, stream: 0, period: 99)
+        #expect(refused.status == .noContentKey)
+        #expect(await worker.terminate() == 0)
+        let output = worker.stderr + worker.lines.joined(separator: "\n")
+        #expect(output.contains("secret-1"), "the worker logged nothing at trace level")
+        let root = KSMBinary.packageRoot.appendingPathComponent("Fixtures/test-credentials")
+        let asset = fleet.catalog.assetID(stream: 0, period: 0)
+        var secrets: [String: String] = [
+            "content key": fleet.catalog.contentKey(assetID: asset).hexString,
+            "key-encryption key": try String(contentsOf: URL(fileURLWithPath: fleet.kekPath), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+            "ASk": try String(contentsOf: root.appendingPathComponent("test_ask.hex"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+            "session key": session.sessionKey.hexString,
+            "R1": session.r1.hexString,
+            "CKC": Data(try #require(reply.ckc)).base64EncodedString(),
+        ]
+        // Every line of the private keys' base64 body.
+        for file in ["test_private_key_1024.pem", "test_private_key_2048.pem"] {
+            let pem = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+            for (n, line) in pem.split(separator: "\n").enumerated() where !line.hasPrefix("-----") { secrets["\(file) line \(n)"] = String(line) }
+        }
+        for (name, value) in secrets {
+            for form in [value.lowercased(), value.uppercased(), value] {
+                #expect(!output.contains(form), "\(name) appears in the worker's output")
+            }
+        }
+        await client.close()
+    }
+
     /// Waits for a `--json` loadgen to exit and parses its report.
     static func report(_ loadgen: RunningProcess, timeout: Duration = .seconds(90)) async throws -> [String: Any] {
         let deadline = ContinuousClock.now + timeout
