@@ -58,6 +58,10 @@ struct EndToEndBench: AsyncParsableCommand {
     var workers = 1
     @Option(help: "Redis to use; default: a redis-server from PATH started on a free loopback port.")
     var redisURL: String?
+    @Option(help: "Worker batch size.")
+    var batchSize = 64
+    @Option(help: "Batches each worker processes at once.")
+    var concurrentBatches = 4
 
     func run() async throws {
         var logger = Logger(label: "ksm.bench")
@@ -83,7 +87,10 @@ struct EndToEndBench: AsyncParsableCommand {
         try await catalog.provision(store, keyring: keyring, certificateHashes: test.credentials.map(\.certificateHash))
         let bench = EndToEndBenchmark(brokers: cluster.bootstrapServers, store: store, server: KeyServerModule(credentials: try CredentialStore(test.credentials)),
                                       trust: test.trust, catalog: catalog, keyring: keyring, jobs: jobs, workers: workers, logger: logger)
-        let result = try await bench.run()
+        var configured = bench
+        configured.batchSize = batchSize
+        configured.concurrentBatches = concurrentBatches
+        let result = try await configured.run()
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         FileHandle.standardOutput.write(try encoder.encode(result) + Data("\n".utf8))

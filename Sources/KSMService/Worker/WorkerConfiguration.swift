@@ -10,10 +10,10 @@ public struct WorkerConfiguration: Sendable {
     public var repliesTopic = "fps.license.replies"
     /// Messages that cannot be read as a job at all. Default: `fps.license.dlq`.
     public var deadLetterTopic = "fps.license.dlq"
-    /// Largest batch handed to the processor (one Redis round trip each). Default: 128.
-    public var maximumBatchSize = 128
-    /// Batches processed at once, so Redis round trips overlap CPU work. Default: 2.
-    public var concurrentBatches = 2
+    /// Largest batch handed to the processor (one Redis round trip each). Default: 64.
+    public var maximumBatchSize = 64
+    /// Batches processed at once, so Redis round trips overlap CPU work. Default: 4.
+    public var concurrentBatches = 4
     /// Jobs buffered or in flight before the consumer pauses its partitions. Default: 4096 (librdkafka 2.0.2 takes up to a second to resume a paused partition, so the limit sits above a normal burst).
     public var maximumInFlight = 4096
     /// Static membership (`group.instance.id`), e.g. a StatefulSet pod name. Default: none.
