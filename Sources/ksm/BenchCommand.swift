@@ -58,6 +58,8 @@ struct EndToEndBench: AsyncParsableCommand {
     var workers = 1
     @Option(help: "Redis to use; default: a redis-server from PATH started on a free loopback port.")
     var redisURL: String?
+    @Flag(help: "Read Redis for every job (no worker cache), for the comparison.")
+    var noCache = false
     @Option(help: "Worker batch size.")
     var batchSize = 64
     @Option(help: "Batches each worker processes at once.")
@@ -85,7 +87,7 @@ struct EndToEndBench: AsyncParsableCommand {
         var kek = catalog.demoKeyEncryptionKey
         try keyring.add(id: try StoreIdentifier(catalog.keyEncryptionKeyID), key: &kek)
         try await catalog.provision(store, keyring: keyring, certificateHashes: test.credentials.map(\.certificateHash))
-        let bench = EndToEndBenchmark(brokers: cluster.bootstrapServers, store: store, server: KeyServerModule(credentials: try CredentialStore(test.credentials)),
+        let bench = EndToEndBenchmark(brokers: cluster.bootstrapServers, store: noCache ? store : CachingLicenseStore(store), server: KeyServerModule(credentials: try CredentialStore(test.credentials)),
                                       trust: test.trust, catalog: catalog, keyring: keyring, jobs: jobs, workers: workers, logger: logger)
         var configured = bench
         configured.batchSize = batchSize

@@ -32,7 +32,9 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("redis: \(error)")
         }
         let pool = CryptoPool(threadCount: settings.cryptoThreads)
-        let processor = LicenseProcessor(keyServer: server, store: RedisLicenseStore(client: redis), keyring: keyring, pool: pool, logger: logger)
+        let redisStore = RedisLicenseStore(client: redis)
+        let store: any LicenseStore = settings.cacheTTL > .zero ? CachingLicenseStore(redisStore, timeToLive: settings.cacheTTL) : redisStore
+        let processor = LicenseProcessor(keyServer: server, store: store, keyring: keyring, pool: pool, logger: logger)
         let worker = LicenseWorker(configuration: settings.worker, processor: processor, logger: logger)
         var services: [any Service] = [worker]
         let storeHealth = StoreHealth()
@@ -107,6 +109,8 @@ struct ServeOptions: ParsableArguments {
     var logLevel: String?
     @Option(help: "Admin port for /healthz, /readyz and /metrics (env KSM_ADMIN_PORT). Default: off.")
     var adminPort: Int?
+    @Option(help: "Seconds a worker caches tenants, wrapped keys and policies (single-flight); 0 turns the cache off. Default: 2.")
+    var cacheTtl: Double?
 
     struct Settings {
         var worker: WorkerConfiguration
@@ -118,6 +122,7 @@ struct ServeOptions: ParsableArguments {
         var protocolVersions: [UInt32]
         var logLevel: Logger.Level
         var adminPort: Int?
+        var cacheTTL: Duration
 
         /// Loads every key-encryption key; refuses a file others can read.
         func keyring() throws -> KeyEncryptionKeyring {
@@ -183,7 +188,8 @@ struct ServeOptions: ParsableArguments {
                         fpscryptoLibrary: fpscryptoLibrary ?? (file["fpscrypto-library"] as? String), keks: keks,
                         cryptoThreads: pickInt(cryptoThreads, "crypto-threads") ?? ProcessInfo.processInfo.activeProcessorCount,
                         protocolVersions: versions, logLevel: level,
-                        adminPort: adminPort ?? env["KSM_ADMIN_PORT"].flatMap { Int($0) } ?? (file["admin-port"] as? Int))
+                        adminPort: adminPort ?? env["KSM_ADMIN_PORT"].flatMap { Int($0) } ?? (file["admin-port"] as? Int),
+                        cacheTTL: .milliseconds(Int64(((cacheTtl ?? env["KSM_CACHE_TTL"].flatMap { Double($0) } ?? (file["cache-ttl"] as? Double) ?? 2) * 1000).rounded())))
     }
 
     static func split(_ pair: String, _ name: String) throws -> (String, String) {

@@ -1,0 +1,167 @@
+/// A short-lived, single-flight cache of tenants, wrapped content keys and policies in front of a store.
+///
+/// When a live stream rotates keys, every viewer asks for the same new key within a second: with
+/// this cache a worker reads each (tenant, asset, key period) from Redis once per `timeToLive`, and
+/// concurrent batches that miss the same entry wait for the one read already in flight instead of
+/// issuing their own. Lease calls are never cached. Invalidation: entries expire after `timeToLive`
+/// (default 2 s), so a changed key or policy reaches every worker within that time; admin writes
+/// through this instance also drop the entry at once. Failed reads are not cached.
+public final class CachingLicenseStore: LicenseStore {
+    public let inner: any LicenseStore
+    public let timeToLive: Duration
+    private let cache: Cache
+    private let now: @Sendable () -> ContinuousClock.Instant
+
+    public init(_ inner: any LicenseStore, timeToLive: Duration = .seconds(2), now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
+        self.inner = inner
+        self.timeToLive = timeToLive
+        self.now = now
+        self.cache = Cache()
+    }
+
+    /// What identifies a read: the account plays no part in tenant, key or policy.
+    struct Key: Hashable, Sendable {
+        var tenant: StoreIdentifier
+        var assetID: [UInt8]
+        var keyPeriod: StoreIdentifier?
+        init(_ r: StoreRequest) {
+            tenant = r.tenant
+            assetID = r.assetID
+            keyPeriod = r.keyPeriod
+        }
+    }
+
+    /// Reads served from the cache, and reads sent to the store, since start.
+    public var counters: (hits: Int, misses: Int) {
+        get async { await cache.counters }
+    }
+
+    public func fetch(_ requests: [StoreRequest]) async throws(LicenseStoreError) -> [StoreResult] {
+        let keys = requests.map(Key.init)
+        let plan = await cache.plan(keys, now: now())
+        if !plan.toLoad.isEmpty {
+            let loadRequests = plan.toLoad.map { key in
+                // Any request with this key will do; the account is not part of the read.
+                requests[keys.firstIndex(of: key)!]  // every key in toLoad came from `keys`
+            }
+            let results: [StoreResult]
+            do throws(LicenseStoreError) {
+                results = try await inner.fetch(loadRequests)
+            } catch {
+                await cache.fail(plan.toLoad, error)
+                throw error
+            }
+            guard results.count == loadRequests.count else {
+                let error = LicenseStoreError(.backend, "store answered \(results.count) of \(loadRequests.count) reads")
+                await cache.fail(plan.toLoad, error)
+                throw error
+            }
+            await cache.store(Dictionary(uniqueKeysWithValues: zip(plan.toLoad, results)), expires: now() + timeToLive)
+        }
+        var answers = plan.hits
+        for key in plan.toWait where answers[key] == nil {
+            answers[key] = try await cache.wait(for: key)
+        }
+        for key in plan.toLoad where answers[key] == nil {
+            answers[key] = await cache.peek(key)
+        }
+        var out: [StoreResult] = []
+        out.reserveCapacity(keys.count)
+        for key in keys {
+            guard let result = answers[key] else { throw LicenseStoreError(.backend, "cache lost a read it had loaded") }
+            out.append(result)
+        }
+        return out
+    }
+
+    public func acquireLeases(_ requests: [LeaseRequest]) async throws(LicenseStoreError) -> [LeaseResult] {
+        try await inner.acquireLeases(requests)
+    }
+
+    public func listSlots(tenant: StoreIdentifier, account: StoreIdentifier, nowMilliseconds: Int64) async throws(LicenseStoreError) -> [LeaseSlot] {
+        try await inner.listSlots(tenant: tenant, account: account, nowMilliseconds: nowMilliseconds)
+    }
+
+    public func putTenant(_ tenant: TenantRecord) async throws(LicenseStoreError) {
+        try await inner.putTenant(tenant)
+        await cache.drop { $0.tenant == tenant.id }
+    }
+
+    public func putContentKey(_ key: WrappedContentKey, tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) async throws(LicenseStoreError) {
+        try await inner.putContentKey(key, tenant: tenant, assetID: assetID, keyPeriod: keyPeriod)
+        await cache.drop { $0.tenant == tenant && $0.assetID == assetID }
+    }
+
+    public func putPolicy(_ document: [UInt8], tenant: StoreIdentifier, assetID: [UInt8]?) async throws(LicenseStoreError) {
+        try await inner.putPolicy(document, tenant: tenant, assetID: assetID)
+        await cache.drop { $0.tenant == tenant && (assetID == nil || $0.assetID == assetID) }
+    }
+
+    /// The entries and the reads in flight.
+    actor Cache {
+        private var entries: [Key: (result: StoreResult, expires: ContinuousClock.Instant)] = [:]
+        private var loading: [Key: [CheckedContinuation<Result<StoreResult, LicenseStoreError>, Never>]] = [:]
+        private(set) var hits = 0
+        private(set) var misses = 0
+
+        var counters: (hits: Int, misses: Int) { (hits, misses) }
+
+        struct Plan {
+            var hits: [Key: StoreResult] = [:]
+            var toLoad: [Key] = []
+            var toWait: [Key] = []
+        }
+
+        /// Sorts keys into fresh hits, reads this caller must make (now marked in flight), and reads
+        /// another caller is making.
+        func plan(_ keys: [Key], now: ContinuousClock.Instant) -> Plan {
+            var plan = Plan()
+            for key in Set(keys) {
+                if let entry = entries[key], entry.expires > now {
+                    plan.hits[key] = entry.result
+                    hits += 1
+                } else if loading[key] != nil {
+                    plan.toWait.append(key)
+                    hits += 1
+                } else {
+                    loading[key] = []
+                    plan.toLoad.append(key)
+                    misses += 1
+                }
+            }
+            return plan
+        }
+
+        func store(_ results: [Key: StoreResult], expires: ContinuousClock.Instant) {
+            for (key, result) in results {
+                entries[key] = (result, expires)
+                for waiter in loading.removeValue(forKey: key) ?? [] { waiter.resume(returning: .success(result)) }
+            }
+            if entries.count > 100_000 { entries = entries.filter { $0.value.expires > expires - .seconds(60) } }
+        }
+
+        func fail(_ keys: [Key], _ error: LicenseStoreError) {
+            for key in keys {
+                for waiter in loading.removeValue(forKey: key) ?? [] { waiter.resume(returning: .failure(error)) }
+            }
+        }
+
+        func wait(for key: Key) async throws(LicenseStoreError) -> StoreResult {
+            if loading[key] == nil {
+                // The read finished before this caller got here: stored, or failed (not cached).
+                guard let entry = entries[key] else { throw LicenseStoreError(.unavailable, "the store read this batch waited for failed", isRetriable: true) }
+                return entry.result
+            }
+            let result = await withCheckedContinuation { continuation in
+                loading[key, default: []].append(continuation)
+            }
+            return try result.get()
+        }
+
+        func peek(_ key: Key) -> StoreResult? { entries[key]?.result }
+
+        func drop(where predicate: (Key) -> Bool) {
+            for key in entries.keys where predicate(key) { entries[key] = nil }
+        }
+    }
+}
