@@ -10,20 +10,13 @@ struct InspectCommand: ParsableCommand {
         abstract: "Open an SPC and print what it says (get-client-info fields, asset ID, every TLLV tag)."
     )
 
-    @Option(name: .long, help: "Apple's certificates.json shape.")
-    var credentials: String
-
-    @Option(name: .long, help: "Path to Apple's libfpscrypto, for credentials with provisioning data.")
-    var fpscryptoLibrary: String?
-
-    @Option(name: .long, parsing: .upToNextOption, help: "Protocol versions this server supports (default: 1).")
-    var protocolVersions: [UInt32] = [1]
+    @OptionGroup var options: ServerOptions
 
     @Argument(help: "The SPC: a binary file, a base64 text file, or - for standard input.")
     var spc: String
 
     func run() throws {
-        let server = try CommandSupport.server(credentials: credentials, library: fpscryptoLibrary, versions: protocolVersions)
+        let server = try options.keyServer()
         var bytes = try CommandSupport.read(spc)
         // Accept base64 text as well as raw bytes: an SPC never starts with printable base64 + newline only.
         if let text = String(bytes: bytes, encoding: .ascii), let decoded = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)) {

@@ -10,6 +10,20 @@ struct ProcessCommand: ParsableCommand {
         abstract: "Answer a fairplay-streaming-request JSON document (create-ckc, get-client-info)."
     )
 
+    @OptionGroup var server: ServerOptions
+
+    @Argument(help: "The request JSON file, or - for standard input.")
+    var request: String = "-"
+
+    func run() throws {
+        let input = try CommandSupport.read(request)
+        let output = AppleJSONProcessor(server: try server.keyServer()).processToJSON(input)
+        FileHandle.standardOutput.write(Data(output))
+    }
+}
+
+/// The credentials and protocol options of the one-shot commands.
+struct ServerOptions: ParsableArguments {
     @Option(name: .long, help: "Apple's certificates.json shape; file paths inside are relative to it.")
     var credentials: String
 
@@ -19,14 +33,8 @@ struct ProcessCommand: ParsableCommand {
     @Option(name: .long, parsing: .upToNextOption, help: "Protocol versions this server supports (default: 1).")
     var protocolVersions: [UInt32] = [1]
 
-    @Argument(help: "The request JSON file, or - for standard input.")
-    var request: String = "-"
-
-    func run() throws {
-        let server = try CommandSupport.server(credentials: credentials, library: fpscryptoLibrary, versions: protocolVersions)
-        let input = try CommandSupport.read(request)
-        let output = AppleJSONProcessor(server: server).processToJSON(input)
-        FileHandle.standardOutput.write(Data(output))
+    func keyServer() throws -> KeyServerModule {
+        try CommandSupport.server(credentials: credentials, library: fpscryptoLibrary, versions: protocolVersions)
     }
 }
 
