@@ -112,6 +112,7 @@ public final class FPSCryptoLibrary: @unchecked Sendable {
                                                     fields[Field.contentKeyTLLVPayloadLength.rawValue] = UInt64(tllvP.count)
                                                     fields[Field.r1.rawValue] = address(r1P.baseAddress)
                                                     fields[Field.r1Length.rawValue] = UInt64(r1P.count)
+                                                    // Non-nil: `fields` holds 32 elements.
                                                     return fields.withUnsafeMutableBytes { createKeyPayload($0.baseAddress!) }
                                                 }
                                             }
