@@ -4,34 +4,6 @@ import Testing
 
 /// The worker's store cache: one read per key per TTL, one read in flight per key, failures not kept.
 @Suite struct CachingLicenseStoreTests {
-    /// An in-memory store that counts reads and can be told to fail or to be slow.
-    final class CountingStore: LicenseStore {
-        let inner = InMemoryLicenseStore()
-        let reads = Mutex(0)
-        let failing = Mutex(false)
-        let delay: Duration
-
-        init(delay: Duration = .zero) { self.delay = delay }
-
-        func fetch(_ requests: [StoreRequest]) async throws(LicenseStoreError) -> [StoreResult] {
-            reads.withLock { $0 += requests.count }
-            if delay > .zero { try? await Task.sleep(for: delay) }
-            if failing.withLock({ $0 }) { throw LicenseStoreError(.unavailable, "down", isRetriable: true) }
-            return try await inner.fetch(requests)
-        }
-        func acquireLeases(_ requests: [LeaseRequest]) async throws(LicenseStoreError) -> [LeaseResult] { try await inner.acquireLeases(requests) }
-        func listSlots(tenant: StoreIdentifier, account: StoreIdentifier, nowMilliseconds: Int64) async throws(LicenseStoreError) -> [LeaseSlot] {
-            try await inner.listSlots(tenant: tenant, account: account, nowMilliseconds: nowMilliseconds)
-        }
-        func putTenant(_ tenant: TenantRecord) async throws(LicenseStoreError) { try await inner.putTenant(tenant) }
-        func putContentKey(_ key: WrappedContentKey, tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) async throws(LicenseStoreError) {
-            try await inner.putContentKey(key, tenant: tenant, assetID: assetID, keyPeriod: keyPeriod)
-        }
-        func putPolicy(_ document: [UInt8], tenant: StoreIdentifier, assetID: [UInt8]?) async throws(LicenseStoreError) {
-            try await inner.putPolicy(document, tenant: tenant, assetID: assetID)
-        }
-    }
-
     final class ManualClock: Sendable {
         let base = ContinuousClock.now
         let offset = Mutex(Duration.zero)
@@ -46,17 +18,19 @@ import Testing
         StoreRequest(tenant: Self.tenant, account: try! StoreIdentifier("a\(account)"), assetID: asset)
     }
 
-    func seeded(_ store: CountingStore) async throws {
-        try await store.inner.putTenant(TenantRecord(id: Self.tenant, keyEncryptionKeyID: try StoreIdentifier("k")))
-        try await store.inner.putContentKey(WrappedContentKey(wrappedKey: [UInt8](repeating: 1, count: 24), iv: [UInt8](repeating: 2, count: 16), keyEncryptionKeyID: try StoreIdentifier("k")),
+    /// A counting store around a seeded in-memory store.
+    func seeded(fetchDelay: Duration = .zero) async throws -> ScriptedStore {
+        let store = InMemoryLicenseStore()
+        try await store.putTenant(TenantRecord(id: Self.tenant, keyEncryptionKeyID: try StoreIdentifier("k")))
+        try await store.putContentKey(WrappedContentKey(wrappedKey: [UInt8](repeating: 1, count: 24), iv: [UInt8](repeating: 2, count: 16), keyEncryptionKeyID: try StoreIdentifier("k")),
                                             tenant: Self.tenant, assetID: Self.asset, keyPeriod: nil)
-        try await store.inner.putPolicy(Array(#"{"content-type":"sd"}"#.utf8), tenant: Self.tenant, assetID: nil)
+        try await store.putPolicy(Array(#"{"content-type":"sd"}"#.utf8), tenant: Self.tenant, assetID: nil)
+        return ScriptedStore(store, fetchDelay: fetchDelay)
     }
 
     @Test("A rotation burst of 50 concurrent batches for one key costs one store read")
     func singleFlight() async throws {
-        let inner = CountingStore(delay: .milliseconds(50))
-        try await seeded(inner)
+        let inner = try await seeded(fetchDelay: .milliseconds(50))
         let cache = CachingLicenseStore(inner)
         let results = try await withThrowingTaskGroup(of: [StoreResult].self) { group in
             for batch in 0..<50 {
@@ -68,28 +42,26 @@ import Testing
         }
         #expect(results.count == 1000)
         #expect(results.allSatisfy { $0.contentKey?.wrappedKey == [UInt8](repeating: 1, count: 24) && $0.tenant != nil })
-        #expect(inner.reads.withLock { $0 } == 1)
+        #expect(inner.fetchCalls == 1)
     }
 
     @Test("Entries expire after the TTL and are read again")
     func expiry() async throws {
-        let inner = CountingStore()
-        try await seeded(inner)
+        let inner = try await seeded()
         let clock = ManualClock()
         let cache = CachingLicenseStore(inner, timeToLive: .seconds(2), now: { clock.now() })
         _ = try await cache.fetch([request(1)])
         _ = try await cache.fetch([request(2)])
-        #expect(inner.reads.withLock { $0 } == 1)
+        #expect(inner.fetchCalls == 1)
         clock.advance(.milliseconds(2100))
         _ = try await cache.fetch([request(3)])
-        #expect(inner.reads.withLock { $0 } == 2)
+        #expect(inner.fetchCalls == 2)
     }
 
     @Test("A failed read is not cached; everyone waiting for it gets the retriable error")
     func failuresAreNotCached() async throws {
-        let inner = CountingStore(delay: .milliseconds(30))
-        try await seeded(inner)
-        inner.failing.withLock { $0 = true }
+        let inner = try await seeded(fetchDelay: .milliseconds(30))
+        inner.failFetch = LicenseStoreError(.unavailable, "down", isRetriable: true)
         let cache = CachingLicenseStore(inner)
         let outcomes = await withTaskGroup(of: Bool.self) { group in
             for n in 0..<5 { group.addTask { (try? await cache.fetch([self.request(n)])) == nil } }
@@ -98,14 +70,13 @@ import Testing
             return failed
         }
         #expect(outcomes == 5)
-        inner.failing.withLock { $0 = false }
+        inner.failFetch = nil
         #expect(try await cache.fetch([request(9)]).first?.tenant != nil)
     }
 
     @Test("An admin write through the cache drops the entry at once")
     func writesInvalidate() async throws {
-        let inner = CountingStore()
-        try await seeded(inner)
+        let inner = try await seeded()
         let cache = CachingLicenseStore(inner, timeToLive: .seconds(600))
         #expect(try await cache.fetch([request(1)]).first?.contentKey?.wrappedKey.first == 1)
         try await cache.putContentKey(WrappedContentKey(wrappedKey: [UInt8](repeating: 7, count: 24), iv: [UInt8](repeating: 2, count: 16), keyEncryptionKeyID: try StoreIdentifier("k")),

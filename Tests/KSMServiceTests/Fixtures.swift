@@ -177,7 +177,13 @@ final class ScriptedStore: LicenseStore, @unchecked Sendable {
     private var _failFetch: LicenseStoreError?
     private var _failLeases: LicenseStoreError?
 
-    init(_ inner: any LicenseStore) { self.inner = inner }
+    /// How long each fetch takes, to let concurrent callers overlap.
+    let fetchDelay: Duration
+
+    init(_ inner: any LicenseStore, fetchDelay: Duration = .zero) {
+        self.inner = inner
+        self.fetchDelay = fetchDelay
+    }
 
     var fetchCalls: Int { lock.withLock { _fetchCalls } }
     var leaseCalls: Int { lock.withLock { _leaseCalls } }
@@ -187,6 +193,7 @@ final class ScriptedStore: LicenseStore, @unchecked Sendable {
             _fetchCalls += 1
             return _failFetch
         }
+        if fetchDelay > .zero { try? await Task.sleep(for: fetchDelay) }
         if let failure { throw failure }
         return try await inner.fetch(requests)
     }

@@ -154,32 +154,19 @@ public final class LicenseWorker: Service, Sendable {
 
     /// Decodes and processes a batch. A store outage is retried twice before it is answered (fail closed).
     func answer(_ batch: [KafkaMessage]) async -> [Outcome] {
-        var outcomes = [Outcome?](repeating: nil, count: batch.count)
-        var jobs: [LicenseJob] = []
-        var positions: [Int] = []
-        for (index, message) in batch.enumerated() {
-            do {
-                jobs.append(try LicenseJob(json: message.value))
-                positions.append(index)
-            } catch {
-                if error.id == nil {
-                    outcomes[index] = .deadLetter(reason: error.description)
-                } else {
-                    outcomes[index] = .reply(LicenseReply(invalidJob: error))
-                }
-            }
-        }
-        var replies = await processor.process(jobs)
+        let payloads = batch.map(\.value)
+        var replies = await processor.process(encoded: payloads)
         for attempt in 1...2 where replies.contains(where: { $0.status == .storeUnavailable }) {
             statistics.update { $0.storeRetries += 1 }
             try? await Task.sleep(for: .milliseconds(100 * attempt * attempt))
             let retry = replies.indices.filter { replies[$0].status == .storeUnavailable }
-            let again = await processor.process(retry.map { jobs[$0] })
+            let again = await processor.process(encoded: retry.map { payloads[$0] })
             for (i, reply) in zip(retry, again) { replies[i] = reply }
         }
-        for (position, reply) in zip(positions, replies) { outcomes[position] = .reply(reply) }
-        // Every position is filled above: a decode failure, or the processor's one reply per job.
-        return outcomes.map { $0! }
+        // A payload without even a readable ID cannot be answered: it goes to the dead-letter topic.
+        return replies.map { reply in
+            reply.status == .invalidJob && reply.id.isEmpty ? .deadLetter(reason: reply.reason) : .reply(reply)
+        }
     }
 
     /// Publishes a reply (or dead letter) and waits for its delivery report, retrying with capped
