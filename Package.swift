@@ -71,6 +71,7 @@ let package = Package(
 
         .testTarget(name: "FairPlayTests", dependencies: ["FairPlay", "FairPlayDevice"]),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
+        .testTarget(name: "LicensingTests", dependencies: ["Licensing"]),
         .testTarget(name: "RedisStoreTests", dependencies: ["RedisStore", "KSMTestSupport"]),
         .testTarget(
             name: "KSMServiceTests",

@@ -101,17 +101,14 @@ extension LicenseJob {
         guard bytes.count <= Self.maximumEncodedSize else {
             throw LicenseJobError(field: nil, "body of \(bytes.count) bytes exceeds the \(Self.maximumEncodedSize)-byte limit")
         }
-        let object: [String: JSONValue]
-        do {
-            let value = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
-            guard case .object(let o) = value else {
-                throw LicenseJobError(field: nil, "body is JSON \(value.kind), not an object")
-            }
-            object = o
-        } catch let error as LicenseJobError {
-            throw error
+        let value: JSONValue
+        do throws(JSONParser.Error) {
+            value = try JSONValue(parsing: bytes)
         } catch {
-            throw LicenseJobError(field: nil, "body is not valid JSON\(Self.describe(error))")
+            throw LicenseJobError(field: nil, "body is not valid JSON: \(error)")
+        }
+        guard case .object(let object) = value else {
+            throw LicenseJobError(field: nil, "body is JSON \(value.kind), not an object")
         }
 
         // Identity first, so every later error can carry it.
@@ -197,14 +194,5 @@ extension LicenseJob {
         ]
         if let deadline { object["deadline"] = .integer(deadline) }
         return JSONValue.object(object).encoded()
-    }
-
-    private static func describe(_ error: any Error) -> String {
-        // DecodingError's debug text names the offset of a syntax error; keep it short and free of input.
-        if case DecodingError.dataCorrupted(let context) = error {
-            let text = context.underlyingError.map { "\($0)" } ?? context.debugDescription
-            return ": " + String(text.prefix(160))
-        }
-        return ""
     }
 }

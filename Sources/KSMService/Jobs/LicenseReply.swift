@@ -91,15 +91,10 @@ extension LicenseReply {
     /// Reads a reply back (for the edge, tools and tests). Unknown fields are ignored.
     public init(json bytes: some Collection<UInt8>) throws(DecodingError) {
         let object: [String: JSONValue]
-        do {
-            guard case .object(let o) = try JSONDecoder().decode(JSONValue.self, from: Data(bytes)) else {
-                throw DecodingError(reason: "not a JSON object")
-            }
-            object = o
-        } catch let error as DecodingError {
-            throw error
-        } catch {
-            throw DecodingError(reason: "not valid JSON")
+        switch try? JSONValue(parsing: bytes) {
+        case .object(let o)?: object = o
+        case _?: throw DecodingError(reason: "not a JSON object")
+        case nil: throw DecodingError(reason: "not valid JSON")
         }
         func string(_ key: String) throws(DecodingError) -> String? {
             switch object[key] {

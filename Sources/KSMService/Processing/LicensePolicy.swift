@@ -35,7 +35,7 @@ public struct LicensePolicy: Sendable, Hashable {
     /// Reads a policy document.
     public init(json bytes: [UInt8]) throws(InvalidPolicy) {
         guard bytes.count <= Self.maximumEncodedSize else { throw InvalidPolicy(reason: "document of \(bytes.count) bytes is too large") }
-        guard case .object(let o)? = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)) else {
+        guard case .object(let o)? = try? JSONValue(parsing: bytes) else {
             throw InvalidPolicy(reason: "not a JSON object")
         }
         guard case .string(let typeText)? = o["content-type"] else {

@@ -1,0 +1,246 @@
+/// A strict RFC 8259 parser from bytes straight to ``JSONValue``, without Foundation.
+///
+/// Every job and policy document passes through here, so it avoids Foundation's `JSONDecoder`
+/// (several times slower for a job, and its errors cannot name the offending byte). Stricter than
+/// many parsers on purpose: a duplicate object key is an error (two `spc` fields must not mean
+/// whichever one a given parser keeps), invalid UTF-8 and unpaired surrogates are errors, and nesting
+/// is bounded so hostile input cannot exhaust the stack.
+public struct JSONParser {
+    /// Why bytes are not JSON: what was wrong and at which byte offset. Never quotes the input.
+    public struct Error: Swift.Error, Sendable, Hashable, CustomStringConvertible {
+        public var offset: Int
+        public var reason: String
+        public var description: String { "\(reason) at byte \(offset)" }
+
+        public init(offset: Int, reason: String) {
+            self.offset = offset
+            self.reason = reason
+        }
+    }
+
+    /// Deep enough for any envelope or policy; shallow enough for a 1 MiB thread stack.
+    public static let defaultMaximumDepth = 64
+
+    private let bytes: [UInt8]
+    private var index = 0
+    private let maximumDepth: Int
+
+    private init(_ bytes: [UInt8], maximumDepth: Int) {
+        self.bytes = bytes
+        self.maximumDepth = maximumDepth
+    }
+
+    /// Parses one document; only white space may surround it.
+    public static func parse(_ input: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth) throws(Error) -> JSONValue {
+        var parser = JSONParser(Array(input), maximumDepth: maximumDepth)
+        parser.skipWhiteSpace()
+        let value = try parser.value(depth: 0)
+        parser.skipWhiteSpace()
+        guard parser.index == parser.bytes.count else { throw parser.fail("unexpected data after the document") }
+        return value
+    }
+
+    private func fail(_ reason: String, at offset: Int? = nil) -> Error {
+        Error(offset: offset ?? index, reason: reason)
+    }
+
+    private mutating func skipWhiteSpace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func value(depth: Int) throws(Error) -> JSONValue {
+        guard index < bytes.count else { throw fail("unexpected end of input") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try object(depth: depth + 1)
+        case UInt8(ascii: "["): return try array(depth: depth + 1)
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
+        default: throw fail("unexpected character")
+        }
+    }
+
+    private mutating func literal(_ word: StaticString) throws(Error) {
+        let count = word.utf8CodeUnitCount
+        guard index + count <= bytes.count else { throw fail("unexpected end of input") }
+        for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] {
+            throw fail("invalid literal")
+        }
+        index += count
+    }
+
+    private mutating func object(depth: Int) throws(Error) -> JSONValue {
+        guard depth <= maximumDepth else { throw fail("nesting deeper than \(maximumDepth)") }
+        index += 1
+        var members: [String: JSONValue] = [:]
+        skipWhiteSpace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object(members)
+        }
+        while true {
+            skipWhiteSpace()
+            guard index < bytes.count else { throw fail("unexpected end of input in an object") }
+            guard bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+            let keyOffset = index
+            let key = try string()
+            skipWhiteSpace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':' after a key") }
+            index += 1
+            skipWhiteSpace()
+            let member = try value(depth: depth)
+            guard members.updateValue(member, forKey: key) == nil else {
+                throw fail("duplicate key", at: keyOffset)
+            }
+            skipWhiteSpace()
+            guard index < bytes.count else { throw fail("unexpected end of input in an object") }
+            switch bytes[index] {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "}"): index += 1; return .object(members)
+            default: throw fail("expected ',' or '}' in an object")
+            }
+        }
+    }
+
+    private mutating func array(depth: Int) throws(Error) -> JSONValue {
+        guard depth <= maximumDepth else { throw fail("nesting deeper than \(maximumDepth)") }
+        index += 1
+        var elements: [JSONValue] = []
+        skipWhiteSpace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(elements)
+        }
+        while true {
+            skipWhiteSpace()
+            elements.append(try value(depth: depth))
+            skipWhiteSpace()
+            guard index < bytes.count else { throw fail("unexpected end of input in an array") }
+            switch bytes[index] {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "]"): index += 1; return .array(elements)
+            default: throw fail("expected ',' or ']' in an array")
+            }
+        }
+    }
+
+    /// A string starting at the opening quote. Plain runs are copied in one piece; UTF-8 is validated.
+    private mutating func string() throws(Error) -> String {
+        index += 1
+        var out: [UInt8] = []
+        var runStart = index
+        while true {
+            guard index < bytes.count else { throw fail("unterminated string") }
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                out.append(contentsOf: bytes[runStart..<index])
+                index += 1
+                break
+            }
+            if byte < 0x20 { throw fail("control character in a string") }
+            if byte != UInt8(ascii: "\\") {
+                index += 1
+                continue
+            }
+            out.append(contentsOf: bytes[runStart..<index])
+            index += 1
+            guard index < bytes.count else { throw fail("unterminated escape") }
+            let escape = bytes[index]
+            index += 1
+            switch escape {
+            case UInt8(ascii: "\""): out.append(0x22)
+            case UInt8(ascii: "\\"): out.append(0x5C)
+            case UInt8(ascii: "/"): out.append(0x2F)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = try hex4()
+                if (0xD800...0xDBFF).contains(scalar) {
+                    guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                        throw fail("unpaired surrogate")
+                    }
+                    index += 2
+                    let low = try hex4()
+                    guard (0xDC00...0xDFFF).contains(low) else { throw fail("unpaired surrogate") }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                } else if (0xDC00...0xDFFF).contains(scalar) {
+                    throw fail("unpaired surrogate")
+                }
+                // Every value here is a valid scalar: surrogates were paired or refused above.
+                guard let unicode = Unicode.Scalar(scalar) else { throw fail("invalid escape") }
+                out.append(contentsOf: Array(String(Character(unicode)).utf8))
+            default:
+                throw fail("invalid escape")
+            }
+            runStart = index
+        }
+        guard let text = String(validating: out, as: UTF8.self) else {
+            throw fail("string is not valid UTF-8")
+        }
+        return text
+    }
+
+    private mutating func hex4() throws(Error) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw fail("unterminated \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let c = bytes[index]
+            let digit: UInt8
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = c - UInt8(ascii: "A") + 10
+            default: throw fail("invalid \\u escape")
+            }
+            value = value << 4 | UInt32(digit)
+            index += 1
+        }
+        return value
+    }
+
+    /// RFC 8259's number grammar; an integer that fits `Int64` stays exact.
+    private mutating func number() throws(Error) -> JSONValue {
+        let start = index
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number", at: start) }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+            if index < bytes.count, isDigit(bytes[index]) { throw fail("leading zero in a number", at: start) }
+        } else {
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        var integral = true
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            integral = false
+            index += 1
+            guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid fraction", at: start) }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            integral = false
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid exponent", at: start) }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        // The slice is ASCII digits and signs only, checked above.
+        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        if integral, let exact = Int64(text) { return .integer(exact) }
+        guard let double = Double(text), double.isFinite else { throw fail("number out of range", at: start) }
+        return .number(double)
+    }
+
+    private func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+}

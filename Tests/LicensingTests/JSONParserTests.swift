@@ -1,0 +1,123 @@
+import Foundation
+import Licensing
+import Testing
+
+@Suite("JSON parser and writer")
+struct JSONParserTests {
+    @Test("parses every JSON type, integers exactly and other numbers as doubles")
+    func parsesTypes() throws {
+        let value = try JSONValue(parsing: Array(#" {"a": [1, -0, 9223372036854775807, 9223372036854775808, 1.5, 2e3, true, false, null], "b": "x\u00e9\ud83d\ude00\n\"/"} "#.utf8))
+        guard case .object(let o) = value, case .array(let a)? = o["a"] else { Issue.record("not an object with an array"); return }
+        #expect(a == [.integer(1), .integer(0), .integer(.max), .number(9223372036854775808), .number(1.5), .number(2000), .bool(true), .bool(false), .null])
+        #expect(o["b"] == .string("xé😀\n\"/"))
+    }
+
+    @Test("refuses each kind of malformed input with its reason and offset", arguments: [
+        ("", "unexpected end of input", 0),
+        ("{", "unexpected end of input in an object", 1),
+        ("{\"a\":1,}", "expected a string key", 7),
+        ("[1,]", "unexpected character", 3),
+        ("{\"a\":1 \"b\":2}", "expected ',' or '}' in an object", 7),
+        ("{\"a\":1,\"a\":2}", "duplicate key", 7),
+        ("01", "leading zero in a number", 0),
+        ("1.", "invalid fraction", 0),
+        ("1e", "invalid exponent", 0),
+        ("-", "invalid number", 0),
+        ("1e999", "number out of range", 0),
+        ("\"a\u{01}\"", "control character in a string", 2),
+        ("\"\\x\"", "invalid escape", 3),
+        ("\"\\ud800\"", "unpaired surrogate", 7),
+        ("\"\\udc00\"", "unpaired surrogate", 7),
+        ("\"abc", "unterminated string", 4),
+        ("tru", "unexpected end of input", 0),
+        ("nul1", "invalid literal", 0),
+        ("{} x", "unexpected data after the document", 3),
+        ("'a'", "unexpected character", 0),
+    ])
+    func refusesMalformed(input: String, reason: String, offset: Int) {
+        #expect(throws: JSONParser.Error(offset: offset, reason: reason)) { try JSONValue(parsing: Array(input.utf8)) }
+    }
+
+    @Test("refuses invalid UTF-8 inside a string")
+    func refusesInvalidUTF8() {
+        #expect(throws: JSONParser.Error.self) { try JSONValue(parsing: [0x22, 0xC3, 0x28, 0x22]) }
+        #expect(throws: JSONParser.Error.self) { try JSONValue(parsing: [0x22, 0xED, 0xA0, 0x80, 0x22]) }
+    }
+
+    @Test("bounds nesting depth instead of exhausting the stack")
+    func boundsDepth() throws {
+        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        #expect(throws: JSONParser.Error(offset: 64, reason: "nesting deeper than 64")) { try JSONValue(parsing: Array(deep.utf8)) }
+        let ok = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
+        _ = try JSONValue(parsing: Array(ok.utf8))
+    }
+
+    @Test("writes compact JSON with sorted keys and minimal escapes, and reads it back")
+    func writesAndRoundTrips() throws {
+        let value = JSONValue.object([
+            "z": .array([.integer(-3), .number(0.25), .null, .bool(true)]),
+            "a": .string("skd://x/y \"q\" \\ \u{01}\té"),
+            "m": .object([:]),
+        ])
+        let bytes = value.encoded()
+        #expect(String(decoding: bytes, as: UTF8.self) == #"{"a":"skd://x/y \"q\" \\ \u0001\té","m":{},"z":[-3,0.25,null,true]}"#)
+        #expect(try JSONValue(parsing: bytes) == value)
+    }
+
+    @Test("agrees with Foundation on accept or refuse for 20,000 mutants of a job document")
+    func agreesWithFoundation() {
+        let seed = Array(#"{"id":"j-1","tenant":"acme","account":"a1","spc":"AAECAw==","deadline":1790000000000,"priority":"new","x":[1.5,true,null,{"k":"\u00e9"}]}"#.utf8)
+        var generator = SplitMix(seed: 42)
+        var disagreements: [String] = []
+        let alphabet = Array("{}[]\",:\\ 0123456789.eE+-truefalsnl\u{01}".utf8) + [0xC3, 0xA9, 0xFF]
+        for _ in 0..<20_000 {
+            var mutant = seed
+            for _ in 0..<(1 + Int(generator.next() % 3)) {
+                let at = Int(generator.next() % UInt64(mutant.count))
+                switch generator.next() % 3 {
+                case 0: mutant.remove(at: at)
+                case 1: mutant.insert(alphabet[Int(generator.next() % UInt64(alphabet.count))], at: at)
+                default: mutant[at] = alphabet[Int(generator.next() % UInt64(alphabet.count))]
+                }
+                if mutant.isEmpty { mutant = [0x20] }
+            }
+            let ours = (try? JSONValue(parsing: mutant)) != nil
+            let foundation = (try? JSONSerialization.jsonObject(with: Data(mutant), options: [.fragmentsAllowed])) != nil
+            // Stricter on purpose: duplicate keys, and trailing commas (Foundation accepts those).
+            let strictOnPurpose = foundation && !ours && (Self.hasDuplicateKey(mutant) || Self.acceptedWithoutTrailingCommas(mutant))
+            if ours != foundation, !strictOnPurpose {
+                disagreements.append(String(decoding: mutant, as: UTF8.self))
+            }
+        }
+        #expect(disagreements.isEmpty, "\(disagreements.prefix(5))")
+    }
+
+    private static func acceptedWithoutTrailingCommas(_ bytes: [UInt8]) -> Bool {
+        let text = String(decoding: bytes, as: UTF8.self).replacing(/,\s*([}\]])/) { String($0.output.1) }
+        return (try? JSONValue(parsing: Array(text.utf8))) != nil
+    }
+
+    private static func hasDuplicateKey(_ bytes: [UInt8]) -> Bool {
+        if case .some(let error) = Result(catching: { () throws(JSONParser.Error) in try JSONValue(parsing: bytes) }).error {
+            return error.reason == "duplicate key"
+        }
+        return false
+    }
+}
+
+/// A small deterministic generator, so a failing mutant can be reproduced.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+extension Result {
+    var error: Failure? { if case .failure(let e) = self { e } else { nil } }
+}
