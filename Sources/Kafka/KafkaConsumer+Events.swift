@@ -36,10 +36,34 @@ extension KafkaConsumer {
     }
 }
 
+extension KafkaConsumer {
+    /// The consumer's events in batches of at most `limit` (see ``Events``): one wake-up of the reading
+    /// task per batch rather than per message, for workers that batch anyway.
+    public struct EventBatches: AsyncSequence, Sendable {
+        public typealias Element = [Event]
+        public typealias Failure = Never
+        let state: ConsumerState
+        let limit: Int
+
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            let state: ConsumerState
+            let limit: Int
+            public mutating func next() async -> [Event]? {
+                let batch = await state.nextBatch(limit: limit)
+                return batch.isEmpty ? nil : batch
+            }
+        }
+
+        public func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(state: state, limit: Swift.max(1, limit))
+        }
+    }
+}
+
 /// State shared by the poll thread, the events iterator and API calls; all of it under one Mutex.
 final class ConsumerState: Sendable {
     struct State {
-        var events: [KafkaConsumer.Event] = []
+        var events = EventQueue()
         var bufferedMessages = 0
         var waiter: CheckedContinuation<KafkaConsumer.Event?, Never>?
         var finished = false
@@ -77,7 +101,7 @@ final class ConsumerState: Sendable {
                         s.revocationHandedOut = false
                         s.awaitingRevocationAck = false
                     }
-                    if !s.events.isEmpty { return .some(Self.takeFirst(&s)) }
+                    if let event = Self.takeFirst(&s) { return .some(event) }
                     if s.finished || Task.isCancelled { return .some(nil) }
                     s.waiter = continuation
                     return nil
@@ -93,8 +117,29 @@ final class ConsumerState: Sendable {
         return event
     }
 
-    private static func takeFirst(_ s: inout State) -> KafkaConsumer.Event {
-        let event = s.events.removeFirst()
+    /// The next events, at least one and at most `limit`: what is buffered, waiting if nothing is.
+    /// A `.revoked` ends a batch (it is acknowledged by the following call). Empty once finished.
+    func nextBatch(limit: Int) async -> [KafkaConsumer.Event] {
+        guard let first = await next() else { return [] }
+        if case .revoked = first { return [first] }
+        var batch = [first]
+        let more: [KafkaConsumer.Event] = state.withLock { s in
+            var taken: [KafkaConsumer.Event] = []
+            while taken.count + 1 < limit, let event = Self.takeFirst(&s) {
+                taken.append(event)
+                if case .revoked = event { break }
+            }
+            return taken
+        }
+        if let watchdog {
+            for case .message(let message) in more { watchdog.messageDelivered(message.topicPartition, offset: message.offset) }
+        }
+        batch.append(contentsOf: more)
+        return batch
+    }
+
+    private static func takeFirst(_ s: inout State) -> KafkaConsumer.Event? {
+        guard let event = s.events.popFirst() else { return nil }
         note(handingOut: event, &s)
         return event
     }
@@ -117,7 +162,7 @@ final class ConsumerState: Sendable {
                 return waiter
             }
             if case .message = event { s.bufferedMessages += 1 }
-            if first { s.events.insert(event, at: 0) } else { s.events.append(event) }
+            if first { s.events.prepend(event) } else { s.events.append(event) }
             return nil
         }
         waiter?.resume(returning: event)

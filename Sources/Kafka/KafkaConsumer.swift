@@ -107,6 +107,9 @@ public final class KafkaConsumer: Sendable {
     /// The events; iterate from one task only (see `Events`).
     public var events: Events { Events(state: state) }
 
+    /// The same events in batches of at most `limit`; use either this or ``events``, from one task.
+    public func eventBatches(limit: Int) -> EventBatches { EventBatches(state: state, limit: limit) }
+
     /// The watchdog, when `watchdogThreshold` is set; `check()` it from a health probe.
     public var watchdog: Watchdog? { state.watchdog }
 

@@ -114,6 +114,59 @@ public final class KafkaProducer: Sendable {
     /// Fetches metadata for `topics` now, so the first `send` to each does not pay for the lookup
     /// (and the idempotent producer's ID) while a request waits. Errors are returned, not thrown:
     /// a topic that does not exist yet is created or found on first send as usual.
+    /// One record of a ``send(_:)`` batch.
+    public struct Record: Sendable {
+        public var topic: String
+        public var key: [UInt8]?
+        public var value: [UInt8]
+        public var headers: [(String, [UInt8])]
+
+        public init(topic: String, key: [UInt8]?, value: [UInt8], headers: [(String, [UInt8])] = []) {
+            self.topic = topic
+            self.key = key
+            self.value = value
+            self.headers = headers
+        }
+    }
+
+    /// Sends records and waits for all their delivery reports; one outcome per record, in order.
+    ///
+    /// The batch form of ``send(topic:key:value:headers:)`` for a worker answering a batch of jobs:
+    /// one continuation per batch instead of a task and a continuation per record. A full local
+    /// queue is waited out (records are never dropped for it); any other failure is that record's
+    /// outcome, so the caller retries only what failed.
+    public func send(_ records: [Record]) async -> [Result<KafkaDeliveryReport, KafkaError>] {
+        if records.isEmpty { return [] }
+        let batch = BatchDelivery(count: records.count)
+        for (index, record) in records.enumerated() {
+            while true {
+                let handle: RdKafkaHandle
+                do { handle = try currentHandle() } catch {
+                    batch.complete(index, .failed(error))
+                    break
+                }
+                let box = DeliveryBox(topic: record.topic, batch: batch, index: index)
+                context.register(box)
+                // +1 owned by librdkafka until the delivery report (or the context after destroy).
+                let opaque = Unmanaged.passRetained(box).toOpaque()
+                let error = handle.withRaw { rk in
+                    Self.produce(rk, topic: record.topic, key: record.key, value: record.value, headers: record.headers, opaque: opaque)
+                }
+                guard let error else { break }
+                // librdkafka did not take the record: balance the passRetained here.
+                Unmanaged<DeliveryBox>.fromOpaque(opaque).release()
+                context.unregister(box)
+                guard error.code == .queueFull, !Task.isCancelled else {
+                    batch.complete(index, .failed(error))
+                    break
+                }
+                // The poll thread is serving delivery reports; give it a moment to make room.
+                try? await Task.sleep(for: configuration.queueFullBackoff)
+            }
+        }
+        return await batch.wait()
+    }
+
     @discardableResult
     public func warmUp(topics: [String], timeout: Duration = .seconds(5)) async -> [String: KafkaError] {
         guard let handle = try? currentHandle() else { return [:] }
@@ -265,16 +318,75 @@ enum SendOutcome: Sendable {
 
 /// The per-message opaque: resumes its `send` exactly once.
 final class DeliveryBox: Sendable {
+    /// Who waits for this record: one `send`, or one slot of a `send(_:)` batch.
+    enum Waiter: Sendable {
+        case single(CheckedContinuation<SendOutcome, Never>)
+        case batch(BatchDelivery, index: Int)
+    }
+
     let topic: String
-    private let continuation: Mutex<CheckedContinuation<SendOutcome, Never>?>
+    private let waiter: Mutex<Waiter?>
 
     init(topic: String, continuation: CheckedContinuation<SendOutcome, Never>) {
         self.topic = topic
-        self.continuation = Mutex(continuation)
+        self.waiter = Mutex(.single(continuation))
+    }
+
+    init(topic: String, batch: BatchDelivery, index: Int) {
+        self.topic = topic
+        self.waiter = Mutex(.batch(batch, index: index))
     }
 
     func complete(_ outcome: SendOutcome) {
-        continuation.withLock { $0.take() }?.resume(returning: outcome)
+        switch waiter.withLock({ $0.take() }) {
+        case .single(let continuation)?: continuation.resume(returning: outcome)
+        case .batch(let batch, let index)?: batch.complete(index, outcome)
+        case nil: break
+        }
+    }
+}
+
+/// The delivery reports of one `send(_:)` batch: one continuation for the whole batch, resumed when
+/// the last report arrives, instead of a task and a continuation per record.
+final class BatchDelivery: Sendable {
+    private struct State {
+        var outcomes: [Result<KafkaDeliveryReport, KafkaError>?]
+        var remaining: Int
+        var continuation: CheckedContinuation<[Result<KafkaDeliveryReport, KafkaError>], Never>?
+    }
+
+    private let state: Mutex<State>
+
+    init(count: Int) {
+        state = Mutex(State(outcomes: Array(repeating: nil, count: count), remaining: count))
+    }
+
+    func complete(_ index: Int, _ outcome: SendOutcome) {
+        let result: Result<KafkaDeliveryReport, KafkaError> = switch outcome {
+        case .delivered(let report): .success(report)
+        case .failed(let error): .failure(error)
+        case .queueFull: .failure(KafkaError(code: .queueFull, message: "producer queue full"))
+        }
+        let done: (CheckedContinuation<[Result<KafkaDeliveryReport, KafkaError>], Never>, [Result<KafkaDeliveryReport, KafkaError>])? = state.withLock { s in
+            guard s.outcomes[index] == nil else { return nil }
+            s.outcomes[index] = result
+            s.remaining -= 1
+            guard s.remaining == 0, let continuation = s.continuation.take() else { return nil }
+            return (continuation, s.outcomes.map { $0! })
+        }
+        if let (continuation, outcomes) = done { continuation.resume(returning: outcomes) }
+    }
+
+    /// Waits for every record's outcome (returns at once if all are in).
+    func wait() async -> [Result<KafkaDeliveryReport, KafkaError>] {
+        await withCheckedContinuation { continuation in
+            let ready: [Result<KafkaDeliveryReport, KafkaError>]? = state.withLock { s in
+                if s.remaining == 0 { return s.outcomes.map { $0! } }
+                s.continuation = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
     }
 }
 

@@ -74,6 +74,58 @@ struct KafkaTests {
         }
     }
 
+    @Test("a batch send reports every record in order, and a failed record fails alone")
+    func batchSendReportsEachRecord() async throws {
+        try await withCluster { cluster in
+            try cluster.createTopic("one", partitions: 1)
+            let producer = try makeProducer(cluster, extra: ["message.timeout.ms": "2000"])
+            let records = (0..<200).map { KafkaProducer.Record(topic: "one", key: bytes("k"), value: bytes("v\($0)"), headers: [("i", bytes("\($0)"))]) }
+            let results = await producer.send(records)
+            #expect(results.count == 200)
+            #expect(try results.map { try $0.get().offset } == Array(0..<200))
+            // A record librdkafka refuses at once (too large) fails alone; the others are delivered.
+            var mixed = Array(records.prefix(3))
+            mixed.insert(KafkaProducer.Record(topic: "one", key: nil, value: [UInt8](repeating: 1, count: 2_000_000)), at: 1)
+            let outcomes = await producer.send(mixed)
+            #expect(outcomes.count == 4)
+            #expect(throws: KafkaError.self) { try outcomes[1].get() }
+            #expect(try [outcomes[0], outcomes[2], outcomes[3]].map { try $0.get().offset } == [200, 201, 202])
+            #expect(await producer.send([]).isEmpty)
+            await producer.close()
+            let after = await producer.send(Array(records.prefix(2)))
+            #expect(after.allSatisfy { if case .failure = $0 { true } else { false } })
+        }
+    }
+
+    @Test("event batches hand out every message once, in order, at most `limit` at a time")
+    func eventBatchesDeliverEverythingInOrder() async throws {
+        try await withCluster { cluster in
+            try cluster.createTopic("one", partitions: 1)
+            let producer = try makeProducer(cluster)
+            _ = await producer.send((0..<500).map { KafkaProducer.Record(topic: "one", key: nil, value: bytes("\($0)")) })
+            await producer.close()
+            let consumer = try makeConsumer(cluster, group: "g-batches", topics: ["one"])
+            var values: [String] = []
+            var largest = 0
+            var sawAssigned = false
+            for await events in consumer.eventBatches(limit: 64) {
+                largest = max(largest, events.count)
+                for event in events {
+                    switch event {
+                    case .message(let m): values.append(text(m.value) ?? "")
+                    case .assigned: sawAssigned = true
+                    default: break
+                    }
+                }
+                if values.count >= 500 { break }
+            }
+            #expect(sawAssigned)
+            #expect(values == (0..<500).map { "\($0)" })
+            #expect(largest <= 64 && largest > 1)
+            await consumer.close()
+        }
+    }
+
     @Test func storedOffsetsSurviveARestart() async throws {
         try await withCluster { cluster in
             try cluster.createTopic("work", partitions: 1)

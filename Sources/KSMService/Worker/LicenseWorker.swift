@@ -89,55 +89,68 @@ public final class LicenseWorker: Service, Sendable {
         return c
     }
 
-    /// Reads consumer events until graceful shutdown; pauses the consumer when too much is in flight.
+    /// Reads consumer events until graceful shutdown, a batch of events per wake-up; pauses the
+    /// consumer when too much is in flight.
     private func readLoop(state: WorkerState, consumer: KafkaConsumer) async {
-        for await event in consumer.events.cancelOnGracefulShutdown() {
-            switch event {
-            case .message(let message):
-                statistics.update { $0.received += 1 }
-                if await state.enqueue(message) {
-                    statistics.update { $0.pauses += 1 }
-                    do {
-                        try consumer.pause(try consumer.assignment())
-                        logger.debug("consumer paused: in-flight limit reached", metadata: ["limit": "\(configuration.maximumInFlight)"])
-                    } catch {
-                        logger.warning("pause failed", metadata: ["error": "\(error)"])
-                    }
+        for await events in consumer.eventBatches(limit: max(configuration.maximumBatchSize, 256)).cancelOnGracefulShutdown() {
+            var messages: [KafkaMessage] = []
+            for event in events {
+                if case .message(let message) = event {
+                    messages.append(message)
+                    continue
                 }
-            case .assigned(let partitions):
-                let owned = (try? consumer.assignment().count) ?? partitions.count
-                statistics.update { $0.assignedPartitions = owned }
-                logger.info("partitions assigned", metadata: ["partitions": "\(partitions.map { "\($0.topic)/\($0.partition)" })"])
-            case .revoked(let partitions):
-                // Finished jobs stored their offsets as they finished; queued ones are the new owner's.
-                await state.revoke(partitions)
-                let owned = (try? consumer.assignment().count).map { max(0, $0 - partitions.count) } ?? 0
-                statistics.update { $0.assignedPartitions = owned }
-                logger.info("partitions revoked", metadata: ["partitions": "\(partitions.map { "\($0.topic)/\($0.partition)" })"])
-            case .error(let error):
-                logger.warning("kafka consumer error", metadata: ["error": "\(error)", "retriable": "\(error.isRetriable)"])
+                // Keep the order: messages before a rebalance event are queued before it is handled.
+                await enqueue(messages, state: state, consumer: consumer)
+                messages.removeAll()
+                await handle(event, state: state, consumer: consumer)
             }
+            await enqueue(messages, state: state, consumer: consumer)
         }
     }
 
-    /// Takes batches until the queue is finished and drained.
+    private func enqueue(_ messages: [KafkaMessage], state: WorkerState, consumer: KafkaConsumer) async {
+        if messages.isEmpty { return }
+        statistics.update { $0.received += messages.count }
+        guard await state.enqueue(messages) else { return }
+        statistics.update { $0.pauses += 1 }
+        do {
+            try consumer.pause(try consumer.assignment())
+            logger.debug("consumer paused: in-flight limit reached", metadata: ["limit": "\(configuration.maximumInFlight)"])
+        } catch {
+            logger.warning("pause failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func handle(_ event: KafkaConsumer.Event, state: WorkerState, consumer: KafkaConsumer) async {
+        switch event {
+        case .message: break
+        case .assigned(let partitions):
+            let owned = (try? consumer.assignment().count) ?? partitions.count
+            statistics.update { $0.assignedPartitions = owned }
+            logger.info("partitions assigned", metadata: ["partitions": "\(partitions.map { "\($0.topic)/\($0.partition)" })"])
+        case .revoked(let partitions):
+            // Finished jobs stored their offsets as they finished; queued ones are the new owner's.
+            await state.revoke(partitions)
+            let owned = (try? consumer.assignment().count).map { max(0, $0 - partitions.count) } ?? 0
+            statistics.update { $0.assignedPartitions = owned }
+            logger.info("partitions revoked", metadata: ["partitions": "\(partitions.map { "\($0.topic)/\($0.partition)" })"])
+        case .error(let error):
+            logger.warning("kafka consumer error", metadata: ["error": "\(error)", "retriable": "\(error.isRetriable)"])
+        }
+    }
+
+    /// Takes batches until the queue is finished and drained: answer, publish the batch, store offsets.
     private func batchLoop(state: WorkerState, consumer: KafkaConsumer, producer: KafkaProducer) async {
         while let batch = await state.nextBatch(limit: configuration.maximumBatchSize) {
             statistics.update { $0.batches += 1 }
             let outcomes = await answer(batch)
-            await withTaskGroup(of: Void.self) { group in
-                for (message, outcome) in zip(batch, outcomes) {
-                    group.addTask {
-                        guard await self.publish(outcome, for: message, producer: producer) else { return }
-                        if let offset = await state.finished(message) {
-                            do {
-                                try consumer.storeOffset(topic: message.topic, partition: message.partition, offset: offset)
-                            } catch {
-                                // The partition was revoked meanwhile: its new owner answers the job again.
-                                self.logger.debug("offset not stored", metadata: ["error": "\(error)"])
-                            }
-                        }
-                    }
+            let delivered = await publish(outcomes, for: batch, producer: producer)
+            for (partition, offset) in await state.finished(delivered) {
+                do {
+                    try consumer.storeOffset(topic: partition.topic, partition: partition.partition, offset: offset)
+                } catch {
+                    // The partition was revoked meanwhile: its new owner answers the job again.
+                    logger.debug("offset not stored", metadata: ["error": "\(error)"])
                 }
             }
             if await state.shouldResume() {
@@ -169,50 +182,69 @@ public final class LicenseWorker: Service, Sendable {
         }
     }
 
-    /// Publishes a reply (or dead letter) and waits for its delivery report, retrying with capped
-    /// backoff while Kafka is unavailable. Returns false if shutdown came first: the offset is then
-    /// not stored and the job is redelivered.
-    func publish(_ outcome: Outcome, for message: KafkaMessage, producer: KafkaProducer) async -> Bool {
-        let topic: String
-        let value: [UInt8]
-        var headers: [(String, [UInt8])] = []
-        let correlation = message.header("correlation-id")
+    /// The record to publish for one message: the reply on the reply topic (the job's `reply-topic`
+    /// header wins), or the original bytes on the dead-letter topic.
+    func record(_ outcome: Outcome, for message: KafkaMessage) -> KafkaProducer.Record {
         switch outcome {
         case .reply(let reply):
-            topic = message.header("reply-topic").map { String(decoding: $0, as: UTF8.self) } ?? configuration.repliesTopic
-            value = reply.jsonBytes()
-            headers.append(("correlation-id", correlation ?? Array(reply.id.utf8)))
-            headers.append(("ksm-status", Array(String(reply.status.rawValue).utf8)))
+            let topic = message.header("reply-topic").map { String(decoding: $0, as: UTF8.self) } ?? configuration.repliesTopic
+            return KafkaProducer.Record(topic: topic, key: message.key, value: reply.jsonBytes(), headers: [
+                ("correlation-id", message.header("correlation-id") ?? Array(reply.id.utf8)),
+                ("ksm-status", Array(String(reply.status.rawValue).utf8)),
+            ])
         case .deadLetter(let reason):
-            topic = configuration.deadLetterTopic
-            value = message.value
-            headers = message.headers
+            var headers = message.headers
             headers.append(("dlq-reason", Array(reason.utf8)))
             headers.append(("dlq-source", Array("\(message.topic)/\(message.partition)/\(message.offset)".utf8)))
+            return KafkaProducer.Record(topic: configuration.deadLetterTopic, key: message.key, value: message.value, headers: headers)
         }
+    }
+
+    /// Publishes a batch's replies (and dead letters) and waits for their delivery reports, retrying
+    /// what failed with capped backoff while Kafka is unavailable. Returns the messages whose answer
+    /// was delivered; after shutdown began, the rest are left out: their offsets are not stored and
+    /// the jobs are redelivered.
+    func publish(_ outcomes: [Outcome], for messages: [KafkaMessage], producer: KafkaProducer) async -> [KafkaMessage] {
+        var remaining = Array(zip(messages, outcomes))
+        var delivered: [KafkaMessage] = []
+        delivered.reserveCapacity(messages.count)
         var delay = Duration.milliseconds(50)
-        while true {
-            do {
-                let started = ContinuousClock.now
-                let report = try await producer.send(topic: topic, key: message.key, value: value, headers: headers)
-                logger.trace("published", metadata: ["topic": "\(topic)", "partition": "\(report.partition)", "offset": "\(report.offset)",
-                                                     "ms": "\((ContinuousClock.now - started).components.attoseconds / 1_000_000_000_000_000)"])
-                statistics.update {
+        while !remaining.isEmpty {
+            let records = remaining.map { record($0.1, for: $0.0) }
+            let results = await producer.send(records)
+            var failed: [(KafkaMessage, Outcome)] = []
+            var lastError: KafkaError?
+            var replied: [String: Int] = [:]
+            var deadLettered = 0
+            for ((message, outcome), result) in zip(remaining, results) {
+                switch result {
+                case .success(let report):
+                    delivered.append(message)
+                    logger.trace("published", metadata: ["topic": "\(report.topic)", "partition": "\(report.partition)", "offset": "\(report.offset)"])
                     switch outcome {
-                    case .deadLetter: $0.deadLettered += 1
-                    case .reply(let reply):
-                        $0.replied += 1
-                        $0.repliesByStatus[reply.status.name, default: 0] += 1
+                    case .deadLetter: deadLettered += 1
+                    case .reply(let reply): replied[reply.status.name, default: 0] += 1
                     }
+                case .failure(let error):
+                    failed.append((message, outcome))
+                    lastError = error
                 }
-                return true
-            } catch {
-                statistics.update { $0.publishRetries += 1 }
-                logger.warning("publish failed; retrying", metadata: ["error": "\(error)", "topic": "\(topic)"])
-                if Task.isCancelled { return false }
-                try? await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(2))
             }
+            statistics.update {
+                $0.deadLettered += deadLettered
+                for (status, count) in replied {
+                    $0.replied += count
+                    $0.repliesByStatus[status, default: 0] += count
+                }
+            }
+            remaining = failed
+            guard let lastError else { break }
+            statistics.update { $0.publishRetries += failed.count }
+            logger.warning("publish failed; retrying", metadata: ["error": "\(lastError)", "records": "\(failed.count)"])
+            if Task.isCancelled { break }
+            try? await Task.sleep(for: delay)
+            delay = min(delay * 2, .seconds(2))
         }
+        return delivered
     }
 }

@@ -16,11 +16,11 @@ actor WorkerState {
 
     private var queued: Int { queue.count - head }
 
-    /// Adds a received message. Returns true when the caller should pause the consumer.
-    func enqueue(_ message: KafkaMessage) -> Bool {
-        tracker.received(message.topicPartition, offset: message.offset)
-        queue.append(message)
-        if !waiters.isEmpty {
+    /// Adds received messages, in order. Returns true when the caller should pause the consumer.
+    func enqueue(_ messages: [KafkaMessage]) -> Bool {
+        for message in messages { tracker.received(message.topicPartition, offset: message.offset) }
+        queue.append(contentsOf: messages)
+        while !waiters.isEmpty, queued > 0 {
             let waiter = waiters.removeFirst()
             let limit = waiterLimits.removeFirst()
             waiter.resume(returning: take(limit))
@@ -71,9 +71,16 @@ actor WorkerState {
         tracker.revoke(partitions)
     }
 
-    /// Marks a message finished; returns the offset to store for its partition, if it moved.
-    func finished(_ message: KafkaMessage) -> Int64? {
-        tracker.finished(message.topicPartition, offset: message.offset)
+    /// Marks messages finished (their replies delivered); returns, per partition that moved, the
+    /// offset to store.
+    func finished(_ messages: [KafkaMessage]) -> [TopicPartition: Int64] {
+        var store: [TopicPartition: Int64] = [:]
+        for message in messages {
+            if let offset = tracker.finished(message.topicPartition, offset: message.offset) {
+                store[message.topicPartition] = max(offset, store[message.topicPartition] ?? offset)
+            }
+        }
+        return store
     }
 
     /// True (once) when a paused consumer has drained below half its in-flight limit.
