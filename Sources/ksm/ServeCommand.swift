@@ -95,11 +95,11 @@ struct ServeOptions: ParsableArguments {
     var kafkaProperties: [String] = []
     @Option(help: "Static membership group.instance.id, e.g. the pod name (env KSM_INSTANCE_ID).")
     var instanceId: String?
-    @Option(help: "Largest batch (one Redis round trip each). Default: 128.")
+    @Option(help: "Largest batch (one Redis round trip each). Default: 64.")
     var maxBatchSize: Int?
-    @Option(help: "Batches processed at once. Default: 2.")
+    @Option(help: "Batches processed at once. Default: 4.")
     var concurrentBatches: Int?
-    @Option(help: "Jobs in flight before the consumer pauses. Default: 1024.")
+    @Option(help: "Jobs in flight before the consumer pauses. Default: 4096.")
     var maxInFlight: Int?
     @Option(help: "Threads for RSA and AES work. Default: the number of cores.")
     var cryptoThreads: Int?
@@ -111,6 +111,14 @@ struct ServeOptions: ParsableArguments {
     var adminPort: Int?
     @Option(help: "Seconds a worker caches tenants, wrapped keys and policies (single-flight); 0 turns the cache off. Default: 2.")
     var cacheTtl: Double?
+    @Flag(help: "Serve jobs first in, first out: no priority classes, tenant weights or shedding (docs/scheduling.md).")
+    var noScheduling = false
+    @Option(name: .customLong("tenant-weight"), help: "TENANT=WEIGHT: a tenant's share of the worker inside a priority class; repeatable. Default: 1.")
+    var tenantWeights: [String] = []
+    @Option(help: "Seconds a prefetch job may wait before it is shed with a retry-after hint. Default: 1.")
+    var prefetchMaxWait: Double?
+    @Option(help: "Seconds a new-session job may wait before it is shed with a retry-after hint. Default: 10.")
+    var newSessionMaxWait: Double?
 
     struct Settings {
         var worker: WorkerConfiguration
@@ -171,6 +179,21 @@ struct ServeOptions: ParsableArguments {
         guard worker.maximumBatchSize > 0, worker.concurrentBatches > 0, worker.maximumInFlight > 0 else {
             throw ValidationError("batch size, concurrent batches and in-flight limit must be positive")
         }
+        worker.scheduling.enabled = !(noScheduling || (file["scheduling"] as? Bool) == false)
+        var weights = ((file["tenant-weights"] as? [String: Any]) ?? [:]).compactMapValues { ($0 as? Double) ?? ($0 as? Int).map(Double.init) }
+        for pair in tenantWeights {
+            let (tenant, text) = try Self.split(pair, "--tenant-weight")
+            guard let weight = Double(text), weight > 0, weight.isFinite else { throw ValidationError("--tenant-weight \(tenant): weight must be a positive number, got \(text)") }
+            weights[tenant] = weight
+        }
+        worker.scheduling.tenantWeights = weights
+        func seconds(_ flag: Double?, _ key: String, default value: Duration) throws -> Duration {
+            guard let s = flag ?? (file[key] as? Double) ?? (file[key] as? Int).map(Double.init) else { return value }
+            guard s > 0, s.isFinite else { throw ValidationError("--\(key) must be a positive number of seconds") }
+            return .milliseconds(Int64((s * 1000).rounded()))
+        }
+        worker.scheduling.prefetchMaximumWait = try seconds(prefetchMaxWait, "prefetch-max-wait", default: worker.scheduling.prefetchMaximumWait)
+        worker.scheduling.newSessionMaximumWait = try seconds(newSessionMaxWait, "new-session-max-wait", default: worker.scheduling.newSessionMaximumWait)
         var properties = (file["kafka-properties"] as? [String: String]) ?? [:]
         for pair in kafkaProperties { let (k, v) = try Self.split(pair, "--kafka-property"); properties[k] = v }
         worker.kafkaProperties = properties

@@ -101,9 +101,9 @@ struct CryptoPoolTests {
 
 @Suite struct KSMStatusTests {
     @Test func codesNamesAndRetriability() throws {
-        #expect(KSMStatus.projectCodes.map(\.rawValue) == Array((-43010 ... -43001).reversed()))
+        #expect(KSMStatus.projectCodes.map(\.rawValue) == Array((-43010 ... -43001).reversed()) + [-43031])
         #expect(Set(KSMStatus.allKnown.map(\.name)).count == KSMStatus.allKnown.count, "names are unique")
-        #expect(KSMStatus.allKnown.filter(\.isRetriable) == [.storeUnavailable])
+        #expect(KSMStatus.allKnown.filter(\.isRetriable) == [.storeUnavailable, .overloaded])
         #expect(KSMStatus(.integrityError).name == "integrityErr" && !KSMStatus(.integrityError).isProjectCode)
         #expect(KSMStatus.tooManyStreams.description == "tooManyStreams (-43004)")
 

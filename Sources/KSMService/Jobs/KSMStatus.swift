@@ -39,18 +39,22 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let noPolicy = KSMStatus(rawValue: -43009)
     /// The policy document does not follow schemas/policy.schema.json.
     public static let invalidPolicy = KSMStatus(rawValue: -43010)
+    /// The worker sheds load: a prefetch or new-session job would wait longer than the scheduling
+    /// policy allows. Retriable; the reply's `retry-after-ms` says when (jittered, so shed clients
+    /// spread out instead of returning together).
+    public static let overloaded = KSMStatus(rawValue: -43031)
 
     /// The project's own codes, in code order.
     public static let projectCodes: [KSMStatus] = [
         .unknownTenant, .certificateNotOwnedByTenant, .noContentKey, .tooManyStreams, .deadlineExpired,
-        .storeUnavailable, .invalidJob, .keyUnwrapFailed, .noPolicy, .invalidPolicy,
+        .storeUnavailable, .invalidJob, .keyUnwrapFailed, .noPolicy, .invalidPolicy, .overloaded,
     ]
 
     /// Every code a reply can carry: Apple's server codes, then the project's.
     public static let allKnown: [KSMStatus] = FairPlayStatus.allKnown.map(KSMStatus.init) + projectCodes
 
-    /// True when the same job may succeed if sent again later (only ``storeUnavailable`` today).
-    public var isRetriable: Bool { self == .storeUnavailable }
+    /// True when the same job may succeed if sent again later (``storeUnavailable``, ``overloaded``).
+    public var isRetriable: Bool { self == .storeUnavailable || self == .overloaded }
 
     /// True for the project's codes, false for Apple's.
     public var isProjectCode: Bool { (-43999 ... -43001).contains(rawValue) }
@@ -68,6 +72,7 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
         case -43008: "keyUnwrapFailed"
         case -43009: "noPolicy"
         case -43010: "invalidPolicy"
+        case -43031: "overloaded"
         default: FairPlayStatus(rawValue: rawValue).name
         }
     }

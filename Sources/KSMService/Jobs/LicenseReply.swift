@@ -23,10 +23,13 @@ public struct LicenseReply: Sendable, Hashable {
     public var account: String?
     /// Which rule decided, e.g. "apple-default:uhd", "lease:too-many-streams", "deadline".
     public var rule: String
+    /// For a retriable refusal: when to ask again, in milliseconds (jittered by the worker).
+    public var retryAfterMilliseconds: Int64?
 
     public init(
         id: String, status: KSMStatus, reason: String, ckc: [UInt8]? = nil, leaseExpiresAt: Int64? = nil,
-        assetID: [UInt8]? = nil, hu: [UInt8]? = nil, tenant: String? = nil, account: String? = nil, rule: String
+        assetID: [UInt8]? = nil, hu: [UInt8]? = nil, tenant: String? = nil, account: String? = nil, rule: String,
+        retryAfterMilliseconds: Int64? = nil
     ) {
         self.id = id
         self.status = status
@@ -38,6 +41,7 @@ public struct LicenseReply: Sendable, Hashable {
         self.tenant = tenant
         self.account = account
         self.rule = rule
+        self.retryAfterMilliseconds = retryAfterMilliseconds
     }
 
     /// A reply for bytes that did not decode into a job (status ``KSMStatus/invalidJob``).
@@ -64,7 +68,8 @@ extension LicenseReply {
     /// The reply as compact JSON with sorted keys.
     ///
     /// Fields: `id`, `status`, `status-name`, `retriable`, `reason`, `rule`, and when known `ckc`
-    /// (base64), `lease-expires-at`, `asset-id` (text), `asset-id-hex`, `hu` (hex), `tenant`, `account`.
+    /// (base64), `lease-expires-at`, `asset-id` (text), `asset-id-hex`, `hu` (hex), `tenant`, `account`,
+    /// and for a retriable refusal `retry-after-ms`.
     public func jsonBytes() -> [UInt8] {
         var o: [String: JSONValue] = [
             "id": .string(id), "status": .integer(Int64(status.rawValue)), "status-name": .string(status.name),
@@ -79,6 +84,7 @@ extension LicenseReply {
         if let hu { o["hu"] = .string(HexEncoding.encode(hu)) }
         if let tenant { o["tenant"] = .string(tenant) }
         if let account { o["account"] = .string(account) }
+        if let retryAfterMilliseconds { o["retry-after-ms"] = .integer(retryAfterMilliseconds) }
         return JSONValue.object(o).encoded()
     }
 
@@ -114,17 +120,21 @@ extension LicenseReply {
         guard case .integer(let status)? = object["status"], let code = Int32(exactly: status) else {
             throw DecodingError(reason: "status is not a 32-bit integer")
         }
-        var lease: Int64?
-        if let value = object["lease-expires-at"] {
-            guard case .integer(let ms) = value else { throw DecodingError(reason: "lease-expires-at is not an integer") }
-            lease = ms
+        func integer(_ key: String) throws(DecodingError) -> Int64? {
+            switch object[key] {
+            case nil: return nil
+            case .integer(let value)?: return value
+            default: throw DecodingError(reason: "\(key) is not an integer")
+            }
         }
+        let lease = try integer("lease-expires-at")
+        let retryAfter = try integer("retry-after-ms")
         self.init(
             id: id, status: KSMStatus(rawValue: code), reason: reason,
             ckc: try binary("ckc") { Data(base64Encoded: $0).map(Array.init) },
             leaseExpiresAt: lease,
             assetID: try binary("asset-id-hex") { HexEncoding.decode($0) },
             hu: try binary("hu") { HexEncoding.decode($0) },
-            tenant: try string("tenant"), account: try string("account"), rule: rule)
+            tenant: try string("tenant"), account: try string("account"), rule: rule, retryAfterMilliseconds: retryAfter)
     }
 }

@@ -41,14 +41,23 @@ public struct LicenseProcessor: Sendable {
     /// Decodes each payload as a ``LicenseJob`` and processes the batch; a payload that does not
     /// decode gets an ``KSMStatus/invalidJob`` reply naming the field. One reply per payload, in order.
     public func process(encoded payloads: [[UInt8]], now: Int64 = LicenseProcessor.currentTimeMilliseconds()) async -> [LicenseReply] {
-        var replies = [LicenseReply?](repeating: nil, count: payloads.count)
+        await process(decoded: payloads.map { payload in
+            Result { () throws(LicenseJobError) in try LicenseJob(json: payload) }
+        }, now: now)
+    }
+
+    /// Processes jobs decoded earlier (the worker decodes on arrival, to schedule them); a decoding
+    /// failure gets its ``KSMStatus/invalidJob`` reply in place. One reply per entry, in order.
+    public func process(decoded entries: [Result<LicenseJob, LicenseJobError>], now: Int64 = LicenseProcessor.currentTimeMilliseconds()) async -> [LicenseReply] {
+        var replies = [LicenseReply?](repeating: nil, count: entries.count)
         var jobs: [LicenseJob] = []
         var positions: [Int] = []
-        for (index, payload) in payloads.enumerated() {
-            do {
-                jobs.append(try LicenseJob(json: payload))
+        for (index, entry) in entries.enumerated() {
+            switch entry {
+            case .success(let job):
+                jobs.append(job)
                 positions.append(index)
-            } catch {
+            case .failure(let error):
                 let reply = LicenseReply(invalidJob: error)
                 var log = logger
                 if !reply.id.isEmpty { log[metadataKey: LoggingKeys.requestID] = "\(reply.id)" }
@@ -57,9 +66,12 @@ public struct LicenseProcessor: Sendable {
             }
         }
         let processed = await process(jobs, now: now)
+        var result: [LicenseReply] = []
+        result.reserveCapacity(entries.count)
         for (position, reply) in zip(positions, processed) { replies[position] = reply }
-        // Every slot was filled: invalid payloads above, the rest from `process`, which answers each job.
-        return replies.map { $0! }
+        // Every slot was filled: decoding failures above, the rest from `process`, which answers each job.
+        for reply in replies { if let reply { result.append(reply) } }
+        return result
     }
 
     /// Processes a batch of decoded jobs; one reply per job, in input order. Never throws: every

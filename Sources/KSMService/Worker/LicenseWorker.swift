@@ -34,7 +34,7 @@ public final class LicenseWorker: Service, Sendable {
     public func run() async throws {
         let consumer = try KafkaConsumer(configuration: consumerConfiguration(), logger: logger)
         let producer = try KafkaProducer(configuration: producerConfiguration(), logger: logger)
-        let state = WorkerState(maximumInFlight: configuration.maximumInFlight)
+        let state = WorkerState(maximumInFlight: configuration.maximumInFlight, policy: configuration.scheduling)
         for (topic, error) in await producer.warmUp(topics: [configuration.repliesTopic, configuration.deadLetterTopic]) {
             logger.warning("no metadata for a reply topic yet", metadata: ["topic": "\(topic)", "error": "\(error)"])
         }
@@ -144,7 +144,7 @@ public final class LicenseWorker: Service, Sendable {
         while let batch = await state.nextBatch(limit: configuration.maximumBatchSize) {
             statistics.update { $0.batches += 1 }
             let outcomes = await answer(batch)
-            let delivered = await publish(outcomes, for: batch, producer: producer)
+            let delivered = await publish(outcomes, for: batch.map(\.message), producer: producer)
             for (partition, offset) in await state.finished(delivered) {
                 do {
                     try consumer.storeOffset(topic: partition.topic, partition: partition.partition, offset: offset)
@@ -165,20 +165,41 @@ public final class LicenseWorker: Service, Sendable {
         case deadLetter(reason: String)
     }
 
-    /// Decodes and processes a batch. A store outage is retried twice before it is answered (fail closed).
-    func answer(_ batch: [KafkaMessage]) async -> [Outcome] {
-        let payloads = batch.map(\.value)
-        var replies = await processor.process(encoded: payloads)
-        for attempt in 1...2 where replies.contains(where: { $0.status == .storeUnavailable }) {
+    /// Answers a batch: shed jobs at once (`overloaded` with their retry-after hint), the rest through
+    /// the processor. A store outage is retried twice before it is answered (fail closed).
+    func answer(_ batch: [ScheduledJob]) async -> [Outcome] {
+        var replies = [LicenseReply?](repeating: nil, count: batch.count)
+        var work: [Int] = []
+        for (index, job) in batch.enumerated() {
+            if let retryAfter = job.retryAfterMilliseconds, case .success(let decoded) = job.decoded {
+                replies[index] = LicenseReply(
+                    id: decoded.id.value, status: .overloaded,
+                    reason: "worker overloaded: this \(decoded.priority) job would wait longer than allowed; retry after \(retryAfter) ms",
+                    tenant: decoded.tenant.value, account: decoded.account.value, rule: "schedule:shed-\(decoded.priority)",
+                    retryAfterMilliseconds: retryAfter)
+            } else {
+                work.append(index)
+            }
+        }
+        let processed = await processor.process(decoded: work.map { batch[$0].decoded })
+        for (index, reply) in zip(work, processed) { replies[index] = reply }
+        for attempt in 1...2 {
+            let retry = replies.indices.filter { replies[$0]?.status == .storeUnavailable }
+            if retry.isEmpty { break }
             statistics.update { $0.storeRetries += 1 }
             try? await Task.sleep(for: .milliseconds(100 * attempt * attempt))
-            let retry = replies.indices.filter { replies[$0].status == .storeUnavailable }
-            let again = await processor.process(encoded: retry.map { payloads[$0] })
-            for (i, reply) in zip(retry, again) { replies[i] = reply }
+            let again = await processor.process(decoded: retry.map { batch[$0].decoded })
+            for (index, reply) in zip(retry, again) { replies[index] = reply }
         }
-        // A payload without even a readable ID cannot be answered: it goes to the dead-letter topic.
-        return replies.map { reply in
-            reply.status == .invalidJob && reply.id.isEmpty ? .deadLetter(reason: reply.reason) : .reply(reply)
+        return replies.map { entry in
+            // Every entry was filled above: shed jobs, then the processor's one reply per job.
+            guard var reply = entry else { return .deadLetter(reason: "internal: job left unanswered") }
+            if reply.status == .storeUnavailable, reply.retryAfterMilliseconds == nil {
+                // Jittered, so clients of a whole batch do not come back at the same moment.
+                reply.retryAfterMilliseconds = Int64.random(in: 1_000...2_000)
+            }
+            // A payload without even a readable ID cannot be answered: it goes to the dead-letter topic.
+            return reply.status == .invalidJob && reply.id.isEmpty ? .deadLetter(reason: reply.reason) : .reply(reply)
         }
     }
 

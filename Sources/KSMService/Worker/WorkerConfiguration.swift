@@ -22,6 +22,8 @@ public struct WorkerConfiguration: Sendable {
     public var kafkaProperties: [String: String] = [:]
     /// A processing loop with no progress for this long is reported as stalled. Default: 30 s.
     public var watchdogThreshold: Duration = .seconds(30)
+    /// Priority classes, tenant weights and load shedding (docs/scheduling.md).
+    public var scheduling = SchedulingPolicy()
     /// How long shutdown waits for in-flight work before leaving the group. Default: 20 s.
     public var shutdownGracePeriod: Duration = .seconds(20)
 

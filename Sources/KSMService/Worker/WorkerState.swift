@@ -1,26 +1,36 @@
+import Foundation
 import Kafka
 
-/// The worker's shared mutable state: the bounded job queue, the offset tracker, and whether the
-/// consumer is paused for backpressure. An actor, so the reader and the batch loops never race.
+/// The worker's shared mutable state: the job scheduler (the bounded queue), the offset tracker,
+/// the recent service rate, and whether the consumer is paused for backpressure. An actor, so the
+/// reader and the batch loops never race.
 actor WorkerState {
-    private var queue: [KafkaMessage] = []
-    private var head = 0
-    private var waiters: [CheckedContinuation<[KafkaMessage]?, Never>] = []
+    private var scheduler: JobScheduler
+    private var waiters: [CheckedContinuation<[ScheduledJob]?, Never>] = []
     private var waiterLimits: [Int] = []
     private var isFinished = false
     private var tracker = OffsetTracker()
+    private var rate: ServiceRate
     private(set) var isPaused = false
     let maximumInFlight: Int
 
-    init(maximumInFlight: Int) { self.maximumInFlight = maximumInFlight }
+    init(maximumInFlight: Int, policy: SchedulingPolicy = SchedulingPolicy()) {
+        self.maximumInFlight = maximumInFlight
+        self.scheduler = JobScheduler(policy: policy)
+        self.rate = ServiceRate(initial: policy.initialRate)
+    }
 
-    private var queued: Int { queue.count - head }
-
-    /// Adds received messages, in order. Returns true when the caller should pause the consumer.
+    /// Adds received messages, in order (each decoded once, here). Returns true when the caller
+    /// should pause the consumer.
     func enqueue(_ messages: [KafkaMessage]) -> Bool {
-        for message in messages { tracker.received(message.topicPartition, offset: message.offset) }
-        queue.append(contentsOf: messages)
-        while !waiters.isEmpty, queued > 0 {
+        let perSecond = rate.perSecond()
+        for message in messages {
+            tracker.received(message.topicPartition, offset: message.offset)
+            // Work taken by batches but not answered yet waits ahead of every queued job.
+            let ahead = max(0, tracker.inFlightCount - scheduler.count - 1)
+            scheduler.push(message, inFlight: ahead, rate: perSecond)
+        }
+        while !waiters.isEmpty, scheduler.count > 0 {
             let waiter = waiters.removeFirst()
             let limit = waiterLimits.removeFirst()
             waiter.resume(returning: take(limit))
@@ -32,10 +42,10 @@ actor WorkerState {
         return false
     }
 
-    /// The next batch of at most `limit` messages: all that are queued, waiting for one if none is.
-    /// Nil once the worker is finishing and the queue is empty.
-    func nextBatch(limit: Int) async -> [KafkaMessage]? {
-        if queued > 0 { return take(limit) }
+    /// The next batch (at most `limit` jobs, plus shed and expired ones, which cost nothing), in the
+    /// scheduler's order, waiting for one if none is queued. Nil once finishing and drained.
+    func nextBatch(limit: Int) async -> [ScheduledJob]? {
+        if scheduler.count > 0 { return take(limit) }
         if isFinished { return nil }
         return await withCheckedContinuation { continuation in
             waiters.append(continuation)
@@ -43,15 +53,8 @@ actor WorkerState {
         }
     }
 
-    private func take(_ limit: Int) -> [KafkaMessage] {
-        let end = min(queue.count, head + limit)
-        let batch = Array(queue[head..<end])
-        head = end
-        if head > 4096, head * 2 > queue.count {
-            queue.removeFirst(head)
-            head = 0
-        }
-        return batch
+    private func take(_ limit: Int) -> [ScheduledJob] {
+        scheduler.nextBatch(limit: limit, now: LicenseProcessor.currentTimeMilliseconds())
     }
 
     /// No more messages will come: batch loops drain the queue and end.
@@ -64,16 +67,14 @@ actor WorkerState {
 
     /// Drops queued messages of revoked partitions and forgets their offsets; the new owner redoes them.
     func revoke(_ partitions: [TopicPartition]) {
-        let revoked = Set(partitions)
-        let kept = queue[head...].filter { !revoked.contains($0.topicPartition) }
-        queue = Array(kept)
-        head = 0
+        scheduler.revoke(Set(partitions))
         tracker.revoke(partitions)
     }
 
     /// Marks messages finished (their replies delivered); returns, per partition that moved, the
     /// offset to store.
     func finished(_ messages: [KafkaMessage]) -> [TopicPartition: Int64] {
+        rate.record(messages.count)
         var store: [TopicPartition: Int64] = [:]
         for message in messages {
             if let offset = tracker.finished(message.topicPartition, offset: message.offset) {
@@ -91,4 +92,6 @@ actor WorkerState {
     }
 
     var inFlight: Int { tracker.inFlightCount }
+    /// Queued jobs per priority class, for metrics.
+    var queuedByClass: [LicenseJob.Priority: Int] { scheduler.countByClass }
 }

@@ -1,0 +1,179 @@
+import Kafka
+
+/// Orders a worker's queued jobs for the next batch, and sheds what cannot be served in time.
+///
+/// Continuity (viewers already playing: renewals, next keys) before new sessions before prefetch;
+/// inside a class, tenants share the worker by weight (start-time fair queuing: each tenant has a
+/// virtual time that advances by 1/weight per job served, the smallest goes next), and a tenant's
+/// own jobs go earliest deadline first. Jobs whose deadline already passed are taken at once (the
+/// processor answers them `deadlineExpired` without RSA work), so they never hold a batch slot.
+/// Under overload, a prefetch or new-session job that would wait longer than the policy allows is
+/// shed on arrival with a retry-after hint (the expected wait with jitter, so clients spread out).
+/// With the policy disabled it is a plain FIFO that sheds nothing: the comparison baseline.
+struct JobScheduler: Sendable {
+    /// The classes in service order.
+    static let classes: [LicenseJob.Priority] = [.continuity, .new, .prefetch]
+
+    private struct TenantQueue: Sendable {
+        var heap = PriorityHeap<ScheduledJob>(ScheduledJob.precedes)
+        var virtualTime: Double = 0
+    }
+
+    private struct ClassQueue: Sendable {
+        var tenants: [String: TenantQueue] = [:]
+        var virtualClock: Double = 0
+        var count = 0
+    }
+
+    let policy: SchedulingPolicy
+    private var queues = Array(repeating: ClassQueue(), count: JobScheduler.classes.count)
+    private var fifo: [ScheduledJob] = []
+    private var fifoHead = 0
+    private var shed: [ScheduledJob] = []
+    private var nextSequence: UInt64 = 0
+
+    init(policy: SchedulingPolicy) {
+        self.policy = policy
+    }
+
+    /// Jobs waiting (shed ones included until handed out).
+    var count: Int {
+        policy.enabled ? queues.reduce(shed.count) { $0 + $1.count } : fifo.count - fifoHead
+    }
+
+    /// Queued jobs per class, for metrics.
+    var countByClass: [LicenseJob.Priority: Int] {
+        var counts: [LicenseJob.Priority: Int] = [:]
+        for (index, priority) in Self.classes.enumerated() { counts[priority] = policy.enabled ? queues[index].count : 0 }
+        if !policy.enabled { counts[.new] = count }
+        return counts
+    }
+
+    private static func classIndex(_ priority: LicenseJob.Priority) -> Int {
+        classes.firstIndex(of: priority) ?? 1
+    }
+
+    /// Queues a consumed message. `ahead` is work already taken but unanswered (batches in flight),
+    /// `rate` the recent service rate in jobs per second; together they predict this job's wait.
+    /// Returns the job as queued (with `retryAfterMilliseconds` set when it was shed).
+    @discardableResult
+    mutating func push(_ message: KafkaMessage, inFlight ahead: Int, rate: Double) -> ScheduledJob {
+        var job = ScheduledJob(message: message, sequence: nextSequence)
+        nextSequence &+= 1
+        guard policy.enabled else {
+            fifo.append(job)
+            return job
+        }
+        let index = Self.classIndex(job.priority)
+        let limit: Duration? = switch job.priority {
+        case .prefetch: policy.prefetchMaximumWait
+        case .continuity: nil
+        default: policy.newSessionMaximumWait
+        }
+        if let limit {
+            let before = queues[...index].reduce(ahead) { $0 + $1.count }
+            let wait = Double(before) / max(rate, 1)
+            if wait > limit.seconds {
+                // Jitter: a uniformly spread 100-150 % of the predicted wait, so shed clients do not return together.
+                let hint = wait * Double.random(in: 1.0...1.5)
+                job.retryAfterMilliseconds = Int64(min(max(hint, 0.2), 60) * 1000)
+                shed.append(job)
+                return job
+            }
+        }
+        var queue = queues[index]
+        var tenant = queue.tenants[job.tenant] ?? TenantQueue()
+        if tenant.heap.isEmpty {
+            // A tenant that was idle starts at the class's current virtual time: no banked credit.
+            tenant.virtualTime = max(tenant.virtualTime, queue.virtualClock)
+        }
+        tenant.heap.push(job)
+        queue.tenants[job.tenant] = tenant
+        queue.count += 1
+        queues[index] = queue
+        return job
+    }
+
+    /// The next batch: every shed job and every job whose deadline passed (cheap to answer), then
+    /// up to `limit` jobs in class, fairness and deadline order.
+    mutating func nextBatch(limit: Int, now: Int64) -> [ScheduledJob] {
+        guard policy.enabled else {
+            let end = min(fifo.count, fifoHead + limit)
+            let batch = Array(fifo[fifoHead..<end])
+            fifoHead = end
+            if fifoHead == fifo.count {
+                fifo.removeAll(keepingCapacity: true)
+                fifoHead = 0
+            } else if fifoHead > 4096, fifoHead * 2 > fifo.count {
+                fifo.removeFirst(fifoHead)
+                fifoHead = 0
+            }
+            return batch
+        }
+        var batch = shed
+        shed.removeAll()
+        takeExpired(now: now, into: &batch)
+        var taken = 0
+        for index in queues.indices {
+            while taken < limit, let job = popFair(index) {
+                batch.append(job)
+                taken += 1
+            }
+        }
+        return batch
+    }
+
+    /// Jobs past their deadline sit at the top of their tenant's heap (earliest deadline first).
+    private mutating func takeExpired(now: Int64, into batch: inout [ScheduledJob]) {
+        for index in queues.indices where queues[index].count > 0 {
+            for name in Array(queues[index].tenants.keys) {
+                guard var tenant = queues[index].tenants[name] else { continue }
+                var popped = 0
+                while let top = tenant.heap.first, let deadline = top.deadline, deadline <= now, let job = tenant.heap.pop() {
+                    batch.append(job)
+                    popped += 1
+                }
+                guard popped > 0 else { continue }
+                queues[index].count -= popped
+                queues[index].tenants[name] = tenant.heap.isEmpty ? nil : tenant
+            }
+        }
+    }
+
+    /// The next job of class `index`: the backlogged tenant with the smallest virtual time.
+    private mutating func popFair(_ index: Int) -> ScheduledJob? {
+        guard queues[index].count > 0 else { return nil }
+        var chosen: String?
+        var smallest = Double.infinity
+        for (name, tenant) in queues[index].tenants where !tenant.heap.isEmpty {
+            if tenant.virtualTime < smallest || (tenant.virtualTime == smallest && name < (chosen ?? name)) {
+                smallest = tenant.virtualTime
+                chosen = name
+            }
+        }
+        guard let name = chosen, var tenant = queues[index].tenants[name], let job = tenant.heap.pop() else { return nil }
+        queues[index].virtualClock = tenant.virtualTime
+        tenant.virtualTime += 1 / policy.weight(name)
+        queues[index].count -= 1
+        // An emptied tenant keeps its virtual time only while the class remembers it; drop it to bound memory.
+        queues[index].tenants[name] = tenant.heap.isEmpty ? nil : tenant
+        return job
+    }
+
+    /// Drops queued jobs of revoked partitions: their new owner receives them again.
+    mutating func revoke(_ partitions: Set<TopicPartition>) {
+        fifo = fifo[fifoHead...].filter { !partitions.contains($0.message.topicPartition) }
+        fifoHead = 0
+        shed.removeAll { partitions.contains($0.message.topicPartition) }
+        for index in queues.indices {
+            var total = 0
+            for name in Array(queues[index].tenants.keys) {
+                guard var tenant = queues[index].tenants[name] else { continue }
+                tenant.heap.filter { !partitions.contains($0.message.topicPartition) }
+                total += tenant.heap.count
+                queues[index].tenants[name] = tenant.heap.isEmpty ? nil : tenant
+            }
+            queues[index].count = total
+        }
+    }
+}

@@ -1,0 +1,22 @@
+/// How a worker orders and sheds queued jobs (docs/scheduling.md).
+public struct SchedulingPolicy: Sendable, Hashable {
+    /// Priority classes, tenant fairness and deadline order. Off: first in, first out, nothing shed
+    /// (the comparison baseline of `ksm bench storm`).
+    public var enabled = true
+    /// Relative shares of the worker between tenants inside a class; unnamed tenants weigh 1.
+    public var tenantWeights: [String: Double] = [:]
+    /// A prefetch job that would wait longer than this is shed at once with a retry-after hint.
+    public var prefetchMaximumWait: Duration = .seconds(1)
+    /// A new-session job that would wait longer than this is shed at once with a retry-after hint.
+    /// Continuity jobs (viewers already playing) are never shed; only their deadline ends them.
+    public var newSessionMaximumWait: Duration = .seconds(10)
+    /// The service rate assumed before any batch finished, in jobs per second.
+    public var initialRate: Double = 500
+
+    public init() {}
+
+    /// The weight of `tenant` (positive).
+    func weight(_ tenant: String) -> Double {
+        max(tenantWeights[tenant] ?? 1, 0.001)
+    }
+}

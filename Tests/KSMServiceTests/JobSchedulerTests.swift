@@ -1,0 +1,131 @@
+import Kafka
+import Licensing
+import Testing
+@testable import KSMService
+
+@Suite("Job scheduler")
+struct JobSchedulerTests {
+    /// A message whose body is a job with these fields (the SPC is a placeholder: the scheduler never opens it).
+    static func message(_ id: String, tenant: String = "t", priority: LicenseJob.Priority = .new, deadline: Int64? = nil,
+                        partition: Int32 = 0, offset: Int64 = 0) -> KafkaMessage {
+        // Identifiers here are valid by construction.
+        let job = LicenseJob(id: try! StoreIdentifier(id), tenant: try! StoreIdentifier(tenant), account: try! StoreIdentifier("a"),
+                             spc: [1, 2, 3], deadline: deadline, priority: priority)
+        return KafkaMessage(topic: "jobs", partition: partition, offset: offset, key: nil, value: job.jsonBytes(), headers: [])
+    }
+
+    static func ids(_ batch: [ScheduledJob]) -> [String] {
+        batch.map { job in (try? job.decoded.get().id.value) ?? "?" }
+    }
+
+    let now: Int64 = 1_000_000
+
+    @Test("continuity goes before new sessions, new sessions before prefetch")
+    func classesInOrder() {
+        var s = JobScheduler(policy: SchedulingPolicy())
+        s.push(Self.message("p1", priority: .prefetch), inFlight: 0, rate: 1000)
+        s.push(Self.message("n1", priority: .new), inFlight: 0, rate: 1000)
+        s.push(Self.message("c1", priority: .continuity), inFlight: 0, rate: 1000)
+        s.push(Self.message("n2", priority: .new), inFlight: 0, rate: 1000)
+        #expect(Self.ids(s.nextBatch(limit: 3, now: now)) == ["c1", "n1", "n2"])
+        #expect(Self.ids(s.nextBatch(limit: 3, now: now)) == ["p1"])
+        #expect(s.count == 0)
+    }
+
+    @Test("inside a class and tenant, the earliest deadline goes first; no deadline goes last")
+    func earliestDeadlineFirst() {
+        var s = JobScheduler(policy: SchedulingPolicy())
+        s.push(Self.message("none"), inFlight: 0, rate: 1000)
+        s.push(Self.message("late", deadline: now + 9_000), inFlight: 0, rate: 1000)
+        s.push(Self.message("soon", deadline: now + 1_000), inFlight: 0, rate: 1000)
+        s.push(Self.message("mid", deadline: now + 5_000), inFlight: 0, rate: 1000)
+        #expect(Self.ids(s.nextBatch(limit: 10, now: now)) == ["soon", "mid", "late", "none"])
+    }
+
+    @Test("jobs past their deadline are handed out at once, outside the batch limit, even from a low class")
+    func expiredJobsJumpTheQueue() {
+        var s = JobScheduler(policy: SchedulingPolicy())
+        for i in 0..<5 { s.push(Self.message("c\(i)", priority: .continuity), inFlight: 0, rate: 1000) }
+        s.push(Self.message("gone", priority: .prefetch, deadline: now - 1), inFlight: 0, rate: 1000)
+        let batch = Self.ids(s.nextBatch(limit: 2, now: now))
+        #expect(batch == ["gone", "c0", "c1"])
+    }
+
+    @Test("tenants share a class by weight, whatever the order they arrived in", arguments: [
+        (1.0, 1.0, 50), (3.0, 1.0, 75), (1.0, 4.0, 20),
+    ])
+    func weightedFairness(weightA: Double, weightB: Double, expectedA: Int) {
+        var policy = SchedulingPolicy()
+        policy.tenantWeights = ["a": weightA, "b": weightB]
+        var s = JobScheduler(policy: policy)
+        // Tenant a's storm arrives first and is five times larger.
+        for i in 0..<500 { s.push(Self.message("a\(i)", tenant: "a"), inFlight: 0, rate: 1_000_000) }
+        for i in 0..<100 { s.push(Self.message("b\(i)", tenant: "b"), inFlight: 0, rate: 1_000_000) }
+        let batch = s.nextBatch(limit: 100, now: now)
+        let fromA = batch.filter { $0.tenant == "a" }.count
+        #expect(abs(fromA - expectedA) <= 1, "a got \(fromA) of 100")
+    }
+
+    @Test("an idle tenant that wakes up gets no banked credit")
+    func noBankedCredit() {
+        var s = JobScheduler(policy: SchedulingPolicy())
+        for i in 0..<200 { s.push(Self.message("a\(i)", tenant: "a"), inFlight: 0, rate: 1_000_000) }
+        _ = s.nextBatch(limit: 150, now: now)
+        for i in 0..<200 { s.push(Self.message("b\(i)", tenant: "b"), inFlight: 0, rate: 1_000_000) }
+        let batch = s.nextBatch(limit: 40, now: now)
+        let fromB = batch.filter { $0.tenant == "b" }.count
+        #expect((19...21).contains(fromB), "b got \(fromB) of 40")
+    }
+
+    @Test("under overload prefetch and new sessions are shed with a jittered retry-after; continuity never is")
+    func shedsWithRetryAfter() {
+        var policy = SchedulingPolicy()
+        policy.prefetchMaximumWait = .seconds(1)
+        policy.newSessionMaximumWait = .seconds(4)
+        var s = JobScheduler(policy: policy)
+        // 3,000 jobs already taken, 1,000 jobs/s: a new job would wait about 3 s.
+        let prefetch = s.push(Self.message("p", priority: .prefetch), inFlight: 3_000, rate: 1_000)
+        let fresh = s.push(Self.message("n", priority: .new), inFlight: 3_000, rate: 1_000)
+        let continuity = s.push(Self.message("c", priority: .continuity), inFlight: 30_000, rate: 1_000)
+        let hint = try? #require(prefetch.retryAfterMilliseconds)
+        #expect((3_000...4_500).contains(hint ?? 0))
+        #expect(fresh.retryAfterMilliseconds == nil)
+        #expect(continuity.retryAfterMilliseconds == nil)
+        let overloadedNew = s.push(Self.message("n2", priority: .new), inFlight: 5_000, rate: 1_000)
+        #expect(overloadedNew.retryAfterMilliseconds != nil)
+        // Shed jobs come out first, beyond the limit, so their clients hear at once.
+        #expect(Set(Self.ids(s.nextBatch(limit: 1, now: now))) == ["p", "n2", "c"])
+        let hints = (0..<200).compactMap { _ in s.push(Self.message("p", priority: .prefetch), inFlight: 2_000, rate: 1_000).retryAfterMilliseconds }
+        #expect(hints.count == 200 && Set(hints).count > 50, "retry-after hints are spread")
+    }
+
+    @Test("with scheduling off it is first in, first out and sheds nothing")
+    func fifoWhenDisabled() {
+        var policy = SchedulingPolicy()
+        policy.enabled = false
+        var s = JobScheduler(policy: policy)
+        s.push(Self.message("p", priority: .prefetch), inFlight: 100_000, rate: 1)
+        s.push(Self.message("n"), inFlight: 0, rate: 1000)
+        s.push(Self.message("c", priority: .continuity), inFlight: 0, rate: 1000)
+        #expect(Self.ids(s.nextBatch(limit: 2, now: now)) == ["p", "n"])
+        #expect(Self.ids(s.nextBatch(limit: 2, now: now)) == ["c"])
+    }
+
+    @Test("revoking partitions drops their queued jobs and keeps the rest in order")
+    func revokeDropsPartitions() {
+        var s = JobScheduler(policy: SchedulingPolicy())
+        for i in 0..<6 { s.push(Self.message("j\(i)", deadline: now + Int64(i), partition: Int32(i % 2), offset: Int64(i)), inFlight: 0, rate: 1000) }
+        s.revoke([TopicPartition(topic: "jobs", partition: 1)])
+        #expect(s.count == 3)
+        #expect(Self.ids(s.nextBatch(limit: 10, now: now)) == ["j0", "j2", "j4"])
+    }
+
+    @Test("a payload that is not a job is scheduled (as a new session) and keeps its decoding error")
+    func undecodableIsScheduled() {
+        var s = JobScheduler(policy: SchedulingPolicy())
+        s.push(KafkaMessage(topic: "jobs", partition: 0, offset: 0, key: nil, value: Array("not json".utf8), headers: []), inFlight: 0, rate: 1000)
+        let batch = s.nextBatch(limit: 10, now: now)
+        #expect(batch.count == 1)
+        if case .failure(let error) = batch.first?.decoded { #expect(error.reason.contains("not valid JSON")) } else { Issue.record("decoded") }
+    }
+}
