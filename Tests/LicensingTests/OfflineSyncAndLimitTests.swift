@@ -86,10 +86,10 @@ struct OfflineSyncAndLimitTests {
 
     @Test("device limit: a known device passes, a new one registers while there is room, then is refused", arguments: [
         (Set<[UInt8]>(), PolicyLimit.maximum(1), DeviceLimitDecision.register),
-        ([[1]], .maximum(1), .alreadyRegistered),
-        ([[2]], .maximum(1), .refused(registered: 1, limit: .maximum(1))),
-        ([[2], [3]], .maximum(3), .register),
-        ([[2], [3], [4]], .unlimited, .register),
+        (Set<[UInt8]>([[1]]), .maximum(1), .alreadyRegistered),
+        (Set<[UInt8]>([[2]]), .maximum(1), .refused(registered: 1, limit: .maximum(1))),
+        (Set<[UInt8]>([[2], [3]]), .maximum(3), .register),
+        (Set<[UInt8]>([[2], [3], [4]]), .unlimited, .register),
     ])
     func deviceLimit(registered: Set<[UInt8]>, limit: PolicyLimit, expected: DeviceLimitDecision) {
         let d = DeviceLimit.decide(device: [1], registered: registered, limit: limit)
