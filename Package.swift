@@ -37,7 +37,7 @@ let package = Package(
         // An Apple device in software: builds SPCs, opens CKCs.
         .target(name: "FairPlayDevice", dependencies: ["FairPlay"]),
         // Policy and decisions, no I/O.
-        .target(name: "Licensing", dependencies: ["FairPlay"]),
+        .target(name: "Licensing", dependencies: ["FairPlay", "COpenSSL"]),
         // librdkafka wrapper: group consumer, idempotent producer, mock cluster.
         .target(
             name: "Kafka",

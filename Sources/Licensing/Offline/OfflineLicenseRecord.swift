@@ -1,0 +1,57 @@
+/// One offline (dual expiry) license the server issued, as recorded for later sync SPCs.
+public struct OfflineLicenseRecord: Hashable, Sendable {
+    /// The 16-byte content ID (offline key v1) or stream ID (v2) the device reports back.
+    public var streamID: [UInt8]
+    /// The 16-byte title ID (v2 only).
+    public var titleID: [UInt8]?
+    public var assetID: String
+    /// The device's HU.
+    public var deviceID: [UInt8]
+    /// Epoch ms.
+    public var issuedAt: Int64
+    public var storageSeconds: UInt32
+    public var playbackSeconds: UInt32
+    public var state: State
+    /// When the license expires by the device's last report (epoch ms); nil without a report or
+    /// when the device said it has no expiry.
+    public var reportedExpiresAt: Int64?
+    /// Epoch ms of the last sync SPC that touched this record.
+    public var lastSyncAt: Int64?
+
+    /// Where a recorded license stands.
+    public enum State: Hashable, Sendable {
+        case active
+        /// The device securely invalidated (deleted) the key at this instant (epoch ms).
+        case invalidated(at: Int64)
+        /// The device reported the key expired.
+        case expired
+        /// The device reported the key not found or invalid.
+        case notFoundOnDevice
+    }
+
+    public init(streamID: [UInt8], titleID: [UInt8]?, assetID: String, deviceID: [UInt8], issuedAt: Int64, storageSeconds: UInt32, playbackSeconds: UInt32, state: State = .active, reportedExpiresAt: Int64? = nil, lastSyncAt: Int64? = nil) {
+        self.streamID = streamID
+        self.titleID = titleID
+        self.assetID = assetID
+        self.deviceID = deviceID
+        self.issuedAt = issuedAt
+        self.storageSeconds = storageSeconds
+        self.playbackSeconds = playbackSeconds
+        self.state = state
+        self.reportedExpiresAt = reportedExpiresAt
+        self.lastSyncAt = lastSyncAt
+    }
+
+    /// The record to keep for a license the engine issued; nil unless its terms are dual expiry.
+    public static func issued(terms: LicenseTerms, streamID: [UInt8], titleID: [UInt8], assetID: String, deviceID: [UInt8], nowMilliseconds: Int64) -> OfflineLicenseRecord? {
+        guard case .dualExpiry(let storage, let playback, let version) = terms.duration else { return nil }
+        return OfflineLicenseRecord(streamID: streamID, titleID: version == 2 ? titleID : nil, assetID: assetID, deviceID: deviceID, issuedAt: nowMilliseconds, storageSeconds: storage, playbackSeconds: playback)
+    }
+
+    /// The latest instant the storage duration allows (epoch ms); nil for no limit.
+    public var storageDeadline: Int64? {
+        storageSeconds == 0 ? nil : issuedAt + Int64(storageSeconds) * 1000
+    }
+
+    public var isActive: Bool { state == .active }
+}

@@ -1,0 +1,73 @@
+import FairPlay
+
+/// A policy with every question answered: the result of stacking ``PolicyDocument`` layers over
+/// Apple's default rules (``PolicyLayers/resolve()``). The input of ``PolicyEngine``.
+///
+/// "No limit" is a value, not nil: `rentalNotBefore == .min`, `rentalNotAfter == .max`, a duration
+/// of 0, ``PolicyLimit/unlimited``.
+public struct EffectivePolicy: Hashable, Sendable {
+    public var contentType: ContentType
+    /// The lowest level a client must have (after KDL, AirPlay, AV adapter and VM caps).
+    public var minimumSecurityLevel: SecurityLevel
+    /// A reported Kext Deny List version below this counts as Baseline. Default: 31.
+    public var minimumKDLVersion: UInt32
+    /// The HDCP level the CKC requires; type 1 is only released to clients with capability bit 0.
+    public var hdcp: HDCPRequirement
+    public var airPlay: ClientRestriction
+    public var avAdapter: ClientRestriction
+    public var virtualMachine: ClientRestriction
+    /// No license before this instant (epoch ms); `.min` when unbounded.
+    public var rentalNotBefore: Int64
+    /// No license from this instant on (epoch ms); `.max` when unbounded.
+    public var rentalNotAfter: Int64
+    /// Seconds a rental lasts from the account's first license for the asset; 0 for none.
+    public var rentalDurationSeconds: UInt32
+    /// Seconds a lease lasts; 0 for no lease.
+    public var leaseDurationSeconds: UInt32
+    /// Whether playback state 3 may renew the lease. Default: true.
+    public var leaseRenewalAllowed: Bool
+    public var persistence: PersistencePolicy
+    /// Whether downloads get an offline key TLLV (dual expiry). Default: false.
+    public var offlineEnabled: Bool
+    /// Offline storage duration in seconds; 0 means no limit.
+    public var offlineStorageSeconds: UInt32
+    /// Offline playback duration in seconds; 0 means no limit.
+    public var offlinePlaybackSeconds: UInt32
+    public var deviceLimit: PolicyLimit
+    public var maxStreams: PolicyLimit
+    public var whenFull: WhenFull
+    public var entitlementRequired: Bool
+    /// Which layer set each field, by its JSON name (`"hdcp"`, `"rental.not-after"`, ...), for
+    /// `ksm admin explain`. Fields absent here are the engine's defaults.
+    public var origins: [String: PolicyLayer]
+
+    /// The engine's defaults over Apple's rules for `contentType`: HDCP type 0 asked for (raised to
+    /// type 1 for uhd), KDL 31, everything allowed, no rental, lease, persistence or limits.
+    public init(defaultsFor contentType: ContentType) {
+        let apple = AppleDefaultRules.requirement(for: contentType, requestedHDCP: .type0)
+        self.contentType = contentType
+        minimumSecurityLevel = apple.securityLevel
+        minimumKDLVersion = ClientSecurity.minimumKDLVersion
+        hdcp = apple.hdcp
+        airPlay = .allow
+        avAdapter = .allow
+        virtualMachine = .allow
+        rentalNotBefore = .min
+        rentalNotAfter = .max
+        rentalDurationSeconds = 0
+        leaseDurationSeconds = 0
+        leaseRenewalAllowed = true
+        persistence = .none
+        offlineEnabled = false
+        offlineStorageSeconds = 0
+        offlinePlaybackSeconds = 0
+        deviceLimit = .unlimited
+        maxStreams = .unlimited
+        whenFull = .refuseNew
+        entitlementRequired = false
+        origins = ["content-type": .appleDefault, "security-level": .appleDefault, "hdcp": .appleDefault]
+    }
+
+    /// True when the rental window or duration bounds the key.
+    public var hasRentalBound: Bool { rentalNotAfter != .max || rentalDurationSeconds > 0 }
+}

@@ -1,0 +1,238 @@
+import FairPlay
+
+/// The policy engine: one pure function from a resolved policy, the client's facts, a clock and the
+/// token's outcome to a decision. No I/O, no hidden clock, no randomness: the same input always
+/// gives the same decision, which is what lets `ksm admin explain` replay a job and what makes every
+/// rule table-testable.
+///
+/// Checks run in this order, and the first that fails decides (its rule is the reply's `rule`):
+/// 1. sync SPC: a check-in answer without a key (it grants nothing, so it needs no token);
+/// 2. entitlement: a rejected token, or none where the policy requires one;
+/// 3. where it plays: VM denied, AirPlay / AV adapter denied;
+/// 4. security level: the client's level (report, else capabilities, else Baseline; KDL rule) against
+///    the minimum, then the VM and AirPlay / AV adapter caps;
+/// 5. HDCP type 1 only to clients with capability bit 0;
+/// 6. playback state: an unknown value is refused;
+/// 7. rental window (not-before, not-after) and rental period;
+/// 8. the shape of the license: a download (offline dual expiry or persistable key) or a stream
+///    (lease and rental by playback state).
+public enum PolicyEngine {
+    public static func evaluate(_ input: PolicyInput) -> PolicyDecision {
+        let p = input.policy
+        let c = input.client
+        let now = input.nowMilliseconds
+
+        // 1. Guide, "Sync": a sync SPC reports or invalidates offline keys. It is answered (check-in)
+        // and recorded (OfflineSync), never given a key.
+        if let sync = c.sync {
+            let terms = LicenseTerms(includesContentKey: false, duration: .none, hdcp: p.hdcp, requiredSecurityLevel: p.minimumSecurityLevel)
+            return .issue(terms, rule: "sync:check-in", reason: "sync SPC (\(sync.versionName)): check-in answered without a content key")
+        }
+
+        // 2. Entitlement.
+        switch input.entitlement {
+        case .rejected(let error):
+            return .refuse(error.refusal, error.description)
+        case .absent where p.entitlementRequired:
+            return .refuse(.tokenMissing, EntitlementError.missing.description)
+        case .absent, .verified:
+            break
+        }
+
+        // 3. Where it plays.
+        if c.isVirtualMachine, p.virtualMachine == .deny {
+            return .refuse(.virtualMachineDenied, "the client runs in a virtual machine and the policy denies virtual machines")
+        }
+        let output = OutputRoute(c.streamingIndicator, policy: p)
+        if let output, output.restriction == .deny {
+            return .refuse(output.denied, "playback through \(output.name) is denied by the policy")
+        }
+
+        // 4. Security level.
+        let required = p.minimumSecurityLevel
+        let client = c.derivedSecurity(minimumKDL: p.minimumKDLVersion)
+        if client.level < required {
+            if client.cappedByKDL {
+                return .refuse(.securityLevelKDL, "Kext Deny List \(c.kdlVersion ?? 0) is below \(p.minimumKDLVersion), so the client counts as baseline, below the required \(required)")
+            }
+            return .refuse(.securityLevelBelowMinimum, "client security level \(client.level) (\(client.source)) is below the required \(required)")
+        }
+        if c.isVirtualMachine, case .cap(let cap) = p.virtualMachine, cap < required {
+            return .refuse(.virtualMachineCapped, "the policy trusts a virtual machine with \(cap) at most, below the required \(required)")
+        }
+        if let output, case .cap(let cap) = output.restriction, cap < required {
+            return .refuse(output.capped, "the policy trusts \(output.name) with \(cap) at most, below the required \(required)")
+        }
+
+        // 5. HDCP (fps-facts: type 1 only to clients with capability bit 0).
+        if p.hdcp == .type1, c.capabilities?.hdcpEnforcement != true {
+            return .refuse(.hdcpType1NeedsCapability, "HDCP type 1 is required but the client does not announce HDCP enforcement (capability bit 0)")
+        }
+
+        // 6. Playback state (guide table 4-2).
+        if let playback = c.playback, playback.state.number == nil {
+            return .refuse(.unknownPlaybackState, "media playback state \(playback.state) is none of the guide's states 1, 2, 3")
+        }
+        let state = c.playback?.state.number
+        let continuing = state == 2 || state == 3
+
+        // 7. Rental window and period.
+        if now < p.rentalNotBefore {
+            return .refuse(.rentalNotYetValid, "the rental window opens in \(Self.secondsCeil(p.rentalNotBefore - now)) s")
+        }
+        if now >= p.rentalNotAfter {
+            return .refuse(.rentalExpired, "the rental window closed \((now - p.rentalNotAfter) / 1000) s ago")
+        }
+        var periodRemaining: Int64?
+        var startsRental = false
+        if p.rentalDurationSeconds > 0 {
+            let total = Int64(p.rentalDurationSeconds) * 1000
+            if let start = input.rentalStartedAtMilliseconds {
+                // A start in the future (clock skew between workers) counts as now.
+                let elapsed = max(0, now - start)
+                if elapsed < total {
+                    periodRemaining = total - elapsed
+                } else if !continuing {
+                    // Guide, "Simultaneous Renting and Leasing": a rental covers the start of a
+                    // stream; one already playing continues, under its lease.
+                    return .refuse(.rentalPeriodOver, "the rental period of \(p.rentalDurationSeconds) s ended \((elapsed - total) / 1000) s ago")
+                }
+            } else {
+                periodRemaining = total
+                startsRental = true
+            }
+        }
+        let windowRemaining: Int64? = p.rentalNotAfter == .max ? nil : p.rentalNotAfter - now
+        let rentalSeconds: UInt32? = [periodRemaining, windowRemaining].compactMap { $0 }.min().map(Self.secondsCeil)
+        let registers = p.deviceLimit != .unlimited
+
+        // 8a. Downloads.
+        if input.requestsPersistence {
+            if p.offlineEnabled {
+                let caps = c.capabilities
+                if caps?.offlineKey == true || caps?.offlineKeyV2 == true {
+                    let version: UInt32 = caps?.offlineKeyV2 == true ? 2 : 1
+                    let storage = Self.tighter(p.offlineStorageSeconds, rentalSeconds)
+                    let terms = LicenseTerms(
+                        includesContentKey: true, duration: .dualExpiry(storage: storage, playback: p.offlinePlaybackSeconds, offlineKeyVersion: version),
+                        hdcp: p.hdcp, requiredSecurityLevel: required, startsRental: startsRental, registersDevice: registers)
+                    return .issue(terms, rule: "offline:dual-expiry", reason: "offline key v\(version): storage \(storage) s, playback \(p.offlinePlaybackSeconds) s (0 = no limit)")
+                }
+                if p.persistence == .none {
+                    return .refuse(.offlineNeedsCapability, "offline rental needs a client that announces the offline key (capability bit 1 or 3)")
+                }
+            }
+            let duration: KeyDurationTerms
+            let rule: String
+            switch p.persistence {
+            case .none:
+                return .refuse(.offlineNotAllowed, "the policy allows neither offline rental nor persistable keys")
+            case .unlimited:
+                // A window or rental period that ends still bounds a key that would otherwise be unlimited.
+                duration = rentalSeconds.map { .persistableLimited(seconds: $0) } ?? .persistableUnlimited
+                rule = rentalSeconds == nil ? "persistence:unlimited" : "persistence:limited-by-rental"
+            case .limitedToRental:
+                guard let rentalSeconds else {
+                    // PolicyLayers.resolve refuses this combination; kept closed rather than trapped.
+                    return .refuse(.offlineNotAllowed, "persistence is limited to a rental that has no duration")
+                }
+                duration = .persistableLimited(seconds: rentalSeconds)
+                rule = "persistence:limited-by-rental"
+            }
+            let terms = LicenseTerms(includesContentKey: true, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, startsRental: startsRental, registersDevice: registers)
+            return .issue(terms, rule: rule, reason: "persistable key: \(duration.kind)")
+        }
+
+        // 8b. Streams.
+        let lease = p.leaseDurationSeconds
+        let duration = Self.streamDuration(lease: lease, rental: rentalSeconds)
+        guard let state else {
+            if lease > 0 {
+                // A lease binds the key to a playback session (README: only for an SPC with a media
+                // playback state); without one the slot could never be renewed or freed.
+                return .refuse(.leaseNeedsPlaybackState, "the policy leases keys and the SPC has no media playback state")
+            }
+            let terms = LicenseTerms(includesContentKey: true, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, startsRental: startsRental, registersDevice: registers)
+            return .issue(terms, rule: rentalSeconds == nil ? "policy:granted" : "rental:granted", reason: "key issued, duration \(duration.kind)")
+        }
+        switch state {
+        case 1:
+            let slot: LeaseSlotNeed = lease > 0 ? .acquire(seconds: lease) : .none
+            let terms = LicenseTerms(includesContentKey: true, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, leaseSlot: slot, startsRental: startsRental, registersDevice: registers)
+            let rule = lease > 0 ? "lease:granted" : (rentalSeconds == nil ? "policy:granted" : "rental:granted")
+            return .issue(terms, rule: rule, reason: "state 1: key issued, duration \(duration.kind)")
+        case 2:
+            if duration == .none {
+                // Nothing to answer a duration with: the key is valid for the playback, so send it.
+                let terms = LicenseTerms(includesContentKey: true, duration: .none, hdcp: p.hdcp, requiredSecurityLevel: required, registersDevice: registers)
+                return .issue(terms, rule: "playback:state2-no-terms", reason: "state 2 with neither lease nor rental: key issued")
+            }
+            let slot: LeaseSlotNeed = lease == 0 ? .none : (p.leaseRenewalAllowed ? .renew(seconds: lease) : .hold)
+            let terms = LicenseTerms(includesContentKey: false, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, leaseSlot: slot, registersDevice: registers)
+            return .issue(terms, rule: "playback:duration-only", reason: "state 2: duration answer (\(duration.kind)) without a content key")
+        default:
+            if lease > 0, !p.leaseRenewalAllowed {
+                return .refuse(.leaseRenewalNotAllowed, "state 3 asks to renew the lease and the policy does not allow renewal")
+            }
+            let slot: LeaseSlotNeed = lease > 0 ? .renew(seconds: lease) : .none
+            let terms = LicenseTerms(includesContentKey: true, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, leaseSlot: slot, registersDevice: registers)
+            return .issue(terms, rule: lease > 0 ? "lease:renewed" : "rental:granted", reason: "state 3: key issued, duration \(duration.kind)")
+        }
+    }
+
+    /// Lease and rental combined into one content key duration.
+    static func streamDuration(lease: UInt32, rental: UInt32?) -> KeyDurationTerms {
+        switch (lease > 0, rental) {
+        case (true, let r?): .leaseAndRental(lease: lease, rental: r)
+        case (true, nil): .lease(seconds: lease)
+        case (false, let r?): .rental(seconds: r)
+        case (false, nil): .none
+        }
+    }
+
+    /// Milliseconds to whole seconds, rounded up (a key must not die before its window) and clamped
+    /// to what the 32-bit TLLV field holds.
+    static func secondsCeil(_ milliseconds: Int64) -> UInt32 {
+        guard milliseconds > 0 else { return 0 }
+        let s = milliseconds / 1000 + (milliseconds % 1000 == 0 ? 0 : 1)
+        return UInt32(clamping: s)
+    }
+
+    /// The tighter of a duration where 0 means "no limit" and an optional bound.
+    static func tighter(_ seconds: UInt32, _ bound: UInt32?) -> UInt32 {
+        guard let bound else { return seconds }
+        return seconds == 0 ? bound : min(seconds, bound)
+    }
+}
+
+/// The AirPlay or AV adapter rule that applies to a streaming indicator, if any.
+private struct OutputRoute {
+    var restriction: ClientRestriction
+    var denied: PolicyRefusal
+    var capped: PolicyRefusal
+    var name: String
+
+    init?(_ indicator: StreamingIndicator?, policy: EffectivePolicy) {
+        switch indicator {
+        case .airPlay?: self.init(restriction: policy.airPlay, denied: .airPlayDenied, capped: .airPlayCapped, name: "AirPlay")
+        case .avAdapter?: self.init(restriction: policy.avAdapter, denied: .avAdapterDenied, capped: .avAdapterCapped, name: "an AV adapter")
+        case .device?, nil: return nil
+        }
+    }
+
+    init(restriction: ClientRestriction, denied: PolicyRefusal, capped: PolicyRefusal, name: String) {
+        self.restriction = restriction
+        self.denied = denied
+        self.capped = capped
+        self.name = name
+    }
+}
+
+extension SyncRequest {
+    var versionName: String {
+        switch self {
+        case .v1: "v1"
+        case .v2: "v2"
+        }
+    }
+}

@@ -1,0 +1,25 @@
+/// Everything ``PolicyEngine/evaluate(_:)`` decides on. No I/O: the worker gathers these first.
+public struct PolicyInput: Hashable, Sendable {
+    /// The resolved policy (layers over Apple's rules).
+    public var policy: EffectivePolicy
+    /// What the SPC says about the client.
+    public var client: ClientFacts
+    /// The clock, epoch milliseconds. Injected so that tests control time.
+    public var nowMilliseconds: Int64
+    /// What the job's entitlement token amounted to.
+    public var entitlement: EntitlementState
+    /// True when the job asks for a persistable key (a download), from the platform's request.
+    public var requestsPersistence: Bool
+    /// When the account's rental of this asset started (its first license), from the store; nil when
+    /// this is the first license (the decision then says ``LicenseTerms/startsRental``).
+    public var rentalStartedAtMilliseconds: Int64?
+
+    public init(policy: EffectivePolicy, client: ClientFacts, nowMilliseconds: Int64, entitlement: EntitlementState = .absent, requestsPersistence: Bool = false, rentalStartedAtMilliseconds: Int64? = nil) {
+        self.policy = policy
+        self.client = client
+        self.nowMilliseconds = nowMilliseconds
+        self.entitlement = entitlement
+        self.requestsPersistence = requestsPersistence
+        self.rentalStartedAtMilliseconds = rentalStartedAtMilliseconds
+    }
+}

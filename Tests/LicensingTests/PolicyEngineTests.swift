@@ -1,0 +1,188 @@
+import FairPlay
+import Licensing
+import Testing
+
+/// One row of the rules table: a policy, a client, the circumstances, the refusal expected.
+struct RefusalCase: Sendable, CustomTestStringConvertible {
+    var name: String
+    var policy: String
+    var client: ClientFacts
+    var entitlement: EntitlementState = .absent
+    var download = false
+    var nowOffsetSeconds: Int64 = 0
+    var rentalStartOffsetSeconds: Int64? = nil
+    var expected: PolicyRefusal
+    var testDescription: String { name }
+}
+
+let windowStart = TestClock().now
+let window = #"{"not-before": \#(windowStart), "not-after": \#(windowStart + 3_600_000)}"#
+
+let refusalCases: [RefusalCase] = [
+    .init(name: "uhd to a Baseline client", policy: #"{"content-type": "uhd"}"#, client: client(level: .baseline), expected: .securityLevelBelowMinimum),
+    .init(name: "uhd to a Main client whose KDL is below 31", policy: #"{"content-type": "uhd"}"#, client: client(level: .main, kdl: 30), expected: .securityLevelKDL),
+    .init(name: "uhd to a Main client below a raised KDL minimum", policy: #"{"content-type": "uhd", "kdl-minimum": 40}"#, client: client(level: .main, kdl: 35), expected: .securityLevelKDL),
+    .init(name: "uhd to an old client with only device info", policy: #"{"content-type": "uhd"}"#, client: client(level: nil, caps: Caps.hdcp, deviceInfo: true), expected: .securityLevelBelowMinimum),
+    .init(name: "uhd to a client without HDCP enforcement", policy: #"{"content-type": "uhd"}"#, client: client(level: .main, caps: 0), expected: .hdcpType1NeedsCapability),
+    .init(name: "hd asking type 1 from a client without capabilities", policy: #"{"content-type": "hd", "hdcp": "type1"}"#, client: client(level: .baseline, caps: nil), expected: .hdcpType1NeedsCapability),
+    .init(name: "AirPlay denied", policy: #"{"content-type": "hd", "airplay": "deny"}"#, client: client(indicator: .airPlay), expected: .airPlayDenied),
+    .init(name: "AV adapter denied", policy: #"{"content-type": "hd", "av-adapter": "deny"}"#, client: client(indicator: .avAdapter), expected: .avAdapterDenied),
+    .init(name: "AirPlay capped at Baseline for uhd", policy: #"{"content-type": "uhd", "airplay": "cap-baseline"}"#, client: client(indicator: .airPlay), expected: .airPlayCapped),
+    .init(name: "AV adapter capped at audio for hd", policy: #"{"content-type": "hd", "av-adapter": "cap-audio"}"#, client: client(indicator: .avAdapter), expected: .avAdapterCapped),
+    .init(name: "virtual machine denied", policy: #"{"content-type": "sd", "virtual-machine": "deny"}"#, client: client(vm: true), expected: .virtualMachineDenied),
+    .init(name: "virtual machine as Baseline for uhd", policy: #"{"content-type": "uhd", "virtual-machine": "cap-baseline"}"#, client: client(vm: true), expected: .virtualMachineCapped),
+    .init(name: "rental window not open yet", policy: #"{"content-type": "hd", "rental": \#(window)}"#, client: client(), nowOffsetSeconds: -1, expected: .rentalNotYetValid),
+    .init(name: "rental window closed", policy: #"{"content-type": "hd", "rental": \#(window)}"#, client: client(), nowOffsetSeconds: 3600, expected: .rentalExpired),
+    .init(name: "48-hour rental over for a new playback", policy: #"{"content-type": "hd", "rental": {"duration": 172800}}"#, client: client(state: .readyToPlay), nowOffsetSeconds: 172_800, rentalStartOffsetSeconds: 0, expected: .rentalPeriodOver),
+    .init(name: "download with neither offline nor persistence", policy: #"{"content-type": "hd"}"#, client: client(), download: true, expected: .offlineNotAllowed),
+    .init(name: "offline rental to a client without the offline key", policy: #"{"content-type": "hd", "offline": {"enabled": true}}"#, client: client(caps: Caps.hdcp), download: true, expected: .offlineNeedsCapability),
+    .init(name: "lease without a media playback state", policy: #"{"content-type": "hd", "lease": {"duration": 60}}"#, client: client(state: nil), expected: .leaseNeedsPlaybackState),
+    .init(name: "unknown playback state", policy: #"{"content-type": "hd"}"#, client: client(state: PlaybackState(rawValue: 0x1234)), expected: .unknownPlaybackState),
+    .init(name: "state 3 renewal not allowed", policy: #"{"content-type": "hd", "lease": {"duration": 60, "renewal": false}}"#, client: client(state: .leaseRenewal), expected: .leaseRenewalNotAllowed),
+    .init(name: "token required, none presented", policy: #"{"content-type": "hd", "entitlement-required": true}"#, client: client(), expected: .tokenMissing),
+    .init(name: "token presented and rejected even where not required", policy: #"{"content-type": "hd"}"#, client: client(), entitlement: .rejected(.badSignature), expected: .tokenBadSignature),
+]
+
+@Suite("Policy engine: rules")
+struct PolicyEngineRuleTests {
+    @Test("each rule refuses with its own rule name and status", arguments: refusalCases)
+    func refuses(_ c: RefusalCase) throws {
+        let p = try policy(c.policy)
+        let now = TestClock().now + c.nowOffsetSeconds * 1000
+        let d = evaluate(p, c.client, now: now, entitlement: c.entitlement, download: c.download, rentalStart: c.rentalStartOffsetSeconds.map { TestClock().now + $0 * 1000 })
+        #expect(d.refusal == c.expected, "\(d)")
+        #expect(d.rule == c.expected.rule)
+        #expect(d.status == c.expected.status)
+        #expect(d.terms == nil)
+    }
+
+    @Test("the same clients pass once the rule is relaxed (each refusal row is decided by its rule)", arguments: refusalCases)
+    func relaxedPasses(_ c: RefusalCase) throws {
+        // Replace the content type with sd and drop every restriction: only the client's facts remain.
+        let relaxed = try policy(#"{"content-type": "sd", "hdcp": "none", "kdl-minimum": 0, "persistence": "unlimited"}"#)
+        let d = evaluate(relaxed, c.client, download: c.download)
+        if c.expected == .unknownPlaybackState {
+            #expect(d.refusal == .unknownPlaybackState)
+        } else {
+            #expect(d.isIssued, "\(c.name): \(d)")
+        }
+    }
+
+    @Test("every refusal has a distinct rule, and project codes sit in -43011...-43030 or are existing codes")
+    func refusalCatalogue() {
+        let rules = PolicyRefusal.allCases.map(\.rule)
+        #expect(Set(rules).count == rules.count)
+        for r in PolicyRefusal.allCases {
+            let s = r.status
+            #expect(s == -42604 || s == -42585 || s == -43004 || (-43030 ... -43011).contains(s), "\(r)")
+            #expect(r.statusName != "unknown")
+        }
+        let tokenStatuses = [PolicyRefusal.tokenMissing, .tokenMalformed, .tokenUnknownKeyID, .tokenBadSignature, .tokenExpired, .tokenNotYetValid, .tokenWrongAccount, .tokenWrongAsset, .tokenWrongTenant].map(\.status)
+        #expect(Set(tokenStatuses).count == tokenStatuses.count)
+    }
+
+    @Test("security level comes from the report, else capabilities, else device info, and the KDL rule caps it", arguments: [
+        (client(level: .main), SecurityLevel.main, "security-level-report", false),
+        (client(level: .main, kdl: 30), .baseline, "security-level-report", true),
+        (client(level: .main, kdl: 31), .main, "security-level-report", false),
+        (client(level: .baseline, kdl: 10), .baseline, "security-level-report", false),
+        (client(level: nil, caps: Caps.main), .main, "capabilities", false),
+        (client(level: nil, caps: Caps.baseline), .baseline, "capabilities", false),
+        (client(level: SecurityLevel(rawValue: 99), caps: Caps.main), .main, "capabilities", false),
+        (client(level: nil, caps: nil, deviceInfo: true), .baseline, "device-info", false),
+        (client(level: nil, caps: nil), .baseline, "default", false),
+    ])
+    func derivedLevel(facts: ClientFacts, level: SecurityLevel, source: String, capped: Bool) {
+        let d = facts.derivedSecurity(minimumKDL: 31)
+        #expect(d.level == level)
+        #expect(d.source == source)
+        #expect(d.cappedByKDL == capped)
+    }
+
+    @Test("a Main client on AirPlay still gets hd under cap-baseline, and uhd when AirPlay is allowed")
+    func capsOnlyBiteAboveThem() throws {
+        let hd = try policy(#"{"content-type": "hd", "airplay": "cap-baseline"}"#)
+        #expect(evaluate(hd, client(indicator: .airPlay)).isIssued)
+        let uhd = try policy(#"{"content-type": "uhd", "airplay": "allow"}"#)
+        #expect(evaluate(uhd, client(indicator: .airPlay)).isIssued)
+        // A device value other than the two known indicators means the device itself plays.
+        let denied = try policy(#"{"content-type": "uhd", "airplay": "deny", "av-adapter": "deny"}"#)
+        #expect(evaluate(denied, client(indicator: .device(42))).isIssued)
+    }
+
+    @Test("a tenant may lower Apple's uhd rule; the CKC then requires what the tenant asked")
+    func tenantOverridesApple() throws {
+        let p = try policy(#"{"content-type": "uhd", "security-level": "baseline", "hdcp": "type0"}"#)
+        let d = evaluate(p, client(level: .baseline, caps: 0))
+        #expect(d.terms?.requiredSecurityLevel == .baseline)
+        #expect(d.terms?.hdcp == .type0)
+    }
+
+    @Test("the CKC carries the policy's HDCP and required level", arguments: [
+        (#"{"content-type": "uhd"}"#, HDCPRequirement.type1, SecurityLevel.main),
+        (#"{"content-type": "hd"}"#, .type0, .baseline),
+        (#"{"content-type": "sd", "hdcp": "none"}"#, .notRequired, .baseline),
+        (#"{"content-type": "audio"}"#, .type0, .audio),
+    ])
+    func ckcLevels(json: String, hdcp: HDCPRequirement, level: SecurityLevel) throws {
+        let d = evaluate(try policy(json), client())
+        #expect(d.terms?.hdcp == hdcp)
+        #expect(d.terms?.requiredSecurityLevel == level)
+        #expect(d.terms?.includesContentKey == true)
+    }
+
+    @Test("a verified token passes where one is required")
+    func verifiedToken() throws {
+        let p = try policy(#"{"content-type": "hd", "entitlement-required": true}"#)
+        #expect(evaluate(p, client(), entitlement: .verified).isIssued)
+    }
+
+    @Test("a sync SPC gets a check-in answer without a key, needs no token, and is never refused for the client's level")
+    func syncCheckIn() throws {
+        let p = try policy(#"{"content-type": "uhd", "entitlement-required": true}"#)
+        let sync = SyncRequest.v1(SyncV1(contentID: Array(repeating: 1, count: 16), durationToExpiry: 100))
+        let d = evaluate(p, client(level: .baseline, caps: 0, sync: sync))
+        #expect(d.rule == "sync:check-in")
+        #expect(d.terms?.includesContentKey == false)
+        #expect(d.terms?.duration == KeyDurationTerms.none)
+    }
+}
+
+@Suite("Policy engine: combinations the guide forbids never come out")
+struct ForbiddenCombinationTests {
+    static let policies = [
+        #"{"content-type": "hd", "lease": {"duration": 60}, "offline": {"enabled": true, "storage-duration": 100, "playback-duration": 50}, "persistence": "unlimited"}"#,
+        #"{"content-type": "hd", "lease": {"duration": 60}, "rental": {"duration": 3600}, "persistence": "rental-duration"}"#,
+        #"{"content-type": "uhd", "offline": {"enabled": true}, "persistence": "unlimited"}"#,
+        #"{"content-type": "sd", "rental": {"duration": 100}, "offline": {"enabled": true}}"#,
+    ]
+    static let states: [PlaybackState?] = [nil, .readyToPlay, .playingOrPaused, .leaseRenewal]
+    static let capSets: [UInt64?] = [nil, 0, Caps.hdcp, Caps.offline, Caps.offline | Caps.offlineV2, Caps.hdcp | Caps.offline | Caps.offlineV2]
+
+    @Test("no offline key with a content key duration, no lease with an offline key, v2 only with bit 3, type 1 only with bit 0, states 1 and 3 always with a key", arguments: policies)
+    func exhaustive(json: String) throws {
+        let p = try policy(json)
+        var issued = 0
+        for state in Self.states {
+            for caps in Self.capSets {
+                for download in [false, true] {
+                    let c = client(caps: caps, state: state)
+                    let d = evaluate(p, c, download: download)
+                    guard let t = d.terms else { continue }
+                    issued += 1
+                    if case .dualExpiry(_, _, let v) = t.duration {
+                        #expect(t.duration.contentKeyDuration == nil)
+                        #expect(t.leaseSlot == .none)
+                        #expect(v == 1 || c.capabilities?.offlineKeyV2 == true)
+                        #expect(c.capabilities?.offlineKey == true || c.capabilities?.offlineKeyV2 == true)
+                    }
+                    if t.duration.leaseSeconds != nil { #expect(c.playback != nil) }
+                    if t.hdcp == .type1 { #expect(c.capabilities?.hdcpEnforcement == true) }
+                    if state == .readyToPlay || state == .leaseRenewal { #expect(t.includesContentKey) }
+                    if download { #expect(t.leaseSlot == .none) }
+                }
+            }
+        }
+        #expect(issued > 0)
+    }
+}
