@@ -1,0 +1,252 @@
+import FairPlay
+import FairPlayDevice
+import Foundation
+import Kafka
+import Licensing
+import Logging
+import Synchronization
+
+/// The key-rotation storm (issue 5): viewers already playing all ask for the next key period within
+/// one second while new viewers join, through Kafka and Redis to real workers. Measures drain time
+/// against the ideal (jobs / in-process CKC rate on the same cores, same run), latency per priority
+/// class, and checks every reply: each job must end with exactly one CKC that opens to its key.
+///
+/// A shed job (`overloaded`) or a fail-closed one (`storeUnavailable`) is sent again after its
+/// `retry-after-ms`, as a client would; its latency runs from the first send to the final CKC.
+public struct StormBenchmark: Sendable {
+    public struct Configuration: Sendable {
+        public var brokers: String
+        /// Viewers already playing; each asks for the next key period (priority continuity, playback
+        /// state 3: a lease renewal).
+        public var viewers = 20_000
+        /// Viewers pressing play during the storm (priority new, playback state 1).
+        public var joiners = 2_000
+        /// The storm is sent spread over this window.
+        public var window: Duration = .seconds(1)
+        /// Give up waiting for replies after this long.
+        public var timeout: Duration = .seconds(180)
+        public var requestsTopic = "fps.license.requests"
+        public var repliesTopic = "fps.license.replies"
+
+        public init(brokers: String) { self.brokers = brokers }
+    }
+
+    /// One prepared request: the SPC and what the device needs to check the answer.
+    struct Prepared: Sendable {
+        var spc: [UInt8]
+        var session: DeviceSession
+        var hu: [UInt8]
+        var sessionID: UInt64
+        var asset: String
+        var priority: LicenseJob.Priority
+    }
+
+    /// Topics may change between runs (each run uses its own, so runs never see each other's jobs).
+    public var configuration: Configuration
+    public let catalog: DemoCatalog
+    let prepared: [Prepared]
+    let logger: Logger
+
+    /// Makes every SPC up front (on `pool`), so no device-side RSA runs during a measured storm.
+    public init(configuration: Configuration, catalog: DemoCatalog, trust: DeviceTrust, pool: CryptoPool, logger: Logger) async throws {
+        self.configuration = configuration
+        self.catalog = catalog
+        self.logger = logger
+        let total = configuration.viewers + configuration.joiners
+        let viewers = configuration.viewers
+        prepared = await pool.map(Array(0..<total)) { index -> Prepared? in
+            let device = SimulatedDevice(trust: trust)
+            let continuity = index < viewers
+            let asset = catalog.assetID(stream: index % max(catalog.streams, 1), period: continuity ? 1 % max(catalog.periods, 1) : 0)
+            var options = SPCOptions()
+            options.assetID = Array(asset.utf8)
+            let sessionID = UInt64(index + 1)
+            options.playback = MediaPlaybackInfo(creationDate: 1_790_000_000, state: continuity ? .leaseRenewal : .readyToPlay, sessionID: sessionID)
+            guard let (spc, session) = try? device.makeSPC(options) else { return nil }
+            return Prepared(spc: spc, session: session, hu: device.hu, sessionID: sessionID, asset: asset, priority: continuity ? .continuity : .new)
+        }.compactMap { $0 }
+        guard prepared.count == total else { throw StormError("could not make every SPC (\(prepared.count) of \(total))") }
+    }
+
+    public struct StormError: Error, CustomStringConvertible {
+        public let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// The accounts of a run: one per viewer, distinct per run so runs never share lease slots.
+    func account(run: String, index: Int) -> String { "storm-\(run)-\(index)" }
+
+    /// Gives every playing viewer of `run` its lease slot before the storm (they are already watching).
+    public func seedLeases(run: String, store: any LicenseStore) async throws {
+        let tenant = try StoreIdentifier(catalog.tenant)
+        let now = LicenseProcessor.currentTimeMilliseconds()
+        for chunk in stride(from: 0, to: configuration.viewers, by: 1_000) {
+            let requests = try (chunk..<min(chunk + 1_000, configuration.viewers)).map { index in
+                let p = prepared[index]
+                return LeaseRequest(requestID: try StoreIdentifier("seed-\(run)-\(index)"), tenant: tenant, account: try StoreIdentifier(account(run: run, index: index)),
+                                    deviceID: p.hu, sessionID: p.sessionID, maxConcurrentStreams: catalog.maxConcurrentStreams,
+                                    leaseDurationSeconds: catalog.leaseDurationSeconds, nowMilliseconds: now)
+            }
+            _ = try await store.acquireLeases(requests)
+        }
+    }
+
+    /// The in-process rate on this machine: SPC to CKC for a sample on `pool`, no Kafka, no Redis.
+    public func inProcessRate(server: KeyServerModule, pool: CryptoPool, sample: Int = 2_000) async -> Double {
+        let content = CKCContent(contentKey: [UInt8](repeating: 0x3b, count: 16), contentIV: [UInt8](repeating: 0x42, count: 16),
+                                 keyDuration: .lease(300), hdcp: .type0, requiredSecurityLevel: .baseline)
+        let spcs = prepared.prefix(sample).map(\.spc)
+        _ = await pool.map(Array(spcs.prefix(50))) { spc in try? server.makeCKC(for: server.open(spc), content) }
+        let start = ContinuousClock.now
+        _ = await pool.map(spcs) { spc in try? server.makeCKC(for: server.open(spc), content) }
+        return Double(spcs.count) / (ContinuousClock.now - start).seconds
+    }
+
+    /// What the client saw of one job.
+    struct JobState {
+        var firstSent: ContinuousClock.Instant?
+        var answeredAt: ContinuousClock.Instant?
+        var answer: [UInt8]?
+        var attempts = 0
+        var finalReplies = 0
+    }
+
+    final class Tracker: Sendable {
+        struct State {
+            var jobs: [JobState]
+            var retries: [(index: Int, due: ContinuousClock.Instant)] = []
+            var retriable = 0
+            var unknownReplies = 0
+        }
+        let state: Mutex<State>
+        init(count: Int) { state = Mutex(State(jobs: Array(repeating: JobState(), count: count))) }
+    }
+
+    /// Sends the storm for `run` (workers must be running and own the partitions) and waits for every
+    /// job's final answer.
+    public func run(_ run: String, label: String) async throws -> StormReport {
+        let tenant = catalog.tenant
+        let bodies: [[UInt8]] = try prepared.indices.map { index in
+            let p = prepared[index]
+            let job = LicenseJob(id: try StoreIdentifier("\(run)-\(index)"), tenant: try StoreIdentifier(tenant),
+                                 account: try StoreIdentifier(account(run: run, index: index)), spc: p.spc,
+                                 deadline: nil, priority: p.priority)
+            return job.jsonBytes()
+        }
+        let tracker = Tracker(count: prepared.count)
+
+        var producerConfig = KafkaProducer.Configuration(bootstrapServers: configuration.brokers)
+        producerConfig.properties = ["linger.ms": "5"]
+        let producer = try KafkaProducer(configuration: producerConfig, logger: logger)
+        await producer.warmUp(topics: [configuration.requestsTopic])
+        var consumerConfig = KafkaConsumer.Configuration(bootstrapServers: configuration.brokers, groupID: "storm-client-\(run)", topics: [configuration.repliesTopic])
+        consumerConfig.properties = ["auto.offset.reset": "earliest", "fetch.wait.max.ms": "10", "fetch.error.backoff.ms": "50"]
+        consumerConfig.eventBufferSize = max(consumerConfig.eventBufferSize, 2 * prepared.count)
+        let consumer = try KafkaConsumer(configuration: consumerConfig, logger: logger)
+        let assigned = AsyncStream<Void>.makeStream()
+        let prefix = Array("\(run)-".utf8)
+        let reader = Task {
+            var announced = false
+            for await events in consumer.eventBatches(limit: 1_024) {
+                let now = ContinuousClock.now
+                for event in events {
+                    switch event {
+                    case .assigned: if !announced { announced = true; assigned.continuation.yield() }
+                    case .message(let m): Self.receive(m, prefix: prefix, at: now, tracker: tracker)
+                    default: break
+                    }
+                }
+            }
+        }
+        for await _ in assigned.stream { break }
+
+        func record(_ index: Int) -> KafkaProducer.Record {
+            let account = Array(self.account(run: run, index: index).utf8)
+            return KafkaProducer.Record(topic: configuration.requestsTopic, key: account, value: bodies[index],
+                                        headers: [("correlation-id", Array("\(run)-\(index)".utf8))])
+        }
+
+        // The storm: continuity and new jobs interleaved, spread evenly over the window in 20 ticks.
+        let order = Self.interleave(viewers: configuration.viewers, joiners: configuration.joiners)
+        let ticks = 20
+        let start = ContinuousClock.now
+        for tick in 0..<ticks {
+            let due = start + configuration.window * (Double(tick) / Double(ticks))
+            if due > .now { try? await Task.sleep(until: due) }
+            let slice = Array(order[(order.count * tick / ticks)..<(order.count * (tick + 1) / ticks)])
+            let now = ContinuousClock.now
+            tracker.state.withLock { s in
+                for index in slice { s.jobs[index].firstSent = now; s.jobs[index].attempts = 1 }
+            }
+            _ = await producer.send(slice.map(record))
+        }
+
+        // Wait for every final answer, re-sending what a retry-after asked for.
+        let deadline = ContinuousClock.now + configuration.timeout
+        while ContinuousClock.now < deadline {
+            let (done, due): (Bool, [Int]) = tracker.state.withLock { s in
+                let now = ContinuousClock.now
+                let ready = s.retries.filter { $0.due <= now }.map(\.index)
+                s.retries.removeAll { $0.due <= now }
+                for index in ready { s.jobs[index].attempts += 1 }
+                return (s.jobs.allSatisfy { $0.answer != nil } && s.retries.isEmpty, ready)
+            }
+            if done { break }
+            if !due.isEmpty { _ = await producer.send(due.map(record)) }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        let measuredEnd = ContinuousClock.now
+        // Late duplicates would show up within a moment; give them one.
+        try? await Task.sleep(for: .milliseconds(500))
+        await consumer.close()
+        reader.cancel()
+        await producer.close()
+
+        let state = tracker.state.withLock { $0 }
+        return StormReport(label: label, start: start, end: measuredEnd, prepared: prepared, catalog: catalog, state: state)
+    }
+
+    /// Continuity and new jobs mixed evenly (the joiners spread through the viewers' burst).
+    static func interleave(viewers: Int, joiners: Int) -> [Int] {
+        var order: [Int] = []
+        order.reserveCapacity(viewers + joiners)
+        var v = 0, j = 0
+        while v < viewers || j < joiners {
+            // Keep the joiners' share of the sent jobs equal to their share of the total at every point.
+            if j < joiners, v >= viewers || j * viewers <= v * joiners {
+                order.append(viewers + j)
+                j += 1
+            } else {
+                order.append(v)
+                v += 1
+            }
+        }
+        return order
+    }
+
+    /// Records one reply: a retriable status schedules a re-send; anything else is the job's answer.
+    static func receive(_ message: KafkaMessage, prefix: [UInt8], at now: ContinuousClock.Instant, tracker: Tracker) {
+        guard let id = message.header("correlation-id"), id.starts(with: prefix),
+              let index = Int(String(decoding: id.dropFirst(prefix.count), as: UTF8.self)) else {
+            tracker.state.withLock { $0.unknownReplies += 1 }
+            return
+        }
+        let status = message.header("ksm-status").flatMap { Int32(String(decoding: $0, as: UTF8.self)) } ?? 0
+        let retriable = KSMStatus(rawValue: status).isRetriable
+        var retryAfter: Int64 = 0
+        if retriable, let reply = try? LicenseReply(json: message.value) { retryAfter = reply.retryAfterMilliseconds ?? 1_000 }
+        tracker.state.withLock { s in
+            guard s.jobs.indices.contains(index) else { s.unknownReplies += 1; return }
+            if retriable {
+                s.retriable += 1
+                s.retries.append((index, now + .milliseconds(retryAfter)))
+                return
+            }
+            s.jobs[index].finalReplies += 1
+            if s.jobs[index].answer == nil {
+                s.jobs[index].answer = message.value
+                s.jobs[index].answeredAt = now
+            }
+        }
+    }
+}

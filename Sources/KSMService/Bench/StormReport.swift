@@ -1,0 +1,102 @@
+import FairPlayDevice
+import Foundation
+
+/// What one storm run measured: correctness of every answer, drain time, latency per priority class,
+/// and a timeline (for the chart) in 250 ms buckets.
+public struct StormReport: Codable, Sendable {
+    public struct Bucket: Codable, Sendable {
+        /// Seconds since the storm started (bucket start).
+        public var t: Double
+        /// Jobs sent but not finally answered at the end of the bucket.
+        public var queued: Int
+        /// Final answers per second during the bucket.
+        public var repliesPerSecond: Double
+        /// p99 latency (ms) of the continuity and new answers that arrived in the bucket; nil if none.
+        public var continuityP99: Double?
+        public var newP99: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case t, queued
+            case repliesPerSecond = "replies_per_second", continuityP99 = "continuity_p99_ms", newP99 = "new_p99_ms"
+        }
+    }
+
+    public var label: String
+    public var jobs: Int
+    public var correct: Int
+    public var wrong: Int
+    public var missing: Int
+    /// Jobs that got more than one final answer (the client keeps the first).
+    public var duplicates: Int
+    /// Retriable replies (overloaded, storeUnavailable) that made the client send again.
+    public var retriableReplies: Int
+    public var drainSeconds: Double
+    public var continuityLatency: LoadReport.Latency
+    public var newLatency: LoadReport.Latency
+    public var timeline: [Bucket]
+
+    enum CodingKeys: String, CodingKey {
+        case label, jobs, correct, wrong, missing, duplicates, timeline
+        case retriableReplies = "retriable_replies", drainSeconds = "drain_seconds"
+        case continuityLatency = "continuity_latency_ms", newLatency = "new_latency_ms"
+    }
+
+    public var allCorrect: Bool { correct == jobs && wrong == 0 && missing == 0 }
+
+    init(label: String, start: ContinuousClock.Instant, end: ContinuousClock.Instant, prepared: [StormBenchmark.Prepared],
+         catalog: DemoCatalog, state: StormBenchmark.Tracker.State) {
+        self.label = label
+        jobs = prepared.count
+        var correct = 0, wrong = 0, missing = 0, duplicates = 0
+        var continuity: [Double] = [], fresh: [Double] = []
+        var last = start
+        var answers: [(at: Double, latency: Double, continuity: Bool)] = []
+        var sends: [Double] = []
+        for (index, job) in state.jobs.enumerated() {
+            if let sent = job.firstSent { sends.append((sent - start).seconds) }
+            guard let bytes = job.answer, let at = job.answeredAt, let sent = job.firstSent else {
+                missing += 1
+                continue
+            }
+            if job.finalReplies > 1 { duplicates += 1 }
+            let p = prepared[index]
+            if let reply = try? LicenseReply(json: bytes), reply.status == .ok, let ckc = reply.ckc,
+               let opened = try? CKCOpener.open(ckc, session: p.session), opened.contentKey == catalog.contentKey(assetID: p.asset) {
+                correct += 1
+            } else {
+                wrong += 1
+            }
+            let latency = (at - sent).seconds * 1000
+            if p.priority == .continuity { continuity.append(latency) } else { fresh.append(latency) }
+            answers.append(((at - start).seconds, latency, p.priority == .continuity))
+            last = max(last, at)
+        }
+        self.correct = correct
+        self.wrong = wrong
+        self.missing = missing
+        self.duplicates = duplicates
+        retriableReplies = state.retriable
+        drainSeconds = ((last - start).seconds * 1000).rounded() / 1000
+        continuityLatency = .init(milliseconds: continuity)
+        newLatency = .init(milliseconds: fresh)
+
+        let width = 0.25
+        let span = max((end - start).seconds, drainSeconds)
+        let count = Int((span / width).rounded(.up)) + 1
+        var sentBy = Array(repeating: 0, count: count), answeredBy = Array(repeating: 0, count: count)
+        var continuityBy = Array(repeating: [Double](), count: count), newBy = Array(repeating: [Double](), count: count)
+        for t in sends { sentBy[min(count - 1, Int(t / width))] += 1 }
+        for answer in answers {
+            let b = min(count - 1, Int(answer.at / width))
+            answeredBy[b] += 1
+            if answer.continuity { continuityBy[b].append(answer.latency) } else { newBy[b].append(answer.latency) }
+        }
+        var queued = 0
+        timeline = (0..<count).map { b in
+            queued += sentBy[b] - answeredBy[b]
+            return Bucket(t: Double(b) * width, queued: queued, repliesPerSecond: Double(answeredBy[b]) / width,
+                          continuityP99: continuityBy[b].isEmpty ? nil : LoadReport.Latency(milliseconds: continuityBy[b]).p99,
+                          newP99: newBy[b].isEmpty ? nil : LoadReport.Latency(milliseconds: newBy[b]).p99)
+        }
+    }
+}
