@@ -99,7 +99,7 @@ struct ServeOptions: ParsableArguments {
     var maxBatchSize: Int?
     @Option(help: "Batches processed at once. Default: 4.")
     var concurrentBatches: Int?
-    @Option(help: "Jobs in flight before the consumer pauses. Default: 4096.")
+    @Option(help: "Jobs in flight before the consumer pauses. Default: 16384.")
     var maxInFlight: Int?
     @Option(help: "Threads for RSA and AES work. Default: the number of cores.")
     var cryptoThreads: Int?
@@ -117,7 +117,7 @@ struct ServeOptions: ParsableArguments {
     var tenantWeights: [String] = []
     @Option(help: "Seconds a prefetch job may wait before it is shed with a retry-after hint. Default: 1.")
     var prefetchMaxWait: Double?
-    @Option(help: "Seconds a new-session job may wait before it is shed with a retry-after hint. Default: 10.")
+    @Option(help: "Seconds a new-session job may wait before it is shed with a retry-after hint. Default: 30.")
     var newSessionMaxWait: Double?
 
     struct Settings {

@@ -25,7 +25,7 @@ struct StormBench: AsyncParsableCommand {
     var joiners = 2_000
     @Option(help: "Where to write the chart (SVG).")
     var chart = "docs/storm.svg"
-    @Option(parsing: .upToNextOption, help: "Scenarios to run, in order: on, off, on-2 (two worker processes).")
+    @Option(parsing: .upToNextOption, help: "Scenarios to run, in order: on, off, on-2 (two worker processes), scheduler-only, cache-only.")
     var scenarios: [String] = ["on", "off", "on-2"]
 
     struct Scenario {
@@ -39,6 +39,8 @@ struct StormBench: AsyncParsableCommand {
         "on": Scenario(name: "on", label: "smoothing on, 1 worker", processes: 1, flags: []),
         "off": Scenario(name: "off", label: "smoothing off, 1 worker", processes: 1, flags: ["--no-scheduling", "--cache-ttl", "0"]),
         "on-2": Scenario(name: "on-2", label: "smoothing on, 2 workers", processes: 2, flags: []),
+        "scheduler-only": Scenario(name: "scheduler-only", label: "scheduler, no cache, 1 worker", processes: 1, flags: ["--cache-ttl", "0"]),
+        "cache-only": Scenario(name: "cache-only", label: "cache, FIFO, 1 worker", processes: 1, flags: ["--no-scheduling"]),
     ]
 
     struct Output: Encodable {
@@ -142,6 +144,10 @@ struct StormBench: AsyncParsableCommand {
             twoWorkersOverOne: drain("on").flatMap { one in drain("on-2").map { (one / $0 * 1000).rounded() / 1000 } })
         let svg = StormChart.svg(reports, title: "Key-rotation storm: \(viewers) viewers rotate + \(joiners) join within 1 s (ideal drain \(String(format: "%.1f", ideal)) s)")
         try svg.write(toFile: chart, atomically: true, encoding: .utf8)
+        // The full figures, timeline included, beside the chart.
+        let full = JSONEncoder()
+        full.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try full.encode(output).write(to: URL(fileURLWithPath: chart).deletingPathExtension().appendingPathExtension("json"))
         progress("chart written to \(chart)")
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

@@ -23,10 +23,10 @@ struct JobSchedulerTests {
     @Test("continuity goes before new sessions, new sessions before prefetch")
     func classesInOrder() {
         var s = JobScheduler(policy: SchedulingPolicy())
-        s.push(Self.message("p1", priority: .prefetch), inFlight: 0, rate: 1000)
-        s.push(Self.message("n1", priority: .new), inFlight: 0, rate: 1000)
-        s.push(Self.message("c1", priority: .continuity), inFlight: 0, rate: 1000)
-        s.push(Self.message("n2", priority: .new), inFlight: 0, rate: 1000)
+        s.push(Self.message("p1", priority: .prefetch), inFlight: 0, rate: 1000, now: now)
+        s.push(Self.message("n1", priority: .new), inFlight: 0, rate: 1000, now: now)
+        s.push(Self.message("c1", priority: .continuity), inFlight: 0, rate: 1000, now: now)
+        s.push(Self.message("n2", priority: .new), inFlight: 0, rate: 1000, now: now)
         #expect(Self.ids(s.nextBatch(limit: 3, now: now)) == ["c1", "n1", "n2"])
         #expect(Self.ids(s.nextBatch(limit: 3, now: now)) == ["p1"])
         #expect(s.count == 0)
@@ -35,18 +35,18 @@ struct JobSchedulerTests {
     @Test("inside a class and tenant, the earliest deadline goes first; no deadline goes last")
     func earliestDeadlineFirst() {
         var s = JobScheduler(policy: SchedulingPolicy())
-        s.push(Self.message("none"), inFlight: 0, rate: 1000)
-        s.push(Self.message("late", deadline: now + 9_000), inFlight: 0, rate: 1000)
-        s.push(Self.message("soon", deadline: now + 1_000), inFlight: 0, rate: 1000)
-        s.push(Self.message("mid", deadline: now + 5_000), inFlight: 0, rate: 1000)
+        s.push(Self.message("none"), inFlight: 0, rate: 1000, now: now)
+        s.push(Self.message("late", deadline: now + 9_000), inFlight: 0, rate: 1000, now: now)
+        s.push(Self.message("soon", deadline: now + 1_000), inFlight: 0, rate: 1000, now: now)
+        s.push(Self.message("mid", deadline: now + 5_000), inFlight: 0, rate: 1000, now: now)
         #expect(Self.ids(s.nextBatch(limit: 10, now: now)) == ["soon", "mid", "late", "none"])
     }
 
     @Test("jobs past their deadline are handed out at once, outside the batch limit, even from a low class")
     func expiredJobsJumpTheQueue() {
         var s = JobScheduler(policy: SchedulingPolicy())
-        for i in 0..<5 { s.push(Self.message("c\(i)", priority: .continuity), inFlight: 0, rate: 1000) }
-        s.push(Self.message("gone", priority: .prefetch, deadline: now - 1), inFlight: 0, rate: 1000)
+        for i in 0..<5 { s.push(Self.message("c\(i)", priority: .continuity), inFlight: 0, rate: 1000, now: now) }
+        s.push(Self.message("gone", priority: .prefetch, deadline: now - 1), inFlight: 0, rate: 1000, now: now)
         let batch = Self.ids(s.nextBatch(limit: 2, now: now))
         #expect(batch == ["gone", "c0", "c1"])
     }
@@ -59,8 +59,8 @@ struct JobSchedulerTests {
         policy.tenantWeights = ["a": weightA, "b": weightB]
         var s = JobScheduler(policy: policy)
         // Tenant a's storm arrives first and is five times larger.
-        for i in 0..<500 { s.push(Self.message("a\(i)", tenant: "a"), inFlight: 0, rate: 1_000_000) }
-        for i in 0..<100 { s.push(Self.message("b\(i)", tenant: "b"), inFlight: 0, rate: 1_000_000) }
+        for i in 0..<500 { s.push(Self.message("a\(i)", tenant: "a"), inFlight: 0, rate: 1_000_000, now: now) }
+        for i in 0..<100 { s.push(Self.message("b\(i)", tenant: "b"), inFlight: 0, rate: 1_000_000, now: now) }
         let batch = s.nextBatch(limit: 100, now: now)
         let fromA = batch.filter { $0.tenant == "a" }.count
         #expect(abs(fromA - expectedA) <= 1, "a got \(fromA) of 100")
@@ -69,9 +69,9 @@ struct JobSchedulerTests {
     @Test("an idle tenant that wakes up gets no banked credit")
     func noBankedCredit() {
         var s = JobScheduler(policy: SchedulingPolicy())
-        for i in 0..<200 { s.push(Self.message("a\(i)", tenant: "a"), inFlight: 0, rate: 1_000_000) }
+        for i in 0..<200 { s.push(Self.message("a\(i)", tenant: "a"), inFlight: 0, rate: 1_000_000, now: now) }
         _ = s.nextBatch(limit: 150, now: now)
-        for i in 0..<200 { s.push(Self.message("b\(i)", tenant: "b"), inFlight: 0, rate: 1_000_000) }
+        for i in 0..<200 { s.push(Self.message("b\(i)", tenant: "b"), inFlight: 0, rate: 1_000_000, now: now) }
         let batch = s.nextBatch(limit: 40, now: now)
         let fromB = batch.filter { $0.tenant == "b" }.count
         #expect((19...21).contains(fromB), "b got \(fromB) of 40")
@@ -83,20 +83,33 @@ struct JobSchedulerTests {
         policy.prefetchMaximumWait = .seconds(1)
         policy.newSessionMaximumWait = .seconds(4)
         var s = JobScheduler(policy: policy)
+        #expect(SchedulingPolicy().newSessionMaximumWait == .seconds(30))
         // 3,000 jobs already taken, 1,000 jobs/s: a new job would wait about 3 s.
-        let prefetch = s.push(Self.message("p", priority: .prefetch), inFlight: 3_000, rate: 1_000)
-        let fresh = s.push(Self.message("n", priority: .new), inFlight: 3_000, rate: 1_000)
-        let continuity = s.push(Self.message("c", priority: .continuity), inFlight: 30_000, rate: 1_000)
+        let prefetch = s.push(Self.message("p", priority: .prefetch), inFlight: 3_000, rate: 1_000, now: now)
+        let fresh = s.push(Self.message("n", priority: .new), inFlight: 3_000, rate: 1_000, now: now)
+        let continuity = s.push(Self.message("c", priority: .continuity), inFlight: 30_000, rate: 1_000, now: now)
         let hint = try? #require(prefetch.retryAfterMilliseconds)
         #expect((3_000...4_500).contains(hint ?? 0))
         #expect(fresh.retryAfterMilliseconds == nil)
         #expect(continuity.retryAfterMilliseconds == nil)
-        let overloadedNew = s.push(Self.message("n2", priority: .new), inFlight: 5_000, rate: 1_000)
+        let overloadedNew = s.push(Self.message("n2", priority: .new), inFlight: 5_000, rate: 1_000, now: now)
         #expect(overloadedNew.retryAfterMilliseconds != nil)
         // Shed jobs come out first, beyond the limit, so their clients hear at once.
         #expect(Set(Self.ids(s.nextBatch(limit: 1, now: now))) == ["p", "n2", "c"])
-        let hints = (0..<200).compactMap { _ in s.push(Self.message("p", priority: .prefetch), inFlight: 2_000, rate: 1_000).retryAfterMilliseconds }
+        let hints = (0..<200).compactMap { _ in s.push(Self.message("p", priority: .prefetch), inFlight: 2_000, rate: 1_000, now: now).retryAfterMilliseconds }
         #expect(hints.count == 200 && Set(hints).count > 50, "retry-after hints are spread")
+    }
+
+    @Test("a new-session job that would be answered after its own deadline is shed at once")
+    func shedsWhenDeadlineCannotBeMet() {
+        var s = JobScheduler(policy: SchedulingPolicy())
+        // 2,000 ahead at 1,000 jobs/s: about 2 s of waiting.
+        let hopeless = s.push(Self.message("n1", deadline: now + 1_000), inFlight: 2_000, rate: 1_000, now: now)
+        let fine = s.push(Self.message("n2", deadline: now + 5_000), inFlight: 2_000, rate: 1_000, now: now)
+        let playing = s.push(Self.message("c", priority: .continuity, deadline: now + 1_000), inFlight: 2_000, rate: 1_000, now: now)
+        #expect(hopeless.retryAfterMilliseconds != nil)
+        #expect(fine.retryAfterMilliseconds == nil)
+        #expect(playing.retryAfterMilliseconds == nil)
     }
 
     @Test("with scheduling off it is first in, first out and sheds nothing")
@@ -104,9 +117,9 @@ struct JobSchedulerTests {
         var policy = SchedulingPolicy()
         policy.enabled = false
         var s = JobScheduler(policy: policy)
-        s.push(Self.message("p", priority: .prefetch), inFlight: 100_000, rate: 1)
-        s.push(Self.message("n"), inFlight: 0, rate: 1000)
-        s.push(Self.message("c", priority: .continuity), inFlight: 0, rate: 1000)
+        s.push(Self.message("p", priority: .prefetch), inFlight: 100_000, rate: 1, now: now)
+        s.push(Self.message("n"), inFlight: 0, rate: 1000, now: now)
+        s.push(Self.message("c", priority: .continuity), inFlight: 0, rate: 1000, now: now)
         #expect(Self.ids(s.nextBatch(limit: 2, now: now)) == ["p", "n"])
         #expect(Self.ids(s.nextBatch(limit: 2, now: now)) == ["c"])
     }
@@ -114,16 +127,30 @@ struct JobSchedulerTests {
     @Test("revoking partitions drops their queued jobs and keeps the rest in order")
     func revokeDropsPartitions() {
         var s = JobScheduler(policy: SchedulingPolicy())
-        for i in 0..<6 { s.push(Self.message("j\(i)", deadline: now + Int64(i), partition: Int32(i % 2), offset: Int64(i)), inFlight: 0, rate: 1000) }
+        for i in 0..<6 { s.push(Self.message("j\(i)", deadline: now + Int64(i), partition: Int32(i % 2), offset: Int64(i)), inFlight: 0, rate: 1000, now: now) }
         s.revoke([TopicPartition(topic: "jobs", partition: 1)])
         #expect(s.count == 3)
         #expect(Self.ids(s.nextBatch(limit: 10, now: now)) == ["j0", "j2", "j4"])
     }
 
+    @Test("queuing and draining a 30,000-job storm stays near linear (no copy of a queue per job)")
+    func stormIsLinear() {
+        var s = JobScheduler(policy: SchedulingPolicy())
+        let messages = (0..<30_000).map { Self.message("j\($0)", tenant: "t\($0 % 3)", priority: $0 % 10 == 0 ? .new : .continuity, deadline: now + Int64($0 % 977)) }
+        let start = ContinuousClock.now
+        for m in messages { s.push(m, inFlight: 0, rate: 1_000_000, now: now) }
+        var drained = 0
+        while s.count > 0 { drained += s.nextBatch(limit: 64, now: now).count }
+        let elapsed = ContinuousClock.now - start
+        #expect(drained == 30_000)
+        // Linear work takes well under a second even in a debug build; a copy per job takes minutes.
+        #expect(elapsed < .seconds(10), "took \(elapsed)")
+    }
+
     @Test("a payload that is not a job is scheduled (as a new session) and keeps its decoding error")
     func undecodableIsScheduled() {
         var s = JobScheduler(policy: SchedulingPolicy())
-        s.push(KafkaMessage(topic: "jobs", partition: 0, offset: 0, key: nil, value: Array("not json".utf8), headers: []), inFlight: 0, rate: 1000)
+        s.push(KafkaMessage(topic: "jobs", partition: 0, offset: 0, key: nil, value: Array("not json".utf8), headers: []), inFlight: 0, rate: 1000, now: now)
         let batch = s.nextBatch(limit: 10, now: now)
         #expect(batch.count == 1)
         if case .failure(let error) = batch.first?.decoded { #expect(error.reason.contains("not valid JSON")) } else { Issue.record("decoded") }

@@ -17,6 +17,14 @@ struct JobScheduler: Sendable {
     private struct TenantQueue: Sendable {
         var heap = PriorityHeap<ScheduledJob>(ScheduledJob.precedes)
         var virtualTime: Double = 0
+
+        mutating func admit(_ job: ScheduledJob, virtualClock: Double) {
+            if heap.isEmpty {
+                // A tenant that was idle starts at the class's current virtual time: no banked credit.
+                virtualTime = max(virtualTime, virtualClock)
+            }
+            heap.push(job)
+        }
     }
 
     private struct ClassQueue: Sendable {
@@ -57,7 +65,8 @@ struct JobScheduler: Sendable {
     /// `rate` the recent service rate in jobs per second; together they predict this job's wait.
     /// Returns the job as queued (with `retryAfterMilliseconds` set when it was shed).
     @discardableResult
-    mutating func push(_ message: KafkaMessage, inFlight ahead: Int, rate: Double) -> ScheduledJob {
+    mutating func push(_ message: KafkaMessage, inFlight ahead: Int, rate: Double,
+                       now: Int64 = LicenseProcessor.currentTimeMilliseconds()) -> ScheduledJob {
         var job = ScheduledJob(message: message, sequence: nextSequence)
         nextSequence &+= 1
         guard policy.enabled else {
@@ -70,10 +79,12 @@ struct JobScheduler: Sendable {
         case .continuity: nil
         default: policy.newSessionMaximumWait
         }
-        if let limit {
+        if var limit = limit?.seconds {
+            // A job that would only be answered after its own deadline is told now, not then.
+            if let deadline = job.deadline { limit = min(limit, Double(deadline - now) / 1000) }
             let before = queues[...index].reduce(ahead) { $0 + $1.count }
             let wait = Double(before) / max(rate, 1)
-            if wait > limit.seconds {
+            if wait > limit {
                 // Jitter: a uniformly spread 100-150 % of the predicted wait, so shed clients do not return together.
                 let hint = wait * Double.random(in: 1.0...1.5)
                 job.retryAfterMilliseconds = Int64(min(max(hint, 0.2), 60) * 1000)
@@ -81,16 +92,11 @@ struct JobScheduler: Sendable {
                 return job
             }
         }
-        var queue = queues[index]
-        var tenant = queue.tenants[job.tenant] ?? TenantQueue()
-        if tenant.heap.isEmpty {
-            // A tenant that was idle starts at the class's current virtual time: no banked credit.
-            tenant.virtualTime = max(tenant.virtualTime, queue.virtualClock)
-        }
-        tenant.heap.push(job)
-        queue.tenants[job.tenant] = tenant
-        queue.count += 1
-        queues[index] = queue
+        // Mutated in place through the array and dictionary accessors: a copy of a tenant's heap
+        // would make every push O(n) during a storm.
+        let clock = queues[index].virtualClock
+        queues[index].tenants[job.tenant, default: TenantQueue()].admit(job, virtualClock: clock)
+        queues[index].count += 1
         return job
     }
 
@@ -127,15 +133,15 @@ struct JobScheduler: Sendable {
     private mutating func takeExpired(now: Int64, into batch: inout [ScheduledJob]) {
         for index in queues.indices where queues[index].count > 0 {
             for name in Array(queues[index].tenants.keys) {
-                guard var tenant = queues[index].tenants[name] else { continue }
                 var popped = 0
-                while let top = tenant.heap.first, let deadline = top.deadline, deadline <= now, let job = tenant.heap.pop() {
+                while let deadline = queues[index].tenants[name]?.heap.first?.deadline, deadline <= now,
+                      let job = queues[index].tenants[name]?.heap.pop() {
                     batch.append(job)
                     popped += 1
                 }
                 guard popped > 0 else { continue }
                 queues[index].count -= popped
-                queues[index].tenants[name] = tenant.heap.isEmpty ? nil : tenant
+                if queues[index].tenants[name]?.heap.isEmpty == true { queues[index].tenants[name] = nil }
             }
         }
     }
@@ -151,12 +157,13 @@ struct JobScheduler: Sendable {
                 chosen = name
             }
         }
-        guard let name = chosen, var tenant = queues[index].tenants[name], let job = tenant.heap.pop() else { return nil }
-        queues[index].virtualClock = tenant.virtualTime
-        tenant.virtualTime += 1 / policy.weight(name)
+        // In place (see `push`): no copy of the heap.
+        guard let name = chosen, let job = queues[index].tenants[name]?.heap.pop() else { return nil }
+        queues[index].virtualClock = smallest
+        queues[index].tenants[name]?.virtualTime += 1 / policy.weight(name)
         queues[index].count -= 1
-        // An emptied tenant keeps its virtual time only while the class remembers it; drop it to bound memory.
-        queues[index].tenants[name] = tenant.heap.isEmpty ? nil : tenant
+        // An emptied tenant is dropped to bound memory; it restarts at the class's virtual clock.
+        if queues[index].tenants[name]?.heap.isEmpty == true { queues[index].tenants[name] = nil }
         return job
     }
 

@@ -7,9 +7,11 @@ public struct SchedulingPolicy: Sendable, Hashable {
     public var tenantWeights: [String: Double] = [:]
     /// A prefetch job that would wait longer than this is shed at once with a retry-after hint.
     public var prefetchMaximumWait: Duration = .seconds(1)
-    /// A new-session job that would wait longer than this is shed at once with a retry-after hint.
-    /// Continuity jobs (viewers already playing) are never shed; only their deadline ends them.
-    public var newSessionMaximumWait: Duration = .seconds(10)
+    /// A new-session job that would wait longer than this (or past its own deadline) is shed at once
+    /// with a retry-after hint. Default 30 s, about when a player gives up: a storm is transient and
+    /// drains faster when new sessions wait than when they come back. Continuity jobs (viewers
+    /// already playing) are never shed; only their deadline ends them.
+    public var newSessionMaximumWait: Duration = .seconds(30)
     /// The service rate assumed before any batch finished, in jobs per second.
     public var initialRate: Double = 500
 

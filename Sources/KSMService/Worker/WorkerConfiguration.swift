@@ -14,8 +14,10 @@ public struct WorkerConfiguration: Sendable {
     public var maximumBatchSize = 64
     /// Batches processed at once, so Redis round trips overlap CPU work. Default: 4.
     public var concurrentBatches = 4
-    /// Jobs buffered or in flight before the consumer pauses its partitions. Default: 4096 (librdkafka 2.0.2 takes up to a second to resume a paused partition, so the limit sits above a normal burst).
-    public var maximumInFlight = 4096
+    /// Jobs buffered or in flight before the consumer pauses its partitions. Default: 16384: above a
+    /// whole rotation storm of one worker's partitions, so the scheduler sees the storm to order it, and
+    /// because librdkafka 2.0.2 takes up to a second to resume a paused partition (a few KB per job).
+    public var maximumInFlight = 16_384
     /// Static membership (`group.instance.id`), e.g. a StatefulSet pod name. Default: none.
     public var instanceID: String?
     /// librdkafka properties passed through to both clients (SASL, TLS, linger, batch sizes).
