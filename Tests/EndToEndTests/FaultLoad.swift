@@ -35,6 +35,9 @@ final class FaultLoad: Sendable {
         var arrivals: [String: [Arrival]] = [:]
         /// Jobs whose latest reply is retriable and that were not sent again since.
         var retryDue: [String: ContinuousClock.Instant] = [:]
+        /// Reply records already seen, by partition and offset: the reader's own consumer may read a
+        /// record twice after a broker outage, which is not a second reply.
+        var seen: Set<[Int64]> = []
         var foreign = 0
     }
 
@@ -169,6 +172,7 @@ final class FaultLoad: Sendable {
         guard let reply = try? LicenseReply(json: message.value) else { return }
         state.withLock { state in
             guard state.jobs[reply.id] != nil else { state.foreign += 1; return }
+            guard state.seen.insert([Int64(message.partition), message.offset]).inserted else { return }
             state.arrivals[reply.id, default: []].append(Arrival(bytes: message.value, reply: reply, at: now))
             if reply.isRetriable { state.retryDue[reply.id] = now + .milliseconds(200) }
         }

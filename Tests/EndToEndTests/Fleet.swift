@@ -53,6 +53,18 @@ final class Fleet: @unchecked Sendable {
         return worker
     }
 
+    /// Waits until every running worker owns at least one partition: the cooperative rebalances
+    /// after workers join are over (an empty first assignment also logs "partitions assigned").
+    func waitUntilBalanced(timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        for worker in workers where worker.process.isRunning {
+            while !worker.stderr.contains("partitions=[\"") {
+                guard ContinuousClock.now < deadline else { throw ProcessFailure(description: "\(worker.name) owns no partition; stderr:\n\(worker.stderr.suffix(2000))") }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
     /// Sends one control command to `ksm broker` (see BrokerControl) and waits until it took effect.
     func brokerControl(_ command: String) async throws {
         let from = broker.lines.count
