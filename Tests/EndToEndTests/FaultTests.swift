@@ -91,6 +91,23 @@ import Testing
         }
     }
 
+    @Test("ksm broker's control channel applies fault commands and refuses bad ones")
+    func brokerControlChannel() async throws {
+        let broker = try RunningProcess("broker", ["broker", "--partitions", "2"], controlInput: true)
+        _ = try await broker.firstLine()
+        for (command, ok) in [("ping", true), ("broker-down 1", true), ("broker-up 1", true), ("rtt 1 0", true),
+                              ("request-errors OffsetCommit 2 NOT_COORDINATOR", true), ("clear-request-errors offsetcommit", true),
+                              ("partition-leader fps.license.requests 1 1", true), ("topic-error fps.license.dlq NO_ERROR", true),
+                              ("request-errors Nope 1 NOT_COORDINATOR", false), ("request-errors Fetch 1 NO_SUCH_ERROR", false),
+                              ("request-errors Fetch 0 _TRANSPORT", false), ("broker-down", false), ("explode", false)] {
+            let from = broker.lines.count
+            try broker.send(line: command)
+            let answer = try await broker.waitForLine(from: from) { $0.hasPrefix("ok \(command)") || $0.hasPrefix("error \(command)") }
+            #expect(answer.hasPrefix(ok ? "ok " : "error "), "\(command) -> \(answer)")
+        }
+        #expect(await broker.terminate() == 0)
+    }
+
     // MARK: The scenario frame
 
     /// Starts a fleet of two workers, sends load (steady, or all at once with `storm`), injects the
