@@ -34,6 +34,17 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
         /// Wrapper code: a configuration key or value was rejected.
         public static let configuration = Code(rawValue: -10_002)
 
+        /// The code librdkafka names `name` (`NOT_LEADER_FOR_PARTITION`, `_TRANSPORT`; an `ERR_` prefix
+        /// and case are ignored), or nil when no code has that name. For fault injection from text.
+        public init?(name: String) {
+            var wanted = name.uppercased()
+            if wanted.hasPrefix("ERR_") { wanted.removeFirst(4) }
+            // librdkafka's codes are contiguous ranges between these bounds; unknown values name themselves "ERR_<n>?".
+            let range = RD_KAFKA_RESP_ERR__BEGIN.rawValue...RD_KAFKA_RESP_ERR_END_ALL.rawValue
+            guard let raw = range.first(where: { String(cString: rd_kafka_err2name(rd_kafka_resp_err_t(rawValue: $0))) == wanted }) else { return nil }
+            self.init(rawValue: raw)
+        }
+
         /// librdkafka's symbolic name, e.g. `_QUEUE_FULL`.
         public var description: String {
             switch self {

@@ -22,8 +22,24 @@ public final class KafkaMockCluster: @unchecked Sendable {
         public static let findCoordinator = APIKey(rawValue: 10)
         public static let joinGroup = APIKey(rawValue: 11)
         public static let heartbeat = APIKey(rawValue: 12)
+        public static let leaveGroup = APIKey(rawValue: 13)
         public static let syncGroup = APIKey(rawValue: 14)
         public static let initProducerId = APIKey(rawValue: 22)
+
+        /// The request types by the names Kafka's protocol guide gives them (`Produce`, `OffsetCommit`),
+        /// for fault injection from text (`ksm broker`'s control commands).
+        public static let byName: [String: APIKey] = [
+            "Produce": .produce, "Fetch": .fetch, "ListOffsets": .listOffsets, "Metadata": .metadata,
+            "OffsetCommit": .offsetCommit, "OffsetFetch": .offsetFetch, "FindCoordinator": .findCoordinator,
+            "JoinGroup": .joinGroup, "Heartbeat": .heartbeat, "LeaveGroup": .leaveGroup, "SyncGroup": .syncGroup,
+            "InitProducerId": .initProducerId,
+        ]
+
+        /// Nil when `name` is not one of ``byName``'s keys (compared without regard to case).
+        public init?(name: String) {
+            guard let key = Self.byName.first(where: { $0.key.lowercased() == name.lowercased() })?.value else { return nil }
+            self = key
+        }
     }
 
     private let cluster: OpaquePointer
@@ -88,6 +104,21 @@ public final class KafkaMockCluster: @unchecked Sendable {
     public func setBrokerUp(_ brokerID: Int32) throws(KafkaError) {
         let err = rd_kafka_mock_broker_set_up(cluster, brokerID)
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "broker \(brokerID) up") }
+    }
+
+    /// Moves a partition's leadership to `brokerID` (-1: no leader), so clients must find the new
+    /// leader through metadata, as after a broker failure in a real cluster (where the mock's
+    /// `setBrokerDown` alone never moves leadership).
+    public func setPartitionLeader(topic: String, partition: Int32, brokerID: Int32) throws(KafkaError) {
+        let err = rd_kafka_mock_partition_set_leader(cluster, topic, partition, brokerID)
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "leader of \(topic)/\(partition)") }
+    }
+
+    /// Makes `brokerID` the coordinator of consumer group `group`: its members must rediscover the
+    /// coordinator (FindCoordinator) and rejoin, as when a coordinator moves in a real cluster.
+    public func setGroupCoordinator(group: String, brokerID: Int32) throws(KafkaError) {
+        let err = rd_kafka_mock_coordinator_set(cluster, "group", group, brokerID)
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "coordinator of group \(group)") }
     }
 
     /// Adds latency to every response of this broker.

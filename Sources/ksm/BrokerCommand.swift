@@ -7,7 +7,12 @@ import Logging
 struct BrokerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "broker",
-        abstract: "Start an embedded mock Kafka cluster; print its bootstrap servers as the first line and run until SIGTERM."
+        abstract: "Start an embedded mock Kafka cluster; print its bootstrap servers as the first line and run until SIGTERM.",
+        discussion: """
+            Fault injection: one command per line on standard input, answered `ok ...` or `error ...` on standard output:
+            broker-down ID | broker-up ID | rtt ID MS | request-errors API COUNT ERROR | clear-request-errors API |
+            topic-error TOPIC ERROR | partition-leader TOPIC PARTITION ID | coordinator GROUP ID | ping.
+            """
     )
 
     @Option(help: "Number of mock brokers.")
@@ -26,6 +31,7 @@ struct BrokerCommand: AsyncParsableCommand {
             try cluster.createTopic(topic, partitions: topic.hasSuffix(".dlq") ? 1 : partitions)
         }
         FileHandle.standardOutput.write(Data((cluster.bootstrapServers + "\n").utf8))
+        BrokerControl(cluster: cluster).start()
         await SignalWaiter.waitForTermination()
         withExtendedLifetime(cluster) {}
     }

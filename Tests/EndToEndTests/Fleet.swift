@@ -21,12 +21,14 @@ final class Fleet: @unchecked Sendable {
     var redisURL: String { "redis://127.0.0.1:\(redis.port)/0" }
     var kekPath: String { directory.appendingPathComponent("kek.hex").path }
 
-    init(maxStreams: Int = 2, leaseSeconds: UInt32 = 300, streams: Int = 2, periods: Int = 4) async throws {
-        redis = try await RedisServerProcess()
-        broker = try RunningProcess("broker", ["broker", "--partitions", "6"])
-        bootstrap = try await broker.firstLine()
+    /// - Parameter durableRedis: Redis appends every write to a file in the fleet's directory and
+    ///   fsyncs it (`appendfsync always`), so a killed and restarted server keeps its data and slots.
+    init(maxStreams: Int = 2, leaseSeconds: UInt32 = 300, streams: Int = 2, periods: Int = 4, durableRedis: Bool = false) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-fleet-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        redis = try await RedisServerProcess(extraArguments: durableRedis ? ["--dir", directory.path, "--appendonly", "yes", "--appendfsync", "always"] : [])
+        broker = try RunningProcess("broker", ["broker", "--partitions", "6"], controlInput: true)
+        bootstrap = try await broker.firstLine()
         catalog = DemoCatalog(streams: streams, periods: periods, maxConcurrentStreams: maxStreams, leaseDurationSeconds: leaseSeconds)
         let seeded = try KSMBinary.run(["admin", "seed-demo", "--redis-url", redisURL, "--kek-out", kekPath, "--max-streams", "\(maxStreams)",
                                         "--lease-duration", "\(leaseSeconds)", "--streams", "\(streams)", "--periods", "\(periods)"])
@@ -49,6 +51,26 @@ final class Fleet: @unchecked Sendable {
         workers.append(worker)
         if waitForAssignment { try await worker.waitForLog("partitions assigned") }
         return worker
+    }
+
+    /// Waits until every running worker owns at least one partition: the cooperative rebalances
+    /// after workers join are over (an empty first assignment also logs "partitions assigned").
+    func waitUntilBalanced(timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        for worker in workers where worker.process.isRunning {
+            while !worker.stderr.contains("partitions=[\"") {
+                guard ContinuousClock.now < deadline else { throw ProcessFailure(description: "\(worker.name) owns no partition; stderr:\n\(worker.stderr.suffix(2000))") }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
+    /// Sends one control command to `ksm broker` (see BrokerControl) and waits until it took effect.
+    func brokerControl(_ command: String) async throws {
+        let from = broker.lines.count
+        try broker.send(line: command)
+        let answer = try await broker.waitForLine(from: from) { $0.hasSuffix(command) || $0.hasPrefix("error \(command)") }
+        guard answer.hasPrefix("ok ") else { throw ProcessFailure(description: "broker refused \(command): \(answer)") }
     }
 
     func store() throws -> RedisLicenseStore {

@@ -68,34 +68,6 @@ import Testing
         await client.close()
     }
 
-    @Test("kill -9 of a worker mid-run loses no job and double-counts no slot")
-    func killNineLosesNothing() async throws {
-        let fleet = try await Fleet()
-        try await fleet.startWorker()
-        try await fleet.startWorker()
-        let viewers = 400
-        let loadgen = try RunningProcess("loadgen", ["loadgen", "--brokers", fleet.bootstrap, "--viewers", "\(viewers)", "--join-rate", "200",
-                                                     "--streams", "2", "--periods", "4", "--rotations", "1", "--rotation-interval", "0.5", "--json"])
-        try await Task.sleep(for: .milliseconds(900))
-        fleet.workers[0].kill()
-        let report = try await Self.report(loadgen, timeout: .seconds(120))
-        #expect(report["all_correct"] as? Bool == true, "\(report) \(loadgen.stderr.suffix(2000))")
-        #expect(report["sent"] as? Int == 2 * viewers)
-        #expect(report["missing"] as? Int == 0)
-
-        // One viewer = one account and one playback session: never more than one slot per account,
-        // however often a job was redelivered.
-        let store = try fleet.store()
-        let now = LicenseProcessor.currentTimeMilliseconds()
-        var total = 0
-        for account in 0..<viewers {
-            let slots = try await store.listSlots(tenant: try StoreIdentifier("demo"), account: try StoreIdentifier("acct-\(account)"), nowMilliseconds: now)
-            #expect(slots.count <= 1, "acct-\(account) holds \(slots.count) slots")
-            total += slots.count
-        }
-        #expect(total == viewers)
-    }
-
     @Test("A message that is not a job goes to the dead-letter topic; a bad job gets an invalidJob reply")
     func deadLettersAndInvalidJobs() async throws {
         let fleet = try await Fleet()

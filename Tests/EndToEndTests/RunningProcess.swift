@@ -13,8 +13,12 @@ final class RunningProcess: @unchecked Sendable {
     private var stderrText = ""
     private var partialLine = ""
     let name: String
+    /// Standard input, when started with `controlInput: true` (e.g. `ksm broker`'s control channel).
+    private let input: Pipe?
 
-    init(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    /// - Parameter controlInput: give the process a pipe on standard input that ``send(line:)`` writes
+    ///   to; otherwise standard input is /dev/null.
+    init(_ name: String, _ arguments: [String], environment: [String: String] = [:], controlInput: Bool = false) throws {
         self.name = name
         process.executableURL = KSMBinary.url
         process.arguments = arguments
@@ -23,7 +27,8 @@ final class RunningProcess: @unchecked Sendable {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        input = controlInput ? Pipe() : nil
+        process.standardInput = input ?? FileHandle.nullDevice
         out.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let text = String(decoding: handle.availableData, as: UTF8.self)
             guard let self, !text.isEmpty else { return }
@@ -60,6 +65,23 @@ final class RunningProcess: @unchecked Sendable {
             try await Task.sleep(for: .milliseconds(20))
         }
         throw ProcessFailure(description: "\(name) printed no line; stderr:\n\(stderr.suffix(2000))")
+    }
+
+    /// Writes one line to the process's standard input (needs `controlInput: true`).
+    func send(line: String) throws {
+        guard let input else { throw ProcessFailure(description: "\(name) has no control input") }
+        try input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
+    }
+
+    /// Waits until a stdout line at index `from` or later satisfies `matches`; returns it.
+    func waitForLine(from: Int = 0, timeout: Duration = .seconds(20), _ matches: (String) -> Bool) async throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let line = lines.dropFirst(from).first(where: matches) { return line }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw ProcessFailure(description: "\(name) printed no matching line; stdout: \(lines.suffix(5)) stderr:\n\(stderr.suffix(2000))")
     }
 
     /// Waits until stderr contains `text`.

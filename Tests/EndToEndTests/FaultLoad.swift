@@ -1,0 +1,298 @@
+import FairPlay
+import FairPlayDevice
+import Foundation
+import Kafka
+import KSMService
+import Licensing
+import Synchronization
+
+/// License jobs through a fleet while a fault happens, as a platform edge sends them: every job from
+/// a device of its own, for an account of its own (so each granted job holds exactly one lease slot),
+/// every reply kept with its bytes and arrival time, and a retriable reply (`storeUnavailable`)
+/// answered by sending the same job again after a short backoff, as a client retry would.
+final class FaultLoad: Sendable {
+    /// One job: what was sent, and what its device needs to check the answer.
+    struct Job: Sendable {
+        var id: String
+        var account: String
+        var bytes: [UInt8]
+        var session: DeviceSession
+        var expectedKey: [UInt8]
+        var firstSent: ContinuousClock.Instant
+        var sends = 1
+    }
+
+    /// One reply as it arrived on the reply topic.
+    struct Arrival: Sendable {
+        var bytes: [UInt8]
+        var reply: LicenseReply
+        var at: ContinuousClock.Instant
+    }
+
+    struct State {
+        var jobs: [String: Job] = [:]
+        var order: [String] = []
+        var arrivals: [String: [Arrival]] = [:]
+        /// Jobs whose latest reply is retriable and that were not sent again since.
+        var retryDue: [String: ContinuousClock.Instant] = [:]
+        /// Reply records already seen, by partition and offset: the reader's own consumer may read a
+        /// record twice after a broker outage, which is not a second reply.
+        var seen: Set<[Int64]> = []
+        var foreign = 0
+    }
+
+    let prefix: String
+    let catalog: DemoCatalog
+    let trust: DeviceTrust
+    let producer: KafkaProducer
+    let consumer: KafkaConsumer
+    let state = Mutex(State())
+    private let tasks = Mutex<[Task<Void, Never>]>([])
+    private let sending = Atomic<Bool>(false)
+
+    init(fleet: Fleet, prefix: String) async throws {
+        self.prefix = prefix
+        catalog = fleet.catalog
+        var p = KafkaProducer.Configuration(bootstrapServers: fleet.bootstrap)
+        p.properties = ["linger.ms": "1"]
+        producer = try KafkaProducer(configuration: p)
+        var c = KafkaConsumer.Configuration(bootstrapServers: fleet.bootstrap, groupID: "fault-client-\(UUID().uuidString)", topics: ["fps.license.replies"])
+        c.properties = ["auto.offset.reset": "earliest", "fetch.wait.max.ms": "10", "fetch.error.backoff.ms": "50", "session.timeout.ms": "6000"]
+        c.eventBufferSize = 8192
+        consumer = try KafkaConsumer(configuration: c)
+        let root = KSMBinary.packageRoot.appendingPathComponent("Fixtures/test-credentials")
+        let ask = [UInt8](hexString: try String(contentsOf: root.appendingPathComponent("test_ask.hex"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))!
+        trust = try DeviceTrust(certificateDER: Array(try Data(contentsOf: root.appendingPathComponent("test_certificate.der"))),
+                                publicKey2048: try RSAPublicKey(publicKeyPEMOrDER: Array(try Data(contentsOf: root.appendingPathComponent("test_public_key_2048.pem")))), ask: ask)
+        await producer.warmUp(topics: ["fps.license.requests"])
+        let assigned = AsyncStream<Void>.makeStream()
+        let consumer = self.consumer
+        let reader = Task { [weak self] in
+            for await event in consumer.events {
+                switch event {
+                case .assigned: assigned.continuation.yield()
+                case .message(let message): self?.record(message)
+                default: break
+                }
+            }
+        }
+        // Replies are read from the start of the topic, but only once the reader owns its partitions
+        // does a missed reply become impossible: wait for that before any job goes out.
+        for await _ in assigned.stream { break }
+        let retrier = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(100))
+                await self?.retryDueJobs()
+            }
+        }
+        tasks.withLock { $0 = [reader, retrier] }
+    }
+
+    func close() async {
+        stopLoad()
+        for task in tasks.withLock({ $0 }) { task.cancel() }
+        await consumer.close()
+        await producer.close()
+    }
+
+    // MARK: Sending
+
+    /// Sends job number `n` (stream `n % streams`, period 0, playback state "ready to play").
+    func send(_ n: Int) async throws {
+        let id = "\(prefix)-\(n)"
+        let asset = catalog.assetID(stream: n % catalog.streams, period: 0)
+        var options = SPCOptions()
+        options.assetID = Array(asset.utf8)
+        options.playback = MediaPlaybackInfo(creationDate: UInt32(Date().timeIntervalSince1970), state: .readyToPlay, sessionID: UInt64.random(in: 1..<UInt64.max))
+        let (spc, session) = try SimulatedDevice(trust: trust).makeSPC(options)
+        let account = "\(prefix)-acct-\(n)"
+        let job = LicenseJob(id: try StoreIdentifier(id), tenant: try StoreIdentifier(catalog.tenant), account: try StoreIdentifier(account), spc: spc)
+        let record = Job(id: id, account: account, bytes: job.jsonBytes(), session: session, expectedKey: catalog.contentKey(assetID: asset), firstSent: .now)
+        state.withLock {
+            $0.jobs[id] = record
+            $0.order.append(id)
+        }
+        try await publish(record)
+    }
+
+    private func publish(_ job: Job) async throws {
+        // librdkafka retries inside (message.timeout.ms, 300 s by default) through broker outages.
+        _ = try await producer.send(topic: "fps.license.requests", key: Array(job.account.utf8), value: job.bytes,
+                                    headers: [("correlation-id", Array(job.id.utf8))])
+    }
+
+    /// Sends `count` jobs at `perSecond` in the background, numbered from `first`; ``stopLoad()`` ends it early.
+    func startLoad(first: Int = 0, count: Int, perSecond: Double) {
+        sending.store(true, ordering: .sequentiallyConsistent)
+        let task = Task { [self] in
+            let start = ContinuousClock.now
+            let interval = Duration.seconds(1 / perSecond)
+            await withTaskGroup(of: Void.self) { group in
+                for n in first..<(first + count) {
+                    guard sending.load(ordering: .sequentiallyConsistent) else { break }
+                    try? await Task.sleep(until: start + interval * (n - first))
+                    group.addTask { try? await self.send(n) }
+                }
+            }
+            sending.store(false, ordering: .sequentiallyConsistent)
+        }
+        tasks.withLock { $0.append(task) }
+    }
+
+    /// Sends `count` jobs at once (a storm), numbered from `first`.
+    func storm(first: Int = 0, count: Int) async {
+        await withTaskGroup(of: Void.self) { group in
+            for n in first..<(first + count) { group.addTask { try? await self.send(n) } }
+        }
+    }
+
+    func stopLoad() { sending.store(false, ordering: .sequentiallyConsistent) }
+
+    /// Waits until the background load has sent everything (or was stopped).
+    func waitForLoad(timeout: Duration = .seconds(60)) async throws {
+        try await waitFor("the load to be sent", timeout: timeout) { !self.sending.load(ordering: .sequentiallyConsistent) }
+    }
+
+    /// A client retry: a job whose latest reply was retriable goes out again, same ID and bytes, 200 ms later.
+    private func retryDueJobs() async {
+        let now = ContinuousClock.now
+        let due: [Job] = state.withLock { state in
+            let ids = state.retryDue.filter { $0.value <= now }.map(\.key)
+            return ids.compactMap { id in
+                state.retryDue[id] = nil
+                state.jobs[id]?.sends += 1
+                return state.jobs[id]
+            }
+        }
+        for job in due { try? await publish(job) }
+    }
+
+    private func record(_ message: KafkaMessage) {
+        let now = ContinuousClock.now
+        guard let reply = try? LicenseReply(json: message.value) else { return }
+        state.withLock { state in
+            guard state.jobs[reply.id] != nil else { state.foreign += 1; return }
+            guard state.seen.insert([Int64(message.partition), message.offset]).inserted else { return }
+            state.arrivals[reply.id, default: []].append(Arrival(bytes: message.value, reply: reply, at: now))
+            if reply.isRetriable { state.retryDue[reply.id] = now + .milliseconds(200) }
+        }
+    }
+
+    // MARK: Observing
+
+    /// Jobs sent so far.
+    var sent: Int { state.withLock { $0.jobs.count } }
+
+    /// Jobs whose final (non-retriable) answer arrived.
+    var answered: Int { state.withLock { state in state.arrivals.values.filter { $0.contains { !$0.reply.isRetriable } }.count } }
+
+    /// Replies with this status so far.
+    func count(_ status: KSMStatus) -> Int {
+        state.withLock { state in state.arrivals.values.reduce(0) { $0 + $1.filter { $0.reply.status == status }.count } }
+    }
+
+    /// Waits until every job sent so far has its final answer.
+    func waitUntilAllAnswered(timeout: Duration = .seconds(60)) async throws {
+        try await waitFor("every job to be answered (\(answered) of \(sent))", timeout: timeout) { self.answered == self.sent }
+    }
+
+    func waitFor(_ what: @autoclosure () -> String, timeout: Duration, _ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw ProcessFailure(description: "timed out waiting for \(what())") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    // MARK: Verdict
+
+    /// What the replies say, checked job by job.
+    struct Verdict: CustomStringConvertible {
+        var jobs = 0
+        /// Jobs whose final answer is a CKC that opens, on the job's device, to the catalogue's key.
+        var correct = 0
+        var wrong: [String] = []
+        /// Jobs with no final answer.
+        var missing: [String] = []
+        /// Jobs answered more than once finally, every copy byte-identical (a redelivery replayed).
+        var identicalDuplicates = 0
+        /// Jobs answered finally more than once with different bytes (each a correct CKC, or it is in `wrong`).
+        var differingDuplicates: [String] = []
+        /// Retriable replies seen (`storeUnavailable`), and those among them that broke fail-closed.
+        var retriable = 0
+        var retriableWithCKC = 0
+        var sends = 0
+
+        var description: String {
+            "\(jobs) jobs, \(correct) correct, \(wrong.count) wrong \(wrong.prefix(3)), \(missing.count) missing \(missing.prefix(3)), "
+                + "\(identicalDuplicates) identical duplicates, \(differingDuplicates.count) differing duplicates, "
+                + "\(retriable) retriable replies (\(retriableWithCKC) with a CKC), \(sends) sends"
+        }
+    }
+
+    func verdict() -> Verdict {
+        state.withLock { state in
+            var v = Verdict()
+            v.jobs = state.jobs.count
+            for id in state.order {
+                guard let job = state.jobs[id] else { continue }
+                v.sends += job.sends
+                let arrivals = state.arrivals[id] ?? []
+                let retriable = arrivals.filter(\.reply.isRetriable)
+                v.retriable += retriable.count
+                v.retriableWithCKC += retriable.filter { $0.reply.ckc != nil || $0.reply.status != .storeUnavailable }.count
+                let finals = arrivals.filter { !$0.reply.isRetriable }
+                guard let first = finals.first else { v.missing.append(id); continue }
+                var problems: [String] = []
+                for arrival in finals {
+                    guard arrival.reply.status == .ok, let ckc = arrival.reply.ckc else { problems.append("\(id): \(arrival.reply.status.name) \(arrival.reply.reason)"); continue }
+                    do {
+                        let opened = try CKCOpener.open(ckc, session: job.session)
+                        if opened.contentKey != job.expectedKey { problems.append("\(id): wrong content key") }
+                    } catch {
+                        problems.append("\(id): CKC does not open: \(error)")
+                    }
+                }
+                if let problem = problems.first { v.wrong.append(problem); continue }
+                v.correct += 1
+                if finals.count > 1 {
+                    if finals.allSatisfy({ $0.bytes == first.bytes }) { v.identicalDuplicates += 1 } else { v.differingDuplicates.append(id) }
+                }
+            }
+            return v
+        }
+    }
+
+    /// How long the fleet took to recover from a fault that ended (was cleared, or for a one-shot
+    /// fault was injected) at `faultEnd`.
+    struct Recovery: CustomStringConvertible {
+        /// From `faultEnd` to the final answer of the last job sent before `faultEnd` (the backlog the fault caught).
+        var backlog: Duration
+        /// From `faultEnd` to the first correct answer to a job sent after `faultEnd` (nil: none sent).
+        var fresh: Duration?
+        var description: String {
+            "backlog answered after \(Self.seconds(backlog)), first fresh job answered after \(fresh.map(Self.seconds) ?? "n/a")"
+        }
+        static func seconds(_ d: Duration) -> String { String(format: "%.2f s", Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18) }
+    }
+
+    func recovery(after faultEnd: ContinuousClock.Instant) -> Recovery {
+        state.withLock { state in
+            var backlog = Duration.zero
+            var fresh: Duration?
+            for (id, job) in state.jobs {
+                guard let final = state.arrivals[id]?.first(where: { !$0.reply.isRetriable }) else { continue }
+                if job.firstSent <= faultEnd {
+                    backlog = max(backlog, final.at - faultEnd)
+                } else if final.reply.status == .ok {
+                    let d = final.at - faultEnd
+                    fresh = fresh.map { min($0, d) } ?? d
+                }
+            }
+            return Recovery(backlog: backlog, fresh: fresh)
+        }
+    }
+
+    /// Accounts of every job sent, for the slot check.
+    var accounts: [String] { state.withLock { state in state.order.compactMap { state.jobs[$0]?.account } } }
+}
