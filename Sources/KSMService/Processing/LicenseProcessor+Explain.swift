@@ -29,8 +29,9 @@ extension LicenseProcessor {
             out.refuse(refusal.status, rule: refusal.rule, reason: refusal.reason)
             return out
         }
+        guard let tenant = result.tenant else { return out }  // preflight checked it
         var ring: EntitlementKeyring?
-        if !job.entitlement.isEmpty, let tenant = result.tenant {
+        if !job.entitlement.isEmpty {
             switch Self.tokenKeyring(tenant, keyring: keyring) {
             case .success(let r): ring = r
             case .failure(let error):
@@ -39,8 +40,7 @@ extension LicenseProcessor {
             }
         }
         var documents = PolicyDocumentCache()
-        // preflight checked the tenant.
-        out.evaluation = LicenseEvaluation.evaluate(job: job, request: request, tenant: result.tenant!, stored: result, now: now, documents: &documents, tokenKeyring: ring)
+        out.evaluation = LicenseEvaluation.evaluate(job: job, request: request, tenant: tenant, stored: result, now: now, documents: &documents, tokenKeyring: ring)
         return out
     }
 }

@@ -188,9 +188,7 @@ public struct LicenseProcessor: Sendable {
             batch.answer(index, refusal.status, refusal.reason, rule: refusal.rule)
             return nil
         }
-        // preflight checked both.
-        let tenant = result.tenant!
-        let wrapped = result.contentKey!
+        guard let tenant = result.tenant, let wrapped = result.contentKey else { return nil }  // preflight checked both
         var ring: EntitlementKeyring?
         if !job.entitlement.isEmpty {
             let known = tokenKeyrings[tenant.id] ?? Self.tokenKeyring(tenant, keyring: keyring)
@@ -349,11 +347,12 @@ public struct LicenseProcessor: Sendable {
         }
         let server = keyServer
         let built = await pool.map(items) { item -> Result<[UInt8], FairPlayError> in
-            var key = item.key?.copy()
-            defer { if key != nil { FairPlayCrypto.cleanse(&key!) } }
+            // Empty when the terms send no key (nothing to cleanse then).
+            var key = item.key?.copy() ?? []
+            defer { FairPlayCrypto.cleanse(&key) }
             do throws(FairPlayError) {
                 let content = CKCContent(
-                    contentKey: key, contentIV: item.iv, keyDuration: item.duration, offlineKey: item.offlineKey, hdcp: item.hdcp,
+                    contentKey: item.key == nil ? nil : key, contentIV: item.iv, keyDuration: item.duration, offlineKey: item.offlineKey, hdcp: item.hdcp,
                     requiredSecurityLevel: item.securityLevel, libraryContentType: item.audio ? 3 : 1)
                 return .success(try server.makeCKC(for: item.request, content))
             } catch {
