@@ -20,7 +20,10 @@ enum RedisKeys {
     }
 
     /// STRING: a policy document for one asset, or the tenant default when `assetID` is nil.
-    static func policy(_ tenant: StoreIdentifier, assetID: [UInt8]?) -> RedisArgument {
+    static func policy(_ tenant: StoreIdentifier, assetID: [UInt8]?, keyPeriod: StoreIdentifier? = nil) -> RedisArgument {
+        if let assetID, let keyPeriod {
+            return RedisArgument("fps:{t:\(tenant.value)}:policy:\(HexEncoding.encode(assetID)):p:\(keyPeriod.value)")
+        }
         if let assetID {
             return RedisArgument("fps:{t:\(tenant.value)}:policy:\(HexEncoding.encode(assetID))")
         }
@@ -35,5 +38,35 @@ enum RedisKeys {
     /// STRING: the stored result of one lease request, kept 24 h.
     static func leaseRequest(_ tenant: StoreIdentifier, account: StoreIdentifier, requestID: StoreIdentifier) -> RedisArgument {
         RedisArgument("fps:{t:\(tenant.value):a:\(account.value)}:req:\(requestID.value)")
+    }
+
+    /// HASH: slot member -> when the slot was first taken (ms), for end-oldest.
+    static func slotStarts(_ tenant: StoreIdentifier, account: StoreIdentifier) -> RedisArgument {
+        RedisArgument("fps:{t:\(tenant.value):a:\(account.value)}:slot-starts")
+    }
+
+    /// SET: slot members ended by a newer stream (end-oldest); their renewal is refused.
+    static func endedSlots(_ tenant: StoreIdentifier, account: StoreIdentifier) -> RedisArgument {
+        RedisArgument("fps:{t:\(tenant.value):a:\(account.value)}:ended")
+    }
+
+    /// SET: the account's registered device HUs (hex), for the device limit.
+    static func devices(_ tenant: StoreIdentifier, account: StoreIdentifier) -> RedisArgument {
+        RedisArgument("fps:{t:\(tenant.value):a:\(account.value)}:devices")
+    }
+
+    /// HASH: asset hex -> the account's rental start (ms).
+    static func rentals(_ tenant: StoreIdentifier, account: StoreIdentifier) -> RedisArgument {
+        RedisArgument("fps:{t:\(tenant.value):a:\(account.value)}:rentals")
+    }
+
+    /// HASH: stream ID hex -> offline license record (JSON).
+    static func offline(_ tenant: StoreIdentifier, account: StoreIdentifier) -> RedisArgument {
+        RedisArgument("fps:{t:\(tenant.value):a:\(account.value)}:offline")
+    }
+
+    /// SET: stream IDs (hex) the account's devices invalidated.
+    static func invalidated(_ tenant: StoreIdentifier, account: StoreIdentifier) -> RedisArgument {
+        RedisArgument("fps:{t:\(tenant.value):a:\(account.value)}:invalidated")
     }
 }

@@ -1,10 +1,18 @@
 extension RedisLicenseStore {
-    /// Takes, renews or refuses one lease slot, atomically, idempotent per request ID.
+    /// One license's per-account side effects, atomically, idempotent per request ID: the device
+    /// registry, the lease slot (take, renew, hold, or end the oldest when full), and, only when
+    /// neither refused, the rental start, offline records and invalidated stream IDs.
     ///
-    /// KEYS[1] the account's slot ZSET, KEYS[2] the request's idempotency record (same hash tag).
-    /// ARGV[1] now (ms, the worker's clock), ARGV[2] slot member, ARGV[3] expiry if granted or
-    /// renewed (ms), ARGV[4] the account's limit, ARGV[5] how long to keep the result (ms).
-    /// Returns `LeaseResult.encoded`: `g:<ms>`, `r:<ms>` or `x:tooManyStreams:<active>:<limit>`.
+    /// KEYS (one hash tag, the account's): [1] slot ZSET (score = expiry ms), [2] the request's
+    /// idempotency record, [3] slot start HASH (member -> first start ms, for end-oldest), [4] ended
+    /// SET (members ended by a newer stream), [5] device SET (HU hex), [6] rental start HASH (asset
+    /// hex -> ms), [7] offline record HASH (stream ID hex -> JSON), [8] invalidated stream ID SET.
+    /// ARGV: [1] now (ms, the worker's clock), [2] slot member, [3] expiry if granted or renewed (ms),
+    /// [4] the account's stream limit, [5] how long to keep the result (ms), [6] slot mode `a`
+    /// (acquire or renew) / `h` (hold) / `n` (none), [7] `1` to end the oldest stream when full,
+    /// [8] device limit (empty: no registry), [9] device HU hex, [10] rental asset hex (empty: none),
+    /// [11] N, then N (stream hex, record JSON) pairs, then M, then M invalidated stream hex IDs.
+    /// Returns `LeaseResult.encoded`.
     ///
     /// Times are passed in, never read from the server, so a test clock controls expiry. TTLs are
     /// relative (PEXPIRE/PX), so a skew between the worker's and Redis's clocks cannot delete keys.
@@ -14,30 +22,88 @@ extension RedisLicenseStore {
         local stored = redis.call('GET', KEYS[2])
         if stored then return stored end
         local now = tonumber(ARGV[1])
-        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+        local member = ARGV[2]
+        local limit = tonumber(ARGV[4])
+        local function finish(r)
+          redis.call('SET', KEYS[2], r, 'PX', ARGV[5])
+          return r
+        end
+        local gone = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+        if #gone > 0 then
+          redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+          redis.call('HDEL', KEYS[3], unpack(gone))
+          redis.call('SREM', KEYS[4], unpack(gone))
+        end
+        local register = false
+        if ARGV[8] ~= '' and redis.call('SISMEMBER', KEYS[5], ARGV[9]) == 0 then
+          local devices = redis.call('SCARD', KEYS[5])
+          if devices >= tonumber(ARGV[8]) then
+            return finish('x:deviceLimitReached:' .. devices .. ':' .. ARGV[8])
+          end
+          register = true
+        end
+        local live = redis.call('ZCARD', KEYS[1]) - redis.call('SCARD', KEYS[4])
+        local current = redis.call('ZSCORE', KEYS[1], member)
+        local ended = current and redis.call('SISMEMBER', KEYS[4], member) == 1
         local result
-        local current = redis.call('ZSCORE', KEYS[1], ARGV[2])
-        if current then
+        if ARGV[6] == 'n' then
+          result = 'n'
+        elseif ARGV[6] == 'h' then
+          if not current then return finish('x:noLiveSlot:' .. live .. ':' .. ARGV[4]) end
+          if ended then return finish('x:streamEnded:' .. live .. ':' .. ARGV[4]) end
+          result = 'h:' .. current
+        elseif current then
+          if ended then return finish('x:streamEnded:' .. live .. ':' .. ARGV[4]) end
           local expiry = ARGV[3]
           if tonumber(current) > tonumber(ARGV[3]) then expiry = current end
-          redis.call('ZADD', KEYS[1], expiry, ARGV[2])
+          redis.call('ZADD', KEYS[1], expiry, member)
           result = 'r:' .. expiry
-        else
-          local active = redis.call('ZCARD', KEYS[1])
-          local limit = tonumber(ARGV[4])
-          if active < limit then
-            redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
-            result = 'g:' .. ARGV[3]
-          else
-            result = 'x:tooManyStreams:' .. active .. ':' .. ARGV[4]
+        elseif live < limit then
+          redis.call('ZADD', KEYS[1], ARGV[3], member)
+          redis.call('HSET', KEYS[3], member, ARGV[1])
+          result = 'g:' .. ARGV[3]
+        elseif ARGV[7] == '1' then
+          local all = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+          local best, bestStart, bestExpiry
+          for i = 1, #all, 2 do
+            local m = all[i]
+            if redis.call('SISMEMBER', KEYS[4], m) == 0 then
+              local s = tonumber(redis.call('HGET', KEYS[3], m) or '0')
+              local e = tonumber(all[i + 1])
+              if not best or s < bestStart or (s == bestStart and (e < bestExpiry or (e == bestExpiry and m < best))) then
+                best, bestStart, bestExpiry = m, s, e
+              end
+            end
           end
+          if not best then return finish('x:tooManyStreams:' .. live .. ':' .. ARGV[4]) end
+          redis.call('SADD', KEYS[4], best)
+          redis.call('ZADD', KEYS[1], ARGV[3], member)
+          redis.call('HSET', KEYS[3], member, ARGV[1])
+          result = 'g:' .. ARGV[3] .. ':' .. best
+        else
+          return finish('x:tooManyStreams:' .. live .. ':' .. ARGV[4])
+        end
+        if register then redis.call('SADD', KEYS[5], ARGV[9]) end
+        if ARGV[10] ~= '' then redis.call('HSETNX', KEYS[6], ARGV[10], ARGV[1]) end
+        local i = 12
+        for _ = 1, tonumber(ARGV[11]) do
+          redis.call('HSET', KEYS[7], ARGV[i], ARGV[i + 1])
+          i = i + 2
+        end
+        local invalidated = tonumber(ARGV[i])
+        i = i + 1
+        for _ = 1, invalidated do
+          redis.call('SADD', KEYS[8], ARGV[i])
+          i = i + 1
         end
         local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
         if last[2] then
-          redis.call('PEXPIRE', KEYS[1], math.max(1, tonumber(last[2]) - now) + 60000)
+          local ttl = math.max(1, tonumber(last[2]) - now) + 60000
+          redis.call('PEXPIRE', KEYS[1], ttl)
+          redis.call('PEXPIRE', KEYS[3], ttl)
+          if redis.call('EXISTS', KEYS[4]) == 1 then redis.call('PEXPIRE', KEYS[4], ttl) end
         end
-        redis.call('SET', KEYS[2], result, 'PX', ARGV[5])
-        return result
+        return finish(result)
         """
     )
 }

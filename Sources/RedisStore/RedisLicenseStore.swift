@@ -20,11 +20,11 @@ public struct RedisLicenseStore: LicenseStore {
         if requests.isEmpty { return [] }
         // Deduplicate keys: at a key rotation most of a batch asks for the same tenant and asset.
         var commands: [RedisCommand] = []
-        var slotOfKey: [RedisArgument: Int] = [:]
+        var slotOfCommand: [[RedisArgument]: Int] = [:]
         func slot(_ command: [RedisArgument]) -> Int {
-            if let index = slotOfKey[command[1]] { return index }
+            if let index = slotOfCommand[command] { return index }
             commands.append(RedisCommand(command))
-            slotOfKey[command[1]] = commands.count - 1
+            slotOfCommand[command] = commands.count - 1
             return commands.count - 1
         }
         let plan = requests.map { request in
@@ -32,19 +32,44 @@ public struct RedisLicenseStore: LicenseStore {
                 tenant: slot(["HGETALL", RedisKeys.tenant(request.tenant)]),
                 key: slot(["HGETALL", RedisKeys.contentKey(request.tenant, assetID: request.assetID, keyPeriod: request.keyPeriod)]),
                 assetPolicy: slot(["GET", RedisKeys.policy(request.tenant, assetID: request.assetID)]),
-                tenantPolicy: slot(["GET", RedisKeys.policy(request.tenant, assetID: nil)])
+                tenantPolicy: slot(["GET", RedisKeys.policy(request.tenant, assetID: nil)]),
+                periodPolicy: request.keyPeriod.map { slot(["GET", RedisKeys.policy(request.tenant, assetID: request.assetID, keyPeriod: $0)]) },
+                rental: request.accountReads.contains(.rentalStart)
+                    ? slot(["HGET", RedisKeys.rentals(request.tenant, account: request.account), RedisArgument(HexEncoding.encode(request.assetID))]) : nil,
+                offline: request.accountReads.contains(.offlineRecords)
+                    ? slot(["HGETALL", RedisKeys.offline(request.tenant, account: request.account)]) : nil
             )
         }
         let replies = try await run(commands)
         var results: [StoreResult] = []
         results.reserveCapacity(requests.count)
         for (request, slots) in zip(requests, plan) {
-            let tenant = try Self.decodeTenant(request.tenant, replies[slots.tenant])
-            let key = try Self.decodeContentKey(replies[slots.key])
-            let assetPolicy = try Self.decodeBytes(replies[slots.assetPolicy])
-            let tenantPolicy = try Self.decodeBytes(replies[slots.tenantPolicy])
-            let policy = assetPolicy ?? tenantPolicy
-            results.append(StoreResult(tenant: tenant, contentKey: key, policy: policy))
+            var result = StoreResult(
+                tenant: try Self.decodeTenant(request.tenant, replies[slots.tenant]),
+                contentKey: try Self.decodeContentKey(replies[slots.key]),
+                tenantPolicy: try Self.decodeBytes(replies[slots.tenantPolicy]),
+                assetPolicy: try Self.decodeBytes(replies[slots.assetPolicy]),
+                keyPeriodPolicy: try slots.periodPolicy.flatMap { index throws(LicenseStoreError) in try Self.decodeBytes(replies[index]) })
+            if let index = slots.rental {
+                result.rentalStartRead = true
+                if let bytes = try Self.decodeBytes(replies[index]) {
+                    guard let start = Int64(String(decoding: bytes, as: UTF8.self)) else {
+                        throw LicenseStoreError(.corruptRecord, "rental start of \(request.tenant)/\(request.account) is not a number")
+                    }
+                    result.rentalStartedAt = start
+                }
+            }
+            if let index = slots.offline, let fields = try Self.decodeHash(replies[index]) {
+                var records: [OfflineLicenseRecord] = []
+                for (_, value) in fields.sorted(by: { $0.key < $1.key }) {
+                    guard let record = OfflineLicenseRecord(json: value) else {
+                        throw LicenseStoreError(.corruptRecord, "offline record of \(request.tenant)/\(request.account) does not decode")
+                    }
+                    records.append(record)
+                }
+                result.offlineRecords = records
+            }
+            results.append(result)
         }
         return results
     }
@@ -74,19 +99,36 @@ public struct RedisLicenseStore: LicenseStore {
     public func acquireLeases(_ requests: [LeaseRequest]) async throws(LicenseStoreError) -> [LeaseResult] {
         if requests.isEmpty { return [] }
         let commands = requests.map { request in
-            RedisCommand.evalScript(
+            let (t, a) = (request.tenant, request.account)
+            var arguments: [RedisArgument] = [
+                RedisArgument(request.nowMilliseconds),
+                RedisArgument(request.slotMember),
+                RedisArgument(request.expiresAtMilliseconds),
+                RedisArgument(request.maxConcurrentStreams),
+                RedisArgument(leaseIdempotencyWindowMilliseconds),
+                RedisArgument(request.slot == .none ? "n" : request.slot == .hold ? "h" : "a"),
+                RedisArgument(request.endOldestWhenFull ? "1" : "0"),
+                RedisArgument(request.deviceLimit.map { String($0) } ?? ""),
+                RedisArgument(HexEncoding.encode(request.deviceID)),
+                RedisArgument(request.rentalAssetID.map { HexEncoding.encode($0) } ?? ""),
+                RedisArgument(request.offlineRecords.count),
+            ]
+            for record in request.offlineRecords {
+                arguments.append(RedisArgument(HexEncoding.encode(record.streamID)))
+                arguments.append(RedisArgument(record.jsonBytes()))
+            }
+            arguments.append(RedisArgument(request.invalidatedStreamIDs.count))
+            arguments += request.invalidatedStreamIDs.map { RedisArgument(HexEncoding.encode($0)) }
+            return RedisCommand.evalScript(
                 Self.leaseScript,
                 keys: [
-                    RedisKeys.slots(request.tenant, account: request.account),
-                    RedisKeys.leaseRequest(request.tenant, account: request.account, requestID: request.requestID),
+                    RedisKeys.slots(t, account: a),
+                    RedisKeys.leaseRequest(t, account: a, requestID: request.requestID),
+                    RedisKeys.slotStarts(t, account: a), RedisKeys.endedSlots(t, account: a),
+                    RedisKeys.devices(t, account: a), RedisKeys.rentals(t, account: a),
+                    RedisKeys.offline(t, account: a), RedisKeys.invalidated(t, account: a),
                 ],
-                arguments: [
-                    RedisArgument(request.nowMilliseconds),
-                    RedisArgument(request.slotMember),
-                    RedisArgument(request.expiresAtMilliseconds),
-                    RedisArgument(request.maxConcurrentStreams),
-                    RedisArgument(leaseIdempotencyWindowMilliseconds),
-                ])
+                arguments: arguments)
         }
         let replies = try await run(commands)
         var results: [LeaseResult] = []
@@ -104,16 +146,19 @@ public struct RedisLicenseStore: LicenseStore {
 
     public func putTenant(_ tenant: TenantRecord) async throws(LicenseStoreError) {
         let hashes = tenant.certificateHashes.map { HexEncoding.encode($0) }.joined(separator: ",")
-        _ = try Self.checked(
-            try await run([
-                RedisCommand([
-                    "HSET", RedisKeys.tenant(tenant.id),
-                    "kek", RedisArgument(tenant.keyEncryptionKeyID.value),
-                    "max_streams", RedisArgument(tenant.maxConcurrentStreams),
-                    "lease_seconds", RedisArgument(tenant.leaseDurationSeconds),
-                    "cert_hashes", RedisArgument(hashes),
-                ])
-            ])[0])
+        var fields: [RedisArgument] = [
+            "HSET", RedisKeys.tenant(tenant.id),
+            "kek", RedisArgument(tenant.keyEncryptionKeyID.value),
+            "max_streams", RedisArgument(tenant.maxConcurrentStreams),
+            "lease_seconds", RedisArgument(tenant.leaseDurationSeconds),
+            "cert_hashes", RedisArgument(hashes),
+        ]
+        for (kid, wrapped) in tenant.entitlementSecrets.sorted(by: { $0.key < $1.key }) {
+            fields += [RedisArgument("tok:\(kid.value)"), RedisArgument(wrapped)]
+        }
+        // Replace, not merge: a removed token key must disappear with the old record.
+        let replies = try await run([RedisCommand(["MULTI"]), RedisCommand(["DEL", RedisKeys.tenant(tenant.id)]), RedisCommand(fields), RedisCommand(["EXEC"])])
+        for reply in replies { _ = try Self.checked(reply) }
     }
 
     public func putContentKey(_ key: WrappedContentKey, tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) async throws(LicenseStoreError) {
@@ -193,7 +238,14 @@ public struct RedisLicenseStore: LicenseStore {
             }
             hashes.append(hash)
         }
-        return TenantRecord(id: id, certificateHashes: hashes, keyEncryptionKeyID: kek, maxConcurrentStreams: maxStreams, leaseDurationSeconds: lease)
+        var secrets: [StoreIdentifier: [UInt8]] = [:]
+        for (name, value) in fields where name.hasPrefix("tok:") {
+            guard let kid = try? StoreIdentifier(String(name.dropFirst(4))) else {
+                throw LicenseStoreError(.corruptRecord, "tenant record \(id) has a bad token key ID")
+            }
+            secrets[kid] = value
+        }
+        return TenantRecord(id: id, certificateHashes: hashes, keyEncryptionKeyID: kek, maxConcurrentStreams: maxStreams, leaseDurationSeconds: lease, entitlementSecrets: secrets)
     }
 
     private static func decodeContentKey(_ value: RedisValue) throws(LicenseStoreError) -> WrappedContentKey? {

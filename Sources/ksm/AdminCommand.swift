@@ -11,7 +11,7 @@ struct AdminCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "admin",
         abstract: "Manage what workers read from Redis: tenants, content keys, policies, lease slots.",
-        subcommands: [SeedDemo.self, PutTenant.self, PutKey.self, PutPolicy.self, Slots.self]
+        subcommands: [SeedDemo.self, PutTenant.self, PutKey.self, PutPolicy.self, Slots.self, Explain.self]
     )
 
     /// Connection options shared by every admin subcommand.
@@ -72,7 +72,10 @@ struct AdminCommand: AsyncParsableCommand {
         @Option(help: "SHA-1 certificate hash (hex) the tenant owns; repeatable.") var certificateHash: [String] = []
         @Option(help: "ID of the key-encryption key its content keys are wrapped under.") var kekId: String
         @Option(help: "Concurrent streams per account.") var maxStreams = 2
-        @Option(help: "Lease seconds.") var leaseDuration: UInt32 = 600
+        @Option(help: "Kept for older records; leases now come from the policy's lease.duration.") var leaseDuration: UInt32 = 600
+        @Option(help: "Entitlement token secret as KID=PATH (hex or raw, 32+ bytes, a multiple of 8); repeatable. Stored wrapped under the tenant's KEK.")
+        var tokenSecret: [String] = []
+        @Option(help: "The tenant's KEK as ID=PATH, to wrap --token-secret (its ID must be --kek-id).") var kek: String?
 
         func run() async throws {
             var hashes: [[UInt8]] = try certificateHash.map { text in
@@ -82,10 +85,29 @@ struct AdminCommand: AsyncParsableCommand {
             if let credentials {
                 do { hashes += try CredentialsFile.load(path: credentials).map(\.certificateHash) } catch { throw ValidationError("\(error)") }
             }
+            let kekID = try AdminCommand.identifier(kekId, "KEK id")
+            var secrets: [StoreIdentifier: [UInt8]] = [:]
+            if !tokenSecret.isEmpty {
+                guard let kek else { throw ValidationError("--token-secret needs --kek \(kekId)=PATH to wrap it") }
+                let (id, path) = try ServeOptions.split(kek, "--kek")
+                guard id == kekId else { throw ValidationError("--kek names \(id), but the tenant's KEK is \(kekId)") }
+                let keyring = KeyEncryptionKeyring()
+                var key = try KeyFile.read(path)
+                try keyring.add(id: kekID, key: &key)
+                for pair in tokenSecret {
+                    let (kid, secretPath) = try ServeOptions.split(pair, "--token-secret")
+                    var secret = try KeyFile.read(secretPath)
+                    defer { FairPlayCrypto.cleanse(&secret) }
+                    guard secret.count >= EntitlementKeyring.minimumSecretLength else { throw ValidationError("token secret \(kid) is under \(EntitlementKeyring.minimumSecretLength) bytes") }
+                    secrets[try AdminCommand.identifier(kid, "token key ID")] = try keyring.wrap(secret: secret, with: kekID)
+                }
+            }
             let record = TenantRecord(id: try AdminCommand.identifier(tenant, "tenant"), certificateHashes: hashes,
-                                      keyEncryptionKeyID: try AdminCommand.identifier(kekId, "KEK id"), maxConcurrentStreams: maxStreams, leaseDurationSeconds: leaseDuration)
+                                      keyEncryptionKeyID: kekID, maxConcurrentStreams: maxStreams, leaseDurationSeconds: leaseDuration,
+                                      entitlementSecrets: secrets)
             try await connection.store().putTenant(record)
-            print("tenant \(tenant): \(hashes.count) certificate(s), KEK \(kekId), \(maxStreams) streams, lease \(leaseDuration) s")
+            let kids = secrets.keys.map(\.value).sorted().joined(separator: ", ")
+            print("tenant \(tenant): \(hashes.count) certificate(s), KEK \(kekId), \(maxStreams) streams by default, token keys [\(kids)]")
         }
     }
 
@@ -123,9 +145,36 @@ struct AdminCommand: AsyncParsableCommand {
 
         func run() async throws {
             let bytes = try CommandSupport.read(policy)
-            do { _ = try LicensePolicy(json: bytes) } catch { throw ValidationError("\(error)") }
+            do { _ = try PolicyDocument(json: bytes) } catch { throw ValidationError("policy: \(error)") }
             try await connection.store().putPolicy(bytes, tenant: try AdminCommand.identifier(tenant, "tenant"), assetID: asset.map { Array($0.utf8) })
             print("policy stored for \(asset ?? "tenant \(tenant) default")")
+        }
+    }
+
+    struct Explain: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "explain",
+            abstract: "Judge a license job against the stored policy and print the decision; issues nothing, takes no slot, writes nothing.")
+        @OptionGroup var connection: Connection
+        @Option(help: "Credentials file (as for `ksm serve`), to open the job's SPC.") var credentials: String
+        @Option(help: "Key-encryption key ID=PATH, to unwrap the tenant's token secrets; repeatable.") var kek: [String] = []
+        @Option(help: "Clock in ms since 1970 (default: now), to ask what a job would get at another time.") var now: Int64?
+        @Argument(help: "License job JSON file (schemas/license-job.schema.json), or - for standard input.") var job: String
+
+        func run() async throws {
+            let decoded: LicenseJob
+            do { decoded = try LicenseJob(json: try CommandSupport.read(job)) } catch { throw ValidationError("\(error)") }
+            let keyring = KeyEncryptionKeyring()
+            for pair in kek {
+                let (id, path) = try ServeOptions.split(pair, "--kek")
+                var key = try KeyFile.read(path)
+                try keyring.add(id: try AdminCommand.identifier(id, "KEK id"), key: &key)
+            }
+            let server = try CommandSupport.server(credentials: credentials, library: nil, versions: [1])
+            let processor = LicenseProcessor(keyServer: server, store: try connection.store(), keyring: keyring, pool: CryptoPool(threadCount: 1),
+                                             logger: Logger(label: "ksm.explain"))
+            let explanation = await processor.explain(decoded, now: now ?? LicenseProcessor.currentTimeMilliseconds())
+            FileHandle.standardOutput.write(Data(explanation.jsonValue.encoded() + Array("\n".utf8)))
         }
     }
 

@@ -101,7 +101,11 @@ struct CryptoPoolTests {
 
 @Suite struct KSMStatusTests {
     @Test func codesNamesAndRetriability() throws {
-        #expect(KSMStatus.projectCodes.map(\.rawValue) == Array((-43010 ... -43001).reversed()) + [-43031])
+        #expect(KSMStatus.projectCodes.map(\.rawValue) == Array((-43031 ... -43001).reversed()))
+        // The policy engine's refusals carry exactly the statuses KSMStatus names.
+        for refusal in PolicyRefusal.allCases {
+            #expect(KSMStatus(refusal).name == refusal.statusName, "\(refusal)")
+        }
         #expect(Set(KSMStatus.allKnown.map(\.name)).count == KSMStatus.allKnown.count, "names are unique")
         #expect(KSMStatus.allKnown.filter(\.isRetriable) == [.storeUnavailable, .overloaded])
         #expect(KSMStatus(.integrityError).name == "integrityErr" && !KSMStatus(.integrityError).isProjectCode)

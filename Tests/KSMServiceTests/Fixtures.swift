@@ -78,6 +78,12 @@ struct World: Sendable {
     static let noPolicyAsset = "skd://initech/a"
     static let foreignKEKAsset = "skd://hooli/a"
     static let badPolicyAsset = "skd://acme/bad-policy"
+    /// HD with a 600 s lease set by the asset's document (stream limit: the tenant record's 2).
+    static let liveAsset = "skd://acme/live-1"
+    /// HD with a 120 s lease.
+    static let shortLiveAsset = "skd://acme/live-short"
+    /// The tenant's token secret for key ID "k1" (tests sign with it).
+    static let tokenSecret = [UInt8](repeating: 0x5A, count: 32)
 
     init() throws {
         credentialA = try Fixtures.setA.credential(name: "test-a")
@@ -90,7 +96,7 @@ struct World: Sendable {
             id("kek-b"): [UInt8](repeating: 0xB2, count: 32),
         ])
         var keys: [String: (key: [UInt8], iv: [UInt8])] = [:]
-        for asset in [Self.hdAsset, Self.uhdAsset, Self.audioAsset, Self.sdAsset, Self.noPolicyAsset, Self.foreignKEKAsset, Self.badPolicyAsset] {
+        for asset in [Self.hdAsset, Self.uhdAsset, Self.audioAsset, Self.sdAsset, Self.noPolicyAsset, Self.foreignKEKAsset, Self.badPolicyAsset, Self.liveAsset, Self.shortLiveAsset] {
             keys[asset] = (FairPlayCrypto.randomBytes(16), FairPlayCrypto.randomBytes(16))
         }
         self.keys = keys
@@ -107,7 +113,8 @@ struct World: Sendable {
 
     /// Puts tenants, wrapped keys and policies into `store`.
     func seed(_ store: any LicenseStore) async throws {
-        try await store.putTenant(TenantRecord(id: id("acme"), certificateHashes: [credentialA.certificateHash], keyEncryptionKeyID: id("kek-a"), maxConcurrentStreams: 2, leaseDurationSeconds: 600))
+        try await store.putTenant(TenantRecord(id: id("acme"), certificateHashes: [credentialA.certificateHash], keyEncryptionKeyID: id("kek-a"), maxConcurrentStreams: 2, leaseDurationSeconds: 600,
+                                               entitlementSecrets: [id("k1"): try keyring.wrap(secret: Self.tokenSecret, with: id("kek-a"))]))
         try await store.putTenant(TenantRecord(id: id("globex"), certificateHashes: [credentialB.certificateHash], keyEncryptionKeyID: id("kek-b")))
         try await store.putTenant(TenantRecord(id: id("initech"), certificateHashes: [credentialA.certificateHash], keyEncryptionKeyID: id("kek-a")))
         try await store.putTenant(TenantRecord(id: id("hooli"), certificateHashes: [credentialA.certificateHash], keyEncryptionKeyID: id("kek-a")))
@@ -121,6 +128,8 @@ struct World: Sendable {
         try await put(Self.uhdAsset, tenant: "acme", kek: "kek-a")
         try await put(Self.audioAsset, tenant: "acme", kek: "kek-a")
         try await put(Self.badPolicyAsset, tenant: "acme", kek: "kek-a")
+        try await put(Self.liveAsset, tenant: "acme", kek: "kek-a")
+        try await put(Self.shortLiveAsset, tenant: "acme", kek: "kek-a")
         try await put(Self.sdAsset, tenant: "globex", kek: "kek-b")
         try await put(Self.noPolicyAsset, tenant: "initech", kek: "kek-a")
         // Wrapped under a KEK this worker's keyring does not hold.
@@ -128,12 +137,17 @@ struct World: Sendable {
         let plain = keys[Self.foreignKEKAsset]!
         try await store.putContentKey(try other.wrap(contentKey: plain.key, iv: plain.iv, with: id("kek-elsewhere")), tenant: id("hooli"), assetID: Array(Self.foreignKEKAsset.utf8), keyPeriod: nil)
 
-        try await store.putPolicy(LicensePolicy(contentType: .hd).jsonBytes(), tenant: id("acme"), assetID: nil)
-        try await store.putPolicy(LicensePolicy(contentType: .uhd, hdcp: .type1).jsonBytes(), tenant: id("acme"), assetID: Array(Self.uhdAsset.utf8))
-        try await store.putPolicy(LicensePolicy(contentType: .audio, hdcp: .notRequired, leaseDurationSeconds: 120).jsonBytes(), tenant: id("acme"), assetID: Array(Self.audioAsset.utf8))
-        try await store.putPolicy(Array(#"{"content-type": "8k"}"#.utf8), tenant: id("acme"), assetID: Array(Self.badPolicyAsset.utf8))
-        try await store.putPolicy(LicensePolicy(contentType: .sd, hdcp: .notRequired).jsonBytes(), tenant: id("globex"), assetID: nil)
-        try await store.putPolicy(LicensePolicy(contentType: .hd).jsonBytes(), tenant: id("hooli"), assetID: nil)
+        func policy(_ json: String, tenant: String, asset: String?) async throws {
+            try await store.putPolicy(Array(json.utf8), tenant: id(tenant), assetID: asset.map { Array($0.utf8) })
+        }
+        try await policy(#"{"content-type": "hd"}"#, tenant: "acme", asset: nil)
+        try await policy(#"{"content-type": "uhd", "hdcp": "type1"}"#, tenant: "acme", asset: Self.uhdAsset)
+        try await policy(#"{"content-type": "audio", "hdcp": "none"}"#, tenant: "acme", asset: Self.audioAsset)
+        try await policy(#"{"content-type": "8k"}"#, tenant: "acme", asset: Self.badPolicyAsset)
+        try await policy(#"{"lease": {"duration": 600}}"#, tenant: "acme", asset: Self.liveAsset)
+        try await policy(#"{"lease": {"duration": 120}}"#, tenant: "acme", asset: Self.shortLiveAsset)
+        try await policy(#"{"content-type": "sd", "hdcp": "none"}"#, tenant: "globex", asset: nil)
+        try await policy(#"{"content-type": "hd"}"#, tenant: "hooli", asset: nil)
     }
 
     /// SPC options for a device asking for `asset`.
@@ -152,10 +166,11 @@ struct World: Sendable {
     /// A job plus the device session that can open its CKC.
     static func job(
         _ jobID: String, tenant: String = "acme", account: String = "alice", device: SimulatedDevice, _ options: SPCOptions,
-        deadline: Int64? = nil
+        deadline: Int64? = nil, entitlement: String = "", persistent: Bool = false, streamID: [UInt8]? = nil
     ) throws -> (job: LicenseJob, session: DeviceSession) {
         let (spc, session) = try device.makeSPC(options)
-        return (LicenseJob(id: id(jobID), tenant: id(tenant), account: id(account), spc: spc, deadline: deadline, entitlement: "ent-\(jobID)"), session)
+        return (LicenseJob(id: id(jobID), tenant: id(tenant), account: id(account), spc: spc, deadline: deadline, entitlement: entitlement,
+                           persistent: persistent, streamID: streamID), session)
     }
 }
 

@@ -41,9 +41,9 @@ struct LicenseProcessorTests {
         try #require(replies.count == jobs.count)
         #expect(replies.map(\.id) == jobs.map(\.id.value))
         let expected: [(KSMStatus, String, String?)] = [
-            (.ok, "apple-default:hd", World.hdAsset), (.ok, "apple-default:uhd", World.uhdAsset),
-            (.ok, "apple-default:audio", World.audioAsset), (.ok, "apple-default:sd", World.sdAsset),
-            (KSMStatus(.clientSecurityLevel), "apple-default:uhd", nil), (KSMStatus(.spcVersionError), "fairplay:open", nil),
+            (.ok, "policy:granted", World.hdAsset), (.ok, "policy:granted", World.uhdAsset),
+            (.ok, "policy:granted", World.audioAsset), (.ok, "policy:granted", World.sdAsset),
+            (KSMStatus(.clientSecurityLevel), "security-level:below-minimum", nil), (KSMStatus(.spcVersionError), "fairplay:open", nil),
         ]
         for (i, (status, rule, asset)) in expected.enumerated() {
             let reply = replies[i]
@@ -163,13 +163,13 @@ struct LicenseProcessorTests {
         func playback(_ session: UInt64, _ state: PlaybackState = .readyToPlay) -> MediaPlaybackInfo {
             MediaPlaybackInfo(creationDate: UInt32(t0 / 1000), state: state, sessionID: session)
         }
-        // acme allows 2 concurrent streams per account, 600 s each. Three devices start playing.
+        // acme's live asset leases for 600 s; the tenant record allows 2 streams. Three devices start playing.
         let phones = (0..<3).map { _ in SimulatedDevice(trust: world.trustA) }
         let starts = try (0..<3).map { n in
-            try World.job("start-\(n)", device: phones[n], World.options(World.hdAsset, playback: playback(UInt64(100 + n))))
+            try World.job("start-\(n)", device: phones[n], World.options(World.liveAsset, playback: playback(UInt64(100 + n))))
         }
         // A different account is not affected.
-        let other = try World.job("bob-1", account: "bob", device: phones[2], World.options(World.hdAsset, playback: playback(7)))
+        let other = try World.job("bob-1", account: "bob", device: phones[2], World.options(World.liveAsset, playback: playback(7)))
         let first = await processor.process(starts.map(\.job) + [other.job], now: t0)
         #expect(store.leaseCalls == 1, "one lease round trip for the batch")
         for n in [0, 1, 3] {
@@ -179,7 +179,7 @@ struct LicenseProcessorTests {
         for n in [0, 1] {
             let opened = try CKCOpener.open(first[n].ckc!, session: starts[n].session)
             #expect(opened.keyDuration == .lease(600))
-            #expect(opened.contentKey == world.keys[World.hdAsset]!.key)
+            #expect(opened.contentKey == world.keys[World.liveAsset]!.key)
         }
         #expect(first[2].status == .tooManyStreams && first[2].rule == "lease:too-many-streams")
         #expect(first[2].reason.contains("holds 2 of 2"), "\(first[2].reason)")
@@ -187,7 +187,7 @@ struct LicenseProcessorTests {
 
         // 500 s later the first phone's lease is about to expire: state 3 renews it.
         let later = t0 + 500_000
-        let renewal = try World.job("renew-0", device: phones[0], World.options(World.hdAsset, playback: playback(100, .leaseRenewal)))
+        let renewal = try World.job("renew-0", device: phones[0], World.options(World.liveAsset, playback: playback(100, .leaseRenewal)))
         let renewed = try #require(await processor.process([renewal.job], now: later).first)
         #expect(renewed.status == .ok, "\(renewed.reason)")
         #expect(renewed.leaseExpiresAt == later + 600_000)
@@ -207,10 +207,10 @@ struct LicenseProcessorTests {
         #expect(redelivered.keyDuration == .lease(100))
     }
 
-    @Test func policyLeaseDurationOverridesTheTenants() async throws {
+    @Test func assetPolicyLeaseDuration() async throws {
         let processor = try world.processor(store: try await memoryStore(), pool: sharedPool)
         let play = MediaPlaybackInfo(creationDate: 1, state: .readyToPlay, sessionID: 9)
-        let job = try World.job("a1", device: world.deviceA, World.options(World.audioAsset, playback: play))
+        let job = try World.job("a1", device: world.deviceA, World.options(World.shortLiveAsset, playback: play))
         let reply = try #require(await processor.process([job.job], now: t0).first)
         #expect(reply.status == .ok && reply.leaseExpiresAt == t0 + 120_000)
         #expect(try CKCOpener.open(reply.ckc!, session: job.session).keyDuration == .lease(120))
@@ -231,7 +231,7 @@ struct LicenseProcessorTests {
         store.failFetch = nil
         store.failLeases = LicenseStoreError(.unavailable, "timeout", isRetriable: true)
         let play = MediaPlaybackInfo(creationDate: 1, state: .readyToPlay, sessionID: 1)
-        let leased = try World.job("l1", device: world.deviceA, World.options(World.hdAsset, playback: play)).job
+        let leased = try World.job("l1", device: world.deviceA, World.options(World.liveAsset, playback: play)).job
         let plain = try World.job("p1", device: world.deviceA, World.options(World.hdAsset)).job
         let second = await processor.process([leased, plain], now: t0)
         #expect(second.map(\.status) == [.storeUnavailable, .storeUnavailable])
@@ -323,7 +323,7 @@ struct LicenseProcessorTests {
 
         // Leases through the Lua script: limit, refusal counts, idempotent redelivery.
         let play = { (n: UInt64) in MediaPlaybackInfo(creationDate: 1, state: .readyToPlay, sessionID: n) }
-        let leased = try (0..<3).map { n in try World.job("r-\(n)", device: SimulatedDevice(trust: world.trustA), World.options(World.hdAsset, playback: play(UInt64(n)))) }
+        let leased = try (0..<3).map { n in try World.job("r-\(n)", device: SimulatedDevice(trust: world.trustA), World.options(World.liveAsset, playback: play(UInt64(n)))) }
         let first = await processor.process(leased.map(\.job), now: t0)
         #expect(first.map(\.status) == [.ok, .ok, .tooManyStreams])
         #expect(first[2].reason.contains("holds 2 of 2"))

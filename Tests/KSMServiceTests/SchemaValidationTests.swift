@@ -69,7 +69,7 @@ struct SchemaValidationTests {
         jobs.append(try World.job("s-hd", device: world.deviceA, World.options(World.hdAsset)).job)
         jobs.append(try World.job("s-uhd", device: world.deviceA, World.options(World.uhdAsset, main: true)).job)
         for n in 0..<3 {
-            var job = try World.job("s-lease-\(n)", device: SimulatedDevice(trust: world.trustA), World.options(World.hdAsset, playback: play(UInt64(n)))).job
+            var job = try World.job("s-lease-\(n)", device: SimulatedDevice(trust: world.trustA), World.options(World.liveAsset, playback: play(UInt64(n)))).job
             job.priority = .continuity
             jobs.append(job)
         }
@@ -104,8 +104,8 @@ struct SchemaValidationTests {
         for reply in replies + outage { try write("license-reply", "valid", reply.jsonBytes()) }
         for payload in payloads.prefix(jobs.count) { try write("license-job", "valid", payload) }
         try write("license-job", "valid", Array(#"{"id":"m","tenant":"t","account":"a","spc":"AAAA","entitlement":"","future-field":1}"#.utf8))
-        for policy in [LicensePolicy(contentType: .uhd, hdcp: .type1), LicensePolicy(contentType: .audio, hdcp: .notRequired, leaseDurationSeconds: 120), LicensePolicy(contentType: .sd)] {
-            try write("policy", "valid", policy.jsonBytes())
+        for policy in [#"{"content-type":"uhd","hdcp":"type1"}"#, #"{"content-type":"audio","hdcp":"none","lease":{"duration":120}}"#, #"{"content-type":"sd"}"#] {
+            try write("policy", "valid", try PolicyDocument(json: Array(policy.utf8)).jsonBytes())
         }
 
         // What the decoders refuse, the schemas refuse too.
@@ -124,9 +124,9 @@ struct SchemaValidationTests {
             #expect(throws: LicenseJobError.self, "the decoder refuses \(text)") { try LicenseJob(json: bytes) }
             try write("license-job", "invalid", bytes)
         }
-        let refusedPolicies = [#"{"hdcp-type":0}"#, #"{"content-type":"8k"}"#, #"{"content-type":"hd","hdcp-type":2}"#, #"{"content-type":"hd","lease-duration":0}"#]
+        let refusedPolicies = [#"{"content-type":"8k"}"#, #"{"content-type":"hd","hdcp-type":2}"#, #"{"content-type":"hd","hdcp":"type2"}"#]
         for text in refusedPolicies {
-            #expect(throws: LicensePolicy.InvalidPolicy.self) { try LicensePolicy(json: Array(text.utf8)) }
+            #expect(throws: PolicyDocumentError.self) { try PolicyDocument(json: Array(text.utf8)) }
             try write("policy", "invalid", Array(text.utf8))
         }
         // A reply with a CKC but an error status, and one without a status, break the reply schema.

@@ -141,11 +141,12 @@ struct LicenseStoreTests {
                 StoreRequest(tenant: id("acme"), account: id("bob"), assetID: [0x42]),
                 StoreRequest(tenant: id("nobody"), account: id("bob"), assetID: asset),
             ])
-            #expect(results[0] == StoreResult(tenant: tenant, contentKey: key, policy: Array(#"{"hdcp":1}"#.utf8)))
-            #expect(results[1] == StoreResult(tenant: tenant, contentKey: period2, policy: Array(#"{"hdcp":1}"#.utf8)))
-            #expect(results[2] == StoreResult(tenant: tenant, contentKey: nil, policy: Array(#"{"hdcp":1}"#.utf8)))
-            #expect(results[3] == StoreResult(tenant: tenant, contentKey: nil, policy: Array(#"{"default":true}"#.utf8)))
-            #expect(results[4] == StoreResult(tenant: nil, contentKey: nil, policy: nil))
+            let tenantPolicy = Array(#"{"default":true}"#.utf8), assetPolicy = Array(#"{"hdcp":1}"#.utf8)
+            #expect(results[0] == StoreResult(tenant: tenant, contentKey: key, tenantPolicy: tenantPolicy, assetPolicy: assetPolicy))
+            #expect(results[1] == StoreResult(tenant: tenant, contentKey: period2, tenantPolicy: tenantPolicy, assetPolicy: assetPolicy))
+            #expect(results[2] == StoreResult(tenant: tenant, contentKey: nil, tenantPolicy: tenantPolicy, assetPolicy: assetPolicy))
+            #expect(results[3] == StoreResult(tenant: tenant, contentKey: nil, tenantPolicy: tenantPolicy))
+            #expect(results[4] == StoreResult(tenant: nil, contentKey: nil))
             #expect(try await store.fetch([]).isEmpty)
             #expect(try await store.acquireLeases([]).isEmpty)
         }

@@ -80,8 +80,10 @@ struct CKCBuilder {
         guard content.contentIV.count == 16 else { throw .param("content IV must be 16 bytes, got \(content.contentIV.count)") }
         if let key = content.contentKey {
             guard key.count == 16 else { throw .param("content key must be 16 bytes, got \(key.count)") }
-        } else if payload.playback?.state != .playingOrPaused {
-            throw .param("a content key is required unless the SPC reports playback state 2")
+        } else if payload.playback?.state != .playingOrPaused, payload.sync == nil {
+            // Guide table 4-2: state 2 gets a duration answer without a key; "Sync": a sync SPC gets
+            // a check-in answer, and a sync never asks for a key.
+            throw .param("a content key is required unless the SPC reports playback state 2 or is a sync SPC")
         }
         if content.offlineKey != nil && content.keyDuration != nil {
             throw .param("an offline key TLLV and a content key duration TLLV cannot share a CKC")

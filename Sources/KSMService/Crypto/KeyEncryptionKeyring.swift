@@ -95,4 +95,28 @@ public final class KeyEncryptionKeyring: Sendable {
         }
         return key
     }
+
+    /// Wraps a secret of 16 to 1024 bytes, a multiple of 8 (RFC 3394), under KEK `id`: entitlement
+    /// token secrets are stored this way, like content keys.
+    public func wrap(secret: [UInt8], with id: StoreIdentifier) throws(KeyringError) -> [UInt8] {
+        guard secret.count >= 16, secret.count <= 1024, secret.count.isMultiple(of: 8) else {
+            throw KeyringError("secret is \(secret.count) bytes; RFC 3394 needs 16...1024, a multiple of 8")
+        }
+        guard let kek = keys.withLock({ $0[id] }) else { throw KeyringError("no key-encryption key \(id)") }
+        do {
+            return try kek.withBytes { bytes throws(FairPlayError) in try FairPlayCrypto.aesKeyWrap(kek: bytes, key: secret) }
+        } catch {
+            throw KeyringError("wrap under \(id) failed: \(error.reason)")
+        }
+    }
+
+    /// Unwraps a secret stored with ``wrap(secret:with:)``; the caller should cleanse it after use.
+    public func unwrap(secret wrapped: [UInt8], with id: StoreIdentifier) throws(KeyringError) -> [UInt8] {
+        guard let kek = keys.withLock({ $0[id] }) else { throw KeyringError("no key-encryption key \(id) on this worker") }
+        do {
+            return try kek.withBytes { bytes throws(FairPlayError) in try FairPlayCrypto.aesKeyUnwrap(kek: bytes, wrapped: wrapped) }
+        } catch {
+            throw KeyringError("unwrap under \(id) failed: \(error.reason)")
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import FairPlay
+import Licensing
 
 /// The status a ``LicenseReply`` carries: Apple's KSM codes (``FairPlayStatus``) where they fit, and
 /// this project's codes (-43001 and below) for what Apple's SDK has no word for: tenants, leases,
@@ -39,15 +40,63 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let noPolicy = KSMStatus(rawValue: -43009)
     /// The policy document does not follow schemas/policy.schema.json.
     public static let invalidPolicy = KSMStatus(rawValue: -43010)
+    /// Playback through AirPlay, and the policy says `airplay: deny`.
+    public static let airPlayDenied = KSMStatus(rawValue: -43011)
+    /// Playback through Apple's digital AV adapter, and the policy says `av-adapter: deny`.
+    public static let avAdapterDenied = KSMStatus(rawValue: -43012)
+    /// The client runs in a virtual machine (VM device info), and the policy says `virtual-machine: deny`.
+    public static let virtualMachineDenied = KSMStatus(rawValue: -43013)
+    /// The rental window has not opened yet (`rental.not-before`).
+    public static let rentalNotYetValid = KSMStatus(rawValue: -43014)
+    /// The rental window has closed (`rental.not-after`).
+    public static let rentalExpired = KSMStatus(rawValue: -43015)
+    /// The account's rental period (`rental.duration` from its first license) is over, for a new playback or download.
+    public static let rentalPeriodOver = KSMStatus(rawValue: -43016)
+    /// The job asks for a download and the policy allows neither offline keys nor persistable keys.
+    public static let offlineNotAllowed = KSMStatus(rawValue: -43017)
+    /// Offline only, and the client announces no offline key (capability bits 1 and 3).
+    public static let offlineNeedsCapability = KSMStatus(rawValue: -43018)
+    /// Playback state 3 asks to renew and `lease.renewal` is false; or state 2 finds no live slot to hold.
+    public static let leaseRenewalNotAllowed = KSMStatus(rawValue: -43019)
+    /// A new device and the account has registered `device-limit` devices.
+    public static let deviceLimitReached = KSMStatus(rawValue: -43020)
+    /// This stream was ended by a newer one (`when-full: end-oldest`); its renewal is refused.
+    public static let streamEnded = KSMStatus(rawValue: -43021)
+    /// The policy requires an entitlement token and the job carries none.
+    public static let tokenMissing = KSMStatus(rawValue: -43022)
+    /// The entitlement token is malformed, or its `alg` is not HS256.
+    public static let tokenMalformed = KSMStatus(rawValue: -43023)
+    /// The token's `kid` is missing or names no secret of the tenant.
+    public static let tokenUnknownKeyID = KSMStatus(rawValue: -43024)
+    /// The token's HMAC-SHA256 does not verify.
+    public static let tokenBadSignature = KSMStatus(rawValue: -43025)
+    /// The token's `exp` has passed.
+    public static let tokenExpired = KSMStatus(rawValue: -43026)
+    /// The token's `nbf` is still ahead.
+    public static let tokenNotYetValid = KSMStatus(rawValue: -43027)
+    /// The token's `sub` is not the job's account.
+    public static let tokenWrongAccount = KSMStatus(rawValue: -43028)
+    /// The token covers neither this asset nor a pattern matching it.
+    public static let tokenWrongAsset = KSMStatus(rawValue: -43029)
+    /// The token names another tenant.
+    public static let tokenWrongTenant = KSMStatus(rawValue: -43030)
     /// The worker sheds load: a prefetch or new-session job would wait longer than the scheduling
     /// policy allows. Retriable; the reply's `retry-after-ms` says when (jittered, so shed clients
     /// spread out instead of returning together).
     public static let overloaded = KSMStatus(rawValue: -43031)
 
+    /// The status a policy refusal is answered with (the engine's codes travel as raw values,
+    /// since Licensing cannot see this type).
+    public init(_ refusal: PolicyRefusal) { self.rawValue = refusal.status }
+
     /// The project's own codes, in code order.
     public static let projectCodes: [KSMStatus] = [
         .unknownTenant, .certificateNotOwnedByTenant, .noContentKey, .tooManyStreams, .deadlineExpired,
-        .storeUnavailable, .invalidJob, .keyUnwrapFailed, .noPolicy, .invalidPolicy, .overloaded,
+        .storeUnavailable, .invalidJob, .keyUnwrapFailed, .noPolicy, .invalidPolicy,
+        .airPlayDenied, .avAdapterDenied, .virtualMachineDenied, .rentalNotYetValid, .rentalExpired, .rentalPeriodOver,
+        .offlineNotAllowed, .offlineNeedsCapability, .leaseRenewalNotAllowed, .deviceLimitReached, .streamEnded,
+        .tokenMissing, .tokenMalformed, .tokenUnknownKeyID, .tokenBadSignature, .tokenExpired, .tokenNotYetValid,
+        .tokenWrongAccount, .tokenWrongAsset, .tokenWrongTenant, .overloaded,
     ]
 
     /// Every code a reply can carry: Apple's server codes, then the project's.
@@ -72,6 +121,26 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
         case -43008: "keyUnwrapFailed"
         case -43009: "noPolicy"
         case -43010: "invalidPolicy"
+        case -43011: "airPlayDenied"
+        case -43012: "avAdapterDenied"
+        case -43013: "virtualMachineDenied"
+        case -43014: "rentalNotYetValid"
+        case -43015: "rentalExpired"
+        case -43016: "rentalPeriodOver"
+        case -43017: "offlineNotAllowed"
+        case -43018: "offlineNeedsCapability"
+        case -43019: "leaseRenewalNotAllowed"
+        case -43020: "deviceLimitReached"
+        case -43021: "streamEnded"
+        case -43022: "tokenMissing"
+        case -43023: "tokenMalformed"
+        case -43024: "tokenUnknownKeyID"
+        case -43025: "tokenBadSignature"
+        case -43026: "tokenExpired"
+        case -43027: "tokenNotYetValid"
+        case -43028: "tokenWrongAccount"
+        case -43029: "tokenWrongAsset"
+        case -43030: "tokenWrongTenant"
         case -43031: "overloaded"
         default: FairPlayStatus(rawValue: rawValue).name
         }

@@ -5,7 +5,8 @@ import Licensing
 ///
 /// Wire form (schemas/license-job.schema.json):
 /// `{"id", "tenant", "account", "spc" (base64), "deadline"? (epoch ms), "priority"? ("continuity" |
-/// "new" | "prefetch", default "new"), "entitlement"}`. Unknown fields are ignored, so the edge can add
+/// "new" | "prefetch", default "new"), "entitlement"?, "persistent"? (bool, default false),
+/// "stream-id"? and "title-id"? (32 hex digits each)}`. Unknown fields are ignored, so the edge can add
 /// fields before every worker knows them. The reply topic and correlation ID are not in the body:
 /// they travel as Kafka headers.
 public struct LicenseJob: Sendable, Hashable {
@@ -20,8 +21,17 @@ public struct LicenseJob: Sendable, Hashable {
     public var deadline: Int64?
     /// Default: ``Priority/new``.
     public var priority: Priority
-    /// The platform's entitlement token; opaque to the worker for now (a later step checks it).
+    /// The platform's entitlement token (docs/policy.md: a JWT, HS256); "" when none. Checked
+    /// against the tenant's token secrets; the policy decides whether one is required.
     public var entitlement: String
+    /// True when the platform asks for a download: a persistable key or an offline (dual expiry)
+    /// key, as the policy allows. Default: false (a stream).
+    public var persistent: Bool
+    /// The 16-byte stream ID (offline key v1: content ID) the platform assigned to a download; the
+    /// device reports it back in sync SPCs. Nil: derived from the job ID.
+    public var streamID: [UInt8]?
+    /// The 16-byte title ID of a download (offline key v2). Nil: derived from the asset ID.
+    public var titleID: [UInt8]?
 
     /// The largest encoded job accepted: 256 KiB. Larger inputs are refused before parsing.
     public static let maximumEncodedSize = 256 * 1024
@@ -30,7 +40,8 @@ public struct LicenseJob: Sendable, Hashable {
 
     public init(
         id: StoreIdentifier, tenant: StoreIdentifier, account: StoreIdentifier, spc: [UInt8],
-        deadline: Int64? = nil, priority: Priority = .new, entitlement: String = ""
+        deadline: Int64? = nil, priority: Priority = .new, entitlement: String = "",
+        persistent: Bool = false, streamID: [UInt8]? = nil, titleID: [UInt8]? = nil
     ) {
         self.id = id
         self.tenant = tenant
@@ -39,6 +50,9 @@ public struct LicenseJob: Sendable, Hashable {
         self.deadline = deadline
         self.priority = priority
         self.entitlement = entitlement
+        self.persistent = persistent
+        self.streamID = streamID
+        self.titleID = titleID
     }
 
     /// How urgent a job is; an open set.
@@ -182,7 +196,26 @@ extension LicenseJob {
             throw fail("entitlement", "length \(entitlement.utf8.count) bytes exceeds \(Self.maximumEntitlementLength)")
         }
 
-        self.init(id: id, tenant: tenant, account: account, spc: Array(spcData), deadline: deadline, priority: priority, entitlement: entitlement)
+        var persistent = false
+        switch object["persistent"] {
+        case nil, .null?: break
+        case .bool(let b)?: persistent = b
+        case let other?: throw fail("persistent", "must be a boolean, not \(other.kind)")
+        }
+        func sixteenBytes(_ key: String) throws(LicenseJobError) -> [UInt8]? {
+            switch object[key] {
+            case nil, .null?: return nil
+            case .string(let text)?:
+                guard let bytes = HexEncoding.decode(text), bytes.count == 16 else { throw fail(key, "must be 32 hex digits (16 bytes)") }
+                return bytes
+            case let other?: throw fail(key, "must be a string, not \(other.kind)")
+            }
+        }
+        let streamID = try sixteenBytes("stream-id")
+        let titleID = try sixteenBytes("title-id")
+
+        self.init(id: id, tenant: tenant, account: account, spc: Array(spcData), deadline: deadline, priority: priority, entitlement: entitlement,
+                  persistent: persistent, streamID: streamID, titleID: titleID)
     }
 
     /// The job as JSON (used by tests, load generators and the demo).
@@ -193,6 +226,9 @@ extension LicenseJob {
             "entitlement": .string(entitlement),
         ]
         if let deadline { object["deadline"] = .integer(deadline) }
+        if persistent { object["persistent"] = .bool(true) }
+        if let streamID { object["stream-id"] = .string(HexEncoding.encode(streamID)) }
+        if let titleID { object["title-id"] = .string(HexEncoding.encode(titleID)) }
         return JSONValue.object(object).encoded()
     }
 }

@@ -21,7 +21,7 @@ public struct LicenseReply: Sendable, Hashable {
     public var hu: [UInt8]?
     public var tenant: String?
     public var account: String?
-    /// Which rule decided, e.g. "apple-default:uhd", "lease:too-many-streams", "deadline".
+    /// Which rule decided, e.g. "lease:granted", "token:expired", "lease:too-many-streams", "deadline".
     public var rule: String
     /// For a retriable refusal: when to ask again, in milliseconds (jittered by the worker).
     public var retryAfterMilliseconds: Int64?

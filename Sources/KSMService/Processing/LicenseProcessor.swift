@@ -8,12 +8,16 @@ import Logging
 /// For a batch, in this order (docs/worker.md):
 /// 1. deadline check: a job whose deadline has passed is answered at once, with no RSA work;
 /// 2. every SPC opened with ``KeyServerModule`` on the ``CryptoPool`` (RSA, off the cooperative pool);
-/// 3. ONE `store.fetch` for the batch: tenant, wrapped content key for the SPC's asset ID, policy;
-/// 4. per job: tenant known, owns the SPC's certificate, key present and unwrapped, policy valid,
-///    Apple's default rules for the content type satisfied by the client;
-/// 5. ONE `store.acquireLeases` for the jobs whose SPC carries a media playback state TLLV
-///    (request ID = job ID, so a redelivered job gets the same answer and takes no second slot);
-/// 6. every CKC built on the pool.
+/// 3. ONE `store.fetch` for the batch: tenant, wrapped content key for the SPC's asset ID, the
+///    tenant and asset policy layers, and the account's rental start (or offline records for a sync);
+/// 4. per job: tenant known, owns the SPC's certificate, key and policy present; the entitlement
+///    token verified; the layers stacked (``PolicyLayers``, each document parsed once per batch) and
+///    judged by ``PolicyEngine`` (``LicenseEvaluation``); the key unwrapped only if the terms send it;
+/// 5. ONE `store.acquireLeases` for the jobs whose decision has a side effect: lease slot, device
+///    registration, rental start, offline records (request ID = job ID, so a redelivered job gets
+///    the same answer and records nothing twice);
+/// 6. every CKC built on the pool from the decision's terms (content key duration or offline key,
+///    HDCP, required security level; no content key for playback state 2 or a sync check-in).
 ///
 /// Every job gets exactly one reply, in input order. A retriable store failure answers every job
 /// still in flight with ``KSMStatus/storeUnavailable`` (fail closed: no license without policy);
@@ -115,78 +119,152 @@ public struct LicenseProcessor: Sendable {
 
     // MARK: Steps
 
-    /// Steps 3 and 4: fetch, then the per-job checks that need no further round trip.
+    /// Steps 3 and 4: fetch, then the per-job checks and the policy decision, which need no further
+    /// round trip (except, rarely, a rental start the first read skipped: see ``CachingLicenseStore``).
     private func fetch(_ batch: inout Batch, now: Int64) async {
         let indices = batch.pending
         if indices.isEmpty { return }
         let requests = indices.map { index in
             let job = batch.jobs[index]
             // `request` is set for every pending job after step 2.
-            return StoreRequest(tenant: job.tenant, account: job.account, assetID: Array(batch.work[index].request!.assetID))
+            let request = batch.work[index].request!
+            return StoreRequest(tenant: job.tenant, account: job.account, assetID: Array(request.assetID),
+                                accountReads: request.payload.sync != nil ? .offlineRecords : .rentalStart)
         }
-        let results: [StoreResult]
-        do {
-            results = try await store.fetch(requests)
-            guard results.count == requests.count else {
-                throw LicenseStoreError(.backend, "store answered \(results.count) of \(requests.count) reads")
+        guard var results = await read(requests, &batch, during: "fetch") else { return }
+        var documents = PolicyDocumentCache()
+        var tokenKeyrings: [StoreIdentifier: Result<EntitlementKeyring, KeyEncryptionKeyring.KeyringError>] = [:]
+        var evaluations: [Int: LicenseEvaluation] = [:]
+        var rereads: [Int] = []
+        for (position, index) in indices.enumerated() {
+            guard let evaluation = check(index, results[position], in: &batch, now: now, documents: &documents, tokenKeyrings: &tokenKeyrings) else { continue }
+            if let policy = evaluation.policy, policy.rentalDurationSeconds > 0, !results[position].rentalStartRead {
+                rereads.append(position)
+            } else {
+                evaluations[index] = evaluation
             }
-        } catch {
-            batch.failAll(storeError: error, during: "fetch")
-            return
         }
-        // Most jobs of a batch share a policy document (the tenant default): parse each one once.
-        var policies: [[UInt8]: Result<LicensePolicy, LicensePolicy.InvalidPolicy>] = [:]
-        for (index, result) in zip(indices, results) {
-            check(index, result, in: &batch, policies: &policies)
+        if !rereads.isEmpty {
+            // A rental duration the cached documents did not show (a token claim set it): read the
+            // starts for those jobs alone, then judge them again.
+            var again = rereads.map { requests[$0] }
+            for i in again.indices { again[i].accountReads = .rentalStart }
+            guard let fresh = await read(again, &batch, during: "fetch") else { return }
+            for (position, result) in zip(rereads, fresh) {
+                results[position] = result
+                if let evaluation = check(indices[position], result, in: &batch, now: now, documents: &documents, tokenKeyrings: &tokenKeyrings) {
+                    evaluations[indices[position]] = evaluation
+                }
+            }
+        }
+        for (index, evaluation) in evaluations {
+            apply(evaluation, to: index, in: &batch)
         }
     }
 
-    /// Step 4 for one job: tenant, certificate, key, policy, Apple's rules.
-    private func check(_ index: Int, _ result: StoreResult, in batch: inout Batch, policies: inout [[UInt8]: Result<LicensePolicy, LicensePolicy.InvalidPolicy>]) {
+    /// One `store.fetch`; on failure every pending job is answered and nil returned.
+    private func read(_ requests: [StoreRequest], _ batch: inout Batch, during call: String) async -> [StoreResult]? {
+        do {
+            let results = try await store.fetch(requests)
+            guard results.count == requests.count else {
+                throw LicenseStoreError(.backend, "store answered \(results.count) of \(requests.count) reads")
+            }
+            return results
+        } catch {
+            batch.failAll(storeError: error, during: call)
+            return nil
+        }
+    }
+
+    /// Step 4 for one job: tenant, certificate, key present, policy present; then the policy
+    /// decision. Returns nil when the job was answered here.
+    private func check(
+        _ index: Int, _ result: StoreResult, in batch: inout Batch, now: Int64, documents: inout PolicyDocumentCache,
+        tokenKeyrings: inout [StoreIdentifier: Result<EntitlementKeyring, KeyEncryptionKeyring.KeyringError>]
+    ) -> LicenseEvaluation? {
         let job = batch.jobs[index]
         let request = batch.work[index].request!
+        if let refusal = Self.preflight(job: job, request: request, result: result) {
+            batch.answer(index, refusal.status, refusal.reason, rule: refusal.rule)
+            return nil
+        }
+        guard let tenant = result.tenant, let wrapped = result.contentKey else { return nil }  // preflight checked both
+        var ring: EntitlementKeyring?
+        if !job.entitlement.isEmpty {
+            let known = tokenKeyrings[tenant.id] ?? Self.tokenKeyring(tenant, keyring: keyring)
+            tokenKeyrings[tenant.id] = known
+            switch known {
+            case .success(let r): ring = r
+            case .failure(let error):
+                batch.answer(index, .keyUnwrapFailed, "entitlement secrets: \(error.reason)", rule: "token:keyring")
+                return nil
+            }
+        }
+        batch.work[index].tenant = tenant
+        batch.work[index].wrappedKey = wrapped
+        return LicenseEvaluation.evaluate(job: job, request: request, tenant: tenant, stored: result, now: now, documents: &documents, tokenKeyring: ring)
+    }
+
+    /// A refusal decided before policy: who asks, and what the store holds.
+    struct Preflight: Sendable {
+        var status: KSMStatus
+        var rule: String
+        var reason: String
+    }
+
+    /// Tenant known, owns the SPC's certificate (tenant isolation), content key and some policy
+    /// stored. Nil when the job may go on to the policy engine.
+    static func preflight(job: LicenseJob, request: SPCRequest, result: StoreResult) -> Preflight? {
         guard let tenant = result.tenant else {
-            batch.answer(index, .unknownTenant, "tenant \(job.tenant) is not known", rule: "tenant:unknown")
-            return
+            return Preflight(status: .unknownTenant, rule: "tenant:unknown", reason: "tenant \(job.tenant) is not known")
         }
         let spcHash = request.container.certificateHash
         let owned = tenant.certificateHashes.contains { Array($0) == Array(spcHash) }
             || tenant.certificateHashes.contains(FairPlayCrypto.sha256(request.credential.certificateDER))
         guard owned else {
-            batch.answer(index, .certificateNotOwnedByTenant,
-                         "the SPC is for certificate \(HexEncoding.encode(spcHash)), which tenant \(job.tenant) does not own",
-                         rule: "tenant:certificate")
-            return
+            return Preflight(status: .certificateNotOwnedByTenant, rule: "tenant:certificate",
+                             reason: "the SPC is for certificate \(HexEncoding.encode(spcHash)), which tenant \(job.tenant) does not own")
         }
-        guard let wrapped = result.contentKey else {
-            batch.answer(index, .noContentKey, "no content key for this asset ID", rule: "asset:no-content-key")
-            return
+        guard result.contentKey != nil else {
+            return Preflight(status: .noContentKey, rule: "asset:no-content-key", reason: "no content key for this asset ID")
         }
-        guard let document = result.policy else {
-            batch.answer(index, .noPolicy, "neither the asset nor tenant \(job.tenant) has a policy", rule: "policy:missing")
-            return
+        guard result.hasPolicy else {
+            return Preflight(status: .noPolicy, rule: "policy:missing", reason: "neither the asset nor tenant \(job.tenant) has a policy")
         }
-        let parsed = policies[document] ?? {
-            let result: Result<LicensePolicy, LicensePolicy.InvalidPolicy>
-            do throws(LicensePolicy.InvalidPolicy) { result = .success(try LicensePolicy(json: document)) } catch { result = .failure(error) }
-            policies[document] = result
-            return result
-        }()
-        let policy: LicensePolicy
-        switch parsed {
-        case .success(let p): policy = p
-        case .failure(let error):
-            batch.answer(index, .invalidPolicy, error.description, rule: "policy:invalid")
-            return
+        return nil
+    }
+
+    /// The tenant's token secrets, unwrapped under its KEK (once per batch and tenant).
+    static func tokenKeyring(_ tenant: TenantRecord, keyring: KeyEncryptionKeyring) -> Result<EntitlementKeyring, KeyEncryptionKeyring.KeyringError> {
+        var secrets: [String: [UInt8]] = [:]
+        for (kid, wrapped) in tenant.entitlementSecrets {
+            do throws(KeyEncryptionKeyring.KeyringError) {
+                secrets[kid.value] = try keyring.unwrap(secret: wrapped, with: tenant.keyEncryptionKeyID)
+            } catch {
+                return .failure(error)
+            }
         }
-        let requirement = AppleDefaultRules.requirement(for: policy.contentType, requestedHDCP: policy.hdcp)
-        let rule = "apple-default:\(policy.contentType.rawValue)"
-        do {
-            try AppleDefaultRules.check(ClientSecurity(request.payload), capabilities: request.payload.capabilities, against: requirement)
+        do throws(EntitlementKeyring.InvalidKey) {
+            return .success(try EntitlementKeyring(secrets))
         } catch {
-            batch.answer(index, KSMStatus(error.status), error.reason, rule: rule)
+            return .failure(KeyEncryptionKeyring.KeyringError(error.description))
+        }
+    }
+
+    /// Answers a refused job, or records an issued one's terms and unwraps its key.
+    private func apply(_ evaluation: LicenseEvaluation, to index: Int, in batch: inout Batch) {
+        let decision = evaluation.decision
+        guard let terms = decision.terms else {
+            batch.answer(index, evaluation.refusalStatus ?? .invalidPolicy, decision.reason, rule: decision.rule)
             return
         }
+        batch.work[index].evaluation = evaluation
+        batch.work[index].rule = decision.rule
+        batch.work[index].reason = decision.reason
+        guard let wrapped = batch.work[index].wrappedKey else { return }
+        batch.work[index].contentIV = wrapped.iv
+        // No key for playback state 2 or a sync check-in: it is never unwrapped.
+        guard terms.includesContentKey else { return }
         var key: [UInt8]
         do {
             key = try keyring.unwrap(wrapped)
@@ -195,27 +273,17 @@ public struct LicenseProcessor: Sendable {
             return
         }
         batch.work[index].contentKey = SecretBytes(taking: &key)
-        batch.work[index].contentIV = wrapped.iv
-        batch.work[index].tenant = tenant
-        batch.work[index].policy = policy
-        batch.work[index].requirement = requirement
-        batch.work[index].rule = rule
     }
 
-    /// Step 5: one `acquireLeases` for every pending job with a media playback state TLLV.
+    /// Step 5: ONE write round trip (`acquireLeases`) for every pending job whose decision takes
+    /// a lease slot, registers a device, starts a rental or records offline licenses.
     private func acquireLeases(_ batch: inout Batch, now: Int64) async {
         var indices: [Int] = []
         var requests: [LeaseRequest] = []
         for index in batch.pending {
-            let work = batch.work[index]
-            guard let request = work.request, let playback = request.payload.playback, let tenant = work.tenant else { continue }
-            let job = batch.jobs[index]
+            guard let write = batch.work[index].evaluation?.write else { continue }
             indices.append(index)
-            requests.append(LeaseRequest(
-                requestID: job.id, tenant: job.tenant, account: job.account, deviceID: request.hu,
-                sessionID: playback.sessionID, maxConcurrentStreams: tenant.maxConcurrentStreams,
-                leaseDurationSeconds: work.policy?.leaseDurationSeconds ?? tenant.leaseDurationSeconds,
-                nowMilliseconds: now))
+            requests.append(write)
         }
         if requests.isEmpty { return }
         let results: [LeaseResult]
@@ -230,42 +298,62 @@ public struct LicenseProcessor: Sendable {
         }
         for (index, result) in zip(indices, results) {
             switch result {
-            case .granted(let at), .renewed(let at):
+            case .granted(let at), .renewed(let at), .held(let at), .grantedEndingOldest(let at, _):
                 batch.work[index].leaseExpiresAt = at
                 batch.work[index].leaseRenewed = if case .renewed = result { true } else { false }
+                if case .grantedEndingOldest(_, let ended) = result {
+                    batch.work[index].reason += "; the account was full: stream \(ended) ended (its renewal will be refused)"
+                }
+            case .recorded:
+                break
             case .refused(let reason, let active, let limit):
-                let why = reason == .tooManyStreams
-                    ? "account \(batch.jobs[index].account) holds \(active) of \(limit) concurrent streams"
-                    : "lease refused (\(reason)): \(active) active of \(limit)"
-                batch.answer(index, .tooManyStreams, why, rule: "lease:too-many-streams")
+                let account = batch.jobs[index].account
+                switch reason {
+                case .deviceLimitReached:
+                    batch.answer(index, .deviceLimitReached, "account \(account) has registered \(active) of \(limit) devices", rule: PolicyRefusal.deviceLimitReached.rule)
+                case .streamEnded:
+                    batch.answer(index, .streamEnded, "this stream was ended by a newer one on account \(account)", rule: PolicyRefusal.streamEnded.rule)
+                case .noLiveSlot:
+                    batch.answer(index, .leaseRenewalNotAllowed, "the session holds no live lease and the policy does not renew leases", rule: PolicyRefusal.leaseRenewalNotAllowed.rule)
+                default:
+                    batch.answer(index, .tooManyStreams, "account \(account) holds \(active) of \(limit) concurrent streams", rule: PolicyRefusal.tooManyStreams.rule)
+                }
             }
         }
     }
 
-    /// Step 6: build every CKC on the pool.
+    /// Step 6: build every CKC on the pool, from the decision's terms.
     private func buildCKCs(_ batch: inout Batch, now: Int64) async {
         let indices = batch.pending
         if indices.isEmpty { return }
         let items: [CKCJob] = indices.map { index in
             let work = batch.work[index]
-            var duration: ContentKeyDuration?
+            // Every pending job has an issued evaluation after step 4.
+            let evaluation = work.evaluation!
+            let terms = evaluation.decision.terms!
+            var duration = terms.duration.contentKeyDuration
             if let expiry = work.leaseExpiresAt {
-                // The CKC's lease ends with the slot: a renewal (or a redelivered job) gets what remains.
-                let remaining = (expiry - now + 999) / 1000
-                duration = .lease(UInt32(clamping: max(1, remaining)))
+                // The CKC's lease ends with the slot: a renewal, a hold or a redelivered job gets what remains.
+                let remaining = UInt32(clamping: max(1, (expiry - now + 999) / 1000))
+                duration = switch terms.duration {
+                case .leaseAndRental(_, let rental): .leaseAndRental(lease: remaining, rental: rental)
+                default: .lease(remaining)
+                }
             }
             return CKCJob(
-                request: work.request!, key: work.contentKey!, iv: work.contentIV, duration: duration,
-                requirement: work.requirement!, audio: work.policy?.contentType == .audio)
+                request: work.request!, key: work.contentKey, iv: work.contentIV, duration: duration,
+                offlineKey: terms.duration.offlineKey(streamID: evaluation.streamID, titleID: evaluation.titleID),
+                hdcp: terms.hdcp, securityLevel: terms.requiredSecurityLevel, audio: evaluation.policy?.contentType == .audio)
         }
         let server = keyServer
         let built = await pool.map(items) { item -> Result<[UInt8], FairPlayError> in
-            var key = item.key.copy()
+            // Empty when the terms send no key (nothing to cleanse then).
+            var key = item.key?.copy() ?? []
             defer { FairPlayCrypto.cleanse(&key) }
             do throws(FairPlayError) {
                 let content = CKCContent(
-                    contentKey: key, contentIV: item.iv, keyDuration: item.duration, hdcp: item.requirement.hdcp,
-                    requiredSecurityLevel: item.requirement.securityLevel, libraryContentType: item.audio ? 3 : 1)
+                    contentKey: item.key == nil ? nil : key, contentIV: item.iv, keyDuration: item.duration, offlineKey: item.offlineKey, hdcp: item.hdcp,
+                    requiredSecurityLevel: item.securityLevel, libraryContentType: item.audio ? 3 : 1)
                 return .success(try server.makeCKC(for: item.request, content))
             } catch {
                 return .failure(error)
@@ -275,9 +363,9 @@ public struct LicenseProcessor: Sendable {
             let work = batch.work[index]
             switch result {
             case .success(let ckc):
-                var reason = "license issued"
+                var reason = work.reason
                 if let expiry = work.leaseExpiresAt {
-                    reason += work.leaseRenewed ? "; lease renewed until \(expiry)" : "; lease granted until \(expiry)"
+                    reason += work.leaseRenewed ? "; lease renewed until \(expiry)" : "; lease until \(expiry)"
                 }
                 batch.answer(index, .ok, reason, rule: work.rule, ckc: ckc)
             case .failure(let error):
@@ -290,10 +378,13 @@ public struct LicenseProcessor: Sendable {
 /// What a pool thread needs to build one CKC.
 private struct CKCJob: Sendable {
     let request: SPCRequest
-    let key: SecretBytes
+    /// Nil when the terms send no content key (playback state 2, sync check-in).
+    let key: SecretBytes?
     let iv: [UInt8]
     let duration: ContentKeyDuration?
-    let requirement: AppleDefaultRules.Requirement
+    let offlineKey: OfflineKey?
+    let hdcp: HDCPRequirement
+    let securityLevel: SecurityLevel
     let audio: Bool
 }
 
@@ -302,11 +393,13 @@ private struct Batch {
     struct Work {
         var request: SPCRequest?
         var tenant: TenantRecord?
-        var policy: LicensePolicy?
-        var requirement: AppleDefaultRules.Requirement?
+        var wrappedKey: WrappedContentKey?
+        /// Set for jobs the policy issues.
+        var evaluation: LicenseEvaluation?
         var contentKey: SecretBytes?
         var contentIV: [UInt8] = []
         var rule = ""
+        var reason = ""
         var leaseExpiresAt: Int64?
         var leaseRenewed = false
     }

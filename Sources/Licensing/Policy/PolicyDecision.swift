@@ -10,6 +10,14 @@ public struct PolicyDecision: Hashable, Sendable, CustomStringConvertible {
     /// Why, in words, for the reply's `reason` and `ksm admin explain`.
     public var reason: String
 
+    /// Memberwise; the worker uses it for refusals decided before the engine (an invalid layer).
+    public init(refusal: PolicyRefusal?, terms: LicenseTerms?, rule: String, reason: String) {
+        self.refusal = refusal
+        self.terms = terms
+        self.rule = rule
+        self.reason = reason
+    }
+
     public static func issue(_ terms: LicenseTerms, rule: String, reason: String) -> PolicyDecision {
         PolicyDecision(refusal: nil, terms: terms, rule: rule, reason: reason)
     }

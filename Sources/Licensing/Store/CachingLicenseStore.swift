@@ -1,5 +1,8 @@
 /// A short-lived, single-flight cache of tenants, wrapped content keys and policies in front of a store.
 ///
+/// Per-account records (``AccountReads``: rental starts, offline records) are never cached: a request
+/// that asks for them is forwarded to the inner store in the same single round trip as the misses.
+///
 /// When a live stream rotates keys, every viewer asks for the same new key within a second: with
 /// this cache a worker reads each (tenant, asset, key period) from Redis once per `timeToLive`, and
 /// concurrent batches that miss the same entry wait for the one read already in flight instead of
@@ -39,24 +42,45 @@ public final class CachingLicenseStore: LicenseStore {
     public func fetch(_ requests: [StoreRequest]) async throws(LicenseStoreError) -> [StoreResult] {
         let keys = requests.map(Key.init)
         let plan = await cache.plan(keys, now: now())
-        if !plan.toLoad.isEmpty {
+        // Mutable per-account records are never cached. A rental start only matters under a policy
+        // with a rental duration: a cached entry whose documents set none drops that read, so a
+        // batch of cache hits needs no round trip (the result says `rentalStartRead == false`).
+        var accountIndices: [Int] = []
+        var accountRequests: [StoreRequest] = []
+        for (index, request) in requests.enumerated() where !request.accountReads.isEmpty {
+            var reads = request.accountReads
+            if let hint = plan.rentalHints[keys[index]], !hint { reads.remove(.rentalStart) }
+            guard !reads.isEmpty else { continue }
+            var forwarded = request
+            forwarded.accountReads = reads
+            accountIndices.append(index)
+            accountRequests.append(forwarded)
+        }
+        var accountResults: [Int: StoreResult] = [:]
+        if !plan.toLoad.isEmpty || !accountRequests.isEmpty {
             let loadRequests = plan.toLoad.map { key in
                 // Any request with this key will do; the account is not part of the read.
-                requests[keys.firstIndex(of: key)!]  // every key in toLoad came from `keys`
+                var r = requests[keys.firstIndex(of: key)!]  // every key in toLoad came from `keys`
+                r.accountReads = []
+                return r
             }
+            // One round trip: the shared misses and the account reads together.
             let results: [StoreResult]
             do throws(LicenseStoreError) {
-                results = try await inner.fetch(loadRequests)
+                results = try await inner.fetch(loadRequests + accountRequests)
             } catch {
                 await cache.fail(plan.toLoad, error)
                 throw error
             }
-            guard results.count == loadRequests.count else {
-                let error = LicenseStoreError(.backend, "store answered \(results.count) of \(loadRequests.count) reads")
+            guard results.count == loadRequests.count + accountRequests.count else {
+                let error = LicenseStoreError(.backend, "store answered \(results.count) of \(loadRequests.count + accountRequests.count) reads")
                 await cache.fail(plan.toLoad, error)
                 throw error
             }
-            await cache.store(Dictionary(uniqueKeysWithValues: zip(plan.toLoad, results)), expires: now() + timeToLive)
+            if !plan.toLoad.isEmpty {
+                await cache.store(Dictionary(uniqueKeysWithValues: zip(plan.toLoad, results.prefix(loadRequests.count))), expires: now() + timeToLive)
+            }
+            for (index, result) in zip(accountIndices, results.dropFirst(loadRequests.count)) { accountResults[index] = result }
         }
         var answers = plan.hits
         for key in plan.toWait where answers[key] == nil {
@@ -67,7 +91,11 @@ public final class CachingLicenseStore: LicenseStore {
         }
         var out: [StoreResult] = []
         out.reserveCapacity(keys.count)
-        for key in keys {
+        for (index, key) in keys.enumerated() {
+            if let direct = accountResults[index] {
+                out.append(direct)
+                continue
+            }
             guard let result = answers[key] else { throw LicenseStoreError(.backend, "cache lost a read it had loaded") }
             out.append(result)
         }
@@ -99,7 +127,7 @@ public final class CachingLicenseStore: LicenseStore {
 
     /// The entries and the reads in flight.
     actor Cache {
-        private var entries: [Key: (result: StoreResult, expires: ContinuousClock.Instant)] = [:]
+        private var entries: [Key: (result: StoreResult, expires: ContinuousClock.Instant, setsRentalDuration: Bool)] = [:]
         private var loading: [Key: [CheckedContinuation<Result<StoreResult, LicenseStoreError>, Never>]] = [:]
         private(set) var hits = 0
         private(set) var misses = 0
@@ -108,6 +136,8 @@ public final class CachingLicenseStore: LicenseStore {
 
         struct Plan {
             var hits: [Key: StoreResult] = [:]
+            /// For fresh hits: whether some stored document sets `rental.duration`.
+            var rentalHints: [Key: Bool] = [:]
             var toLoad: [Key] = []
             var toWait: [Key] = []
         }
@@ -119,6 +149,7 @@ public final class CachingLicenseStore: LicenseStore {
             for key in Set(keys) {
                 if let entry = entries[key], entry.expires > now {
                     plan.hits[key] = entry.result
+                    plan.rentalHints[key] = entry.setsRentalDuration
                     hits += 1
                 } else if loading[key] != nil {
                     plan.toWait.append(key)
@@ -134,7 +165,13 @@ public final class CachingLicenseStore: LicenseStore {
 
         func store(_ results: [Key: StoreResult], expires: ContinuousClock.Instant) {
             for (key, result) in results {
-                entries[key] = (result, expires)
+                // Parsed once per load; an unparsable document counts as setting it (read it).
+                let setsRental = [result.tenantPolicy, result.assetPolicy, result.keyPeriodPolicy].contains { bytes in
+                    guard let bytes else { return false }
+                    guard let document = try? PolicyDocument(json: bytes) else { return true }
+                    return document.rental.durationSeconds != nil
+                }
+                entries[key] = (result, expires, setsRental)
                 for waiter in loading.removeValue(forKey: key) ?? [] { waiter.resume(returning: .success(result)) }
             }
             if entries.count > 100_000 { entries = entries.filter { $0.value.expires > expires - .seconds(60) } }

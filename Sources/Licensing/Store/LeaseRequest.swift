@@ -1,4 +1,6 @@
-/// A request to take or renew one concurrent-stream lease slot.
+/// A request to take or renew one concurrent-stream lease slot, and to record the license's other
+/// per-account side effects (device registration, rental start, offline records) in the same atomic
+/// step: the store applies all of it or, when the device limit or the slot refuses, none of it.
 ///
 /// A slot is identified by (tenant, account, device, playback session). A request for a slot the
 /// account already holds (an SPC with playback state 3, "lease about to expire", or a new key
@@ -21,11 +23,37 @@ public struct LeaseRequest: Sendable, Hashable {
     public var leaseDurationSeconds: UInt32
     /// The worker's clock, in milliseconds since 1970. A slot is live while `expiresAt > now`.
     public var nowMilliseconds: Int64
+    /// What to do with the slot. Default: ``SlotMode/acquireOrRenew``.
+    public var slot: SlotMode
+    /// When the account is full: false refuses the new stream; true admits it and marks the oldest
+    /// live stream ended, so its next renewal is refused (policy `when-full: end-oldest`).
+    public var endOldestWhenFull: Bool
+    /// The account's device limit: the device is registered (or already is) before anything else;
+    /// a new device beyond the limit refuses the request. Nil: no device registry.
+    public var deviceLimit: Int?
+    /// Records `now` as the account's rental start for this asset unless one is recorded already.
+    public var rentalAssetID: [UInt8]?
+    /// Offline license records to write (a new dual-expiry license, or records a sync SPC changed).
+    public var offlineRecords: [OfflineLicenseRecord]
+    /// Stream IDs a sync SPC invalidated, kept so they never count as live again.
+    public var invalidatedStreamIDs: [[UInt8]]
+
+    /// What a request does with the account's lease slot.
+    public enum SlotMode: Sendable, Hashable {
+        /// No slot (no lease); only the other side effects.
+        case none
+        /// Take a slot, or renew this session's live slot (playback states 1 and 3).
+        case acquireOrRenew
+        /// The session must hold a live slot; nothing is extended (state 2 without renewal).
+        case hold
+    }
 
     public init(
         requestID: StoreIdentifier, tenant: StoreIdentifier, account: StoreIdentifier,
         deviceID: [UInt8], sessionID: UInt64, maxConcurrentStreams: Int,
-        leaseDurationSeconds: UInt32, nowMilliseconds: Int64
+        leaseDurationSeconds: UInt32, nowMilliseconds: Int64, slot: SlotMode = .acquireOrRenew,
+        endOldestWhenFull: Bool = false, deviceLimit: Int? = nil, rentalAssetID: [UInt8]? = nil,
+        offlineRecords: [OfflineLicenseRecord] = [], invalidatedStreamIDs: [[UInt8]] = []
     ) {
         self.requestID = requestID
         self.tenant = tenant
@@ -35,6 +63,12 @@ public struct LeaseRequest: Sendable, Hashable {
         self.maxConcurrentStreams = maxConcurrentStreams
         self.leaseDurationSeconds = leaseDurationSeconds
         self.nowMilliseconds = nowMilliseconds
+        self.slot = slot
+        self.endOldestWhenFull = endOldestWhenFull
+        self.deviceLimit = deviceLimit
+        self.rentalAssetID = rentalAssetID
+        self.offlineRecords = offlineRecords
+        self.invalidatedStreamIDs = invalidatedStreamIDs
     }
 
     /// The slot's member name inside the account's slot set: `<device hex>/<session hex, 16 digits>`.

@@ -4,24 +4,34 @@ public enum LeaseResult: Sendable, Hashable {
     case granted(expiresAtMilliseconds: Int64)
     /// The slot was already held and now ends at `expiresAtMilliseconds` (never earlier than before).
     case renewed(expiresAtMilliseconds: Int64)
-    /// No slot: the account already holds `activeCount` live slots of `limit`.
+    /// No slot: the account already holds `activeCount` live slots of `limit` (or, for
+    /// ``LeaseRefusalReason/deviceLimitReached``, registered devices of `limit`).
     case refused(reason: LeaseRefusalReason, activeCount: Int, limit: Int)
+    /// A new slot was taken in a full account by ending its oldest stream, `ended` (its slot member).
+    case grantedEndingOldest(expiresAtMilliseconds: Int64, ended: String)
+    /// ``LeaseRequest/SlotMode/hold``: the session's slot is live until `expiresAtMilliseconds`.
+    case held(expiresAtMilliseconds: Int64)
+    /// No slot was asked for; the other side effects were recorded.
+    case recorded
 
     /// The lease end for a granted or renewed lease; nil when refused.
     public var expiresAtMilliseconds: Int64? {
         switch self {
-        case .granted(let at), .renewed(let at): at
-        case .refused: nil
+        case .granted(let at), .renewed(let at), .held(let at), .grantedEndingOldest(let at, _): at
+        case .refused, .recorded: nil
         }
     }
 
     /// A compact text form, used by stores to keep an idempotency record:
-    /// `g:<ms>`, `r:<ms>`, `x:<reason>:<active>:<limit>`.
+    /// `g:<ms>`, `r:<ms>`, `x:<reason>:<active>:<limit>`, `g:<ms>:<ended member>`, `h:<ms>`, `n`.
     public var encoded: String {
         switch self {
         case .granted(let at): "g:\(at)"
         case .renewed(let at): "r:\(at)"
         case .refused(let reason, let active, let limit): "x:\(reason):\(active):\(limit)"
+        case .grantedEndingOldest(let at, let ended): "g:\(at):\(ended)"
+        case .held(let at): "h:\(at)"
+        case .recorded: "n"
         }
     }
 
@@ -32,6 +42,14 @@ public enum LeaseResult: Sendable, Hashable {
         case ("g", 2):
             guard let at = Int64(parts[1]) else { return nil }
             self = .granted(expiresAtMilliseconds: at)
+        case ("g", 3):
+            guard let at = Int64(parts[1]), !parts[2].isEmpty else { return nil }
+            self = .grantedEndingOldest(expiresAtMilliseconds: at, ended: String(parts[2]))
+        case ("h", 2):
+            guard let at = Int64(parts[1]) else { return nil }
+            self = .held(expiresAtMilliseconds: at)
+        case ("n", 1):
+            self = .recorded
         case ("r", 2):
             guard let at = Int64(parts[1]) else { return nil }
             self = .renewed(expiresAtMilliseconds: at)
@@ -50,5 +68,11 @@ public struct LeaseRefusalReason: Sendable, Hashable, CustomStringConvertible {
     public init(_ rawValue: String) { self.rawValue = rawValue }
     /// The account holds its maximum number of concurrent streams.
     public static let tooManyStreams = LeaseRefusalReason("tooManyStreams")
+    /// The account has registered its maximum of devices and this one is new.
+    public static let deviceLimitReached = LeaseRefusalReason("deviceLimitReached")
+    /// This session's stream was ended by a newer one (end-oldest); its renewal is refused.
+    public static let streamEnded = LeaseRefusalReason("streamEnded")
+    /// A hold found no live slot for the session.
+    public static let noLiveSlot = LeaseRefusalReason("noLiveSlot")
     public var description: String { rawValue }
 }

@@ -6,11 +6,14 @@ public struct StoreRequest: Sendable, Hashable {
     public var assetID: [UInt8]
     /// The key period of a rotating live stream; nil names the asset's single key.
     public var keyPeriod: StoreIdentifier?
+    /// Which mutable per-account records to read in the same round trip. Default: none.
+    public var accountReads: AccountReads
 
-    public init(tenant: StoreIdentifier, account: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier? = nil) {
+    public init(tenant: StoreIdentifier, account: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier? = nil, accountReads: AccountReads = []) {
         self.tenant = tenant
         self.account = account
         self.assetID = assetID
         self.keyPeriod = keyPeriod
+        self.accountReads = accountReads
     }
 }

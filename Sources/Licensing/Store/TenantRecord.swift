@@ -6,25 +6,32 @@ public struct TenantRecord: Sendable, Hashable {
     /// certificates this tenant owns. A worker refuses an SPC made for a certificate not listed here.
     public var certificateHashes: [[UInt8]]
     /// Names the key-encryption key (held by workers, never by the store) that wraps this tenant's
-    /// content keys.
+    /// content keys and entitlement secrets.
     public var keyEncryptionKeyID: StoreIdentifier
-    /// The most leases one account may hold at a time. Default: 2.
+    /// The account's stream limit when the policy leases keys and no policy layer sets
+    /// `max-streams` (the record's default under the documents). Default: 2.
     public var maxConcurrentStreams: Int
-    /// How long a granted or renewed lease lasts, in seconds (the CKC's lease-duration TLLV).
-    /// Default: 600.
+    /// Kept for records written before the policy engine; the lease length now comes from the
+    /// policy's `lease.duration`, and the worker does not read this. Default: 600.
     public var leaseDurationSeconds: UInt32
+    /// The entitlement token secrets by key ID (`kid`), each wrapped (RFC 3394) under
+    /// ``keyEncryptionKeyID`` like content keys, so Redis and its backups never hold a usable secret.
+    /// Whether a token is required is the policy's `entitlement-required`, not this record's.
+    public var entitlementSecrets: [StoreIdentifier: [UInt8]]
 
     public init(
         id: StoreIdentifier,
         certificateHashes: [[UInt8]] = [],
         keyEncryptionKeyID: StoreIdentifier,
         maxConcurrentStreams: Int = 2,
-        leaseDurationSeconds: UInt32 = 600
+        leaseDurationSeconds: UInt32 = 600,
+        entitlementSecrets: [StoreIdentifier: [UInt8]] = [:]
     ) {
         self.id = id
         self.certificateHashes = certificateHashes
         self.keyEncryptionKeyID = keyEncryptionKeyID
         self.maxConcurrentStreams = maxConcurrentStreams
         self.leaseDurationSeconds = leaseDurationSeconds
+        self.entitlementSecrets = entitlementSecrets
     }
 }
