@@ -218,7 +218,7 @@ final class FaultLoad: Sendable {
         var identicalDuplicates = 0
         /// Jobs answered finally more than once with different bytes (each a correct CKC, or it is in `wrong`).
         var differingDuplicates: [String] = []
-        /// Retriable replies seen (`storeUnavailable`), and those among them that broke fail-closed.
+        /// Retriable replies seen (`storeUnavailable`, `overloaded`), and those among them that broke fail-closed.
         var retriable = 0
         var retriableWithCKC = 0
         var sends = 0
@@ -240,7 +240,7 @@ final class FaultLoad: Sendable {
                 let arrivals = state.arrivals[id] ?? []
                 let retriable = arrivals.filter(\.reply.isRetriable)
                 v.retriable += retriable.count
-                v.retriableWithCKC += retriable.filter { $0.reply.ckc != nil || $0.reply.status != .storeUnavailable }.count
+                v.retriableWithCKC += retriable.filter { $0.reply.ckc != nil }.count
                 let finals = arrivals.filter { !$0.reply.isRetriable }
                 guard let first = finals.first else { v.missing.append(id); continue }
                 var problems: [String] = []

@@ -156,3 +156,18 @@ struct JobSchedulerTests {
         if case .failure(let error) = batch.first?.decoded { #expect(error.reason.contains("not valid JSON")) } else { Issue.record("decoded") }
     }
 }
+
+@Suite("Service rate")
+struct ServiceRateTests {
+    @Test("capacity comes from processing time, so a lightly loaded worker is not mistaken for a slow one")
+    func capacityNotArrivalRate() {
+        var rate = ServiceRate(initial: 500, concurrency: 4)
+        let start = ContinuousClock.now
+        #expect(rate.perSecond(at: start) == 500)
+        // Five jobs a second arrive, each batch of 5 takes 10 ms: capacity is 2,000/s, not 5/s.
+        for second in 0..<4 { rate.record(jobs: 5, processing: .milliseconds(10), at: start + .seconds(second)) }
+        #expect(abs(rate.perSecond(at: start + .seconds(4)) - 2_000) < 1)
+        // Old samples leave the 5 s window.
+        #expect(rate.perSecond(at: start + .seconds(60)) == 500)
+    }
+}

@@ -80,8 +80,9 @@ struct JobScheduler: Sendable {
         default: policy.newSessionMaximumWait
         }
         if var limit = limit?.seconds {
-            // A job that would only be answered after its own deadline is told now, not then.
-            if let deadline = job.deadline { limit = min(limit, Double(deadline - now) / 1000) }
+            // A job that would only be answered after its own deadline is told now, not then (one
+            // already past it is queued: it is answered `deadlineExpired` at once, without work).
+            if let deadline = job.deadline, deadline > now { limit = min(limit, Double(deadline - now) / 1000) }
             let before = queues[...index].reduce(ahead) { $0 + $1.count }
             let wait = Double(before) / max(rate, 1)
             if wait > limit {

@@ -1,24 +1,38 @@
-/// The worker's recent answering rate (jobs per second over the last few seconds), from which the
+/// The worker's processing capacity in jobs per second, from its recent batches, from which the
 /// scheduler predicts how long a new job would wait and how long to tell a shed client to back off.
+///
+/// Capacity, not the answering rate: an idle or starved worker answers few jobs per second but could
+/// answer many. Each batch contributes its job count and how long processing it took (taken to
+/// answered, publishing excluded, so a Kafka outage does not read as slow processing); with
+/// `concurrency` batches in flight at once, capacity = jobs / processing time x concurrency over the
+/// last few seconds. Under saturation that is the true rate; below it, an overestimate, which only
+/// makes shedding less eager.
 struct ServiceRate: Sendable {
-    private var samples: [(at: ContinuousClock.Instant, count: Int)] = []
+    private var samples: [(at: ContinuousClock.Instant, jobs: Int, seconds: Double)] = []
     private let window: Duration = .seconds(5)
     let initial: Double
+    let concurrency: Int
 
-    init(initial: Double) { self.initial = max(initial, 1) }
+    init(initial: Double, concurrency: Int = 1) {
+        self.initial = max(initial, 1)
+        self.concurrency = max(concurrency, 1)
+    }
 
-    mutating func record(_ count: Int, at now: ContinuousClock.Instant = .now) {
-        samples.append((now, count))
+    /// Records a processed batch: `jobs` jobs in `processing`.
+    mutating func record(jobs: Int, processing: Duration, at now: ContinuousClock.Instant = .now) {
+        guard jobs > 0 else { return }
+        samples.append((now, jobs, max(processing.seconds, 0.000_001)))
         let horizon = now - window
         if let keep = samples.firstIndex(where: { $0.at >= horizon }), keep > 0 { samples.removeFirst(keep) }
     }
 
-    /// Jobs per second; the initial guess until a second of history exists.
+    /// Jobs per second; the initial guess until a batch has been processed in the window.
     func perSecond(at now: ContinuousClock.Instant = .now) -> Double {
-        guard let oldest = samples.first?.at else { return initial }
-        let span = (now - oldest).seconds
-        guard span >= 1 else { return initial }
-        let total = samples.reduce(0) { $0 + $1.count }
-        return max(Double(total) / span, 1)
+        let horizon = now - window
+        let recent = samples.filter { $0.at >= horizon }
+        guard !recent.isEmpty else { return initial }
+        let jobs = recent.reduce(0) { $0 + $1.jobs }
+        let seconds = recent.reduce(0) { $0 + $1.seconds }
+        return max(Double(jobs) / seconds * Double(concurrency), 1)
     }
 }

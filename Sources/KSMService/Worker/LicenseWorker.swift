@@ -34,7 +34,8 @@ public final class LicenseWorker: Service, Sendable {
     public func run() async throws {
         let consumer = try KafkaConsumer(configuration: consumerConfiguration(), logger: logger)
         let producer = try KafkaProducer(configuration: producerConfiguration(), logger: logger)
-        let state = WorkerState(maximumInFlight: configuration.maximumInFlight, policy: configuration.scheduling)
+        let state = WorkerState(maximumInFlight: configuration.maximumInFlight, policy: configuration.scheduling,
+                                concurrentBatches: configuration.concurrentBatches)
         for (topic, error) in await producer.warmUp(topics: [configuration.repliesTopic, configuration.deadLetterTopic]) {
             logger.warning("no metadata for a reply topic yet", metadata: ["topic": "\(topic)", "error": "\(error)"])
         }
@@ -143,7 +144,9 @@ public final class LicenseWorker: Service, Sendable {
     private func batchLoop(state: WorkerState, consumer: KafkaConsumer, producer: KafkaProducer) async {
         while let batch = await state.nextBatch(limit: configuration.maximumBatchSize) {
             statistics.update { $0.batches += 1 }
+            let started = ContinuousClock.now
             let outcomes = await answer(batch)
+            await state.processed(jobs: batch.count, in: ContinuousClock.now - started)
             let delivered = await publish(outcomes, for: batch.map(\.message), producer: producer)
             for (partition, offset) in await state.finished(delivered) {
                 do {

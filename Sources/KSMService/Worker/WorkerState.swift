@@ -14,10 +14,10 @@ actor WorkerState {
     private(set) var isPaused = false
     let maximumInFlight: Int
 
-    init(maximumInFlight: Int, policy: SchedulingPolicy = SchedulingPolicy()) {
+    init(maximumInFlight: Int, policy: SchedulingPolicy = SchedulingPolicy(), concurrentBatches: Int = 1) {
         self.maximumInFlight = maximumInFlight
         self.scheduler = JobScheduler(policy: policy)
-        self.rate = ServiceRate(initial: policy.initialRate)
+        self.rate = ServiceRate(initial: policy.initialRate, concurrency: concurrentBatches)
     }
 
     /// Adds received messages, in order (each decoded once, here). Returns true when the caller
@@ -71,10 +71,14 @@ actor WorkerState {
         tracker.revoke(partitions)
     }
 
+    /// Records how long a batch of `jobs` took to process (for the capacity estimate).
+    func processed(jobs: Int, in duration: Duration) {
+        rate.record(jobs: jobs, processing: duration)
+    }
+
     /// Marks messages finished (their replies delivered); returns, per partition that moved, the
     /// offset to store.
     func finished(_ messages: [KafkaMessage]) -> [TopicPartition: Int64] {
-        rate.record(messages.count)
         var store: [TopicPartition: Int64] = [:]
         for message in messages {
             if let offset = tracker.finished(message.topicPartition, offset: message.offset) {
