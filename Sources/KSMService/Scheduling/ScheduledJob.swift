@@ -2,39 +2,58 @@ import Kafka
 
 /// A consumed message waiting for a batch, decoded once when it arrives so the scheduler can order
 /// it by class, tenant and deadline (and so the processor does not decode it again).
+///
+/// The message and the decoded job live in one shared box: the scheduler's heaps move jobs around
+/// on every push and pop, and a moved value should be a pointer and a few integers, not two byte
+/// arrays and a dozen strings to retain and release.
 struct ScheduledJob: Sendable {
-    let message: KafkaMessage
-    /// The job, or why the bytes are not one (answered `invalidJob` or dead-lettered in its batch).
-    let decoded: Result<LicenseJob, LicenseJobError>
+    private final class Box: Sendable {
+        let message: KafkaMessage
+        let decoded: Result<LicenseJob, LicenseJobError>
+
+        init(message: KafkaMessage, decoded: Result<LicenseJob, LicenseJobError>) {
+            self.message = message
+            self.decoded = decoded
+        }
+    }
+
+    private let box: Box
     /// Arrival order; ties between equal deadlines go to the older job.
     let sequence: UInt64
+    /// When the answer stops being useful (ms since 1970); nil means no deadline.
+    let deadline: Int64?
+    /// An undecodable job is scheduled as a new session: it costs nothing and must not wait long.
+    let priority: LicenseJob.Priority
     /// Set when the scheduler sheds the job under overload: answered `overloaded` with this hint.
     var retryAfterMilliseconds: Int64?
 
     init(message: KafkaMessage, sequence: UInt64) {
-        self.message = message
-        self.sequence = sequence
+        let decoded: Result<LicenseJob, LicenseJobError>
         do throws(LicenseJobError) {
             decoded = .success(try LicenseJob(json: message.value))
         } catch {
             decoded = .failure(error)
         }
+        box = Box(message: message, decoded: decoded)
+        self.sequence = sequence
+        switch decoded {
+        case .success(let job):
+            deadline = job.deadline
+            priority = job.priority
+        case .failure:
+            deadline = nil
+            priority = .new
+        }
     }
 
-    /// An undecodable job is scheduled as a new session: it costs nothing and must not wait long.
-    var priority: LicenseJob.Priority {
-        if case .success(let job) = decoded { return job.priority }
-        return .new
-    }
+    var message: KafkaMessage { box.message }
 
-    var deadline: Int64? {
-        if case .success(let job) = decoded { return job.deadline }
-        return nil
-    }
+    /// The job, or why the bytes are not one (answered `invalidJob` or dead-lettered in its batch).
+    var decoded: Result<LicenseJob, LicenseJobError> { box.decoded }
 
     /// The tenant fairness applies to; undecodable jobs share one pseudo-tenant.
     var tenant: String {
-        switch decoded {
+        switch box.decoded {
         case .success(let job): job.tenant.value
         case .failure(let error): error.tenant ?? ""
         }
