@@ -25,6 +25,8 @@ struct StormBench: AsyncParsableCommand {
     var joiners = 2_000
     @Option(help: "Where to write the chart (SVG).")
     var chart = "docs/storm.svg"
+    @Option(help: "Redraw the chart from figures saved by an earlier run (the JSON beside its chart) and exit.")
+    var redraw: String?
     @Option(parsing: .upToNextOption, help: "Scenarios to run, in order: on, off, on-2 (two worker processes), scheduler-only, cache-only.")
     var scenarios: [String] = ["on", "off", "on-2"]
 
@@ -43,7 +45,7 @@ struct StormBench: AsyncParsableCommand {
         "cache-only": Scenario(name: "cache-only", label: "cache, FIFO, 1 worker", processes: 1, flags: ["--no-scheduling"]),
     ]
 
-    struct Output: Encodable {
+    struct Output: Codable {
         var machine: String
         var jobs: Int
         var inProcessCKCPerSecond: Double
@@ -62,6 +64,13 @@ struct StormBench: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let redraw {
+            guard let data = FileManager.default.contents(atPath: redraw) else { throw ValidationError("cannot read \(redraw)") }
+            let saved = try JSONDecoder().decode(Output.self, from: data)
+            let svg = StormChart.svg(saved.runs, title: Self.title(viewers: viewers, joiners: joiners, ideal: saved.idealDrainSeconds))
+            try svg.write(toFile: chart, atomically: true, encoding: .utf8)
+            return
+        }
         let chosen = try scenarios.map { name -> Scenario in
             guard let s = Self.known[name] else { throw ValidationError("unknown scenario \(name); use on, off, on-2") }
             return s
@@ -142,7 +151,7 @@ struct StormBench: AsyncParsableCommand {
             drainOverIdeal: ratios,
             smoothingGain: drain("off").flatMap { off in drain("on").map { (off / $0 * 1000).rounded() / 1000 } },
             twoWorkersOverOne: drain("on").flatMap { one in drain("on-2").map { (one / $0 * 1000).rounded() / 1000 } })
-        let svg = StormChart.svg(reports, title: "Key-rotation storm: \(viewers) viewers rotate + \(joiners) join within 1 s (ideal drain \(String(format: "%.1f", ideal)) s)")
+        let svg = StormChart.svg(reports, title: Self.title(viewers: viewers, joiners: joiners, ideal: ideal))
         try svg.write(toFile: chart, atomically: true, encoding: .utf8)
         // The full figures, timeline included, beside the chart.
         let full = JSONEncoder()
@@ -157,6 +166,12 @@ struct StormBench: AsyncParsableCommand {
         FileHandle.standardOutput.write(try encoder.encode(printable) + Data("\n".utf8))
         withExtendedLifetime(cluster) {}
         if reports.contains(where: { !$0.allCorrect }) { throw ExitCode(1) }
+    }
+}
+
+extension StormBench {
+    static func title(viewers: Int, joiners: Int, ideal: Double) -> String {
+        "Key-rotation storm: \(viewers) viewers rotate + \(joiners) join within 1 s (ideal drain \(String(format: "%.1f", ideal)) s)"
     }
 }
 

@@ -13,7 +13,7 @@ public enum StormChart {
         out += "\n" + #"<text x="\#(left)" y="20" font-size="15">\#(escape(title))</text>"#
 
         struct Series { var name: String; var color: String; var dashed: Bool; var points: [(Double, Double)] }
-        func panel(_ index: Int, _ label: String, _ series: [Series]) {
+        func panel(_ index: Int, _ label: String, _ series: [Series], legendLeft: Bool = false) {
             let y0 = top + Double(index) * (panelHeight + gap)
             let maxV = max(series.flatMap { $0.points.map(\.1) }.max() ?? 1, 1) * 1.05
             let plotWidth = width - left - right
@@ -36,8 +36,9 @@ public enum StormChart {
                 let dash = s.dashed ? " stroke-dasharray=\"5,3\"" : ""
                 out += "\n<polyline fill=\"none\" stroke=\"\(s.color)\" stroke-width=\"1.8\"\(dash) points=\"\(path)\"/>"
                 let ly = y0 + 14 + Double(n) * 15
-                out += "\n<line x1=\"\(width - right - 230)\" y1=\"\(ly - 4)\" x2=\"\(width - right - 210)\" y2=\"\(ly - 4)\" stroke=\"\(s.color)\" stroke-width=\"2\"\(dash)/>"
-                out += "\n" + #"<text x="\#(width - right - 205)" y="\#(ly)">\#(escape(s.name))</text>"#
+                let lx = legendLeft ? left + 10 : width - right - 230
+                out += "\n<line x1=\"\(lx)\" y1=\"\(ly - 4)\" x2=\"\(lx + 20)\" y2=\"\(ly - 4)\" stroke=\"\(s.color)\" stroke-width=\"2\"\(dash)/>"
+                out += "\n" + #"<text x="\#(lx + 25)" y="\#(ly)">\#(escape(s.name))</text>"#
             }
         }
         func color(_ i: Int) -> String { palette[i % palette.count] }
@@ -50,7 +51,7 @@ public enum StormChart {
         panel(2, "p99 latency of answers (ms): solid continuity, dashed new sessions", runs.enumerated().flatMap { i, r in
             [Series(name: "\(r.label) continuity", color: color(i), dashed: false, points: r.timeline.compactMap { b in b.continuityP99.map { (b.t + 0.125, $0) } }),
              Series(name: "\(r.label) new", color: color(i), dashed: true, points: r.timeline.compactMap { b in b.newP99.map { (b.t + 0.125, $0) } })]
-        })
+        }, legendLeft: true)
         out += "\n</svg>\n"
         return out
     }
