@@ -309,6 +309,13 @@ def check_scaledobject(where, so, workload, configmap):
                 fail(where, f"kafka trigger metadata.{key} must be a string (KEDA reads strings), is {val!r}")
         if not str(md.get("lagThreshold", "")).isdigit():
             fail(where, "kafka trigger lagThreshold must be a whole number")
+    for t in (t for t in triggers if t.get("type") == "prometheus"):
+        md = t.get("metadata", {})
+        for key in ("serverAddress", "query", "threshold"):
+            if not isinstance(md.get(key), str) or not md.get(key):
+                fail(where, f"prometheus trigger lacks metadata.{key} (a string)")
+        if "ksm_expected_rotation_load" in str(md.get("query", "")) and "sum(" in str(md.get("query", "")):
+            fail(where, "ksm_expected_rotation_load is fleet-wide on every worker: aggregate with max, not sum")
     if not cron:
         fail(where, f"no cron trigger for scheduled events (types: {types})")
     for t in cron:

@@ -130,10 +130,11 @@ public struct RedisLicenseStore: LicenseStore {
                 ],
                 arguments: arguments)
         }
-        let replies = try await run(commands)
+        // Viewer counts for the rotation load ride in the same round trip (RedisLicenseStore+Rotation).
+        let replies = try await run(commands + Self.viewerCommands(requests))
         var results: [LeaseResult] = []
         results.reserveCapacity(requests.count)
-        for reply in replies {
+        for reply in replies.prefix(requests.count) {
             guard let text = try Self.checked(reply).string, let result = LeaseResult(encoded: text) else {
                 throw LicenseStoreError(.corruptRecord, "lease script returned an unexpected reply")
             }
@@ -153,6 +154,7 @@ public struct RedisLicenseStore: LicenseStore {
             "lease_seconds", RedisArgument(tenant.leaseDurationSeconds),
             "cert_hashes", RedisArgument(hashes),
         ]
+        if let seed = tenant.keySeed { fields += ["seed", RedisArgument(seed)] }
         for (kid, wrapped) in tenant.entitlementSecrets.sorted(by: { $0.key < $1.key }) {
             fields += [RedisArgument("tok:\(kid.value)"), RedisArgument(wrapped)]
         }
@@ -245,7 +247,8 @@ public struct RedisLicenseStore: LicenseStore {
             }
             secrets[kid] = value
         }
-        return TenantRecord(id: id, certificateHashes: hashes, keyEncryptionKeyID: kek, maxConcurrentStreams: maxStreams, leaseDurationSeconds: lease, entitlementSecrets: secrets)
+        return TenantRecord(id: id, certificateHashes: hashes, keyEncryptionKeyID: kek, maxConcurrentStreams: maxStreams, leaseDurationSeconds: lease, entitlementSecrets: secrets,
+                            keySeed: fields["seed"])
     }
 
     private static func decodeContentKey(_ value: RedisValue) throws(LicenseStoreError) -> WrappedContentKey? {

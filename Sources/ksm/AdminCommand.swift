@@ -11,7 +11,8 @@ struct AdminCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "admin",
         abstract: "Manage what workers read from Redis: tenants, content keys, policies, lease slots.",
-        subcommands: [SeedDemo.self, PutTenant.self, PutKey.self, PutPolicy.self, Slots.self, Explain.self]
+        subcommands: [SeedDemo.self, PutTenant.self, PutKey.self, PutPolicy.self, Slots.self, Explain.self,
+                      PutRotation.self, Rotations.self, RemoveRotation.self, DeriveKey.self]
     )
 
     /// Connection options shared by every admin subcommand.
@@ -75,7 +76,9 @@ struct AdminCommand: AsyncParsableCommand {
         @Option(help: "Kept for older records; leases now come from the policy's lease.duration.") var leaseDuration: UInt32 = 600
         @Option(help: "Entitlement token secret as KID=PATH (hex or raw, 32+ bytes, a multiple of 8); repeatable. Stored wrapped under the tenant's KEK.")
         var tokenSecret: [String] = []
-        @Option(help: "The tenant's KEK as ID=PATH, to wrap --token-secret (its ID must be --kek-id).") var kek: String?
+        @Option(help: "The tenant's KEK as ID=PATH, to wrap --token-secret and --key-seed (its ID must be --kek-id).") var kek: String?
+        @Option(help: "Content key seed file (32 bytes, hex or raw, mode 600): assets with no stored key get keys derived from it (docs/key-seeds.md). Stored wrapped under the tenant's KEK.")
+        var keySeed: String?
 
         func run() async throws {
             var hashes: [[UInt8]] = try certificateHash.map { text in
@@ -87,6 +90,11 @@ struct AdminCommand: AsyncParsableCommand {
             }
             let kekID = try AdminCommand.identifier(kekId, "KEK id")
             var secrets: [StoreIdentifier: [UInt8]] = [:]
+            var wrappedSeed: [UInt8]?
+            if let keySeed {
+                guard let kek else { throw ValidationError("--key-seed needs --kek \(kekId)=PATH to wrap it") }
+                wrappedSeed = try KeySeedFile.wrap(path: keySeed, kek: kek, kekID: kekID)
+            }
             if !tokenSecret.isEmpty {
                 guard let kek else { throw ValidationError("--token-secret needs --kek \(kekId)=PATH to wrap it") }
                 let (id, path) = try ServeOptions.split(kek, "--kek")
@@ -104,10 +112,10 @@ struct AdminCommand: AsyncParsableCommand {
             }
             let record = TenantRecord(id: try AdminCommand.identifier(tenant, "tenant"), certificateHashes: hashes,
                                       keyEncryptionKeyID: kekID, maxConcurrentStreams: maxStreams, leaseDurationSeconds: leaseDuration,
-                                      entitlementSecrets: secrets)
+                                      entitlementSecrets: secrets, keySeed: wrappedSeed)
             try await connection.store().putTenant(record)
             let kids = secrets.keys.map(\.value).sorted().joined(separator: ", ")
-            print("tenant \(tenant): \(hashes.count) certificate(s), KEK \(kekId), \(maxStreams) streams by default, token keys [\(kids)]")
+            print("tenant \(tenant): \(hashes.count) certificate(s), KEK \(kekId), \(maxStreams) streams by default, token keys [\(kids)]\(wrappedSeed == nil ? "" : ", key seed")")
         }
     }
 

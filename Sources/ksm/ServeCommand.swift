@@ -33,10 +33,16 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let pool = CryptoPool(threadCount: settings.cryptoThreads)
         let redisStore = RedisLicenseStore(client: redis)
-        let store: any LicenseStore = settings.cacheTTL > .zero ? CachingLicenseStore(redisStore, timeToLive: settings.cacheTTL) : redisStore
+        let cache = settings.cacheTTL > .zero ? CachingLicenseStore(redisStore, timeToLive: settings.cacheTTL) : nil
+        let store: any LicenseStore = cache ?? redisStore
         let processor = LicenseProcessor(keyServer: server, store: store, keyring: keyring, pool: pool, logger: logger)
         let worker = LicenseWorker(configuration: settings.worker, processor: processor, logger: logger)
         var services: [any Service] = [worker]
+        // Rotation prefetch (docs/scheduling.md): warms the cache with next keys before boundaries.
+        let rotationStatus = RotationStatus()
+        if let cache, let rotation = settings.rotation {
+            services.append(RotationPrefetcher(configuration: rotation, schedules: redisStore, cache: cache, status: rotationStatus, logger: logger))
+        }
         let storeHealth = StoreHealth()
         if let port = settings.adminPort {
             services.append(AdminServer(
@@ -48,7 +54,10 @@ struct ServeCommand: AsyncParsableCommand {
                     if !storeHealth.isUp { return .init(ok: false, detail: "redis: \(storeHealth.detail)") }
                     return .init(ok: true, detail: "ok: \(owned) partitions, redis up")
                 },
-                metrics: { WorkerMetrics.render(worker.statistics.snapshot, storeUp: storeHealth.isUp, stalled: worker.isStalled) },
+                metrics: {
+                    WorkerMetrics.render(worker.statistics.snapshot, storeUp: storeHealth.isUp, stalled: worker.isStalled)
+                        + RotationMetrics.render(rotationStatus.snapshot, cache: cache?.statistics)
+                },
                 logger: logger))
         }
         let group = ServiceGroup(configuration: .init(
@@ -119,6 +128,10 @@ struct ServeOptions: ParsableArguments {
     var prefetchMaxWait: Double?
     @Option(help: "Seconds a new-session job may wait before it is shed with a retry-after hint. Default: 30.")
     var newSessionMaxWait: Double?
+    @Option(help: "Seconds before a key-rotation boundary the next key is prefetched (needs the cache); 0 turns prefetch off (env KSM_ROTATION_LEAD). Default: 30.")
+    var rotationLead: Double?
+    @Option(help: "Seconds between rotation prefetch passes. Default: 5.")
+    var rotationInterval: Double?
 
     struct Settings {
         var worker: WorkerConfiguration
@@ -131,6 +144,8 @@ struct ServeOptions: ParsableArguments {
         var logLevel: Logger.Level
         var adminPort: Int?
         var cacheTTL: Duration
+        /// Nil: no rotation prefetch.
+        var rotation: RotationPrefetchConfiguration?
 
         /// Loads every key-encryption key; refuses a file others can read.
         func keyring() throws -> KeyEncryptionKeyring {
@@ -206,13 +221,21 @@ struct ServeOptions: ParsableArguments {
 
         let levelName = logLevel ?? env["KSM_LOG_LEVEL"] ?? (file["log-level"] as? String) ?? "info"
         guard let level = Logger.Level(rawValue: levelName) else { throw ValidationError("unknown log level \(levelName)") }
+        var rotation: RotationPrefetchConfiguration? = RotationPrefetchConfiguration()
+        let lead = rotationLead ?? env["KSM_ROTATION_LEAD"].flatMap { Double($0) } ?? (file["rotation-lead"] as? Double) ?? (file["rotation-lead"] as? Int).map(Double.init) ?? 30
+        guard lead >= 0, lead.isFinite else { throw ValidationError("--rotation-lead must be zero or a positive number of seconds") }
+        if lead == 0 { rotation = nil } else {
+            rotation?.leadTime = .milliseconds(Int64((lead * 1000).rounded()))
+            rotation?.interval = try seconds(rotationInterval, "rotation-interval", default: .seconds(5))
+        }
         let versions = !protocolVersions.isEmpty ? protocolVersions : ((file["protocol-versions"] as? [Int])?.map { UInt32($0) } ?? [1])
         return Settings(worker: worker, redisURL: redisURL, credentials: credentials,
                         fpscryptoLibrary: fpscryptoLibrary ?? (file["fpscrypto-library"] as? String), keks: keks,
                         cryptoThreads: pickInt(cryptoThreads, "crypto-threads") ?? ProcessInfo.processInfo.activeProcessorCount,
                         protocolVersions: versions, logLevel: level,
                         adminPort: adminPort ?? env["KSM_ADMIN_PORT"].flatMap { Int($0) } ?? (file["admin-port"] as? Int),
-                        cacheTTL: .milliseconds(Int64(((cacheTtl ?? env["KSM_CACHE_TTL"].flatMap { Double($0) } ?? (file["cache-ttl"] as? Double) ?? 2) * 1000).rounded())))
+                        cacheTTL: .milliseconds(Int64(((cacheTtl ?? env["KSM_CACHE_TTL"].flatMap { Double($0) } ?? (file["cache-ttl"] as? Double) ?? 2) * 1000).rounded())),
+                        rotation: rotation)
     }
 
     static func split(_ pair: String, _ name: String) throws -> (String, String) {

@@ -96,6 +96,7 @@ public struct LicenseEvaluation: Sendable {
         case .acquire(let seconds), .renew(let seconds):
             write.slot = .acquireOrRenew
             write.leaseDurationSeconds = seconds
+            write.viewedAssetID = assetID  // counted for the expected rotation load
         case .hold: write.slot = .hold
         }
         if terms.registersDevice { write.deviceLimit = Self.limit(policy.deviceLimit) }

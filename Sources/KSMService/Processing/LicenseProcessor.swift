@@ -188,7 +188,7 @@ public struct LicenseProcessor: Sendable {
             batch.answer(index, refusal.status, refusal.reason, rule: refusal.rule)
             return nil
         }
-        guard let tenant = result.tenant, let wrapped = result.contentKey else { return nil }  // preflight checked both
+        guard let tenant = result.tenant else { return nil }  // preflight checked it (and a key or a seed)
         var ring: EntitlementKeyring?
         if !job.entitlement.isEmpty {
             let known = tokenKeyrings[tenant.id] ?? Self.tokenKeyring(tenant, keyring: keyring)
@@ -201,7 +201,7 @@ public struct LicenseProcessor: Sendable {
             }
         }
         batch.work[index].tenant = tenant
-        batch.work[index].wrappedKey = wrapped
+        batch.work[index].wrappedKey = result.contentKey  // nil: derived from the tenant's key seed
         return LicenseEvaluation.evaluate(job: job, request: request, tenant: tenant, stored: result, now: now, documents: &documents, tokenKeyring: ring)
     }
 
@@ -225,7 +225,7 @@ public struct LicenseProcessor: Sendable {
             return Preflight(status: .certificateNotOwnedByTenant, rule: "tenant:certificate",
                              reason: "the SPC is for certificate \(HexEncoding.encode(spcHash)), which tenant \(job.tenant) does not own")
         }
-        guard result.contentKey != nil else {
+        guard result.contentKey != nil || tenant.keySeed != nil else {
             return Preflight(status: .noContentKey, rule: "asset:no-content-key", reason: "no content key for this asset ID")
         }
         guard result.hasPolicy else {
@@ -261,7 +261,10 @@ public struct LicenseProcessor: Sendable {
         batch.work[index].evaluation = evaluation
         batch.work[index].rule = decision.rule
         batch.work[index].reason = decision.reason
-        guard let wrapped = batch.work[index].wrappedKey else { return }
+        guard let wrapped = batch.work[index].wrappedKey else {
+            applySeededKey(includesContentKey: terms.includesContentKey, to: index, in: &batch)
+            return
+        }
         batch.work[index].contentIV = wrapped.iv
         // No key for playback state 2 or a sync check-in: it is never unwrapped.
         guard terms.includesContentKey else { return }
@@ -273,6 +276,22 @@ public struct LicenseProcessor: Sendable {
             return
         }
         batch.work[index].contentKey = SecretBytes(taking: &key)
+    }
+
+    /// No stored key, and the tenant has a key seed: the key and IV are derived (docs/key-seeds.md)
+    /// with no further read; a stored key always wins over the seed.
+    private func applySeededKey(includesContentKey: Bool, to index: Int, in batch: inout Batch) {
+        guard let tenant = batch.work[index].tenant, let seed = tenant.keySeed, let request = batch.work[index].request else { return }
+        var derived: ContentKeyDerivation.DerivedKey
+        do {
+            derived = try keyring.deriveContentKey(seed: seed, with: tenant.keyEncryptionKeyID, assetID: Array(request.assetID))
+        } catch {
+            batch.answer(index, .keyUnwrapFailed, error.reason, rule: "key:seed")
+            return
+        }
+        batch.work[index].contentIV = derived.iv
+        if includesContentKey { batch.work[index].contentKey = SecretBytes(taking: &derived.key) }
+        FairPlayCrypto.cleanse(&derived.key)
     }
 
     /// Step 5: ONE write round trip (`acquireLeases`) for every pending job whose decision takes

@@ -12,14 +12,16 @@
 public final class CachingLicenseStore: LicenseStore {
     public let inner: any LicenseStore
     public let timeToLive: Duration
-    private let cache: Cache
-    private let now: @Sendable () -> ContinuousClock.Instant
+    let cache: Cache
+    let now: @Sendable () -> ContinuousClock.Instant
+    /// Lock-free counts for ``statistics`` (readable without awaiting the cache actor).
+    let tally = CacheTally()
 
     public init(_ inner: any LicenseStore, timeToLive: Duration = .seconds(2), now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         self.inner = inner
         self.timeToLive = timeToLive
         self.now = now
-        self.cache = Cache()
+        self.cache = Cache(tally: tally)
     }
 
     /// What identifies a read: the account plays no part in tenant, key or policy.
@@ -127,6 +129,8 @@ public final class CachingLicenseStore: LicenseStore {
 
     /// The entries and the reads in flight.
     actor Cache {
+        let tally: CacheTally
+        init(tally: CacheTally) { self.tally = tally }
         private var entries: [Key: (result: StoreResult, expires: ContinuousClock.Instant, setsRentalDuration: Bool)] = [:]
         private var loading: [Key: [CheckedContinuation<Result<StoreResult, LicenseStoreError>, Never>]] = [:]
         private(set) var hits = 0
@@ -151,13 +155,16 @@ public final class CachingLicenseStore: LicenseStore {
                     plan.hits[key] = entry.result
                     plan.rentalHints[key] = entry.setsRentalDuration
                     hits += 1
+                    tally.add(hits: 1)
                 } else if loading[key] != nil {
                     plan.toWait.append(key)
                     hits += 1
+                    tally.add(hits: 1)
                 } else {
                     loading[key] = []
                     plan.toLoad.append(key)
                     misses += 1
+                    tally.add(misses: 1)
                 }
             }
             return plan
@@ -196,6 +203,17 @@ public final class CachingLicenseStore: LicenseStore {
         }
 
         func peek(_ key: Key) -> StoreResult? { entries[key]?.result }
+
+        /// Marks the keys no caller is loading as in flight (so job batches that miss them wait for
+        /// this read, single-flight) and returns them; keys already in flight are left to their reader.
+        func claim(_ keys: [Key]) -> [Key] {
+            var claimed: [Key] = []
+            for key in keys where loading[key] == nil {
+                loading[key] = []
+                claimed.append(key)
+            }
+            return claimed
+        }
 
         func drop(where predicate: (Key) -> Bool) {
             for key in entries.keys where predicate(key) { entries[key] = nil }

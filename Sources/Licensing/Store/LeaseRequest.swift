@@ -38,6 +38,10 @@ public struct LeaseRequest: Sendable, Hashable {
     /// Stream IDs a sync SPC invalidated, kept so they never count as live again.
     public var invalidatedStreamIDs: [[UInt8]]
 
+    /// The asset the session plays, so the store can count its live viewers for the expected
+    /// rotation load (``RotationScheduleStore/viewerCounts(_:nowMilliseconds:)``). Nil: not counted.
+    public var viewedAssetID: [UInt8]? = nil
+
     /// What a request does with the account's lease slot.
     public enum SlotMode: Sendable, Hashable {
         /// No slot (no lease); only the other side effects.

@@ -18,6 +18,11 @@ public struct TenantRecord: Sendable, Hashable {
     /// ``keyEncryptionKeyID`` like content keys, so Redis and its backups never hold a usable secret.
     /// Whether a token is required is the policy's `entitlement-required`, not this record's.
     public var entitlementSecrets: [StoreIdentifier: [UInt8]]
+    /// The tenant's content key seed, wrapped (RFC 3394) under ``keyEncryptionKeyID``; nil when the
+    /// tenant has none. With a seed, an asset with no stored key gets the key derived from the seed
+    /// and its asset ID (docs/key-seeds.md), so a packager and every worker agree without a key
+    /// per period in the store.
+    public var keySeed: [UInt8]?
 
     public init(
         id: StoreIdentifier,
@@ -25,7 +30,8 @@ public struct TenantRecord: Sendable, Hashable {
         keyEncryptionKeyID: StoreIdentifier,
         maxConcurrentStreams: Int = 2,
         leaseDurationSeconds: UInt32 = 600,
-        entitlementSecrets: [StoreIdentifier: [UInt8]] = [:]
+        entitlementSecrets: [StoreIdentifier: [UInt8]] = [:],
+        keySeed: [UInt8]? = nil
     ) {
         self.id = id
         self.certificateHashes = certificateHashes
@@ -33,5 +39,6 @@ public struct TenantRecord: Sendable, Hashable {
         self.maxConcurrentStreams = maxConcurrentStreams
         self.leaseDurationSeconds = leaseDurationSeconds
         self.entitlementSecrets = entitlementSecrets
+        self.keySeed = keySeed
     }
 }

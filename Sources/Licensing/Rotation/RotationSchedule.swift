@@ -1,0 +1,49 @@
+/// One rotating live stream's next key change: which key is current, which comes next, and when.
+///
+/// Workers read these before the boundary (``RotationScheduleStore/dueRotations(from:through:)``)
+/// and warm their cache with the next key, so the storm of next-key requests at the boundary finds
+/// it in memory. A schedule names the next key either by a new asset ID (the usual HLS shape: each
+/// period's `skd://` URI differs) or by a key period of the same asset, or both.
+public struct RotationSchedule: Sendable, Hashable {
+    public var tenant: StoreIdentifier
+    /// The asset ID viewers play now (its live lease slots are the viewers counted for the load).
+    public var assetID: [UInt8]
+    /// The key period playing now; nil when periods are told apart by asset ID alone.
+    public var currentPeriod: StoreIdentifier?
+    /// The asset ID of the next period's key. Default: ``assetID`` (same asset, next key period).
+    public var nextAssetID: [UInt8]
+    /// The next key period; nil when the next key is the next asset's single key.
+    public var nextPeriod: StoreIdentifier?
+    /// When the next key takes over, in milliseconds since 1970 (wall clock).
+    public var boundaryMilliseconds: Int64
+    /// How many keys each viewer asks for at the boundary (e.g. 2 for separate audio and video
+    /// keys). Default: 1.
+    public var keysPerViewer: Int
+
+    public init(
+        tenant: StoreIdentifier, assetID: [UInt8], currentPeriod: StoreIdentifier? = nil, nextAssetID: [UInt8]? = nil,
+        nextPeriod: StoreIdentifier? = nil, boundaryMilliseconds: Int64, keysPerViewer: Int = 1
+    ) {
+        self.tenant = tenant
+        self.assetID = assetID
+        self.currentPeriod = currentPeriod
+        self.nextAssetID = nextAssetID ?? assetID
+        self.nextPeriod = nextPeriod
+        self.boundaryMilliseconds = boundaryMilliseconds
+        self.keysPerViewer = keysPerViewer
+    }
+
+    /// The store read a worker makes for the next key: tenant, next asset, next period. The
+    /// account plays no part in a cached read (``CachingLicenseStore``), so a fixed placeholder
+    /// stands in for it.
+    public var nextKeyRequest: StoreRequest {
+        StoreRequest(tenant: tenant, account: Self.prefetchAccount, assetID: nextAssetID, keyPeriod: nextPeriod)
+    }
+
+    /// The account named in prefetch reads (never used for per-account records).
+    public static let prefetchAccount: StoreIdentifier = {
+        // A valid literal: no reserved character, within the length limit.
+        guard let id = try? StoreIdentifier("rotation-prefetch") else { preconditionFailure("invalid literal identifier") }
+        return id
+    }()
+}

@@ -1,0 +1,130 @@
+import Licensing
+
+/// Rotation schedules and viewer counts in Redis. Each method is one or two pipelined round trips
+/// and runs in the background (admin, or a worker's prefetch task), never per job.
+extension RedisLicenseStore: RotationScheduleStore {
+    public func putRotation(_ schedule: RotationSchedule) async throws(LicenseStoreError) {
+        let key = RedisKeys.rotation(schedule.tenant, assetID: schedule.assetID)
+        var hset: [RedisArgument] = ["HSET", key]
+        for (name, value) in schedule.fields { hset += [RedisArgument(name), RedisArgument(value)] }
+        // Replace, not merge: a period left out must not survive from the previous schedule.
+        let replies = try await rotationRun([
+            RedisCommand(["MULTI"]), RedisCommand(["DEL", key]), RedisCommand(hset),
+            RedisCommand(["ZADD", RedisKeys.rotationIndex, RedisArgument(schedule.boundaryMilliseconds),
+                          RedisArgument(RedisKeys.rotationMember(schedule.tenant, assetID: schedule.assetID))]),
+            RedisCommand(["EXEC"]),
+        ])
+        for reply in replies { _ = try Self.rotationChecked(reply) }
+    }
+
+    public func removeRotation(tenant: StoreIdentifier, assetID: [UInt8]) async throws(LicenseStoreError) {
+        let replies = try await rotationRun([
+            RedisCommand(["DEL", RedisKeys.rotation(tenant, assetID: assetID)]),
+            RedisCommand(["ZREM", RedisKeys.rotationIndex, RedisArgument(RedisKeys.rotationMember(tenant, assetID: assetID))]),
+        ])
+        for reply in replies { _ = try Self.rotationChecked(reply) }
+    }
+
+    public func rotations(tenant: StoreIdentifier?) async throws(LicenseStoreError) -> [RotationSchedule] {
+        let all = try await schedules(["ZRANGE", RedisKeys.rotationIndex, "0", "-1"])
+        guard let tenant else { return all }
+        return all.filter { $0.tenant == tenant }
+    }
+
+    public func dueRotations(from: Int64, through: Int64) async throws(LicenseStoreError) -> [RotationSchedule] {
+        try await schedules(["ZRANGEBYSCORE", RedisKeys.rotationIndex, RedisArgument(from), RedisArgument(through)])
+    }
+
+    public func viewerCounts(_ schedules: [RotationSchedule], nowMilliseconds: Int64) async throws(LicenseStoreError) -> [Int] {
+        if schedules.isEmpty { return [] }
+        var commands: [RedisCommand] = []
+        for schedule in schedules {
+            let key = RedisKeys.viewers(schedule.tenant, assetID: schedule.assetID)
+            // Expired viewers leave first, so the set stays the size of the live audience.
+            commands.append(RedisCommand(["ZREMRANGEBYSCORE", key, "-inf", RedisArgument(nowMilliseconds)]))
+            commands.append(RedisCommand(["ZCOUNT", key, RedisArgument("(\(nowMilliseconds)"), "+inf"]))
+        }
+        let replies = try await rotationRun(commands)
+        var counts: [Int] = []
+        for index in stride(from: 1, to: replies.count, by: 2) {
+            guard let count = try Self.rotationChecked(replies[index]).integerValue else {
+                throw LicenseStoreError(.corruptRecord, "viewer count is not an integer")
+            }
+            counts.append(Int(count))
+        }
+        return counts
+    }
+
+    /// The pipeline commands that record each lease's viewer beside the lease script: one `ZADD`
+    /// and one `PEXPIRE` per request that takes or renews a slot and names the asset it plays.
+    /// Same round trip as the leases; a refused request is recorded too, so the count is an upper
+    /// estimate by the refused sessions until their entry expires.
+    static func viewerCommands(_ requests: [LeaseRequest]) -> [RedisCommand] {
+        var commands: [RedisCommand] = []
+        for request in requests where request.slot == .acquireOrRenew {
+            guard let assetID = request.viewedAssetID else { continue }
+            let key = RedisKeys.viewers(request.tenant, assetID: assetID)
+            commands.append(RedisCommand([
+                "ZADD", key, RedisArgument(request.expiresAtMilliseconds), RedisArgument("\(request.account.value)/\(request.slotMember)"),
+            ]))
+            // The set outlives its latest lease by a minute, then vanishes with an idle stream.
+            commands.append(RedisCommand(["PEXPIRE", key, RedisArgument(Int64(request.leaseDurationSeconds) * 1000 + 60_000)]))
+        }
+        return commands
+    }
+
+    // MARK: Helpers
+
+    /// Reads index members from `command`, then every schedule hash in one pipeline.
+    private func schedules(_ command: [RedisArgument]) async throws(LicenseStoreError) -> [RotationSchedule] {
+        guard let members = try Self.rotationChecked(try await rotationRun([RedisCommand(command)])[0]).arrayValue else {
+            throw LicenseStoreError(.corruptRecord, "rotation index is not a list")
+        }
+        var owners: [(StoreIdentifier, [UInt8])] = []
+        for member in members {
+            guard let text = member.string, let colon = text.firstIndex(of: ":"),
+                let tenant = try? StoreIdentifier(String(text[..<colon])),
+                let asset = HexEncoding.decode(text[text.index(after: colon)...])
+            else {
+                throw LicenseStoreError(.corruptRecord, "rotation index has a bad member")
+            }
+            owners.append((tenant, asset))
+        }
+        if owners.isEmpty { return [] }
+        let replies = try await rotationRun(owners.map { RedisCommand(["HGETALL", RedisKeys.rotation($0.0, assetID: $0.1)]) })
+        var out: [RotationSchedule] = []
+        for ((tenant, asset), reply) in zip(owners, replies) {
+            guard let flat = try Self.rotationChecked(reply).arrayValue, flat.count.isMultiple(of: 2) else {
+                throw LicenseStoreError(.corruptRecord, "rotation schedule is not a hash")
+            }
+            // An index entry whose hash is gone (removed by hand) is skipped, not an error.
+            if flat.isEmpty { continue }
+            var fields: [String: String] = [:]
+            for pair in stride(from: 0, to: flat.count, by: 2) {
+                guard let name = flat[pair].string, let value = flat[pair + 1].string else {
+                    throw LicenseStoreError(.corruptRecord, "rotation schedule has a bad field")
+                }
+                fields[name] = value
+            }
+            out.append(try RotationSchedule(tenant: tenant, assetID: asset, fields: fields))
+        }
+        return out.sorted { $0.boundaryMilliseconds < $1.boundaryMilliseconds }
+    }
+
+    /// One pipeline; errors mapped as ``fetch(_:)`` maps them (retriable -> `.unavailable`).
+    private func rotationRun(_ commands: [RedisCommand]) async throws(LicenseStoreError) -> [RedisValue] {
+        do {
+            return try await client.pipeline(commands)
+        } catch {
+            throw LicenseStoreError(error.isRetriable ? .unavailable : .backend, error.description, isRetriable: error.isRetriable)
+        }
+    }
+
+    private static func rotationChecked(_ value: RedisValue) throws(LicenseStoreError) -> RedisValue {
+        if case .error(let message) = value {
+            let error = RedisError.serverReply(message)
+            throw LicenseStoreError(error.isRetriable ? .unavailable : .backend, message, isRetriable: error.isRetriable)
+        }
+        return value
+    }
+}

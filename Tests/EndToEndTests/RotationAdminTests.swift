@@ -1,0 +1,71 @@
+import Foundation
+import KSMTestSupport
+import Licensing
+import RedisStore
+import Testing
+
+/// `ksm admin put-rotation`, `rotations`, `remove-rotation`, `put-tenant --key-seed` and
+/// `derive-key` with the real binary against a real redis-server.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct RotationAdminTests {
+    func admin(_ arguments: [String]) throws -> KSMBinary.Result {
+        let result = try KSMBinary.run(["admin"] + arguments)
+        #expect(result.status == 0, "ksm admin \(arguments.first ?? ""): \(String(decoding: result.stderr, as: UTF8.self))")
+        return result
+    }
+
+    @Test func putRotationListsAndRemovesThroughRedis() async throws {
+        let server = try await RedisServerProcess()
+        defer { server.stop() }
+        let url = "redis://127.0.0.1:\(server.port)"
+        _ = try admin(["put-rotation", "--redis-url", url, "--tenant", "acme", "--asset", "skd://acme/live-1", "--next-asset", "skd://acme/live-2",
+                       "--next-period", "p2", "--boundary", "+90s", "--keys", "2"])
+        let listed = try admin(["rotations", "--redis-url", url])
+        let rows = try #require((listed.json as? [String: Any])?["rotations"] as? [[String: Any]])
+        try #require(rows.count == 1)
+        #expect(rows[0]["asset"] as? String == "skd://acme/live-1")
+        #expect(rows[0]["next-asset"] as? String == "skd://acme/live-2")
+        #expect(rows[0]["next-period"] as? String == "p2")
+        #expect(rows[0]["keys"] as? Int == 2)
+        let seconds = try #require(rows[0]["seconds-to-boundary"] as? Int)
+        #expect((85...90).contains(seconds))
+        // What a worker's prefetcher reads.
+        let store = RedisLicenseStore(client: try RedisClient(configuration: server.configuration()))
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let due = try await store.dueRotations(from: now, through: now + 120_000)
+        #expect(due.map(\.nextAssetID) == [Array("skd://acme/live-2".utf8)])
+
+        let bad = try KSMBinary.run(["admin", "put-rotation", "--redis-url", url, "--tenant", "acme", "--asset", "a", "--boundary", "tomorrow"])
+        #expect(bad.status != 0)
+        _ = try admin(["remove-rotation", "--redis-url", url, "--tenant", "acme", "--asset", "skd://acme/live-1"])
+        #expect(try await store.rotations(tenant: nil).isEmpty)
+    }
+
+    @Test func keySeedIsStoredWrappedAndDeriveKeyPrintsTheDocumentedVector() async throws {
+        let server = try await RedisServerProcess()
+        defer { server.stop() }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-seed-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let seedPath = dir.appendingPathComponent("seed.hex").path
+        let kekPath = dir.appendingPathComponent("kek.hex").path
+        let seed = Array(UInt8(0)...UInt8(31))
+        FileManager.default.createFile(atPath: seedPath, contents: Data(HexEncoding.encode(seed).utf8), attributes: [.posixPermissions: 0o600])
+        FileManager.default.createFile(atPath: kekPath, contents: Data(String(repeating: "a1", count: 16).utf8), attributes: [.posixPermissions: 0o600])
+        let url = "redis://127.0.0.1:\(server.port)"
+        _ = try admin(["put-tenant", "--redis-url", url, "--tenant", "acme", "--kek-id", "kek-a", "--kek", "kek-a=\(kekPath)", "--key-seed", seedPath])
+        let store = RedisLicenseStore(client: try RedisClient(configuration: server.configuration()))
+        let tenant = try await store.fetch([StoreRequest(tenant: StoreIdentifier("acme"), account: StoreIdentifier("x"), assetID: [1])])[0].tenant
+        let wrapped = try #require(tenant?.keySeed)
+        #expect(wrapped.count == 40, "RFC 3394 over 32 bytes")
+        #expect(wrapped != seed)
+
+        let derived = try admin(["derive-key", "--key-seed", seedPath, "--asset", "skd://acme/live-1"])
+        #expect(String(decoding: derived.stdout, as: UTF8.self) == "key 5bd2de00f6aaf95087414346767cbb84\niv 3235e2aef1b100678947b0d34b7b8fa0\n")
+
+        // A seed file others can read is refused.
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: seedPath)
+        let refused = try KSMBinary.run(["admin", "derive-key", "--key-seed", seedPath, "--asset", "a"])
+        #expect(refused.status != 0)
+    }
+}
