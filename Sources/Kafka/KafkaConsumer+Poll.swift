@@ -13,7 +13,12 @@ extension KafkaConsumer {
         onStall: (@Sendable (Watchdog.Stall) -> Void)?, logger: Logger
     ) {
         handle.withRaw { rk in
+            var nextLagSample = ContinuousClock.now
             while !state.stop.isSet {
+                if ContinuousClock.now >= nextLagSample {
+                    sampleLag(rk, state: state)
+                    nextLagSample = ContinuousClock.now + lagSampleInterval
+                }
                 // While backpressure holds fetching, poll briefly so the resume follows the drain closely.
                 let paused = applyBackpressure(rk, state: state, logger: logger)
                 pollOnce(rk, state: state, timeout: paused ? min(timeout, 10) : timeout)
@@ -42,6 +47,33 @@ extension KafkaConsumer {
             }
         }
         state.finish()
+    }
+
+    /// How often the poll thread samples consumer lag.
+    static let lagSampleInterval: Duration = .seconds(2)
+
+    /// Lag per assigned partition: the high watermark minus this member's fetch position. Both come
+    /// from librdkafka's local state (`rd_kafka_position`, `rd_kafka_get_watermark_offsets`, which
+    /// fetch responses keep current), so this never waits on the broker; runs on the poll thread.
+    /// A partition whose position or watermark is not known yet is left out.
+    static func sampleLag(_ rk: OpaquePointer, state: ConsumerState) {
+        let assigned = state.state.withLock { Array($0.assignment) }
+        var lag: [TopicPartition: Int64] = [:]
+        if !assigned.isEmpty {
+            let list = RdKafkaTopicPartitionList(assigned)
+            if rd_kafka_position(rk, list.raw) == RD_KAFKA_RESP_ERR_NO_ERROR {
+                for (partition, position) in list.partitionsWithOffsets {
+                    var low: Int64 = -1, high: Int64 = -1
+                    let err = partition.topic.withCString { rd_kafka_get_watermark_offsets(rk, $0, partition.partition, &low, &high) }
+                    guard err == RD_KAFKA_RESP_ERR_NO_ERROR, high >= 0 else { continue }
+                    // No position yet (nothing fetched since assignment): everything from the low mark counts.
+                    let from = position >= 0 ? position : max(low, 0)
+                    lag[partition] = max(0, high - from)
+                }
+            }
+        }
+        // Revocations run on this same thread, so the assignment read above is still current.
+        state.state.withLock { s in s.lag = s.closing ? [:] : lag.filter { s.assignment.contains($0.key) } }
     }
 
     /// How long close() keeps polling for a first rebalance before leaving (see `pollLoop`).

@@ -110,6 +110,11 @@ public final class KafkaConsumer: Sendable {
     /// The same events in batches of at most `limit`; use either this or ``events``, from one task.
     public func eventBatches(limit: Int) -> EventBatches { EventBatches(state: state, limit: limit) }
 
+    /// Consumer lag per assigned partition (high watermark minus fetch position), as last sampled by
+    /// the poll thread (every 2 s); empty before the first sample or without an assignment. Cheap:
+    /// a lock and a copy, safe to call from a metrics scrape.
+    public var lag: [TopicPartition: Int64] { state.state.withLock { $0.lag } }
+
     /// The watchdog, when `watchdogThreshold` is set; `check()` it from a health probe.
     public var watchdog: Watchdog? { state.watchdog }
 
