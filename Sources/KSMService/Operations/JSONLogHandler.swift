@@ -56,8 +56,8 @@ public struct JSONLogHandler: LogHandler {
 
     /// The project's metadata keys (docs/worker.md, "Logging") under their short JSON names.
     static let renamed: [String: String] = [
-        "fps.request_id": "request_id", "fps.tenant": "tenant", "fps.status": "status",
-        "fps.rule": "rule", "fps.reason": "reason", "fps.account": "account",
+        LoggingKeys.requestID: "request_id", LoggingKeys.tenant: "tenant", LoggingKeys.status: "status",
+        LoggingKeys.rule: "rule", LoggingKeys.reason: "reason", LoggingKeys.leaseExpiresAt: "lease_expires_at",
     ]
     /// Field names the handler writes itself; metadata cannot overwrite them.
     static let reserved: Set<String> = ["timestamp", "level", "label", "message", "source"]
