@@ -8,6 +8,8 @@
 #   3. scripts/check-deploy.py: kustomizations, cross-references, the KEDA ScaledObject (whose HPA
 #      behavior is validated as a real autoscaling/v2 HPA), docker-compose.yml's structure, the
 #      Dockerfile
+#   3b. scripts/check-observability.py: the Grafana dashboard JSON and the Prometheus alert rules
+#      (structure, durations, and only metrics the worker exports; promtool is not available)
 #   4. if present on the machine: `kubectl kustomize` builds both variants, `docker compose config`
 #      parses the compose file (skipped with a note otherwise)
 set -uo pipefail
@@ -63,6 +65,9 @@ fi
 # --- 3. structure: ScaledObject, cross-references, compose, Dockerfile ------------------------------
 step "scripts/check-deploy.py check"
 "$PYTHON" scripts/check-deploy.py check || failed "structural checks (scripts/check-deploy.py)"
+
+step "scripts/check-observability.py"
+"$PYTHON" scripts/check-observability.py || failed "dashboard / alert rules (scripts/check-observability.py)"
 
 # --- 4. optional tools ------------------------------------------------------------------------------
 if command -v kubectl >/dev/null 2>&1 && kubectl kustomize --help >/dev/null 2>&1; then

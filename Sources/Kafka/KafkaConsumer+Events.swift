@@ -79,6 +79,9 @@ final class ConsumerState: Sendable {
         var closing = false
         /// Set by the first assign callback (even an empty one): the group's SyncGroup completed.
         var everAssigned = false
+        /// Per assigned partition: messages the broker holds past this member's fetch position,
+        /// sampled on the poll thread (see `KafkaConsumer.sampleLag`).
+        var lag: [TopicPartition: Int64] = [:]
     }
 
     let state = Mutex(State())

@@ -44,6 +44,41 @@ extension KafkaConsumer {
         state.finish()
     }
 
+    /// The lag thread's whole life: sample every `interval` until the consumer stops. A thread of its
+    /// own because the broker query blocks (up to 1 s), and neither the poll thread (rebalances,
+    /// heartbeats) nor the cooperative pool should wait for it. `rd_kafka_t` is thread-safe.
+    static func lagLoop(handle: RdKafkaHandle, state: ConsumerState, interval: Duration) {
+        while !state.stop.isSet {
+            handle.withRaw { rk in sampleLag(rk, state: state) }
+            let next = ContinuousClock.now + interval
+            while !state.stop.isSet, ContinuousClock.now < next { usleep(50_000) }
+        }
+    }
+
+    /// Lag per assigned partition: the broker's high watermark (`rd_kafka_query_watermark_offsets`,
+    /// asked of the broker, so it stays true while fetching is paused for backpressure, when the
+    /// locally cached watermark would freeze) minus this member's fetch position (`rd_kafka_position`,
+    /// local). A partition whose watermark could not be read within 1 s is left out of this sample.
+    static func sampleLag(_ rk: OpaquePointer, state: ConsumerState) {
+        let assigned = state.state.withLock { $0.closing ? [] : Array($0.assignment) }
+        var lag: [TopicPartition: Int64] = [:]
+        if !assigned.isEmpty {
+            let list = RdKafkaTopicPartitionList(assigned)
+            if rd_kafka_position(rk, list.raw) == RD_KAFKA_RESP_ERR_NO_ERROR {
+                for (partition, position) in list.partitionsWithOffsets {
+                    var low: Int64 = -1, high: Int64 = -1
+                    let err = partition.topic.withCString { rd_kafka_query_watermark_offsets(rk, $0, partition.partition, &low, &high, 1000) }
+                    guard err == RD_KAFKA_RESP_ERR_NO_ERROR, high >= 0 else { continue }
+                    // No position yet (nothing fetched since assignment): everything from the low mark counts.
+                    let from = position >= 0 ? position : max(low, 0)
+                    lag[partition] = max(0, high - from)
+                }
+            }
+        }
+        // The assignment may have changed during the queries: keep only partitions still owned.
+        state.state.withLock { s in s.lag = s.closing ? [:] : lag.filter { s.assignment.contains($0.key) } }
+    }
+
     /// How long close() keeps polling for a first rebalance before leaving (see `pollLoop`).
     static let firstRebalanceGrace: Duration = .seconds(10)
 

@@ -29,6 +29,9 @@ public final class KafkaConsumer: Sendable {
         public var watchdogThreshold: Duration? = nil
         /// Called on the poll thread, once per stall; keep it short (flip a health flag, log).
         public var onStall: (@Sendable (Watchdog.Stall) -> Void)? = nil
+        /// How often a thread of the consumer's own samples ``KafkaConsumer/lag`` (one watermark
+        /// query per assigned partition). nil turns sampling off. Default: 2 s.
+        public var lagSampleInterval: Duration? = .seconds(2)
         /// Any librdkafka property, applied last so it overrides the typed settings and the defaults
         /// (`partition.assignment.strategy=cooperative-sticky`, `auto.offset.reset=earliest`). Default: empty.
         public var properties: [String: String] = [:]
@@ -97,6 +100,11 @@ public final class KafkaConsumer: Sendable {
             Self.pollLoop(handle: handle, state: state, timeout: timeout, onStall: onStall, logger: logger)
         }
         thread.detach()
+        if let interval = configuration.lagSampleInterval {
+            KafkaThread.start(name: "kafka-lag") {
+                Self.lagLoop(handle: handle, state: state, interval: interval)
+            }.detach()
+        }
     }
 
     deinit {
@@ -109,6 +117,11 @@ public final class KafkaConsumer: Sendable {
 
     /// The same events in batches of at most `limit`; use either this or ``events``, from one task.
     public func eventBatches(limit: Int) -> EventBatches { EventBatches(state: state, limit: limit) }
+
+    /// Consumer lag per assigned partition (high watermark minus fetch position), as last sampled
+    /// (every `lagSampleInterval`); empty before the first sample, without an assignment, or with
+    /// sampling off. Cheap: a lock and a copy, safe to call from a metrics scrape.
+    public var lag: [TopicPartition: Int64] { state.state.withLock { $0.lag } }
 
     /// The watchdog, when `watchdogThreshold` is set; `check()` it from a health probe.
     public var watchdog: Watchdog? { state.watchdog }

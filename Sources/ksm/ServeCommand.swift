@@ -19,7 +19,10 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let settings = try options.resolve(environment: ProcessInfo.processInfo.environment)
-        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        switch settings.logFormat {
+        case .json: LoggingSystem.bootstrap { JSONLogHandler(label: $0) }
+        case .text: LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        }
         var logger = Logger(label: "ksm.worker")
         logger.logLevel = settings.logLevel
 
@@ -32,16 +35,20 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("redis: \(error)")
         }
         let pool = CryptoPool(threadCount: settings.cryptoThreads)
-        let redisStore = RedisLicenseStore(client: redis)
+        let statistics = WorkerStatistics(tenantLabelLimit: settings.worker.tenantLabelLimit)
+        // Errors are counted below the cache: only real Redis round trips that failed.
+        let redisLicenseStore = RedisLicenseStore(client: redis)
+        let redisStore = MeteredLicenseStore(redisLicenseStore, statistics: statistics)
         let cache = settings.cacheTTL > .zero ? CachingLicenseStore(redisStore, timeToLive: settings.cacheTTL) : nil
         let store: any LicenseStore = cache ?? redisStore
         let processor = LicenseProcessor(keyServer: server, store: store, keyring: keyring, pool: pool, logger: logger)
-        let worker = LicenseWorker(configuration: settings.worker, processor: processor, logger: logger)
+        let worker = LicenseWorker(configuration: settings.worker, processor: processor, logger: logger, statistics: statistics)
+        let slots = LeaseSlotGauge()
         var services: [any Service] = [worker]
         // Rotation prefetch (docs/scheduling.md): warms the cache with next keys before boundaries.
         let rotationStatus = RotationStatus()
         if let cache, let rotation = settings.rotation {
-            services.append(RotationPrefetcher(configuration: rotation, schedules: redisStore, cache: cache, status: rotationStatus, logger: logger))
+            services.append(RotationPrefetcher(configuration: rotation, schedules: redisLicenseStore, cache: cache, status: rotationStatus, logger: logger))
         }
         let storeHealth = StoreHealth()
         if let port = settings.adminPort {
@@ -55,8 +62,9 @@ struct ServeCommand: AsyncParsableCommand {
                     return .init(ok: true, detail: "ok: \(owned) partitions, redis up")
                 },
                 metrics: {
-                    WorkerMetrics.render(worker.statistics.snapshot, storeUp: storeHealth.isUp, stalled: worker.isStalled)
-                        + RotationMetrics.render(rotationStatus.snapshot, cache: cache?.statistics)
+                    WorkerMetrics.render(.init(statistics: worker.statistics.snapshot, storeUp: storeHealth.isUp, stalled: worker.isStalled,
+                                               lag: worker.consumerLag, cache: cache?.statistics, slots: slots.sample))
+                        + RotationMetrics.render(rotationStatus.snapshot)
                 },
                 logger: logger))
         }
@@ -68,12 +76,21 @@ struct ServeCommand: AsyncParsableCommand {
                     _ = try await redis.send(["PING"])
                     return nil
                 } catch {
+                    statistics.storeError(operation: "ping", code: (error as? RedisError).map { "\($0.code)" } ?? "other")
                     return "\(error)"
                 }
             }
         }
+        // Only with an admin port: nobody reads the gauge otherwise.
+        let slotCount = Task {
+            guard settings.adminPort != nil else { return }
+            await slots.monitor(client: redis, every: settings.slotCountInterval) { error in
+                statistics.storeError(operation: "slot_count", code: "\(error.code)")
+            }
+        }
         try await group.run()
         monitor.cancel()
+        slotCount.cancel()
         pool.shutdown()
     }
 }
@@ -116,6 +133,14 @@ struct ServeOptions: ParsableArguments {
     var protocolVersions: [UInt32] = []
     @Option(help: "trace, debug, info, notice, warning, error (env KSM_LOG_LEVEL). Default: info.")
     var logLevel: String?
+    @Option(help: "text (swift-log's default lines) or json (one JSON object per line) (env KSM_LOG_FORMAT). Default: text.")
+    var logFormat: String?
+    @Flag(help: "Open a span per job through the bootstrapped tracer; traceparent headers pass to replies either way (README, Tracing).")
+    var tracing = false
+    @Option(help: "Tenants that get their own tenant label in /metrics; the rest count as \"other\". Default: 20.")
+    var tenantLabelLimit: Int?
+    @Option(help: "Seconds between counts of the lease slots in use, for /metrics. Default: 15.")
+    var slotCountInterval: Double?
     @Option(help: "Admin port for /healthz, /readyz and /metrics (env KSM_ADMIN_PORT). Default: off.")
     var adminPort: Int?
     @Option(help: "Seconds a worker caches tenants, wrapped keys and policies (single-flight); 0 turns the cache off. Default: 2.")
@@ -142,6 +167,8 @@ struct ServeOptions: ParsableArguments {
         var cryptoThreads: Int
         var protocolVersions: [UInt32]
         var logLevel: Logger.Level
+        var logFormat: LogFormat = .text
+        var slotCountInterval: Duration = .seconds(15)
         var adminPort: Int?
         var cacheTTL: Duration
         /// Nil: no rotation prefetch.
@@ -228,11 +255,17 @@ struct ServeOptions: ParsableArguments {
             rotation?.leadTime = .milliseconds(Int64((lead * 1000).rounded()))
             rotation?.interval = try seconds(rotationInterval, "rotation-interval", default: .seconds(5))
         }
+        let formatName = logFormat ?? env["KSM_LOG_FORMAT"] ?? (file["log-format"] as? String) ?? "text"
+        guard let format = LogFormat(rawValue: formatName) else { throw ValidationError("unknown log format \(formatName): text or json") }
+        worker.tracing = tracing || (file["tracing"] as? Bool) == true
+        worker.tenantLabelLimit = pickInt(tenantLabelLimit, "tenant-label-limit") ?? worker.tenantLabelLimit
+        guard worker.tenantLabelLimit >= 0 else { throw ValidationError("--tenant-label-limit must not be negative") }
+        let slotInterval = try seconds(slotCountInterval, "slot-count-interval", default: .seconds(15))
         let versions = !protocolVersions.isEmpty ? protocolVersions : ((file["protocol-versions"] as? [Int])?.map { UInt32($0) } ?? [1])
         return Settings(worker: worker, redisURL: redisURL, credentials: credentials,
                         fpscryptoLibrary: fpscryptoLibrary ?? (file["fpscrypto-library"] as? String), keks: keks,
                         cryptoThreads: pickInt(cryptoThreads, "crypto-threads") ?? ProcessInfo.processInfo.activeProcessorCount,
-                        protocolVersions: versions, logLevel: level,
+                        protocolVersions: versions, logLevel: level, logFormat: format, slotCountInterval: slotInterval,
                         adminPort: adminPort ?? env["KSM_ADMIN_PORT"].flatMap { Int($0) } ?? (file["admin-port"] as? Int),
                         cacheTTL: .milliseconds(Int64(((cacheTtl ?? env["KSM_CACHE_TTL"].flatMap { Double($0) } ?? (file["cache-ttl"] as? Double) ?? 2) * 1000).rounded())),
                         rotation: rotation)
@@ -242,6 +275,11 @@ struct ServeOptions: ParsableArguments {
         guard let eq = pair.firstIndex(of: "="), eq != pair.startIndex else { throw ValidationError("\(name) takes KEY=VALUE, got \(pair)") }
         return (String(pair[..<eq]), String(pair[pair.index(after: eq)...]))
     }
+}
+
+/// `--log-format`: swift-log's text lines or ``JSONLogHandler``'s JSON lines.
+enum LogFormat: String {
+    case text, json
 }
 
 /// Reads secret key files: hex text or raw bytes of 16 or 32 bytes, never readable by others.

@@ -130,13 +130,13 @@ final class FleetClient: @unchecked Sendable {
 
     /// Sends a job for `device` and returns the reply and the device session that can open its CKC.
     func request(id: String, account: String, device: SimulatedDevice, session: UInt64, state: PlaybackState = .readyToPlay,
-                 stream: Int = 0, period: Int = 0, timeout: Duration = .seconds(30)) async throws -> (LicenseReply, DeviceSession) {
+                 stream: Int = 0, period: Int = 0, headers: [(String, [UInt8])] = [], timeout: Duration = .seconds(30)) async throws -> (LicenseReply, DeviceSession) {
         var options = SPCOptions()
         options.assetID = Array(catalog.assetID(stream: stream, period: period).utf8)
         options.playback = MediaPlaybackInfo(creationDate: UInt32(Date().timeIntervalSince1970), state: state, sessionID: session)
         let (spc, deviceSession) = try device.makeSPC(options)
         let job = LicenseJob(id: try StoreIdentifier(id), tenant: try StoreIdentifier(catalog.tenant), account: try StoreIdentifier(account), spc: spc)
-        try await sendRaw(job.jsonBytes(), key: account, headers: [("correlation-id", Array(id.utf8))])
+        try await sendRaw(job.jsonBytes(), key: account, headers: [("correlation-id", Array(id.utf8))] + headers)
         return (try await reply(id, timeout: timeout), deviceSession)
     }
 

@@ -91,7 +91,7 @@ import Testing
     func adminPort() async throws {
         let fleet = try await Fleet()
         let port = try RedisServerProcess.freeLoopbackPort()
-        try await fleet.startWorker(extraArguments: ["--admin-port", "\(port)"])
+        try await fleet.startWorker(extraArguments: ["--admin-port", "\(port)", "--slot-count-interval", "0.5"])
         let client = try await FleetClient(fleet: fleet)
         let (reply, _) = try await client.request(id: "admin-1", account: "a1", device: SimulatedDevice(trust: client.trust), session: 1)
         #expect(reply.status == .ok)
@@ -111,6 +111,40 @@ import Testing
         let metrics = try await get("/metrics")
         #expect(metrics.1.contains("ksm_replies_total{status=\"noErr\"} 1"), "\(metrics.1)")
         #expect(metrics.1.contains("ksm_store_up 1"))
+        let tenant = fleet.catalog.tenant
+        #expect(metrics.1.contains("ksm_replies_by_tenant_total{status=\"noErr\",tenant=\"\(tenant)\",class=\"new\"} 1"), "\(metrics.1)")
+        #expect(metrics.1.contains("ksm_job_latency_seconds_count{class=\"new\"} 1"))
+        #expect(metrics.1.contains("ksm_job_latency_seconds_bucket{class=\"new\",le=\"+Inf\"} 1"))
+        #expect(metrics.1.contains("ksm_batch_processing_seconds_count{class=\"new\"} 1"))
+        #expect(metrics.1.contains("ksm_jobs_queued{class=\"continuity\"} 0"))
+        #expect(metrics.1.contains("ksm_jobs_processing{class=\"new\"} 0"))
+        #expect(metrics.1.contains("ksm_cache_reads_total{result=\"miss\"} 1"), "\(metrics.1)")
+        #expect(metrics.1.contains("ksm_kafka_errors_total{source=\"producer\"} 0"))
+        // A second job for the same asset is a cache hit, and the counters move.
+        let (again, _) = try await client.request(id: "admin-2", account: "a2", device: SimulatedDevice(trust: client.trust), session: 2)
+        #expect(again.status == .ok)
+        let moved = try await get("/metrics").1
+        #expect(moved.contains("ksm_replies_by_tenant_total{status=\"noErr\",tenant=\"\(tenant)\",class=\"new\"} 2"), "\(moved)")
+        #expect(moved.contains("ksm_job_latency_seconds_count{class=\"new\"} 2"))
+        // The first read may have expired (2 s TTL) while /readyz was polled: hit or miss, two reads in all.
+        func value(_ series: String, _ text: String) -> Int {
+            text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Int($0.split(separator: " ")[1]) } ?? -1
+        }
+        #expect(["hit", "miss", "join"].map { value("ksm_cache_reads_total{result=\"\($0)\"}", moved) }.reduce(0, +) == 2, "\(moved)")
+        // Lag (sampled every 2 s) and the slot count (every 0.5 s here) arrive on their own schedule.
+        func scrapeUntil(_ condition: (String) -> Bool) async throws -> String {
+            let deadline = ContinuousClock.now + .seconds(10)
+            var text = try await get("/metrics").1
+            while !condition(text), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(200))
+                text = try await get("/metrics").1
+            }
+            return text
+        }
+        let sampled = try await scrapeUntil { $0.contains("ksm_consumer_lag{topic=\"fps.license.requests\",partition=\"") && $0.contains("ksm_lease_slots_in_use 2") }
+        #expect(sampled.contains("ksm_consumer_lag{topic=\"fps.license.requests\",partition=\"0\"} 0"), "\(sampled)")
+        #expect(sampled.contains("ksm_lease_slots_in_use 2"), "\(sampled)")
+        #expect(sampled.contains("ksm_lease_slots_count_complete 1"))
         #expect(try await get("/nope").0 == 404)
         // Redis gone: not ready (fail closed), still alive.
         fleet.redis.stop()
@@ -122,14 +156,17 @@ import Testing
         }
         #expect(notReady.0 == 503)
         #expect(notReady.1.contains("redis"))
+        let down = try await get("/metrics").1
+        #expect(down.contains("ksm_store_up 0"))
+        #expect(down.contains("ksm_store_errors_total{operation=\"ping\""), "\(down)")
         #expect(try await get("/healthz").0 == 200)
         await client.close()
     }
 
-    @Test("No key material reaches the output of a worker logging at trace level")
-    func noSecretsInLogs() async throws {
+    @Test("No key material reaches the output of a worker logging at trace level", arguments: ["text", "json"])
+    func noSecretsInLogs(format: String) async throws {
         let fleet = try await Fleet()
-        let worker = try await fleet.startWorker(extraArguments: ["--log-level", "trace"])
+        let worker = try await fleet.startWorker(extraArguments: ["--log-level", "trace", "--log-format", format])
         let client = try await FleetClient(fleet: fleet)
         let device = SimulatedDevice(trust: client.trust)
         let (reply, session) = try await client.request(id: "secret-1", account: "s1", device: device, session: 9)
@@ -159,6 +196,43 @@ import Testing
                 #expect(!output.contains(form), "\(name) appears in the worker's output")
             }
         }
+        await client.close()
+    }
+
+    @Test("A job's traceparent comes back on its reply; --log-format json writes one JSON object per line with request IDs")
+    func traceparentAndJSONLogs() async throws {
+        let fleet = try await Fleet()
+        let worker = try await fleet.startWorker(extraArguments: ["--log-format", "json", "--log-level", "debug", "--tracing"])
+        let client = try await FleetClient(fleet: fleet)
+        let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        let device = SimulatedDevice(trust: client.trust)
+        let (reply, _) = try await client.request(id: "trace-1", account: "t1", device: device, session: 3,
+                                                  headers: [("traceparent", Array(traceparent.utf8)), ("tracestate", Array("edge=1".utf8))])
+        #expect(reply.status == .ok)
+        let message = try #require(client.messages(on: "fps.license.replies").first { $0.header("correlation-id") == Array("trace-1".utf8) })
+        #expect(message.header("traceparent") == Array(traceparent.utf8))
+        #expect(message.header("tracestate") == Array("edge=1".utf8))
+        // A malformed traceparent is not passed on.
+        let (plain, _) = try await client.request(id: "trace-2", account: "t1", device: device, session: 3, headers: [("traceparent", Array("junk".utf8))])
+        #expect(plain.status == .ok)
+        let second = try #require(client.messages(on: "fps.license.replies").first { $0.header("correlation-id") == Array("trace-2".utf8) })
+        #expect(second.header("traceparent") == nil)
+        #expect(await worker.terminate() == 0)
+        var requestIDs: Set<String> = []
+        let lines = worker.stderr.split(separator: "\n")
+        #expect(lines.count > 3)
+        for line in lines {
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object != nil, "not a JSON object: \(line)")
+            guard let object else { continue }
+            for field in ["timestamp", "level", "label", "message"] { #expect(object[field] is String, "\(field) missing in \(line)") }
+            if let id = object["request_id"] as? String {
+                requestIDs.insert(id)
+                #expect(object["tenant"] as? String == fleet.catalog.tenant)
+                #expect(object["status"] != nil)
+            }
+        }
+        #expect(requestIDs.isSuperset(of: ["trace-1", "trace-2"]), "\(requestIDs)")
         await client.close()
     }
 

@@ -248,6 +248,26 @@ struct KafkaTests {
         }
     }
 
+    @Test("lag counts what the broker holds past the fetch position, also while paused")
+    func lagIsSampledWhilePaused() async throws {
+        try await withCluster { cluster in
+            try cluster.createTopic("laggy", partitions: 1)
+            let tp = TopicPartition(topic: "laggy", partition: 0)
+            let producer = try makeProducer(cluster)
+            let consumer = try makeConsumer(cluster, group: "g-lag", topics: ["laggy"]) { $0.lagSampleInterval = .milliseconds(100) }
+            let log = EventLog(consumer)
+            try await eventually("assignment") { log.assignedPartitions == [tp] }
+            for i in 0..<2 { _ = try await producer.send(topic: "laggy", key: nil, value: bytes("\(i)")) }
+            try await eventually("first two") { log.messages.count == 2 }
+            try await eventually("no lag once read") { consumer.lag == [tp: 0] }
+            try consumer.pause([tp])
+            for i in 2..<5 { _ = try await producer.send(topic: "laggy", key: nil, value: bytes("\(i)")) }
+            try await eventually("three behind while paused") { consumer.lag == [tp: 3] }
+            await consumer.close()
+            await producer.close()
+        }
+    }
+
     @Test func aSlowWorkerHoldsBackThePollThread() async throws {
         try await withCluster { cluster in
             try cluster.createTopic("flood", partitions: 2)

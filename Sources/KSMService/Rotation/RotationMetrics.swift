@@ -1,9 +1,10 @@
 import Licensing
 
-/// Prometheus text for the rotation prefetcher and the store cache, appended to the worker's
+/// Prometheus text for the rotation prefetcher, appended to the worker's
 /// `/metrics` body beside ``WorkerMetrics`` (kept apart so the two evolve without conflicts).
 public enum RotationMetrics {
-    public static func render(_ s: RotationStatus.Snapshot, cache: CacheStatistics?) -> String {
+    /// The store cache's counters are rendered by ``WorkerMetrics`` (`ksm_cache_reads_total`).
+    public static func render(_ s: RotationStatus.Snapshot) -> String {
         var out = ""
         func metric(_ name: String, _ type: String, _ help: String, _ value: Int) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name) \(value)\n"
@@ -13,10 +14,6 @@ public enum RotationMetrics {
         metric("ksm_rotation_schedules_due", "gauge", "Rotation schedules with a boundary within the lead time.", s.dueSchedules)
         metric("ksm_rotation_keys_prefetched_total", "counter", "Next-period keys read ahead of their boundary.", s.keysPrefetched)
         metric("ksm_rotation_prefetch_failures_total", "counter", "Prefetch passes that failed (Redis unavailable).", s.failedPasses)
-        if let cache {
-            metric("ksm_store_cache_hits_total", "counter", "Store reads answered by the worker's cache (single-flight waits included).", cache.hits)
-            metric("ksm_store_cache_misses_total", "counter", "Store reads sent to Redis by job batches.", cache.misses)
-        }
         return out
     }
 }

@@ -26,6 +26,8 @@ struct ScheduledJob: Sendable {
     let priority: LicenseJob.Priority
     /// Set when the scheduler sheds the job under overload: answered `overloaded` with this hint.
     var retryAfterMilliseconds: Int64?
+    /// When the worker received the message, for the received -> delivered latency metric.
+    let arrived: ContinuousClock.Instant
 
     init(message: KafkaMessage, sequence: UInt64) {
         let decoded: Result<LicenseJob, LicenseJobError>
@@ -36,6 +38,7 @@ struct ScheduledJob: Sendable {
         }
         box = Box(message: message, decoded: decoded)
         self.sequence = sequence
+        arrived = .now
         switch decoded {
         case .success(let job):
             deadline = job.deadline

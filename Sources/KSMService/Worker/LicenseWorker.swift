@@ -3,6 +3,7 @@ import Kafka
 import Logging
 import ServiceLifecycle
 import Synchronization
+import Tracing
 
 typealias Watchdog = KafkaConsumer.Watchdog
 
@@ -21,12 +22,17 @@ final class StallBox: Sendable {
 public final class LicenseWorker: Service, Sendable {
     public let configuration: WorkerConfiguration
     public let processor: LicenseProcessor
-    public let statistics = WorkerStatistics()
+    public let statistics: WorkerStatistics
     let logger: Logger
     private let stall = Mutex<Watchdog.Stall?>(nil)
+    /// The running consumer, for the lag gauge; nil before `run` and after it.
+    private let consumer = Mutex<KafkaConsumer?>(nil)
 
-    public init(configuration: WorkerConfiguration, processor: LicenseProcessor, logger: Logger) {
+    /// - Parameter statistics: pass one to share it with what wraps the store (``MeteredLicenseStore``);
+    ///   default: a new one with `configuration.tenantLabelLimit`.
+    public init(configuration: WorkerConfiguration, processor: LicenseProcessor, logger: Logger, statistics: WorkerStatistics? = nil) {
         self.configuration = configuration
+        self.statistics = statistics ?? WorkerStatistics(tenantLabelLimit: configuration.tenantLabelLimit)
         self.processor = processor
         self.logger = logger
     }
@@ -35,7 +41,9 @@ public final class LicenseWorker: Service, Sendable {
         let consumer = try KafkaConsumer(configuration: consumerConfiguration(), logger: logger)
         let producer = try KafkaProducer(configuration: producerConfiguration(), logger: logger)
         let state = WorkerState(maximumInFlight: configuration.maximumInFlight, policy: configuration.scheduling,
-                                concurrentBatches: configuration.concurrentBatches)
+                                concurrentBatches: configuration.concurrentBatches, statistics: statistics)
+        self.consumer.withLock { $0 = consumer }
+        defer { self.consumer.withLock { $0 = nil } }
         for (topic, error) in await producer.warmUp(topics: [configuration.repliesTopic, configuration.deadLetterTopic]) {
             logger.warning("no metadata for a reply topic yet", metadata: ["topic": "\(topic)", "error": "\(error)"])
         }
@@ -78,6 +86,9 @@ public final class LicenseWorker: Service, Sendable {
         }
         return c
     }
+
+    /// Consumer lag per assigned partition, as the consumer's poll thread last sampled it.
+    public var consumerLag: [TopicPartition: Int64] { consumer.withLock { $0?.lag ?? [:] } }
 
     /// Liveness: false once the watchdog saw the processing loop stall (a restart is the cure).
     public var isStalled: Bool { stall.withLock { $0 != nil } }
@@ -136,6 +147,7 @@ public final class LicenseWorker: Service, Sendable {
             statistics.update { $0.assignedPartitions = owned }
             logger.info("partitions revoked", metadata: ["partitions": "\(partitions.map { "\($0.topic)/\($0.partition)" })"])
         case .error(let error):
+            statistics.update { $0.kafkaErrors["consumer", default: 0] += 1 }
             logger.warning("kafka consumer error", metadata: ["error": "\(error)", "retriable": "\(error.isRetriable)"])
         }
     }
@@ -143,11 +155,33 @@ public final class LicenseWorker: Service, Sendable {
     /// Takes batches until the queue is finished and drained: answer, publish the batch, store offsets.
     private func batchLoop(state: WorkerState, consumer: KafkaConsumer, producer: KafkaProducer) async {
         while let batch = await state.nextBatch(limit: configuration.maximumBatchSize) {
-            statistics.update { $0.batches += 1 }
+            var perClass: [String: Int] = [:]
+            for job in batch { perClass[job.priority.rawValue, default: 0] += 1 }
+            let batchClass = batch.first?.priority.rawValue ?? LicenseJob.Priority.new.rawValue
+            statistics.update { s in
+                s.batches += 1
+                for (priority, n) in perClass { s.processingByClass[priority, default: 0] += n }
+            }
+            let spans: [(any Span)?] = configuration.tracing ? batch.map { JobTracing.start($0) } : []
             let started = ContinuousClock.now
             let outcomes = await answer(batch)
-            await state.processed(jobs: batch.count, in: ContinuousClock.now - started)
-            let delivered = await publish(outcomes, for: batch.map(\.message), producer: producer)
+            let processing = ContinuousClock.now - started
+            await state.processed(jobs: batch.count, in: processing)
+            for (span, outcome) in zip(spans, outcomes) {
+                guard let span else { continue }
+                span.addEvent("processed")
+                if case .reply(let reply) = outcome { span.attributes["fps.status"] = reply.status.name }
+            }
+            let pending = zip(batch, outcomes).enumerated().map { index, pair in
+                Pending(message: pair.0.message, outcome: pair.1, priority: pair.0.priority.rawValue, arrived: pair.0.arrived,
+                        span: index < spans.count ? spans[index] : nil)
+            }
+            let delivered = await publish(pending, producer: producer)
+            statistics.update { s in
+                s.batchLatency[batchClass, default: LatencyHistogram()].observe(processing)
+                for (priority, n) in perClass { s.processingByClass[priority, default: 0] -= n }
+            }
+            for span in spans { span?.end() }
             for (partition, offset) in await state.finished(delivered) {
                 do {
                     try consumer.storeOffset(topic: partition.topic, partition: partition.partition, offset: offset)
@@ -206,16 +240,26 @@ public final class LicenseWorker: Service, Sendable {
         }
     }
 
+    /// One job's answer on its way out, with what the metrics and the trace need.
+    struct Pending: Sendable {
+        var message: KafkaMessage
+        var outcome: Outcome
+        var priority: String
+        var arrived: ContinuousClock.Instant
+        var span: (any Span)?
+    }
+
     /// The record to publish for one message: the reply on the reply topic (the job's `reply-topic`
-    /// header wins), or the original bytes on the dead-letter topic.
-    func record(_ outcome: Outcome, for message: KafkaMessage) -> KafkaProducer.Record {
+    /// header wins), or the original bytes on the dead-letter topic. A reply carries the job's trace
+    /// context (``JobTracing``).
+    func record(_ outcome: Outcome, for message: KafkaMessage, span: (any Span)? = nil) -> KafkaProducer.Record {
         switch outcome {
         case .reply(let reply):
             let topic = message.header("reply-topic").map { String(decoding: $0, as: UTF8.self) } ?? configuration.repliesTopic
             return KafkaProducer.Record(topic: topic, key: message.key, value: reply.jsonBytes(), headers: [
                 ("correlation-id", message.header("correlation-id") ?? Array(reply.id.utf8)),
                 ("ksm-status", Array(String(reply.status.rawValue).utf8)),
-            ])
+            ] + JobTracing.replyHeaders(for: message, span: span))
         case .deadLetter(let reason):
             var headers = message.headers
             headers.append(("dlq-reason", Array(reason.utf8)))
@@ -228,42 +272,53 @@ public final class LicenseWorker: Service, Sendable {
     /// what failed with capped backoff while Kafka is unavailable. Returns the messages whose answer
     /// was delivered; after shutdown began, the rest are left out: their offsets are not stored and
     /// the jobs are redelivered.
-    func publish(_ outcomes: [Outcome], for messages: [KafkaMessage], producer: KafkaProducer) async -> [KafkaMessage] {
-        var remaining = Array(zip(messages, outcomes))
+    func publish(_ pending: [Pending], producer: KafkaProducer) async -> [KafkaMessage] {
+        var remaining = pending
         var delivered: [KafkaMessage] = []
-        delivered.reserveCapacity(messages.count)
+        delivered.reserveCapacity(pending.count)
         var delay = Duration.milliseconds(50)
         while !remaining.isEmpty {
-            let records = remaining.map { record($0.1, for: $0.0) }
+            let records = remaining.map { record($0.outcome, for: $0.message, span: $0.span) }
             let results = await producer.send(records)
-            var failed: [(KafkaMessage, Outcome)] = []
+            let deliveredAt = ContinuousClock.now
+            var failed: [Pending] = []
             var lastError: KafkaError?
-            var replied: [String: Int] = [:]
+            var replied: [(status: String, tenant: String, priority: String)] = []
+            var latency: [String: LatencyHistogram] = [:]
             var deadLettered = 0
-            for ((message, outcome), result) in zip(remaining, results) {
+            for (job, result) in zip(remaining, results) {
                 switch result {
                 case .success(let report):
-                    delivered.append(message)
+                    delivered.append(job.message)
+                    job.span?.addEvent("published")
+                    latency[job.priority, default: LatencyHistogram()].observe(deliveredAt - job.arrived)
                     logger.trace("published", metadata: ["topic": "\(report.topic)", "partition": "\(report.partition)", "offset": "\(report.offset)"])
-                    switch outcome {
+                    switch job.outcome {
                     case .deadLetter: deadLettered += 1
-                    case .reply(let reply): replied[reply.status.name, default: 0] += 1
+                    case .reply(let reply): replied.append((reply.status.name, reply.tenant ?? "", job.priority))
                     }
                 case .failure(let error):
-                    failed.append((message, outcome))
+                    failed.append(job)
                     lastError = error
                 }
             }
-            statistics.update {
-                $0.deadLettered += deadLettered
-                for (status, count) in replied {
-                    $0.replied += count
-                    $0.repliesByStatus[status, default: 0] += count
+            // One lock for the whole batch's counters.
+            statistics.update { s in
+                s.deadLettered += deadLettered
+                s.replied += replied.count
+                for (status, tenant, priority) in replied {
+                    s.repliesByStatus[status, default: 0] += 1
+                    let key = WorkerStatistics.ReplyKey(status: status, tenant: s.tenantLabels.label(for: tenant), priority: priority)
+                    s.replies[key, default: 0] += 1
+                }
+                for (priority, histogram) in latency { s.endToEndLatency[priority, default: LatencyHistogram()].merge(histogram) }
+                if !failed.isEmpty {
+                    s.publishRetries += failed.count
+                    s.kafkaErrors["producer", default: 0] += failed.count
                 }
             }
             remaining = failed
             guard let lastError else { break }
-            statistics.update { $0.publishRetries += failed.count }
             logger.warning("publish failed; retrying", metadata: ["error": "\(lastError)", "records": "\(failed.count)"])
             if Task.isCancelled { break }
             try? await Task.sleep(for: delay)

@@ -28,6 +28,12 @@ public struct WorkerConfiguration: Sendable {
     public var scheduling = SchedulingPolicy()
     /// How long shutdown waits for in-flight work before leaving the group. Default: 20 s.
     public var shutdownGracePeriod: Duration = .seconds(20)
+    /// Tenants that get their own `tenant` label on `ksm_replies_by_tenant_total`; later ones are
+    /// counted as `other` (``TenantLabels``). Default: 20.
+    public var tenantLabelLimit = 20
+    /// Open a span per job through the bootstrapped `InstrumentationSystem` tracer (``JobTracing``).
+    /// W3C `traceparent`/`tracestate` headers are copied to the reply either way. Default: false.
+    public var tracing = false
 
     public init(brokers: String) { self.brokers = brokers }
 }

@@ -13,9 +13,12 @@ actor WorkerState {
     private var rate: ServiceRate
     private(set) var isPaused = false
     let maximumInFlight: Int
+    /// Where the queued-per-class gauge goes; nil in tests that do not look.
+    private let statistics: WorkerStatistics?
 
-    init(maximumInFlight: Int, policy: SchedulingPolicy = SchedulingPolicy(), concurrentBatches: Int = 1) {
+    init(maximumInFlight: Int, policy: SchedulingPolicy = SchedulingPolicy(), concurrentBatches: Int = 1, statistics: WorkerStatistics? = nil) {
         self.maximumInFlight = maximumInFlight
+        self.statistics = statistics
         self.scheduler = JobScheduler(policy: policy)
         self.rate = ServiceRate(initial: policy.initialRate, concurrency: concurrentBatches)
     }
@@ -35,6 +38,7 @@ actor WorkerState {
             let limit = waiterLimits.removeFirst()
             waiter.resume(returning: take(limit))
         }
+        publishQueued()
         if !isPaused, tracker.inFlightCount >= maximumInFlight {
             isPaused = true
             return true
@@ -54,7 +58,19 @@ actor WorkerState {
     }
 
     private func take(_ limit: Int) -> [ScheduledJob] {
-        scheduler.nextBatch(limit: limit, now: LicenseProcessor.currentTimeMilliseconds())
+        let batch = scheduler.nextBatch(limit: limit, now: LicenseProcessor.currentTimeMilliseconds())
+        publishQueued()
+        return batch
+    }
+
+    /// Copies the queued counts per class to the statistics: once per arrival batch and per taken
+    /// batch, one lock each.
+    private func publishQueued() {
+        guard let statistics else { return }
+        let counts = scheduler.countByClass
+        statistics.update { s in
+            for (priority, count) in counts { s.queuedByClass[priority.rawValue] = count }
+        }
     }
 
     /// No more messages will come: batch loops drain the queue and end.
@@ -69,6 +85,7 @@ actor WorkerState {
     func revoke(_ partitions: [TopicPartition]) {
         scheduler.revoke(Set(partitions))
         tracker.revoke(partitions)
+        publishQueued()
     }
 
     /// Records how long a batch of `jobs` took to process (for the capacity estimate).

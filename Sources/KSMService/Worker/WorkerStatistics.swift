@@ -1,7 +1,22 @@
 import Synchronization
 
-/// Counters a worker keeps for logs, tests and the loadgen summary.
+/// Counters a worker keeps for logs, tests, the loadgen summary and `/metrics`.
+///
+/// One `Mutex` around a value: the worker updates it once per event batch or reply batch (never per
+/// job), and a scrape copies it. Gauges that live elsewhere (consumer lag, cache counters, lease
+/// slots) are read at scrape time by ``WorkerMetrics``.
 public final class WorkerStatistics: Sendable {
+    /// One reply series: status name, bounded tenant label (``TenantLabels``) and priority class.
+    public struct ReplyKey: Sendable, Hashable, Comparable {
+        public var status: String
+        public var tenant: String
+        public var priority: String
+
+        public static func < (a: ReplyKey, b: ReplyKey) -> Bool {
+            (a.status, a.tenant, a.priority) < (b.status, b.tenant, b.priority)
+        }
+    }
+
     public struct Snapshot: Sendable, Hashable {
         public var received = 0
         public var replied = 0
@@ -14,15 +29,52 @@ public final class WorkerStatistics: Sendable {
         public var assignedPartitions = 0
         /// Replies published, by status name (low cardinality: Apple's and the project's codes).
         public var repliesByStatus: [String: Int] = [:]
+        /// Replies published by status, tenant (bounded) and priority class.
+        public var replies: [ReplyKey: Int] = [:]
+        /// Job received from Kafka -> reply delivery report, per priority class.
+        public var endToEndLatency: [String: LatencyHistogram] = [:]
+        /// Processing time of one batch (decode to CKCs, store round trips included), per the class
+        /// of the batch's first job (the scheduler hands out classes in order, so batches are mostly
+        /// of one class).
+        public var batchLatency: [String: LatencyHistogram] = [:]
+        /// Jobs taken by a batch and not yet delivered, per class.
+        public var processingByClass: [String: Int] = [:]
+        /// Jobs waiting in the scheduler, per class (updated as jobs arrive and leave).
+        public var queuedByClass: [String: Int] = [:]
+        /// Kafka errors by where they happened: `consumer` (error events) and `producer` (failed
+        /// deliveries, each counted once per attempt).
+        public var kafkaErrors: [String: Int] = [:]
+        /// Store (Redis) errors by operation (`fetch`, `lease`, `ping`, ...) and error code.
+        public var storeErrors: [StoreErrorKey: Int] = [:]
+        /// Assigns tenant label values; part of the snapshot so it changes under the same lock.
+        var tenantLabels = TenantLabels()
+
         /// Jobs received and not yet answered or dead-lettered (revoked ones included until redone).
         public var inFlight: Int { max(0, received - replied - deadLettered) }
     }
 
-    private let state = Mutex(Snapshot())
+    /// One store error series.
+    public struct StoreErrorKey: Sendable, Hashable, Comparable {
+        public var operation: String
+        public var code: String
+        public static func < (a: StoreErrorKey, b: StoreErrorKey) -> Bool { (a.operation, a.code) < (b.operation, b.code) }
+    }
 
-    public init() {}
+    private let state: Mutex<Snapshot>
+
+    /// - Parameter tenantLabelLimit: tenants that get their own `tenant` label value (default 20).
+    public init(tenantLabelLimit: Int = 20) {
+        var initial = Snapshot()
+        initial.tenantLabels = TenantLabels(limit: tenantLabelLimit)
+        state = Mutex(initial)
+    }
 
     public var snapshot: Snapshot { state.withLock { $0 } }
 
     func update(_ change: (inout Snapshot) -> Void) { state.withLock { change(&$0) } }
+
+    /// Counts one store error; called by ``MeteredLicenseStore`` and the health check.
+    public func storeError(operation: String, code: String) {
+        state.withLock { $0.storeErrors[StoreErrorKey(operation: operation, code: code), default: 0] += 1 }
+    }
 }

@@ -39,6 +39,15 @@ final class RdKafkaTopicPartitionList {
 
     var partitions: [TopicPartition] { Self.partitions(of: raw) }
 
+    /// Each element with its offset field (after `rd_kafka_position`: the next offset to fetch, or a
+    /// negative logical offset when none is known yet).
+    var partitionsWithOffsets: [(TopicPartition, Int64)] {
+        guard raw.pointee.cnt > 0, let elements = raw.pointee.elems else { return [] }
+        return (0..<Int(raw.pointee.cnt)).map { i in
+            (TopicPartition(topic: String(cString: elements[i].topic), partition: elements[i].partition), elements[i].offset)
+        }
+    }
+
     /// The first per-partition error, if librdkafka set one.
     func firstError(context: String) -> KafkaError? {
         guard raw.pointee.cnt > 0, let elements = raw.pointee.elems else { return nil }

@@ -1,17 +1,27 @@
-/// What a ``CachingLicenseStore`` has done since it started: the numbers the metrics code renders
-/// (e.g. `ksm_store_cache_hits_total`) and the rotation tests assert on.
-public struct CacheStatistics: Sendable, Hashable {
-    /// Reads answered from memory, including reads that waited for another caller's read in flight.
-    public var hits: Int
-    /// Reads a job batch sent to the inner store (one per distinct key and expiry).
-    public var misses: Int
-    /// Keys loaded ahead of a rotation boundary by ``CachingLicenseStore/warm(_:holdFor:)``;
-    /// counted apart from misses, since no job waited for them.
-    public var prefetched: Int
+import Synchronization
 
-    public init(hits: Int = 0, misses: Int = 0, prefetched: Int = 0) {
-        self.hits = hits
-        self.misses = misses
-        self.prefetched = prefetched
-    }
+/// What a ``CachingLicenseStore`` did since start, readable without awaiting its actor (a metrics
+/// scrape runs on a plain thread). Atomics: the cache bumps them once per planned key.
+public final class CacheStatistics: Sendable {
+    private let hitCount = Atomic<Int>(0)
+    private let missCount = Atomic<Int>(0)
+    private let joinCount = Atomic<Int>(0)
+    private let prefetchCount = Atomic<Int>(0)
+
+    public init() {}
+
+    /// Reads answered from a fresh entry.
+    public var hits: Int { hitCount.load(ordering: .relaxed) }
+    /// Reads sent to the inner store.
+    public var misses: Int { missCount.load(ordering: .relaxed) }
+    /// Reads that waited for the same read another batch already had in flight (single-flight).
+    public var joins: Int { joinCount.load(ordering: .relaxed) }
+    /// Keys loaded ahead of a rotation boundary by ``CachingLicenseStore/warm(_:holdFor:)``; counted
+    /// apart from misses, since no job waited for them.
+    public var prefetched: Int { prefetchCount.load(ordering: .relaxed) }
+
+    func hit() { hitCount.add(1, ordering: .relaxed) }
+    func miss() { missCount.add(1, ordering: .relaxed) }
+    func join() { joinCount.add(1, ordering: .relaxed) }
+    func prefetch(_ count: Int) { prefetchCount.add(count, ordering: .relaxed) }
 }

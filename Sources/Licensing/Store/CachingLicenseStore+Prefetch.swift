@@ -1,8 +1,5 @@
 /// Warming the cache ahead of a key-rotation boundary (driven by the worker's rotation prefetcher).
 extension CachingLicenseStore {
-    /// Counts since start, read without waiting on the cache (safe to call from a metrics scrape).
-    public var statistics: CacheStatistics { tally.snapshot }
-
     /// Reads `requests` from the inner store now, in one round trip, and keeps the answers for
     /// `holdFor` from now (or for ``timeToLive``, whichever is longer), so the storm of requests at a
     /// rotation boundary finds the next key in memory.
@@ -43,7 +40,7 @@ extension CachingLicenseStore {
         }
         let expires = now() + max(holdFor, timeToLive)
         await cache.store(Dictionary(uniqueKeysWithValues: zip(claimed, results)), expires: expires)
-        tally.add(prefetched: claimed.count)
+        statistics.prefetch(claimed.count)
         return claimed.count
     }
 }

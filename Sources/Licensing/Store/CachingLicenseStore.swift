@@ -13,15 +13,17 @@ public final class CachingLicenseStore: LicenseStore {
     public let inner: any LicenseStore
     public let timeToLive: Duration
     let cache: Cache
+    /// Hits, misses and single-flight joins, for metrics.
+    public let statistics: CacheStatistics
     let now: @Sendable () -> ContinuousClock.Instant
-    /// Lock-free counts for ``statistics`` (readable without awaiting the cache actor).
-    let tally = CacheTally()
 
     public init(_ inner: any LicenseStore, timeToLive: Duration = .seconds(2), now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         self.inner = inner
         self.timeToLive = timeToLive
         self.now = now
-        self.cache = Cache(tally: tally)
+        let statistics = CacheStatistics()
+        self.statistics = statistics
+        self.cache = Cache(statistics: statistics)
     }
 
     /// What identifies a read: the account plays no part in tenant, key or policy.
@@ -129,12 +131,15 @@ public final class CachingLicenseStore: LicenseStore {
 
     /// The entries and the reads in flight.
     actor Cache {
-        let tally: CacheTally
-        init(tally: CacheTally) { self.tally = tally }
         private var entries: [Key: (result: StoreResult, expires: ContinuousClock.Instant, setsRentalDuration: Bool)] = [:]
         private var loading: [Key: [CheckedContinuation<Result<StoreResult, LicenseStoreError>, Never>]] = [:]
         private(set) var hits = 0
         private(set) var misses = 0
+        let statistics: CacheStatistics
+
+        init(statistics: CacheStatistics) {
+            self.statistics = statistics
+        }
 
         var counters: (hits: Int, misses: Int) { (hits, misses) }
 
@@ -155,16 +160,16 @@ public final class CachingLicenseStore: LicenseStore {
                     plan.hits[key] = entry.result
                     plan.rentalHints[key] = entry.setsRentalDuration
                     hits += 1
-                    tally.add(hits: 1)
+                    statistics.hit()
                 } else if loading[key] != nil {
                     plan.toWait.append(key)
                     hits += 1
-                    tally.add(hits: 1)
+                    statistics.join()
                 } else {
                     loading[key] = []
                     plan.toLoad.append(key)
                     misses += 1
-                    tally.add(misses: 1)
+                    statistics.miss()
                 }
             }
             return plan

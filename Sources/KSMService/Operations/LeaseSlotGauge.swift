@@ -1,0 +1,62 @@
+import RedisStore
+import Synchronization
+
+/// Lease slots in use across the store, counted every `interval` (default 15 s) rather than per
+/// request: a `SCAN` over the slot sets (`fps:{t:*:a:*}:slots`) and a pipelined `ZCOUNT` of
+/// unexpired members for each page. One sample reads at most `maximumKeys` sets (default 200,000)
+/// so a huge keyspace cannot turn the gauge into load; `isComplete` says whether it saw them all.
+public final class LeaseSlotGauge: Sendable {
+    public struct Sample: Sendable, Hashable {
+        public var slots: Int
+        public var accounts: Int
+        public var isComplete: Bool
+    }
+
+    private let last = Mutex<Sample?>(nil)
+    let maximumKeys: Int
+
+    public init(maximumKeys: Int = 200_000) {
+        self.maximumKeys = maximumKeys
+    }
+
+    /// The last sample; nil until the first one finished.
+    public var sample: Sample? { last.withLock { $0 } }
+
+    /// Samples until the task is cancelled. `onError` counts a failed sample (the last good one stays).
+    public func monitor(client: RedisClient, every interval: Duration = .seconds(15), onError: @Sendable (RedisError) -> Void) async {
+        while !Task.isCancelled {
+            do throws(RedisError) {
+                let sample = try await count(client: client, nowMilliseconds: LicenseProcessor.currentTimeMilliseconds())
+                last.withLock { $0 = sample }
+            } catch {
+                onError(error)
+            }
+            try? await Task.sleep(for: interval)
+        }
+    }
+
+    func count(client: RedisClient, nowMilliseconds: Int64) async throws(RedisError) -> Sample {
+        var cursor = "0"
+        var sample = Sample(slots: 0, accounts: 0, isComplete: false)
+        repeat {
+            let page = try await client.send(["SCAN", RedisArgument(cursor), "MATCH", "fps:{t:*:a:*}:slots", "COUNT", "1000"])
+            guard case .array(let parts) = page, parts.count == 2, let next = parts[0].bytes, case .array(let keys) = parts[1] else {
+                throw RedisError(.unexpectedReply, "SCAN answered neither a cursor nor a key page", isRetriable: false)
+            }
+            cursor = String(decoding: next, as: UTF8.self)
+            let names = keys.compactMap(\.bytes)
+            if !names.isEmpty {
+                let counts = try await client.pipeline(names.map { ["ZCOUNT", RedisArgument($0), RedisArgument(nowMilliseconds + 1), "+inf"] })
+                for value in counts {
+                    if case .integer(let n) = value, n > 0 {
+                        sample.slots += Int(n)
+                        sample.accounts += 1
+                    }
+                }
+            }
+            if sample.accounts >= maximumKeys { return sample }
+        } while cursor != "0"
+        sample.isComplete = true
+        return sample
+    }
+}
