@@ -1,13 +1,30 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target with address sanitizer and runs it.
-# Usage: FuzzTesting/run-fuzzer.sh [SECONDS] [extra libFuzzer flags...]
-# Crashes are written to FuzzTesting/FailCases/; add each as a unit test in Tests/FairPlayTests.
+# Builds a libFuzzer target with address sanitizer and runs it.
+# Usage: FuzzTesting/run-fuzzer.sh [TARGET] [SECONDS] [extra libFuzzer flags...]
+#   TARGET: FuzzSPC (default: SPC container, TLLVs, D function) or FuzzLicenseJob (JSONParser and
+#   LicenseJob(json:), the job decoder every Kafka message goes through).
+# Crashes are written to FuzzTesting/FailCases/; add each as a unit test (Tests/FairPlayTests for
+# SPCs, Tests/KSMServiceTests/JobDecoderMutationTests.swift for jobs).
 set -euo pipefail
 cd "$(dirname "$0")"
+target="FuzzSPC"
+case "${1:-}" in Fuzz*) target="$1"; shift ;; esac
 seconds="${1:-60}"; shift || true
-swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library --product FuzzSPC
+mkdir -p FailCases
+swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library --product "$target"
 corpus="$(mktemp -d)"
-# Seed the corpus with Apple's SPCs when ../shared is beside the checkout.
-for f in ../../shared/vectors/apple-sdk-2.0.3/FPS*/spc*.bin; do [ -f "$f" ] && cp "$f" "$corpus/"; done
-"$(swift build -c debug -Xswiftc -sanitize=fuzzer,address --show-bin-path)/FuzzSPC" \
-  -max_total_time="$seconds" -max_len=70000 -artifact_prefix=FailCases/ "$@" "$corpus"
+case "$target" in
+  FuzzSPC)
+    # Seed the corpus with Apple's SPCs when ../shared is beside the checkout.
+    for f in ../../shared/vectors/apple-sdk-2.0.3/FPS*/spc*.bin; do [ -f "$f" ] && cp "$f" "$corpus/"; done
+    max_len=70000 ;;
+  FuzzLicenseJob)
+    # Seed with the job examples and a few hand-written envelopes.
+    for f in ../Examples/*.json ../schemas/examples/*job*.json; do [ -f "$f" ] && cp "$f" "$corpus/"; done
+    printf '%s' '{"id":"j-1","tenant":"acme","account":"alice","spc":"AAAA"}' > "$corpus/minimal.json"
+    printf '%s' '{"id":"j-2","tenant":"acme","account":"a","spc":"AAAA","deadline":1700000000000,"priority":"continuity","entitlement":"x.y.z","persistent":true,"stream-id":"00112233445566778899aabbccddeeff"}' > "$corpus/full.json"
+    max_len=300000 ;;
+  *) echo "unknown target $target" >&2; exit 2 ;;
+esac
+"$(swift build -c debug -Xswiftc -sanitize=fuzzer,address --show-bin-path)/$target" \
+  -max_total_time="$seconds" -max_len="$max_len" -artifact_prefix=FailCases/ "$@" "$corpus"

@@ -182,7 +182,7 @@ public struct RedisLicenseStore: LicenseStore {
 
     // MARK: Helpers
 
-    private func run(_ commands: [RedisCommand]) async throws(LicenseStoreError) -> [RedisValue] {
+    func run(_ commands: [RedisCommand]) async throws(LicenseStoreError) -> [RedisValue] {
         do {
             return try await client.pipeline(commands)
         } catch {
@@ -193,7 +193,7 @@ public struct RedisLicenseStore: LicenseStore {
     }
 
     /// Turns an error reply into a thrown error (the whole batch fails: see ``LicenseStore``).
-    private static func checked(_ value: RedisValue) throws(LicenseStoreError) -> RedisValue {
+    static func checked(_ value: RedisValue) throws(LicenseStoreError) -> RedisValue {
         if case .error(let message) = value {
             let error = RedisError.serverReply(message)
             throw LicenseStoreError(error.isRetriable ? .unavailable : .backend, message, isRetriable: error.isRetriable)
@@ -209,7 +209,7 @@ public struct RedisLicenseStore: LicenseStore {
         }
     }
 
-    private static func decodeHash(_ value: RedisValue) throws(LicenseStoreError) -> [String: [UInt8]]? {
+    static func decodeHash(_ value: RedisValue) throws(LicenseStoreError) -> [String: [UInt8]]? {
         guard let flat = try checked(value).arrayValue, flat.count.isMultiple(of: 2) else {
             throw LicenseStoreError(.corruptRecord, "expected a hash")
         }

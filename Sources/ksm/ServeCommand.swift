@@ -41,7 +41,11 @@ struct ServeCommand: AsyncParsableCommand {
         let redisStore = MeteredLicenseStore(redisLicenseStore, statistics: statistics)
         let cache = settings.cacheTTL > .zero ? CachingLicenseStore(redisStore, timeToLive: settings.cacheTTL) : nil
         let store: any LicenseStore = cache ?? redisStore
-        let processor = LicenseProcessor(keyServer: server, store: store, keyring: keyring, pool: pool, logger: logger)
+        // The guards go straight to Redis (never through the cache): stored replies and counters are
+        // per job and per account, the one thing a cache must not answer.
+        let guards = settings.guardsEnabled
+            ? JobGuards(store: redisLicenseStore, replyTTLMilliseconds: settings.replyTTLMilliseconds, rateWindowMilliseconds: settings.rateWindowMilliseconds) : nil
+        let processor = LicenseProcessor(keyServer: server, store: store, keyring: keyring, pool: pool, logger: logger, guards: guards)
         let worker = LicenseWorker(configuration: settings.worker, processor: processor, logger: logger, statistics: statistics)
         let slots = LeaseSlotGauge()
         var services: [any Service] = [worker]
@@ -157,6 +161,12 @@ struct ServeOptions: ParsableArguments {
     var rotationLead: Double?
     @Option(help: "Seconds between rotation prefetch passes. Default: 5.")
     var rotationInterval: Double?
+    @Option(help: "Seconds a reply is kept in Redis so a redelivered job gets the same bytes (env KSM_REPLY_TTL). Default: 900.")
+    var replyTtl: Double?
+    @Option(help: "Milliseconds of one rate window; tenants' rate-limit counts jobs per account per window (env KSM_RATE_WINDOW_MS). Default: 1000.")
+    var rateWindowMs: Int?
+    @Flag(help: "Turn off stored replies, rate limits and anti-replay (one Redis round trip less per batch, redelivered jobs get fresh CKCs).")
+    var noGuards = false
 
     struct Settings {
         var worker: WorkerConfiguration
@@ -173,6 +183,9 @@ struct ServeOptions: ParsableArguments {
         var cacheTTL: Duration
         /// Nil: no rotation prefetch.
         var rotation: RotationPrefetchConfiguration?
+        var guardsEnabled = true
+        var replyTTLMilliseconds: Int64 = 15 * 60 * 1000
+        var rateWindowMilliseconds: Int64 = 1000
 
         /// Loads every key-encryption key; refuses a file others can read.
         func keyring() throws -> KeyEncryptionKeyring {
@@ -262,13 +275,21 @@ struct ServeOptions: ParsableArguments {
         guard worker.tenantLabelLimit >= 0 else { throw ValidationError("--tenant-label-limit must not be negative") }
         let slotInterval = try seconds(slotCountInterval, "slot-count-interval", default: .seconds(15))
         let versions = !protocolVersions.isEmpty ? protocolVersions : ((file["protocol-versions"] as? [Int])?.map { UInt32($0) } ?? [1])
-        return Settings(worker: worker, redisURL: redisURL, credentials: credentials,
+        var settings = Settings(worker: worker, redisURL: redisURL, credentials: credentials,
                         fpscryptoLibrary: fpscryptoLibrary ?? (file["fpscrypto-library"] as? String), keks: keks,
                         cryptoThreads: pickInt(cryptoThreads, "crypto-threads") ?? ProcessInfo.processInfo.activeProcessorCount,
                         protocolVersions: versions, logLevel: level, logFormat: format, slotCountInterval: slotInterval,
                         adminPort: adminPort ?? env["KSM_ADMIN_PORT"].flatMap { Int($0) } ?? (file["admin-port"] as? Int),
                         cacheTTL: .milliseconds(Int64(((cacheTtl ?? env["KSM_CACHE_TTL"].flatMap { Double($0) } ?? (file["cache-ttl"] as? Double) ?? 2) * 1000).rounded())),
                         rotation: rotation)
+        settings.guardsEnabled = !(noGuards || (file["guards"] as? Bool) == false)
+        let replySeconds = replyTtl ?? env["KSM_REPLY_TTL"].flatMap { Double($0) } ?? (file["reply-ttl"] as? Double) ?? (file["reply-ttl"] as? Int).map(Double.init) ?? 900
+        guard replySeconds > 0, replySeconds.isFinite else { throw ValidationError("--reply-ttl must be a positive number of seconds") }
+        settings.replyTTLMilliseconds = Int64((replySeconds * 1000).rounded())
+        let window = rateWindowMs ?? env["KSM_RATE_WINDOW_MS"].flatMap { Int($0) } ?? (file["rate-window-ms"] as? Int) ?? 1000
+        guard window > 0 else { throw ValidationError("--rate-window-ms must be positive") }
+        settings.rateWindowMilliseconds = Int64(window)
+        return settings
     }
 
     static func split(_ pair: String, _ name: String) throws -> (String, String) {
@@ -282,17 +303,16 @@ enum LogFormat: String {
     case text, json
 }
 
-/// Reads secret key files: hex text or raw bytes of 16 or 32 bytes, never readable by others.
+/// Reads secret key files: hex text or raw bytes of 16 or 32 bytes, never readable by group or
+/// others (``SecretFile``); the text read is cleansed once decoded.
 enum KeyFile {
     static func read(_ path: String) throws -> [UInt8] {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-        if let mode = (attributes?[.posixPermissions] as? NSNumber)?.intValue, mode & 0o004 != 0 {
-            throw ValidationError("key file \(path) is readable by others (mode \(String(mode, radix: 8))); chmod 600 it")
-        }
-        guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read key file \(path)") }
+        var data: [UInt8]
+        do { data = try SecretFile.read(path) } catch { throw ValidationError(error.description) }
+        defer { FairPlayCrypto.cleanse(&data) }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         if let hex = [UInt8](hexString: text), hex.count == 16 || hex.count == 32 { return hex }
-        if data.count == 16 || data.count == 32 { return Array(data) }
+        if data.count == 16 || data.count == 32 { return data }
         throw ValidationError("key file \(path) holds neither 16 nor 32 bytes (raw or hex)")
     }
 }

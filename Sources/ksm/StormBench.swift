@@ -97,6 +97,10 @@ struct StormBench: AsyncParsableCommand {
             throw ValidationError("cannot write \(kekPath)")
         }
 
+        // The workers get a private (0600) copy of the test credentials: `ksm serve` refuses secret
+        // files readable by group or others, and git checks the fixtures out 0644.
+        let credentials = try Self.privateCopy(of: fixtures, into: directory.appendingPathComponent("credentials"))
+
         let pool = CryptoPool()
         defer { pool.shutdown() }
         progress("making \(viewers + joiners) SPCs")
@@ -122,7 +126,7 @@ struct StormBench: AsyncParsableCommand {
                 workers.append(try WorkerProcess.start(
                     log: directory.appendingPathComponent("\(run)-\(index).log"),
                     arguments: ["serve", "--brokers", cluster.bootstrapServers, "--redis-url", "redis://127.0.0.1:\(redis.port)",
-                                "--credentials", "\(fixtures)/certificates.json", "--kek", "\(catalog.keyEncryptionKeyID)=\(kekPath)",
+                                "--credentials", credentials, "--kek", "\(catalog.keyEncryptionKeyID)=\(kekPath)",
                                 "--group", "storm-\(run)", "--requests-topic", requests, "--replies-topic", replies, "--dlq-topic", "storm.\(run).dlq",
                                 "--kafka-property", "session.timeout.ms=6000", "--log-level", "info"] + scenario.flags))
             }
@@ -166,6 +170,16 @@ struct StormBench: AsyncParsableCommand {
         FileHandle.standardOutput.write(try encoder.encode(printable) + Data("\n".utf8))
         withExtendedLifetime(cluster) {}
         if reports.contains(where: { !$0.allCorrect }) { throw ExitCode(1) }
+    }
+
+    /// Copies a credentials directory with every file `chmod 600`; returns its certificates.json.
+    static func privateCopy(of fixtures: String, into target: URL) throws -> String {
+        let fm = FileManager.default
+        try fm.copyItem(at: URL(fileURLWithPath: fixtures), to: target)
+        for name in try fm.contentsOfDirectory(atPath: target.path) {
+            try fm.setAttributes([.posixPermissions: 0o600], ofItemAtPath: target.appendingPathComponent(name).path)
+        }
+        return target.appendingPathComponent("certificates.json").path
     }
 }
 

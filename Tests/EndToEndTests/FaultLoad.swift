@@ -27,6 +27,8 @@ final class FaultLoad: Sendable {
         var bytes: [UInt8]
         var reply: LicenseReply
         var at: ContinuousClock.Instant
+        /// The worker marked it `ksm-duplicate: 1`: the stored bytes of an earlier answer.
+        var markedDuplicate = false
     }
 
     struct State {
@@ -173,7 +175,7 @@ final class FaultLoad: Sendable {
         state.withLock { state in
             guard state.jobs[reply.id] != nil else { state.foreign += 1; return }
             guard state.seen.insert([Int64(message.partition), message.offset]).inserted else { return }
-            state.arrivals[reply.id, default: []].append(Arrival(bytes: message.value, reply: reply, at: now))
+            state.arrivals[reply.id, default: []].append(Arrival(bytes: message.value, reply: reply, at: now, markedDuplicate: message.header("ksm-duplicate") == Array("1".utf8)))
             if reply.isRetriable { state.retryDue[reply.id] = now + .milliseconds(200) }
         }
     }
@@ -218,6 +220,8 @@ final class FaultLoad: Sendable {
         var identicalDuplicates = 0
         /// Jobs answered finally more than once with different bytes (each a correct CKC, or it is in `wrong`).
         var differingDuplicates: [String] = []
+        /// Jobs answered finally more than once with more than one copy not marked `ksm-duplicate`.
+        var unmarkedDuplicates: [String] = []
         /// Retriable replies seen (`storeUnavailable`, `overloaded`), and those among them that broke fail-closed.
         var retriable = 0
         var retriableWithCKC = 0
@@ -225,7 +229,7 @@ final class FaultLoad: Sendable {
 
         var description: String {
             "\(jobs) jobs, \(correct) correct, \(wrong.count) wrong \(wrong.prefix(3)), \(missing.count) missing \(missing.prefix(3)), "
-                + "\(identicalDuplicates) identical duplicates, \(differingDuplicates.count) differing duplicates, "
+                + "\(identicalDuplicates) identical duplicates, \(differingDuplicates.count) differing duplicates, \(unmarkedDuplicates.count) unmarked, "
                 + "\(retriable) retriable replies (\(retriableWithCKC) with a CKC), \(sends) sends"
         }
     }
@@ -257,6 +261,9 @@ final class FaultLoad: Sendable {
                 v.correct += 1
                 if finals.count > 1 {
                     if finals.allSatisfy({ $0.bytes == first.bytes }) { v.identicalDuplicates += 1 } else { v.differingDuplicates.append(id) }
+                    // Every copy but one is marked (the first published may be either, when two
+                    // workers answered the job at once and the second got the first's stored bytes).
+                    if finals.filter({ !$0.markedDuplicate }).count > 1 { v.unmarkedDuplicates.append(id) }
                 }
             }
             return v

@@ -45,7 +45,7 @@ final class Fleet: @unchecked Sendable {
     @discardableResult
     func startWorker(waitForAssignment: Bool = true, extraArguments: [String] = []) async throws -> RunningProcess {
         let worker = try RunningProcess("worker-\(workers.count)", [
-            "serve", "--brokers", bootstrap, "--redis-url", redisURL, "--credentials", "Fixtures/test-credentials/certificates.json",
+            "serve", "--brokers", bootstrap, "--redis-url", redisURL, "--credentials", try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
             "--kek", "demo-kek=\(kekPath)", "--kafka-property", "session.timeout.ms=6000", "--kafka-property", "heartbeat.interval.ms=300",
         ] + extraArguments)
         workers.append(worker)

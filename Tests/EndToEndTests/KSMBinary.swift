@@ -17,6 +17,28 @@ enum KSMBinary {
         return packageRoot.appendingPathComponent(".build/debug/ksm")
     }
 
+    /// The path of a copy of a fixture credentials file (e.g. "Fixtures/test-credentials/certificates.json")
+    /// whose directory was copied with every file `chmod 600`: git checks fixtures out 0644, and the
+    /// `ksm` commands that take `--credentials` refuse secret files readable by group or others.
+    /// One copy per process and directory; concurrent callers race harmlessly (atomic rename).
+    static func privateCredentials(_ relativeFile: String) throws -> String {
+        let source = packageRoot.appendingPathComponent(relativeFile)
+        let directory = source.deletingLastPathComponent()
+        let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("ksm-private-fixtures-\(getpid())")
+        let target = root.appendingPathComponent(directory.lastPathComponent)
+        let fm = FileManager.default
+        if !fm.fileExists(atPath: target.path) {
+            try fm.createDirectory(at: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let staging = root.appendingPathComponent(".staging-\(UUID().uuidString)")
+            try fm.copyItem(at: directory, to: staging)
+            for name in try fm.contentsOfDirectory(atPath: staging.path) {
+                try fm.setAttributes([.posixPermissions: 0o600], ofItemAtPath: staging.appendingPathComponent(name).path)
+            }
+            if rename(staging.path, target.path) != 0 { try? fm.removeItem(at: staging) }
+        }
+        return target.appendingPathComponent(source.lastPathComponent).path
+    }
+
     struct Result {
         var status: Int32
         var stdout: [UInt8]

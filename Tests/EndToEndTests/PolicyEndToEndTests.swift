@@ -30,7 +30,7 @@ import Testing
     static func provision(_ fleet: Fleet) throws -> [String: [UInt8]] {
         let secretPath = try file(fleet, "token-k1.hex", HexEncoding.encode(secret) + "\n")
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretPath)
-        try admin(["put-tenant", "--redis-url", fleet.redisURL, "--tenant", tenant, "--credentials", "Fixtures/test-credentials/certificates.json",
+        try admin(["put-tenant", "--redis-url", fleet.redisURL, "--tenant", tenant, "--credentials", try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
                    "--kek-id", "demo-kek", "--kek", "demo-kek=\(fleet.kekPath)", "--token-secret", "k1=\(secretPath)", "--max-streams", "2"])
         try admin(["put-policy", "--redis-url", fleet.redisURL, "--tenant", tenant, try file(fleet, "tenant.json", #"{"content-type": "hd"}"#)])
         let policies = [
@@ -151,7 +151,7 @@ import Testing
         options.assetID = Array(live.utf8)
         play(9)(&options)
         let job = LicenseJob(id: try StoreIdentifier("explain-1"), tenant: try StoreIdentifier(Self.tenant), account: try StoreIdentifier("viewer"), spc: try phone.makeSPC(options).spc)
-        let explained = try KSMBinary.run(["admin", "explain", "--redis-url", fleet.redisURL, "--credentials", "Fixtures/test-credentials/certificates.json",
+        let explained = try KSMBinary.run(["admin", "explain", "--redis-url", fleet.redisURL, "--credentials", try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
                                            "--kek", "demo-kek=\(fleet.kekPath)", "-"], input: job.jsonBytes())
         #expect(explained.status == 0, "\(String(decoding: explained.stderr, as: UTF8.self))")
         let json = try #require(explained.json as? [String: Any])

@@ -5,8 +5,9 @@ import Testing
 
 /// `ksm process` and `ksm inspect` as a user runs them: the real binary, files in, JSON out.
 @Suite(.serialized) struct ProcessCommandTests {
-    static let appleCredentials = "Fixtures/apple-sdk-2.0.3/certificates.json"
-    static let testCredentials = "Fixtures/test-credentials/certificates.json"
+    // Private (0600) copies: `ksm` refuses secret files readable by group or others.
+    static var appleCredentials: String { get throws { try KSMBinary.privateCredentials("Fixtures/apple-sdk-2.0.3/certificates.json") } }
+    static var testCredentials: String { get throws { try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json") } }
 
     static func bytes(_ path: String) throws -> [UInt8] {
         Array(try Data(contentsOf: KSMBinary.packageRoot.appendingPathComponent(path)))
@@ -28,7 +29,7 @@ import Testing
 
     @Test("The bundled example: Apple's own SPCs answered with CKCs that open to the expected keys")
     func bundledExample() throws {
-        let r = try KSMBinary.run(["process", "--credentials", Self.appleCredentials, "Examples/create-ckc.json"])
+        let r = try KSMBinary.run(["process", "--credentials", try Self.appleCredentials, "Examples/create-ckc.json"])
         #expect(r.status == 0, "\(String(decoding: r.stderr, as: UTF8.self))")
         let results = Self.results(r)
         #expect(results.count == 2)
@@ -80,7 +81,7 @@ import Testing
             ["id": 4, "spc": Data(mainSPC).base64EncodedString(), "asset-info": offline],
             ["id": 5, "spc": "not base64!", "asset-info": uhd],
         ]
-        let r = try KSMBinary.run(["process", "--credentials", Self.testCredentials, "-"], input: try Self.request(ops))
+        let r = try KSMBinary.run(["process", "--credentials", try Self.testCredentials, "-"], input: try Self.request(ops))
         let results = Self.results(r)
         #expect(results.map { $0["status"] as? Int } == [0, -42604, -42604, 0, -42581])
         let ck = try CKCOpener.open(Array(Data(base64Encoded: results[0]["ckc"] as! String)!), session: mainSession)
@@ -97,7 +98,7 @@ import Testing
     @Test("A request that is not JSON, or has no operations, answers paramErr instead of failing")
     func badRequests() throws {
         for input in ["{nope", "{\"fairplay-streaming-request\": {}}", "[]"] {
-            let r = try KSMBinary.run(["process", "--credentials", Self.testCredentials, "-"], input: Array(input.utf8))
+            let r = try KSMBinary.run(["process", "--credentials", try Self.testCredentials, "-"], input: Array(input.utf8))
             #expect(r.status == 0)
             #expect(Self.results(r).first?["status"] as? Int == -42585)
         }
@@ -113,7 +114,7 @@ import Testing
         o.sync = .v2(SyncV2(serverChallenge: 42, flags: [.report], titleID: [UInt8](repeating: 0xAB, count: 16), durationToExpiry: 3600, invalidatedStreamIDs: [[UInt8](repeating: 1, count: 16)]))
         let device = SimulatedDevice(trust: try Self.testTrust())
         let (spc, _) = try device.makeSPC(o)
-        let r = try KSMBinary.run(["process", "--credentials", Self.testCredentials, "-"], input: try Self.request([["id": "9", "spc": Data(spc).base64EncodedString()]], kind: "get-client-info"))
+        let r = try KSMBinary.run(["process", "--credentials", try Self.testCredentials, "-"], input: try Self.request([["id": "9", "spc": Data(spc).base64EncodedString()]], kind: "get-client-info"))
         let info = try #require(Self.results(r, "get-client-info").first)
         #expect(info["status"] as? Int == 0)
         #expect(info["hu"] as? String == device.hu.hexString.uppercased())
@@ -128,7 +129,7 @@ import Testing
     @Test("ksm inspect lists every TLLV tag of Apple's SPC, reserved ones included")
     func inspect() throws {
         let path = KSMBinary.shared.appendingPathComponent("vectors/apple-sdk-2.0.3/FPS/spc1.bin").path
-        let r = try KSMBinary.run(["inspect", "--credentials", Self.appleCredentials, path])
+        let r = try KSMBinary.run(["inspect", "--credentials", try Self.appleCredentials, path])
         #expect(r.status == 0)
         let out = try #require(r.json as? [String: Any])
         #expect(out["asset-id-hex"] as? String == "aabbccddeeffaabbccddeeffaabbccddeeff")
@@ -136,7 +137,7 @@ import Testing
         let tllvs = try #require(out["tllvs"] as? [[String: Any]])
         #expect(tllvs.contains { $0["name"] as? String == "sk-r1" })
         #expect(tllvs.contains { $0["name"] == nil })
-        let bad = try KSMBinary.run(["inspect", "--credentials", Self.testCredentials, path])
+        let bad = try KSMBinary.run(["inspect", "--credentials", try Self.testCredentials, path])
         #expect(bad.status == 2)
         #expect((bad.json as? [String: Any])?["status"] as? Int == -42605)
     }

@@ -101,13 +101,13 @@ struct CryptoPoolTests {
 
 @Suite struct KSMStatusTests {
     @Test func codesNamesAndRetriability() throws {
-        #expect(KSMStatus.projectCodes.map(\.rawValue) == Array((-43031 ... -43001).reversed()))
+        #expect(KSMStatus.projectCodes.map(\.rawValue) == Array((-43033 ... -43001).reversed()))
         // The policy engine's refusals carry exactly the statuses KSMStatus names.
         for refusal in PolicyRefusal.allCases {
             #expect(KSMStatus(refusal).name == refusal.statusName, "\(refusal)")
         }
         #expect(Set(KSMStatus.allKnown.map(\.name)).count == KSMStatus.allKnown.count, "names are unique")
-        #expect(KSMStatus.allKnown.filter(\.isRetriable) == [.storeUnavailable, .overloaded])
+        #expect(KSMStatus.allKnown.filter(\.isRetriable) == [.storeUnavailable, .overloaded, .rateLimited])
         #expect(KSMStatus(.integrityError).name == "integrityErr" && !KSMStatus(.integrityError).isProjectCode)
         #expect(KSMStatus.tooManyStreams.description == "tooManyStreams (-43004)")
 

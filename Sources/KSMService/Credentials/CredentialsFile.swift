@@ -6,13 +6,17 @@ import Foundation
 /// `{"certificates": [{"certificate", "1024-private-key", "2048-private-key", "ask" | "dask" |
 /// "provisioning-data"}]}`; every value is a file path relative to the credentials file. `ask` and
 /// `dask` files hold hex; `provisioning-data` needs Apple's libfpscrypto (`libraryPath`).
+///
+/// The secret files (private keys, `ask`, `dask`, `provisioning-data`) go through ``SecretFile``:
+/// refused when group or others may read them (unless `access` is
+/// ``SecretFileAccess/publicTestFixtures``), and their read buffers cleansed once parsed.
 public enum CredentialsFile {
     public struct LoadError: Error, CustomStringConvertible {
         public let reason: String
         public var description: String { "credentials: \(reason)" }
     }
 
-    public static func load(path: String, libraryPath: String? = nil) throws(LoadError) -> [ApplicationCredential] {
+    public static func load(path: String, libraryPath: String? = nil, access: SecretFileAccess = .ownerOnly) throws(LoadError) -> [ApplicationCredential] {
         let url = URL(fileURLWithPath: path)
         let base = url.deletingLastPathComponent()
         let root: Any
@@ -35,8 +39,20 @@ public enum CredentialsFile {
                 let fileURL = relative.hasPrefix("/") ? URL(fileURLWithPath: relative) : base.appendingPathComponent(relative)
                 return try readFile(fileURL)
             }
+            /// A secret file: mode checked, read buffer cleansed by ``SecretFile``.
+            func secretFile(_ key: String) throws(LoadError) -> [UInt8]? {
+                guard let value = entry[key] else { return nil }
+                guard let relative = value as? String, !relative.isEmpty else { throw LoadError(reason: "certificates[\(index)].\(key) is not a file path") }
+                let fileURL = relative.hasPrefix("/") ? URL(fileURLWithPath: relative) : base.appendingPathComponent(relative)
+                do throws(SecretFileError) {
+                    return try SecretFile.read(fileURL.path, access: access)
+                } catch {
+                    throw LoadError(reason: "certificates[\(index)].\(key): \(error.reason)")
+                }
+            }
             func hexFile(_ key: String) throws(LoadError) -> [UInt8]? {
-                guard let bytes = try file(key) else { return nil }
+                guard var bytes = try secretFile(key) else { return nil }
+                defer { FairPlayCrypto.cleanse(&bytes) }
                 guard let key16 = [UInt8](hexString: String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)), key16.count == 16 else {
                     throw LoadError(reason: "certificates[\(index)].\(key) does not hold 16 bytes of hex")
                 }
@@ -48,7 +64,7 @@ public enum CredentialsFile {
                 source = .applicationSecretKey(ask)
             } else if let dask = try hexFile("dask") {
                 source = .fixedDerivedKey(dask)
-            } else if let provisioning = try file("provisioning-data") {
+            } else if let provisioning = try secretFile("provisioning-data") {
                 if library == nil {
                     guard let libraryPath else {
                         throw LoadError(reason: "certificates[\(index)] uses provisioning data, which needs Apple's libfpscrypto: pass --fpscrypto-library PATH")
@@ -61,8 +77,14 @@ public enum CredentialsFile {
                 throw LoadError(reason: "certificates[\(index)] has none of \"ask\", \"dask\" or \"provisioning-data\"")
             }
             do {
-                let key1024 = try file("1024-private-key").map { bytes throws(FairPlayError) in try RSAPrivateKey(pemOrDER: bytes) }
-                let key2048 = try file("2048-private-key").map { bytes throws(FairPlayError) in try RSAPrivateKey(pemOrDER: bytes) }
+                // The PEM text is cleansed as soon as OpenSSL holds the key.
+                func privateKey(_ name: String) throws -> RSAPrivateKey? {
+                    guard var pem = try secretFile(name) else { return nil }
+                    defer { FairPlayCrypto.cleanse(&pem) }
+                    return try RSAPrivateKey(pemOrDER: pem)
+                }
+                let key1024 = try privateKey("1024-private-key")
+                let key2048 = try privateKey("2048-private-key")
                 let name = URL(fileURLWithPath: (entry["certificate"] as? String) ?? "certificate-\(index)").deletingPathExtension().lastPathComponent
                 credentials.append(try ApplicationCredential(name: name, certificateDER: certificate, privateKey1024: key1024, privateKey2048: key2048, sessionKeySource: source))
             } catch let error as FairPlayError {

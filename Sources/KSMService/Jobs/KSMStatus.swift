@@ -84,6 +84,13 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// policy allows. Retriable; the reply's `retry-after-ms` says when (jittered, so shed clients
     /// spread out instead of returning together).
     public static let overloaded = KSMStatus(rawValue: -43031)
+    /// The SPC was already answered for another job (same transaction ID and SPC digest) within the
+    /// tenant's anti-replay window: a captured SPC sent again. A redelivered job (same job ID) is not
+    /// a replay; it gets its stored reply.
+    public static let replayedSPC = KSMStatus(rawValue: -43032)
+    /// The account sent more jobs in the current rate window than its tenant allows. Retriable; the
+    /// reply's `retry-after-ms` says when the window ends.
+    public static let rateLimited = KSMStatus(rawValue: -43033)
 
     /// The status a policy refusal is answered with (the engine's codes travel as raw values,
     /// since Licensing cannot see this type).
@@ -96,14 +103,15 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
         .airPlayDenied, .avAdapterDenied, .virtualMachineDenied, .rentalNotYetValid, .rentalExpired, .rentalPeriodOver,
         .offlineNotAllowed, .offlineNeedsCapability, .leaseRenewalNotAllowed, .deviceLimitReached, .streamEnded,
         .tokenMissing, .tokenMalformed, .tokenUnknownKeyID, .tokenBadSignature, .tokenExpired, .tokenNotYetValid,
-        .tokenWrongAccount, .tokenWrongAsset, .tokenWrongTenant, .overloaded,
+        .tokenWrongAccount, .tokenWrongAsset, .tokenWrongTenant, .overloaded, .replayedSPC, .rateLimited,
     ]
 
     /// Every code a reply can carry: Apple's server codes, then the project's.
     public static let allKnown: [KSMStatus] = FairPlayStatus.allKnown.map(KSMStatus.init) + projectCodes
 
-    /// True when the same job may succeed if sent again later (``storeUnavailable``, ``overloaded``).
-    public var isRetriable: Bool { self == .storeUnavailable || self == .overloaded }
+    /// True when the same job may succeed if sent again later (``storeUnavailable``, ``overloaded``,
+    /// ``rateLimited``).
+    public var isRetriable: Bool { self == .storeUnavailable || self == .overloaded || self == .rateLimited }
 
     /// True for the project's codes, false for Apple's.
     public var isProjectCode: Bool { (-43999 ... -43001).contains(rawValue) }
@@ -122,6 +130,8 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
         case -43009: "noPolicy"
         case -43010: "invalidPolicy"
         case -43031: "overloaded"
+        case -43032: "replayedSPC"
+        case -43033: "rateLimited"
         // The policy engine's codes are named where they are defined.
         case -43030 ... -43011: PolicyRefusal.allCases.first { $0.status == rawValue }?.statusName ?? "unknown"
         default: FairPlayStatus(rawValue: rawValue).name

@@ -25,6 +25,10 @@ public struct LicenseReply: Sendable, Hashable {
     public var rule: String
     /// For a retriable refusal: when to ask again, in milliseconds (jittered by the worker).
     public var retryAfterMilliseconds: Int64?
+    /// Set on a duplicate: the exact bytes stored when this job was first answered.
+    /// ``jsonBytes()`` returns them verbatim, so every copy of an answer is byte-identical
+    /// (a CKC rebuilt would differ: fresh random IVs). The worker marks it `ksm-duplicate: 1`.
+    public var storedJSON: [UInt8]?
 
     public init(
         id: String, status: KSMStatus, reason: String, ckc: [UInt8]? = nil, leaseExpiresAt: Int64? = nil,
@@ -54,6 +58,17 @@ public struct LicenseReply: Sendable, Hashable {
     /// True when the same job may succeed if sent again later.
     public var isRetriable: Bool { status.isRetriable }
 
+    /// True when this reply repeats stored bytes (a redelivered job), see ``storedJSON``.
+    public var isDuplicate: Bool { storedJSON != nil }
+
+    /// A duplicate answer: the stored bytes decoded for the caller's bookkeeping, published verbatim.
+    /// Nil when the bytes are not a reply (a corrupt record: the job is then answered afresh).
+    public init?(duplicate bytes: [UInt8]) {
+        guard let decoded = try? LicenseReply(json: bytes) else { return nil }
+        self = decoded
+        storedJSON = bytes
+    }
+
     /// The asset ID as text when it is UTF-8 without control characters (the usual `skd://...`),
     /// else nil; `asset-id-hex` always carries the exact bytes.
     public var assetIDText: String? {
@@ -71,6 +86,7 @@ extension LicenseReply {
     /// (base64), `lease-expires-at`, `asset-id` (text), `asset-id-hex`, `hu` (hex), `tenant`, `account`,
     /// and for a retriable refusal `retry-after-ms`.
     public func jsonBytes() -> [UInt8] {
+        if let storedJSON { return storedJSON }
         var o: [String: JSONValue] = [
             "id": .string(id), "status": .integer(Int64(status.rawValue)), "status-name": .string(status.name),
             "retriable": .bool(status.isRetriable), "reason": .string(reason), "rule": .string(rule),

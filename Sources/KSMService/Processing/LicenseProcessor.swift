@@ -28,13 +28,16 @@ public struct LicenseProcessor: Sendable {
     public let keyring: KeyEncryptionKeyring
     public let pool: CryptoPool
     public let logger: Logger
+    /// Stored replies, rate limits and anti-replay (LicenseProcessor+Guards.swift); nil: none.
+    public let guards: JobGuards?
 
-    public init(keyServer: KeyServerModule, store: any LicenseStore, keyring: KeyEncryptionKeyring, pool: CryptoPool, logger: Logger) {
+    public init(keyServer: KeyServerModule, store: any LicenseStore, keyring: KeyEncryptionKeyring, pool: CryptoPool, logger: Logger, guards: JobGuards? = nil) {
         self.keyServer = keyServer
         self.store = store
         self.keyring = keyring
         self.pool = pool
         self.logger = logger
+        self.guards = guards
     }
 
     /// The wall clock in milliseconds since 1970, the unit of deadlines and leases.
@@ -82,8 +85,11 @@ public struct LicenseProcessor: Sendable {
     /// failure is a reply with a status and a reason.
     /// - Parameter now: the clock for deadlines and leases, in milliseconds since 1970.
     public func process(_ jobs: [LicenseJob], now: Int64 = LicenseProcessor.currentTimeMilliseconds()) async -> [LicenseReply] {
-        var batch = Batch(jobs: jobs, logger: logger)
+        var batch = LicenseBatch(jobs: jobs, logger: logger)
         if jobs.isEmpty { return [] }
+
+        // 0. Guards, before any RSA work: stored replies (redeliveries) and rate limits.
+        if let guards { await admit(&batch, guards: guards, now: now) }
 
         // 1. Deadlines: no RSA for an answer nobody waits for.
         for index in batch.pending {
@@ -105,6 +111,9 @@ public struct LicenseProcessor: Sendable {
             }
         }
 
+        // 2b. Anti-replay, for tenants that set a window (one round trip, none when no tenant does).
+        if let guards { await claimSPCs(&batch, guards: guards) }
+
         // 3. One store round trip for the whole batch.
         await fetch(&batch, now: now)
 
@@ -114,14 +123,17 @@ public struct LicenseProcessor: Sendable {
         // 6. Build the CKCs on the pool.
         await buildCKCs(&batch, now: now)
 
-        return batch.finish()
+        let replies = batch.finish()
+        // 7. Keep every final reply before it is published, so a redelivery gets the same bytes.
+        guard let guards else { return replies }
+        return await storeReplies(replies, jobs: jobs, guards: guards)
     }
 
     // MARK: Steps
 
     /// Steps 3 and 4: fetch, then the per-job checks and the policy decision, which need no further
     /// round trip (except, rarely, a rental start the first read skipped: see ``CachingLicenseStore``).
-    private func fetch(_ batch: inout Batch, now: Int64) async {
+    private func fetch(_ batch: inout LicenseBatch, now: Int64) async {
         let indices = batch.pending
         if indices.isEmpty { return }
         let requests = indices.map { index in
@@ -163,7 +175,7 @@ public struct LicenseProcessor: Sendable {
     }
 
     /// One `store.fetch`; on failure every pending job is answered and nil returned.
-    private func read(_ requests: [StoreRequest], _ batch: inout Batch, during call: String) async -> [StoreResult]? {
+    private func read(_ requests: [StoreRequest], _ batch: inout LicenseBatch, during call: String) async -> [StoreResult]? {
         do {
             let results = try await store.fetch(requests)
             guard results.count == requests.count else {
@@ -179,7 +191,7 @@ public struct LicenseProcessor: Sendable {
     /// Step 4 for one job: tenant, certificate, key present, policy present; then the policy
     /// decision. Returns nil when the job was answered here.
     private func check(
-        _ index: Int, _ result: StoreResult, in batch: inout Batch, now: Int64, documents: inout PolicyDocumentCache,
+        _ index: Int, _ result: StoreResult, in batch: inout LicenseBatch, now: Int64, documents: inout PolicyDocumentCache,
         tokenKeyrings: inout [StoreIdentifier: Result<EntitlementKeyring, KeyEncryptionKeyring.KeyringError>]
     ) -> LicenseEvaluation? {
         let job = batch.jobs[index]
@@ -252,7 +264,7 @@ public struct LicenseProcessor: Sendable {
     }
 
     /// Answers a refused job, or records an issued one's terms and unwraps its key.
-    private func apply(_ evaluation: LicenseEvaluation, to index: Int, in batch: inout Batch) {
+    private func apply(_ evaluation: LicenseEvaluation, to index: Int, in batch: inout LicenseBatch) {
         let decision = evaluation.decision
         guard let terms = decision.terms else {
             batch.answer(index, evaluation.refusalStatus ?? .invalidPolicy, decision.reason, rule: decision.rule)
@@ -280,7 +292,7 @@ public struct LicenseProcessor: Sendable {
 
     /// No stored key, and the tenant has a key seed: the key and IV are derived (docs/key-seeds.md)
     /// with no further read; a stored key always wins over the seed.
-    private func applySeededKey(includesContentKey: Bool, to index: Int, in batch: inout Batch) {
+    private func applySeededKey(includesContentKey: Bool, to index: Int, in batch: inout LicenseBatch) {
         guard let tenant = batch.work[index].tenant, let seed = tenant.keySeed, let request = batch.work[index].request else { return }
         var derived: ContentKeyDerivation.DerivedKey
         do {
@@ -296,7 +308,7 @@ public struct LicenseProcessor: Sendable {
 
     /// Step 5: ONE write round trip (`acquireLeases`) for every pending job whose decision takes
     /// a lease slot, registers a device, starts a rental or records offline licenses.
-    private func acquireLeases(_ batch: inout Batch, now: Int64) async {
+    private func acquireLeases(_ batch: inout LicenseBatch, now: Int64) async {
         var indices: [Int] = []
         var requests: [LeaseRequest] = []
         for index in batch.pending {
@@ -342,7 +354,7 @@ public struct LicenseProcessor: Sendable {
     }
 
     /// Step 6: build every CKC on the pool, from the decision's terms.
-    private func buildCKCs(_ batch: inout Batch, now: Int64) async {
+    private func buildCKCs(_ batch: inout LicenseBatch, now: Int64) async {
         let indices = batch.pending
         if indices.isEmpty { return }
         let items: [CKCJob] = indices.map { index in
@@ -408,7 +420,8 @@ private struct CKCJob: Sendable {
 }
 
 /// One batch in flight: the jobs, what is known of each, and the replies decided so far.
-private struct Batch {
+/// Internal (not private) so the guards' extension can answer jobs.
+struct LicenseBatch {
     struct Work {
         var request: SPCRequest?
         var tenant: TenantRecord?
@@ -425,6 +438,8 @@ private struct Batch {
 
     let jobs: [LicenseJob]
     var work: [Work]
+    /// Each tenant's guard settings, when the guards read them (step 0).
+    var guardSettings: [StoreIdentifier: GuardSettings] = [:]
     private var replies: [LicenseReply?]
     private let logger: Logger
     private let loggers: [Logger]
@@ -445,7 +460,7 @@ private struct Batch {
     var pending: [Int] { replies.indices.filter { replies[$0] == nil } }
 
     /// Decides job `index`'s reply (once) and logs it; releases its key.
-    mutating func answer(_ index: Int, _ status: KSMStatus, _ reason: String, rule: String, ckc: [UInt8]? = nil) {
+    mutating func answer(_ index: Int, _ status: KSMStatus, _ reason: String, rule: String, ckc: [UInt8]? = nil, retryAfterMilliseconds: Int64? = nil) {
         guard replies[index] == nil else { return }
         let job = jobs[index]
         let request = work[index].request
@@ -453,7 +468,8 @@ private struct Batch {
             id: job.id.value, status: status, reason: reason, ckc: ckc,
             leaseExpiresAt: ckc != nil ? work[index].leaseExpiresAt : nil,
             assetID: request.map { Array($0.assetID) }, hu: request?.hu,
-            tenant: job.tenant.value, account: job.account.value, rule: rule)
+            tenant: job.tenant.value, account: job.account.value, rule: rule,
+            retryAfterMilliseconds: retryAfterMilliseconds)
         work[index].contentKey = nil
         var metadata: Logger.Metadata = [
             LoggingKeys.tenant: "\(job.tenant)", LoggingKeys.status: "\(status.name)", LoggingKeys.rule: "\(rule)",
@@ -461,6 +477,13 @@ private struct Batch {
         if status != .ok { metadata[LoggingKeys.reason] = "\(reason)" }
         if let expiry = work[index].leaseExpiresAt, ckc != nil { metadata[LoggingKeys.leaseExpiresAt] = "\(expiry)" }
         loggers[index].debug("job answered", metadata: metadata)
+    }
+
+    /// Answers job `index` with a reply stored when the job was first answered (published verbatim).
+    mutating func answer(_ index: Int, duplicate reply: LicenseReply) {
+        guard replies[index] == nil else { return }
+        replies[index] = reply
+        loggers[index].debug("job answered with its stored reply", metadata: [LoggingKeys.status: "\(reply.status.name)", LoggingKeys.rule: "\(reply.rule)"])
     }
 
     /// A store call failed: every job still pending gets the same answer (fail closed).

@@ -256,10 +256,13 @@ public final class LicenseWorker: Service, Sendable {
         switch outcome {
         case .reply(let reply):
             let topic = message.header("reply-topic").map { String(decoding: $0, as: UTF8.self) } ?? configuration.repliesTopic
-            return KafkaProducer.Record(topic: topic, key: message.key, value: reply.jsonBytes(), headers: [
+            var headers: [(String, [UInt8])] = [
                 ("correlation-id", message.header("correlation-id") ?? Array(reply.id.utf8)),
                 ("ksm-status", Array(String(reply.status.rawValue).utf8)),
-            ] + JobTracing.replyHeaders(for: message, span: span))
+            ] + JobTracing.replyHeaders(for: message, span: span)
+            // The same bytes as the first answer (a redelivered job): marked, so the edge may drop it.
+            if reply.isDuplicate { headers.append(("ksm-duplicate", Array("1".utf8))) }
+            return KafkaProducer.Record(topic: topic, key: message.key, value: reply.jsonBytes(), headers: headers)
         case .deadLetter(let reason):
             var headers = message.headers
             headers.append(("dlq-reason", Array(reason.utf8)))

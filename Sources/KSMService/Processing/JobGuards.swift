@@ -1,0 +1,21 @@
+import Licensing
+
+/// The worker's guards against repeated and hostile input (docs/hostile-input.md): where they keep
+/// their state, and the deployment-wide settings. Per-tenant limits live in the store
+/// (``GuardSettings``).
+public struct JobGuards: Sendable {
+    /// Stored replies, rate counters, SPC claims.
+    public var store: any JobGuardStore
+    /// How long a reply is kept for redeliveries. Long enough to cover a worker's death, the group's
+    /// session timeout and a rebalance, with margin; not the lease's 24 h. Default: 15 minutes.
+    public var replyTTLMilliseconds: Int64
+    /// The length of a rate window; each tenant's `rate-limit` counts jobs per account per window.
+    /// Default: 1 s.
+    public var rateWindowMilliseconds: Int64
+
+    public init(store: any JobGuardStore, replyTTLMilliseconds: Int64 = 15 * 60 * 1000, rateWindowMilliseconds: Int64 = 1000) {
+        self.store = store
+        self.replyTTLMilliseconds = replyTTLMilliseconds
+        self.rateWindowMilliseconds = rateWindowMilliseconds
+    }
+}

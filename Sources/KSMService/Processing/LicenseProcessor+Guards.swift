@@ -1,0 +1,117 @@
+import FairPlay
+import Licensing
+import Logging
+
+/// The guards' steps of the pipeline: one round trip each, for the whole batch.
+///
+/// - `admit` (before the deadline check and any RSA work): a job with a stored reply is answered
+///   with those bytes (a redelivery after a crash or a refused commit); a new job counts toward its
+///   account's rate window and is refused `rateLimited` past its tenant's `rate-limit`.
+/// - `claimSPCs` (after the SPCs opened, only when some tenant of the batch sets a replay window):
+///   an SPC seen under another job ID within the window is refused `replayedSPC`.
+/// - `storeReplies` (after the CKCs, before anything is published): every final reply is stored;
+///   a reply another worker stored first for the same job wins and is returned instead.
+extension LicenseProcessor {
+    func admit(_ batch: inout LicenseBatch, guards: JobGuards, now: Int64) async {
+        let indices = batch.pending
+        if indices.isEmpty { return }
+        let requests = indices.map { index in
+            let job = batch.jobs[index]
+            return AdmissionRequest(tenant: job.tenant, account: job.account, jobID: job.id)
+        }
+        let admitted: AdmissionBatch
+        do {
+            admitted = try await guards.store.admit(requests, nowMilliseconds: now, rateWindowMilliseconds: guards.rateWindowMilliseconds)
+            guard admitted.admissions.count == requests.count else {
+                throw LicenseStoreError(.backend, "guard store answered \(admitted.admissions.count) of \(requests.count) admissions")
+            }
+        } catch {
+            batch.failAll(storeError: error, during: "admit")
+            return
+        }
+        batch.guardSettings = admitted.settings
+        let window = max(1, guards.rateWindowMilliseconds)
+        for (index, admission) in zip(indices, admitted.admissions) {
+            let job = batch.jobs[index]
+            switch admission {
+            case .stored(let bytes):
+                if let reply = LicenseReply(duplicate: bytes) {
+                    batch.answer(index, duplicate: reply)
+                } else {
+                    logger.warning("stored reply does not decode; answering the job afresh", metadata: [LoggingKeys.requestID: "\(job.id)"])
+                }
+            case .counted(let count):
+                guard let limit = admitted.settings[job.tenant]?.rateLimit, count > limit else { continue }
+                let retryAfter = window - now % window
+                batch.answer(index, .rateLimited, "account \(job.account) sent \(count) jobs in this \(window) ms window; tenant \(job.tenant) allows \(limit)",
+                             rule: "rate:limited", retryAfterMilliseconds: retryAfter)
+            }
+        }
+    }
+
+    func claimSPCs(_ batch: inout LicenseBatch, guards: JobGuards) async {
+        var indices: [Int] = []
+        var claims: [SPCClaim] = []
+        for index in batch.pending {
+            let job = batch.jobs[index]
+            guard let window = batch.guardSettings[job.tenant]?.replayWindowMilliseconds, window > 0,
+                  let request = batch.work[index].request else { continue }
+            indices.append(index)
+            claims.append(SPCClaim(tenant: job.tenant, jobID: job.id, transactionID: request.payload.transactionID,
+                                   digest: FairPlayCrypto.sha256(job.spc), windowMilliseconds: window))
+        }
+        if claims.isEmpty { return }
+        let fresh: [Bool]
+        do {
+            fresh = try await guards.store.claim(claims)
+            guard fresh.count == claims.count else {
+                throw LicenseStoreError(.backend, "guard store answered \(fresh.count) of \(claims.count) claims")
+            }
+        } catch {
+            batch.failAll(storeError: error, during: "claim")
+            return
+        }
+        for (position, index) in indices.enumerated() where !fresh[position] {
+            let claim = claims[position]
+            batch.answer(index, .replayedSPC,
+                         "this SPC (transaction \(claim.transactionID.map { String($0, radix: 16) } ?? "none")) was already sent by another job within the last \(claim.windowMilliseconds) ms",
+                         rule: "replay:spc")
+        }
+    }
+
+    func storeReplies(_ replies: [LicenseReply], jobs: [LicenseJob], guards: JobGuards) async -> [LicenseReply] {
+        var positions: [Int] = []
+        var stored: [StoredReply] = []
+        for (index, reply) in replies.enumerated() where !reply.isDuplicate && !reply.isRetriable {
+            // Retriable answers are not final: the same job sent again must get a real answer.
+            let job = jobs[index]
+            positions.append(index)
+            stored.append(StoredReply(tenant: job.tenant, account: job.account, jobID: job.id, bytes: reply.jsonBytes(), ttlMilliseconds: guards.replyTTLMilliseconds))
+        }
+        if stored.isEmpty { return replies }
+        var result = replies
+        do {
+            let earlier = try await guards.store.storeReplies(stored)
+            guard earlier.count == stored.count else {
+                throw LicenseStoreError(.backend, "guard store answered \(earlier.count) of \(stored.count) stored replies")
+            }
+            for (position, bytes) in zip(positions, earlier) {
+                if let bytes, let first = LicenseReply(duplicate: bytes) { result[position] = first }
+            }
+        } catch {
+            // Fail closed: an answer that cannot be kept is not published, or a redelivery could
+            // get a different one. The job is answered retriable and comes back.
+            let storeError = error as? LicenseStoreError
+            let retriable = storeError?.isRetriable ?? false
+            let message = storeError?.message ?? "\(error)"
+            logger.warning("store storeReplies failed; answering \(positions.count) jobs", metadata: [LoggingKeys.reason: "\(message)", LoggingKeys.retriable: "\(retriable)"])
+            for position in positions {
+                let old = result[position]
+                result[position] = retriable
+                    ? LicenseReply(id: old.id, status: .storeUnavailable, reason: "store unavailable during storeReplies: \(message)", tenant: old.tenant, account: old.account, rule: "store:unavailable")
+                    : LicenseReply(id: old.id, status: KSMStatus(.internalError), reason: "store error during storeReplies: \(message)", tenant: old.tenant, account: old.account, rule: "store:error")
+            }
+        }
+        return result
+    }
+}

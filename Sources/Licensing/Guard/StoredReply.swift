@@ -1,0 +1,18 @@
+/// A job's final reply, to keep so a redelivery of the job is answered with the same bytes.
+public struct StoredReply: Sendable, Hashable {
+    public var tenant: StoreIdentifier
+    public var account: StoreIdentifier
+    public var jobID: StoreIdentifier
+    /// The reply exactly as it will be published.
+    public var bytes: [UInt8]
+    /// How long to keep it (ms): the redelivery window, not the lease idempotency window.
+    public var ttlMilliseconds: Int64
+
+    public init(tenant: StoreIdentifier, account: StoreIdentifier, jobID: StoreIdentifier, bytes: [UInt8], ttlMilliseconds: Int64) {
+        self.tenant = tenant
+        self.account = account
+        self.jobID = jobID
+        self.bytes = bytes
+        self.ttlMilliseconds = ttlMilliseconds
+    }
+}

@@ -1,0 +1,138 @@
+import Licensing
+
+/// The job guards over Redis: every call is one pipelined round trip, one small script per job on
+/// keys of one hash tag (the account's for replies and rate counters; the SPC's own for claims).
+extension RedisLicenseStore: JobGuardStore {
+    /// KEYS: [1] the job's stored reply, [2] the account's counter for this rate window.
+    /// ARGV: [1] counter TTL (ms). Returns `{1, reply}` for a stored reply (nothing counted), else
+    /// `{0, count}` after `INCR` (the TTL set on the window's first job).
+    static let admissionScript = RedisScript(
+        """
+        local stored = redis.call('GET', KEYS[1])
+        if stored then return {1, stored} end
+        local n = redis.call('INCR', KEYS[2])
+        if n == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[1]) end
+        return {0, n}
+        """)
+
+    /// KEYS: [1] the SPC's claim. ARGV: [1] job ID, [2] window (ms). Returns 1 when the SPC is new
+    /// or was claimed by this same job ID (a redelivery), 0 for a replay.
+    static let claimScript = RedisScript(
+        """
+        if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+        if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
+        return 0
+        """)
+
+    /// KEYS: [1] the job's stored reply. ARGV: [1] reply bytes, [2] TTL (ms). Returns nil when
+    /// stored, else the bytes another worker stored first (published instead, byte-identical).
+    static let storeReplyScript = RedisScript(
+        """
+        if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end
+        return redis.call('GET', KEYS[1])
+        """)
+
+    public func admit(_ requests: [AdmissionRequest], nowMilliseconds: Int64, rateWindowMilliseconds: Int64) async throws(LicenseStoreError) -> AdmissionBatch {
+        if requests.isEmpty { return AdmissionBatch(admissions: [], settings: [:]) }
+        let length = max(1, rateWindowMilliseconds)
+        let window = nowMilliseconds / length
+        var commands = requests.map { request in
+            RedisCommand.evalScript(
+                Self.admissionScript,
+                keys: [RedisKeys.reply(request.tenant, account: request.account, jobID: request.jobID),
+                       RedisKeys.rateCounter(request.tenant, account: request.account, window: window)],
+                // Twice the window: a counter outlives its window a little, never a live one.
+                arguments: [RedisArgument(2 * length)])
+        }
+        var tenants: [StoreIdentifier] = []
+        for request in requests where !tenants.contains(request.tenant) { tenants.append(request.tenant) }
+        commands += tenants.map { RedisCommand(["HGETALL", RedisKeys.guardSettings($0)]) }
+        let replies = try await run(commands)
+        var admissions: [Admission] = []
+        admissions.reserveCapacity(requests.count)
+        for reply in replies.prefix(requests.count) {
+            guard let pair = try Self.checked(reply).arrayValue, pair.count == 2, let flag = pair[0].integerValue else {
+                throw LicenseStoreError(.corruptRecord, "admission script returned an unexpected reply")
+            }
+            if flag == 1, let bytes = pair[1].bytes {
+                admissions.append(.stored(bytes))
+            } else if let count = pair[1].integerValue, let n = Int(exactly: count) {
+                admissions.append(.counted(n))
+            } else {
+                throw LicenseStoreError(.corruptRecord, "admission script returned an unexpected reply")
+            }
+        }
+        var settings: [StoreIdentifier: GuardSettings] = [:]
+        for (tenant, reply) in zip(tenants, replies.dropFirst(requests.count)) {
+            settings[tenant] = try Self.decodeGuardSettings(tenant, reply)
+        }
+        return AdmissionBatch(admissions: admissions, settings: settings)
+    }
+
+    public func claim(_ claims: [SPCClaim]) async throws(LicenseStoreError) -> [Bool] {
+        if claims.isEmpty { return [] }
+        let replies = try await run(claims.map { claim in
+            RedisCommand.evalScript(
+                Self.claimScript,
+                keys: [RedisKeys.spcClaim(claim.tenant, transactionID: claim.transactionID, digest: claim.digest)],
+                arguments: [RedisArgument(claim.jobID.value), RedisArgument(max(1, claim.windowMilliseconds))])
+        })
+        var fresh: [Bool] = []
+        for reply in replies {
+            guard let flag = try Self.checked(reply).integerValue else {
+                throw LicenseStoreError(.corruptRecord, "claim script returned an unexpected reply")
+            }
+            fresh.append(flag == 1)
+        }
+        return fresh
+    }
+
+    public func storeReplies(_ replies: [StoredReply]) async throws(LicenseStoreError) -> [[UInt8]?] {
+        if replies.isEmpty { return [] }
+        let answers = try await run(replies.map { reply in
+            RedisCommand.evalScript(
+                Self.storeReplyScript,
+                keys: [RedisKeys.reply(reply.tenant, account: reply.account, jobID: reply.jobID)],
+                arguments: [RedisArgument(reply.bytes), RedisArgument(max(1, reply.ttlMilliseconds))])
+        })
+        var earlier: [[UInt8]?] = []
+        for answer in answers {
+            switch try Self.checked(answer) {
+            case .null: earlier.append(nil)
+            case .bulkString(let bytes): earlier.append(bytes)
+            default: throw LicenseStoreError(.corruptRecord, "reply script returned an unexpected reply")
+            }
+        }
+        return earlier
+    }
+
+    public func putGuardSettings(_ settings: GuardSettings, tenant: StoreIdentifier) async throws(LicenseStoreError) {
+        let replies = try await run([
+            RedisCommand(["MULTI"]), RedisCommand(["DEL", RedisKeys.guardSettings(tenant)]),
+            RedisCommand([
+                "HSET", RedisKeys.guardSettings(tenant),
+                "rate-limit", RedisArgument(settings.rateLimit.map { String($0) } ?? ""),
+                "replay-window-ms", RedisArgument(settings.replayWindowMilliseconds),
+            ]),
+            RedisCommand(["EXEC"]),
+        ])
+        for reply in replies { _ = try Self.checked(reply) }
+    }
+
+    static func decodeGuardSettings(_ tenant: StoreIdentifier, _ value: RedisValue) throws(LicenseStoreError) -> GuardSettings {
+        guard let fields = try decodeHash(value) else { return .off }
+        func text(_ name: String) -> String { fields[name].map { String(decoding: $0, as: UTF8.self) } ?? "" }
+        var settings = GuardSettings.off
+        let rate = text("rate-limit")
+        if !rate.isEmpty {
+            guard let limit = Int(rate), limit >= 0 else { throw LicenseStoreError(.corruptRecord, "guard settings of \(tenant): bad rate-limit") }
+            settings.rateLimit = limit
+        }
+        let window = text("replay-window-ms")
+        if !window.isEmpty {
+            guard let ms = Int64(window), ms >= 0 else { throw LicenseStoreError(.corruptRecord, "guard settings of \(tenant): bad replay-window-ms") }
+            settings.replayWindowMilliseconds = ms
+        }
+        return settings
+    }
+}

@@ -1,0 +1,115 @@
+import FairPlay
+import FairPlayDevice
+import Foundation
+import KSMService
+import KSMTestSupport
+import Licensing
+import RedisStore
+import Testing
+
+/// Stored replies (byte-identical duplicates), per-account rate limits and the SPC anti-replay
+/// window, in memory and through Redis's scripts.
+@Suite(.timeLimit(.minutes(1)))
+struct JobGuardTests {
+    let world: World
+
+    init() throws {
+        world = try World()
+    }
+
+    func processor(store: any LicenseStore, guards: any JobGuardStore) throws -> LicenseProcessor {
+        LicenseProcessor(keyServer: try world.keyServer(), store: store, keyring: world.keyring, pool: sharedPool, logger: quietLogger,
+                         guards: JobGuards(store: guards))
+    }
+
+    /// Runs the same checks against any guard store (memory or Redis).
+    func checkGuards(store: any LicenseStore, guards: any JobGuardStore, fetches: () -> Int) async throws {
+        let processor = try processor(store: store, guards: guards)
+        let hd = try World.job("dup-1", device: world.deviceA, World.options(World.hdAsset))
+        let first = try #require(await processor.process([hd.job], now: t0).first)
+        #expect(first.status == .ok && !first.isDuplicate, "\(first.reason)")
+        let before = fetches()
+
+        // Redelivered: the stored bytes, marked, and no fetch (the SPC is not even opened).
+        let again = try #require(await processor.process([hd.job], now: t0 + 5_000).first)
+        #expect(again.isDuplicate)
+        #expect(again.jsonBytes() == first.jsonBytes(), "a duplicate must be byte-identical")
+        #expect(again.ckc == first.ckc && again.status == .ok)
+        #expect(fetches() == before, "a duplicate costs no fetch")
+        #expect(try CKCOpener.open(again.ckc!, session: hd.session).contentKey == world.keys[World.hdAsset]!.key)
+
+        // A duplicate is answered even past its deadline: the first answer stands.
+        var late = hd.job
+        late.deadline = t0
+        #expect(try #require(await processor.process([late], now: t0 + 10_000).first).jsonBytes() == first.jsonBytes())
+
+        // Rate limit: acme allows 3 jobs per account per window; bob is counted apart.
+        try await guards.putGuardSettings(GuardSettings(rateLimit: 3), tenant: id("acme"))
+        let window = t0 + 3_600_000  // a fresh window
+        let flood = try (0..<5).map { n in try World.job("flood-\(n)", device: world.deviceA, World.options(World.hdAsset)).job }
+        let bob = try World.job("bob-1", account: "bob", device: world.deviceA, World.options(World.hdAsset)).job
+        let replies = await processor.process(flood + [bob], now: window + 250)
+        #expect(replies.map(\.status) == [.ok, .ok, .ok, .rateLimited, .rateLimited, .ok], "\(replies.map(\.reason))")
+        #expect(replies[3].isRetriable && replies[3].retryAfterMilliseconds == 750 && replies[3].rule == "rate:limited" && replies[3].ckc == nil)
+        // Retriable answers are not stored: the same job in the next window is answered afresh.
+        let retried = try #require(await processor.process([flood[3]], now: window + 1_000).first)
+        #expect(retried.status == .ok && !retried.isDuplicate)
+
+        // Anti-replay: the same SPC under another job ID within the window is refused...
+        try await guards.putGuardSettings(GuardSettings(replayWindowMilliseconds: 60_000), tenant: id("acme"))
+        let original = try World.job("orig-1", device: world.deviceA, World.options(World.hdAsset))
+        var replay = original.job
+        replay.id = id("replay-1")
+        let pair = await processor.process([original.job], now: window + 2_000) + (await processor.process([replay], now: window + 2_001))
+        #expect(pair.map(\.status) == [.ok, .replayedSPC], "\(pair.map(\.reason))")
+        #expect(pair[1].rule == "replay:spc" && !pair[1].isRetriable && pair[1].ckc == nil)
+        // ... while the original job redelivered is not a replay: it gets its stored reply.
+        let redelivered = try #require(await processor.process([original.job], now: window + 3_000).first)
+        #expect(redelivered.isDuplicate && redelivered.jsonBytes() == pair[0].jsonBytes())
+        // A claim by the same job ID (its reply lost, say) is not a replay either.
+        let claim = SPCClaim(tenant: id("acme"), jobID: id("orig-1"), transactionID: 1, digest: [1, 2], windowMilliseconds: 60_000)
+        #expect(try await guards.claim([claim, claim]) == [true, true])
+        var other = claim
+        other.jobID = id("someone-else")
+        #expect(try await guards.claim([other]) == [false])
+
+        // Two workers answering the same job: the second store returns the first's bytes.
+        let stored = StoredReply(tenant: id("acme"), account: id("alice"), jobID: id("race-1"), bytes: [1, 2, 3], ttlMilliseconds: 60_000)
+        var second = stored
+        second.bytes = [4, 5, 6]
+        #expect(try await guards.storeReplies([stored]) == [nil])
+        #expect(try await guards.storeReplies([second]) == [[1, 2, 3]])
+    }
+
+    @Test func inMemoryGuards() async throws {
+        let memory = InMemoryLicenseStore()
+        try await world.seed(memory)
+        let store = ScriptedStore(memory)
+        try await checkGuards(store: store, guards: InMemoryJobGuardStore(), fetches: { store.fetchCalls })
+    }
+
+    @Test func redisGuards() async throws {
+        let server = try await RedisServerProcess()
+        defer { server.stop() }
+        let redis = RedisLicenseStore(client: try RedisClient(configuration: server.configuration()))
+        try await world.seed(redis)
+        let store = ScriptedStore(redis)
+        try await checkGuards(store: store, guards: redis, fetches: { store.fetchCalls })
+        // Keys live under the account's hash tag; the reply expires with its TTL.
+        let client = try RedisClient(configuration: server.configuration())
+        let ttl = try await client.send(["PTTL", "fps:{t:acme:a:alice}:reply:dup-1"]).integerValue ?? -2
+        #expect(ttl > 0 && ttl <= 15 * 60 * 1000)
+    }
+
+    @Test func guardsWithoutSettingsChangeNothingAndDuplicatesAreMarkedOnTheWire() async throws {
+        let memory = InMemoryLicenseStore()
+        try await world.seed(memory)
+        let processor = try processor(store: memory, guards: InMemoryJobGuardStore())
+        let jobs = try (0..<20).map { n in try World.job("many-\(n)", device: world.deviceA, World.options(World.hdAsset)).job }
+        let replies = await processor.process(jobs, now: t0)
+        #expect(replies.allSatisfy { $0.status == .ok && !$0.isDuplicate })
+        // Invalid jobs are answered without the guards (no ID to key a reply by, or deterministic anyway).
+        let invalid = await processor.process(encoded: [Array("{}".utf8)], now: t0)
+        #expect(invalid.first?.status == .invalidJob)
+    }
+}
