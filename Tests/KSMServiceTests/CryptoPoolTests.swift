@@ -101,7 +101,7 @@ struct CryptoPoolTests {
 
 @Suite struct KSMStatusTests {
     @Test func codesNamesAndRetriability() throws {
-        #expect(KSMStatus.projectCodes.map(\.rawValue) == Array((-43033 ... -43001).reversed()))
+        #expect(KSMStatus.projectCodes.map(\.rawValue) == Array((-43034 ... -43001).reversed()))
         // The policy engine's refusals carry exactly the statuses KSMStatus names.
         for refusal in PolicyRefusal.allCases {
             #expect(KSMStatus(refusal).name == refusal.statusName, "\(refusal)")

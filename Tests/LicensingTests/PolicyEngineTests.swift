@@ -68,13 +68,13 @@ struct PolicyEngineRuleTests {
         }
     }
 
-    @Test("every refusal has a distinct rule, and project codes sit in -43011...-43030 or are existing codes")
+    @Test("every refusal has a distinct rule, and project codes sit in -43011...-43030, -43034 or are existing codes")
     func refusalCatalogue() {
         let rules = PolicyRefusal.allCases.map(\.rule)
         #expect(Set(rules).count == rules.count)
         for r in PolicyRefusal.allCases {
             let s = r.status
-            #expect(s == -42604 || s == -42585 || s == -43004 || (-43030 ... -43011).contains(s), "\(r)")
+            #expect(s == -42604 || s == -42585 || s == -43004 || s == -43034 || (-43030 ... -43011).contains(s), "\(r)")
             #expect(r.statusName != "unknown")
         }
         let tokenStatuses = [PolicyRefusal.tokenMissing, .tokenMalformed, .tokenUnknownKeyID, .tokenBadSignature, .tokenExpired, .tokenNotYetValid, .tokenWrongAccount, .tokenWrongAsset, .tokenWrongTenant].map(\.status)

@@ -91,6 +91,9 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// The account sent more jobs in the current rate window than its tenant allows. Retriable; the
     /// reply's `retry-after-ms` says when the window ends.
     public static let rateLimited = KSMStatus(rawValue: -43033)
+    /// A v2 sync SPC did not carry the server challenge the job names (`server-challenge`): nothing
+    /// is recorded or invalidated.
+    public static let syncChallengeMismatch = KSMStatus(rawValue: -43034)
 
     /// The status a policy refusal is answered with (the engine's codes travel as raw values,
     /// since Licensing cannot see this type).
@@ -103,7 +106,7 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
         .airPlayDenied, .avAdapterDenied, .virtualMachineDenied, .rentalNotYetValid, .rentalExpired, .rentalPeriodOver,
         .offlineNotAllowed, .offlineNeedsCapability, .leaseRenewalNotAllowed, .deviceLimitReached, .streamEnded,
         .tokenMissing, .tokenMalformed, .tokenUnknownKeyID, .tokenBadSignature, .tokenExpired, .tokenNotYetValid,
-        .tokenWrongAccount, .tokenWrongAsset, .tokenWrongTenant, .overloaded, .replayedSPC, .rateLimited,
+        .tokenWrongAccount, .tokenWrongAsset, .tokenWrongTenant, .overloaded, .replayedSPC, .rateLimited, .syncChallengeMismatch,
     ]
 
     /// Every code a reply can carry: Apple's server codes, then the project's.
@@ -132,6 +135,7 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
         case -43031: "overloaded"
         case -43032: "replayedSPC"
         case -43033: "rateLimited"
+        case -43034: "syncChallengeMismatch"
         // The policy engine's codes are named where they are defined.
         case -43030 ... -43011: PolicyRefusal.allCases.first { $0.status == rawValue }?.statusName ?? "unknown"
         default: FairPlayStatus(rawValue: rawValue).name

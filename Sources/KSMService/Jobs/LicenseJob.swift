@@ -6,7 +6,8 @@ import Licensing
 /// Wire form (schemas/license-job.schema.json):
 /// `{"id", "tenant", "account", "spc" (base64), "deadline"? (epoch ms), "priority"? ("continuity" |
 /// "new" | "prefetch", default "new"), "entitlement"?, "persistent"? (bool, default false),
-/// "stream-id"? and "title-id"? (32 hex digits each)}`. Unknown fields are ignored, so the edge can add
+/// "stream-id"? and "title-id"? (32 hex digits each), "key-period"? (identifier), "server-challenge"?
+/// (16 hex digits)}`. Unknown fields are ignored, so the edge can add
 /// fields before every worker knows them. The reply topic and correlation ID are not in the body:
 /// they travel as Kafka headers.
 public struct LicenseJob: Sendable, Hashable {
@@ -32,6 +33,12 @@ public struct LicenseJob: Sendable, Hashable {
     public var streamID: [UInt8]?
     /// The 16-byte title ID of a download (offline key v2). Nil: derived from the asset ID.
     public var titleID: [UInt8]?
+    /// The key period the SPC's asset ID is asked for (live rotation): selects the period's stored key,
+    /// policy layer and key-seed derivation. Nil: the asset's single key.
+    public var keyPeriod: StoreIdentifier?
+    /// For a sync SPC (v2): the 64-bit server challenge the platform issued to this device; the sync
+    /// is refused unless the SPC carries exactly it. Nil: not checked.
+    public var serverChallenge: UInt64?
 
     /// The largest encoded job accepted: 256 KiB. Larger inputs are refused before parsing.
     public static let maximumEncodedSize = 256 * 1024
@@ -41,7 +48,8 @@ public struct LicenseJob: Sendable, Hashable {
     public init(
         id: StoreIdentifier, tenant: StoreIdentifier, account: StoreIdentifier, spc: [UInt8],
         deadline: Int64? = nil, priority: Priority = .new, entitlement: String = "",
-        persistent: Bool = false, streamID: [UInt8]? = nil, titleID: [UInt8]? = nil
+        persistent: Bool = false, streamID: [UInt8]? = nil, titleID: [UInt8]? = nil,
+        keyPeriod: StoreIdentifier? = nil, serverChallenge: UInt64? = nil
     ) {
         self.id = id
         self.tenant = tenant
@@ -53,6 +61,8 @@ public struct LicenseJob: Sendable, Hashable {
         self.persistent = persistent
         self.streamID = streamID
         self.titleID = titleID
+        self.keyPeriod = keyPeriod
+        self.serverChallenge = serverChallenge
     }
 
     /// How urgent a job is; an open set.
@@ -213,9 +223,18 @@ extension LicenseJob {
         }
         let streamID = try sixteenBytes("stream-id")
         let titleID = try sixteenBytes("title-id")
+        let keyPeriod: StoreIdentifier? = object["key-period"] == nil || object["key-period"] == .null ? nil : try identifier("key-period")
+        var serverChallenge: UInt64?
+        switch object["server-challenge"] {
+        case nil, .null?: break
+        case .string(let text)?:
+            guard text.utf8.count == 16, let value = UInt64(text, radix: 16) else { throw fail("server-challenge", "must be 16 hex digits (64 bits)") }
+            serverChallenge = value
+        case let other?: throw fail("server-challenge", "must be a string, not \(other.kind)")
+        }
 
         self.init(id: id, tenant: tenant, account: account, spc: Array(spcData), deadline: deadline, priority: priority, entitlement: entitlement,
-                  persistent: persistent, streamID: streamID, titleID: titleID)
+                  persistent: persistent, streamID: streamID, titleID: titleID, keyPeriod: keyPeriod, serverChallenge: serverChallenge)
     }
 
     /// The job as JSON (used by tests, load generators and the demo).
@@ -229,6 +248,11 @@ extension LicenseJob {
         if persistent { object["persistent"] = .bool(true) }
         if let streamID { object["stream-id"] = .string(HexEncoding.encode(streamID)) }
         if let titleID { object["title-id"] = .string(HexEncoding.encode(titleID)) }
+        if let keyPeriod { object["key-period"] = .string(keyPeriod.value) }
+        if let serverChallenge {
+            let hex = String(serverChallenge, radix: 16)
+            object["server-challenge"] = .string(String(repeating: "0", count: 16 - hex.count) + hex)
+        }
         return JSONValue.object(object).encoded()
     }
 }

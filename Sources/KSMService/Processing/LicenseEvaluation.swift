@@ -110,7 +110,14 @@ public struct LicenseEvaluation: Sendable {
             }
         }
         if let sync = request.payload.sync {
-            let outcome = OfflineSync.apply(sync, deviceID: request.hu, records: stored.offlineRecords, nowMilliseconds: now)
+            let outcome = OfflineSync.apply(sync, deviceID: request.hu, records: stored.offlineRecords, expectedChallenge: job.serverChallenge, nowMilliseconds: now)
+            if outcome.challengeMatches == false {
+                // A sync that does not answer the challenge the platform issued is refused: nothing recorded.
+                out.decision = .refuse(.syncChallengeMismatch, "the sync SPC's server challenge is not the one issued for this job")
+                out.refusalStatus = .syncChallengeMismatch
+                out.write = nil
+                return out
+            }
             write.offlineRecords = outcome.updated
             write.invalidatedStreamIDs = outcome.invalidatedStreamIDs
             out.decision.reason += "; sync \(outcome.actions.map(\.rawValue).joined(separator: "+")): \(outcome.updated.count) record(s) updated, \(outcome.invalidatedStreamIDs.count) stream ID(s) invalidated"

@@ -14,7 +14,7 @@ extension LicenseProcessor {
         }
         out.assetID = Array(request.assetID)
         out.client = ClientFacts(request.payload)
-        let storeRequest = StoreRequest(tenant: job.tenant, account: job.account, assetID: Array(request.assetID),
+        let storeRequest = StoreRequest(tenant: job.tenant, account: job.account, assetID: Array(request.assetID), keyPeriod: job.keyPeriod,
                                         accountReads: request.payload.sync != nil ? .offlineRecords : .rentalStart)
         let result: StoreResult
         do {

@@ -140,7 +140,7 @@ public struct LicenseProcessor: Sendable {
             let job = batch.jobs[index]
             // `request` is set for every pending job after step 2.
             let request = batch.work[index].request!
-            return StoreRequest(tenant: job.tenant, account: job.account, assetID: Array(request.assetID),
+            return StoreRequest(tenant: job.tenant, account: job.account, assetID: Array(request.assetID), keyPeriod: job.keyPeriod,
                                 accountReads: request.payload.sync != nil ? .offlineRecords : .rentalStart)
         }
         guard var results = await read(requests, &batch, during: "fetch") else { return }
@@ -296,7 +296,8 @@ public struct LicenseProcessor: Sendable {
         guard let tenant = batch.work[index].tenant, let seed = tenant.keySeed, let request = batch.work[index].request else { return }
         var derived: ContentKeyDerivation.DerivedKey
         do {
-            derived = try keyring.deriveContentKey(seed: seed, with: tenant.keyEncryptionKeyID, assetID: Array(request.assetID))
+            derived = try keyring.deriveContentKey(seed: seed, with: tenant.keyEncryptionKeyID, assetID: Array(request.assetID),
+                                                   keyPeriod: batch.jobs[index].keyPeriod)
         } catch {
             batch.answer(index, .keyUnwrapFailed, error.reason, rule: "key:seed")
             return

@@ -44,6 +44,8 @@ public enum PolicyRefusal: String, Hashable, Sendable, CaseIterable, CustomStrin
     case tokenWrongAccount = "token:wrong-account"
     case tokenWrongAsset = "token:wrong-asset"
     case tokenWrongTenant = "token:wrong-tenant"
+    /// A v2 sync SPC whose server challenge is not the one the platform issued (the job's `server-challenge`).
+    case syncChallengeMismatch = "sync:challenge-mismatch"
 
     /// The stable rule name carried in the reply's `rule` field.
     public var rule: String { rawValue }
@@ -76,6 +78,7 @@ public enum PolicyRefusal: String, Hashable, Sendable, CaseIterable, CustomStrin
         case .tokenWrongAccount: -43028
         case .tokenWrongAsset: -43029
         case .tokenWrongTenant: -43030
+        case .syncChallengeMismatch: -43034
         }
     }
 
@@ -105,6 +108,7 @@ public enum PolicyRefusal: String, Hashable, Sendable, CaseIterable, CustomStrin
         case -43028: "tokenWrongAccount"
         case -43029: "tokenWrongAsset"
         case -43030: "tokenWrongTenant"
+        case -43034: "syncChallengeMismatch"
         default: "unknown"
         }
     }
