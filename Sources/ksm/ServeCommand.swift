@@ -190,6 +190,22 @@ struct ServeOptions: ParsableArguments {
         /// Loads every key-encryption key; refuses a file others can read.
         func keyring() throws -> KeyEncryptionKeyring {
             let keyring = KeyEncryptionKeyring()
+            // Key material straight from the environment (a Kubernetes Secret as env): read once, then
+            // removed from this process's environment so no child process inherits it.
+            if let text = getenv("KSM_KEKS").map({ String(cString: $0) }) {
+                unsetenv("KSM_KEKS")
+                for pair in text.split(separator: ",") where !pair.isEmpty {
+                    let (id, hex) = try ServeOptions.split(String(pair), "KSM_KEKS")
+                    guard var key = [UInt8](hexString: hex), key.count == 16 || key.count == 32 else {
+                        throw ValidationError("KSM_KEKS: key-encryption key \(id) is not 16 or 32 bytes of hex")
+                    }
+                    do {
+                        try keyring.add(id: try StoreIdentifier(id), key: &key)
+                    } catch {
+                        throw ValidationError("key-encryption key \(id): \(error)")
+                    }
+                }
+            }
             for (id, path) in keks.sorted(by: { $0.key < $1.key }) {
                 var key = try KeyFile.read(path)
                 do {

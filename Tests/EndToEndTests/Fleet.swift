@@ -43,11 +43,13 @@ final class Fleet: @unchecked Sendable {
 
     /// Starts one more `ksm serve` and waits until it owns partitions.
     @discardableResult
-    func startWorker(waitForAssignment: Bool = true, extraArguments: [String] = []) async throws -> RunningProcess {
+    /// `kekFromFile: false` leaves the KEK out of the arguments (the caller passes it another way).
+    func startWorker(waitForAssignment: Bool = true, extraArguments: [String] = [], environment: [String: String] = [:],
+                     kekFromFile: Bool = true) async throws -> RunningProcess {
         let worker = try RunningProcess("worker-\(workers.count)", [
             "serve", "--brokers", bootstrap, "--redis-url", redisURL, "--credentials", try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
-            "--kek", "demo-kek=\(kekPath)", "--kafka-property", "session.timeout.ms=6000", "--kafka-property", "heartbeat.interval.ms=300",
-        ] + extraArguments)
+            "--kafka-property", "session.timeout.ms=6000", "--kafka-property", "heartbeat.interval.ms=300",
+        ] + (kekFromFile ? ["--kek", "demo-kek=\(kekPath)"] : []) + extraArguments, environment: environment)
         workers.append(worker)
         if waitForAssignment { try await worker.waitForLog("partitions assigned") }
         return worker

@@ -28,6 +28,28 @@ import Testing
         #expect(fleet.workers.allSatisfy { $0.stderr.contains("partitions assigned") })
     }
 
+    @Test("A key-encryption key given as KSM_KEKS in the environment serves jobs; a malformed one stops the worker with a clear error")
+    func keyEncryptionKeyFromEnvironment() async throws {
+        let fleet = try await Fleet()
+        let kekHex = try String(contentsOfFile: fleet.kekPath, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let bad = try await fleet.startWorker(waitForAssignment: false, environment: ["KSM_KEKS": "demo-kek=abcd"], kekFromFile: false)
+        // The worker stops by itself while reading its keys, before it touches Kafka.
+        let exited = ContinuousClock.now + .seconds(20)
+        while bad.process.isRunning, ContinuousClock.now < exited { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!bad.process.isRunning)
+        #expect(await bad.terminate() != 0)
+        #expect(bad.stderr.contains("KSM_KEKS: key-encryption key demo-kek is not 16 or 32 bytes of hex"), "\(bad.stderr.suffix(500))")
+        #expect(!bad.stderr.contains("abcd"))
+        try await fleet.startWorker(environment: ["KSM_KEKS": "demo-kek=\(kekHex)"], kekFromFile: false)
+        let client = try await FleetClient(fleet: fleet)
+        let device = SimulatedDevice(trust: client.trust)
+        let (reply, session) = try await client.request(id: "env-kek-1", account: "env", device: device, session: 7)
+        #expect(reply.status == .ok, "\(reply.reason)")
+        let ckc = try #require(reply.ckc)
+        #expect(try CKCOpener.open(ckc, session: session).contentKey == fleet.catalog.contentKey(assetID: fleet.catalog.assetID(stream: 0, period: 0)))
+        await client.close()
+    }
+
     @Test("The per-account stream limit holds, a renewal extends the slot, and expiry frees it")
     func streamLimitRenewalAndExpiry() async throws {
         let fleet = try await Fleet(maxStreams: 2, leaseSeconds: 3)
