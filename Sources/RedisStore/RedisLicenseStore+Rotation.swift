@@ -60,15 +60,26 @@ extension RedisLicenseStore: RotationScheduleStore {
     /// Same round trip as the leases; a refused request is recorded too, so the count is an upper
     /// estimate by the refused sessions until their entry expires.
     static func viewerCommands(_ requests: [LeaseRequest]) -> [RedisCommand] {
-        var commands: [RedisCommand] = []
+        // One ZADD (every viewer of the asset in this batch) and one PEXPIRE per asset, not two
+        // commands per viewer: in a storm most of a batch watches the same few streams.
+        var byKey: [RedisArgument: (members: [RedisArgument], ttl: Int64)] = [:]
+        var order: [RedisArgument] = []
         for request in requests where request.slot == .acquireOrRenew {
             guard let assetID = request.viewedAssetID else { continue }
             let key = RedisKeys.viewers(request.tenant, assetID: assetID)
-            commands.append(RedisCommand([
-                "ZADD", key, RedisArgument(request.expiresAtMilliseconds), RedisArgument("\(request.account.value)/\(request.slotMember)"),
-            ]))
             // The set outlives its latest lease by a minute, then vanishes with an idle stream.
-            commands.append(RedisCommand(["PEXPIRE", key, RedisArgument(Int64(request.leaseDurationSeconds) * 1000 + 60_000)]))
+            let ttl = Int64(request.leaseDurationSeconds) * 1000 + 60_000
+            if byKey[key] == nil { order.append(key) }
+            var entry = byKey[key] ?? ([], 0)
+            entry.members += [RedisArgument(request.expiresAtMilliseconds), RedisArgument("\(request.account.value)/\(request.slotMember)")]
+            entry.ttl = max(entry.ttl, ttl)
+            byKey[key] = entry
+        }
+        var commands: [RedisCommand] = []
+        for key in order {
+            guard let entry = byKey[key] else { continue }
+            commands.append(RedisCommand(["ZADD", key] + entry.members))
+            commands.append(RedisCommand(["PEXPIRE", key, RedisArgument(entry.ttl)]))
         }
         return commands
     }
