@@ -71,9 +71,9 @@ let package = Package(
             ]
         ),
 
-        .testTarget(name: "FairPlayTests", dependencies: ["FairPlay", "FairPlayDevice"]),
+        .testTarget(name: "FairPlayTests", dependencies: ["FairPlay", "FairPlayDevice", "KSMTestSupport"]),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
-        .testTarget(name: "LicensingTests", dependencies: ["Licensing"]),
+        .testTarget(name: "LicensingTests", dependencies: ["Licensing", "KSMTestSupport"]),
         .testTarget(name: "RedisStoreTests", dependencies: ["RedisStore", "KSMTestSupport"]),
         .testTarget(
             name: "KSMServiceTests",

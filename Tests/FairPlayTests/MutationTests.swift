@@ -1,19 +1,9 @@
 import FairPlay
 import FairPlayDevice
 import Foundation
+import KSMTestSupport
 import Testing
 
-/// Deterministic generator, so a failing mutant can be reproduced from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Runs CPU-bound work on a thread of its own, so a long test occupies neither Swift's cooperative
 /// pool nor Dispatch's worker pool (each about one thread per core) and starves no suite beside it.

@@ -3,20 +3,10 @@ import FairPlayDevice
 import Foundation
 import Kafka
 import Licensing
+import KSMTestSupport
 import Testing
 @testable import KSMService
 
-/// Deterministic generator, so a failing mutant can be reproduced from its seed.
-struct JobMutationRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Thousands of corrupted job envelopes through the decoder and the worker: every one is decoded
 /// or refused with `invalidJob` naming a known field (or the body), none crashes, and whatever
@@ -43,7 +33,7 @@ struct JobDecoderMutationTests {
         ].map { Array($0.utf8) }
     }
 
-    static func mutate(_ seed: [UInt8], _ random: inout JobMutationRandom) -> [UInt8] {
+    static func mutate(_ seed: [UInt8], _ random: inout SplitMix64) -> [UInt8] {
         var bytes = seed
         for _ in 0..<Int.random(in: 1...4, using: &random) {
             let position = bytes.isEmpty ? 0 : Int.random(in: 0..<bytes.count, using: &random)
@@ -65,7 +55,7 @@ struct JobDecoderMutationTests {
 
     @Test("50,000 seeded mutants of job envelopes: decoded or refused with a named field, never a crash")
     func decoderMutants() throws {
-        var random = JobMutationRandom(state: 0x5EED_0006)
+        var random = SplitMix64(state: 0x5EED_0006)
         var decoded = 0, refused = 0
         for seed in Self.seeds() {
             for _ in 0..<16_667 {
@@ -89,7 +79,7 @@ struct JobDecoderMutationTests {
 
     @Test("JSONParser alone: 20,000 random and spliced inputs parse or throw with an in-range offset")
     func parserMutants() {
-        var random = JobMutationRandom(state: 0x0000_F022)
+        var random = SplitMix64(state: 0x0000_F022)
         for _ in 0..<20_000 {
             var input: [UInt8] = []
             for _ in 0..<Int.random(in: 0...12, using: &random) {

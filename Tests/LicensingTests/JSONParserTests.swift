@@ -1,5 +1,6 @@
 import Foundation
 import Licensing
+import KSMTestSupport
 import Testing
 
 @Suite("JSON parser and writer")
@@ -67,7 +68,7 @@ struct JSONParserTests {
     @Test("agrees with Foundation on accept or refuse for 20,000 mutants of a job document")
     func agreesWithFoundation() {
         let seed = Array(#"{"id":"j-1","tenant":"acme","account":"a1","spc":"AAECAw==","deadline":1790000000000,"priority":"new","x":[1.5,true,null,{"k":"\u00e9"}]}"#.utf8)
-        var generator = SplitMix(seed: 42)
+        var generator = SplitMix64(state: 42)
         var disagreements: [String] = []
         let alphabet = Array("{}[]\",:\\ 0123456789.eE+-truefalsnl\u{01}".utf8) + [0xC3, 0xA9, 0xFF]
         for _ in 0..<20_000 {
@@ -105,18 +106,6 @@ struct JSONParserTests {
     }
 }
 
-/// A small deterministic generator, so a failing mutant can be reproduced.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 extension Result {
     var error: Failure? { if case .failure(let e) = self { e } else { nil } }
