@@ -11,8 +11,10 @@ extension RedisLicenseStore {
     /// [4] the account's stream limit, [5] how long to keep the result (ms), [6] slot mode `a`
     /// (acquire or renew) / `h` (hold) / `n` (none), [7] `1` to end the oldest stream when full,
     /// [8] device limit (empty: no registry), [9] device HU hex, [10] rental asset hex (empty: none),
-    /// [11] N, then N (stream hex, record JSON) pairs, then M, then M invalidated stream hex IDs.
-    /// Returns `LeaseResult.encoded`.
+    /// [11] N, then N (stream hex, record JSON) pairs, then M, then M invalidated stream hex IDs, then
+    /// the retention (ms) of the account records [5]-[8]: each is kept that long after this script
+    /// last wrote it (the device registry: after the last license under a device limit), so accounts
+    /// that stop playing do not stay in Redis forever. Returns `LeaseResult.encoded`.
     ///
     /// Times are passed in, never read from the server, so a test clock controls expiry. TTLs are
     /// relative (PEXPIRE/PX), so a skew between the worker's and Redis's clocks cannot delete keys.
@@ -83,19 +85,26 @@ extension RedisLicenseStore {
         else
           return finish('x:tooManyStreams:' .. live .. ':' .. ARGV[4])
         end
+        local keep = ARGV[12 + 2 * tonumber(ARGV[11]) + 1 + tonumber(ARGV[12 + 2 * tonumber(ARGV[11])])]
         if register then redis.call('SADD', KEYS[5], ARGV[9]) end
-        if ARGV[10] ~= '' then redis.call('HSETNX', KEYS[6], ARGV[10], ARGV[1]) end
+        if ARGV[8] ~= '' and redis.call('EXISTS', KEYS[5]) == 1 then redis.call('PEXPIRE', KEYS[5], keep) end
+        if ARGV[10] ~= '' then
+          redis.call('HSETNX', KEYS[6], ARGV[10], ARGV[1])
+          redis.call('PEXPIRE', KEYS[6], keep)
+        end
         local i = 12
         for _ = 1, tonumber(ARGV[11]) do
           redis.call('HSET', KEYS[7], ARGV[i], ARGV[i + 1])
           i = i + 2
         end
+        if tonumber(ARGV[11]) > 0 then redis.call('PEXPIRE', KEYS[7], keep) end
         local invalidated = tonumber(ARGV[i])
         i = i + 1
         for _ = 1, invalidated do
           redis.call('SADD', KEYS[8], ARGV[i])
           i = i + 1
         end
+        if invalidated > 0 then redis.call('PEXPIRE', KEYS[8], keep) end
         local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
         if last[2] then
           local ttl = math.max(1, tonumber(last[2]) - now) + 60000

@@ -119,6 +119,7 @@ public struct RedisLicenseStore: LicenseStore {
             }
             arguments.append(RedisArgument(request.invalidatedStreamIDs.count))
             arguments += request.invalidatedStreamIDs.map { RedisArgument(HexEncoding.encode($0)) }
+            arguments.append(RedisArgument(Self.accountRecordRetentionMilliseconds))
             return RedisCommand.evalScript(
                 Self.leaseScript,
                 keys: [
@@ -142,6 +143,11 @@ public struct RedisLicenseStore: LicenseStore {
         }
         return results
     }
+
+    /// How long device registries, rental starts, offline records and invalidated stream IDs stay
+    /// after their last write: 400 days, longer than any rental, offline storage period or device
+    /// year a policy can express in practice, and bounded, so idle accounts leave Redis.
+    public static let accountRecordRetentionMilliseconds: Int64 = 400 * 86_400_000
 
     // MARK: Admin writes
 

@@ -1,7 +1,7 @@
 import Foundation
 import KSMTestSupport
 import Licensing
-import RedisStore
+@testable import RedisStore
 import Testing
 
 /// The policy side effects of one write (device registry, end-oldest, hold, rental start, offline
@@ -63,6 +63,16 @@ extension LicenseStoreTests {
             #expect(read[0].rentalStartRead && read[0].rentalStartedAt == t)
             #expect(read[0].offlineRecords == [record])
             #expect(read[1].rentalStartRead && read[1].rentalStartedAt == nil && read[1].offlineRecords.isEmpty)
+
+            // In Redis, each account record is kept for the retention after its last write, not forever.
+            if let redis = store as? RedisLicenseStore {
+                let keep = RedisLicenseStore.accountRecordRetentionMilliseconds
+                for key in [RedisKeys.devices, RedisKeys.rentals, RedisKeys.offline, RedisKeys.invalidated] {
+                    let name = key(Self.sid("acme"), Self.sid("alice"))
+                    let ttl = try await redis.client.send(["PTTL", name]).integerValue ?? -9
+                    #expect(ttl > keep - 60_000 && ttl <= keep, "\(name): \(ttl)")
+                }
+            }
 
             // Token secrets round-trip with the tenant record (wrapped bytes, opaque to the store).
             let tenant = TenantRecord(id: Self.sid("acme"), keyEncryptionKeyID: Self.sid("kek"), entitlementSecrets: [Self.sid("k1"): Array(repeating: 7, count: 40)])
