@@ -443,18 +443,22 @@ struct LicenseBatch {
     var guardSettings: [StoreIdentifier: GuardSettings] = [:]
     private var replies: [LicenseReply?]
     private let logger: Logger
-    private let loggers: [Logger]
+    /// Per-job log lines are debug level: below it nothing per job is formatted at all.
+    private let logsJobs: Bool
 
     init(jobs: [LicenseJob], logger: Logger) {
         self.jobs = jobs
         self.logger = logger
+        logsJobs = logger.logLevel <= .debug
         work = Array(repeating: Work(), count: jobs.count)
         replies = Array(repeating: nil, count: jobs.count)
-        loggers = jobs.map { job in
-            var log = logger
-            log[metadataKey: LoggingKeys.requestID] = "\(job.id)"
-            return log
-        }
+    }
+
+    /// The batch's logger with job `index`'s request ID.
+    private func logger(for index: Int) -> Logger {
+        var log = logger
+        log[metadataKey: LoggingKeys.requestID] = .string(jobs[index].id.value)
+        return log
     }
 
     /// Indices of jobs not yet answered, in input order.
@@ -472,19 +476,21 @@ struct LicenseBatch {
             tenant: job.tenant.value, account: job.account.value, rule: rule,
             retryAfterMilliseconds: retryAfterMilliseconds)
         work[index].contentKey = nil
+        guard logsJobs else { return }
         var metadata: Logger.Metadata = [
-            LoggingKeys.tenant: "\(job.tenant)", LoggingKeys.status: "\(status.name)", LoggingKeys.rule: "\(rule)",
+            LoggingKeys.tenant: .string(job.tenant.value), LoggingKeys.status: .string(status.name), LoggingKeys.rule: .string(rule),
         ]
-        if status != .ok { metadata[LoggingKeys.reason] = "\(reason)" }
+        if status != .ok { metadata[LoggingKeys.reason] = .string(reason) }
         if let expiry = work[index].leaseExpiresAt, ckc != nil { metadata[LoggingKeys.leaseExpiresAt] = "\(expiry)" }
-        loggers[index].debug("job answered", metadata: metadata)
+        logger(for: index).debug("job answered", metadata: metadata)
     }
 
     /// Answers job `index` with a reply stored when the job was first answered (published verbatim).
     mutating func answer(_ index: Int, duplicate reply: LicenseReply) {
         guard replies[index] == nil else { return }
         replies[index] = reply
-        loggers[index].debug("job answered with its stored reply", metadata: [LoggingKeys.status: "\(reply.status.name)", LoggingKeys.rule: "\(reply.rule)"])
+        guard logsJobs else { return }
+        logger(for: index).debug("job answered with its stored reply", metadata: [LoggingKeys.status: .string(reply.status.name), LoggingKeys.rule: .string(reply.rule)])
     }
 
     /// A store call failed: every job still pending gets the same answer (fail closed).
