@@ -47,6 +47,33 @@ import Testing
         }
     }
 
+    @Test("secrets named env:NAME in certificates.json come from the environment, which forgets them once read")
+    func secretsFromEnvironment() throws {
+        let dir = try Self.copy(mode: 0o600)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let tag = UUID().uuidString.replacingOccurrences(of: "-", with: "")
+        let names = ["KSM_TEST_ASK_\(tag)", "KSM_TEST_KEY1024_\(tag)", "KSM_TEST_KEY2048_\(tag)"]
+        for (name, file) in zip(names, ["test_ask.hex", "test_private_key_1024.pem", "test_private_key_2048.pem"]) {
+            setenv(name, try String(contentsOf: dir.appendingPathComponent(file), encoding: .utf8), 1)
+            try FileManager.default.removeItem(at: dir.appendingPathComponent(file))
+        }
+        let json = #"{"certificates": [{"certificate": "test_certificate.der", "ask": "env:\#(names[0])", "1024-private-key": "env:\#(names[1])", "2048-private-key": "env:\#(names[2])"}]}"#
+        let path = dir.appendingPathComponent("certificates.json").path
+        try json.write(toFile: path, atomically: true, encoding: .utf8)
+        let loaded = try CredentialsFile.load(path: path)
+        #expect(loaded.count == 1)
+        let fromFiles = try CredentialsFile.load(path: Fixtures.packageRoot.appendingPathComponent("Fixtures/test-credentials/certificates.json").path, access: .publicTestFixtures)
+        #expect(loaded.first?.certificateHash == fromFiles.first?.certificateHash)
+        for name in names { #expect(getenv(name) == nil, "\(name) still in the environment") }
+        // A second load finds the variables gone, and says which one.
+        do {
+            _ = try CredentialsFile.load(path: path)
+            Issue.record("loaded without the environment variables")
+        } catch {
+            #expect(error.description.contains("environment variable \(names[0]) is not set"), "\(error)")
+        }
+    }
+
     @Test func missingFileSaysSo() {
         #expect(throws: SecretFileError.self) { try SecretFile.read("/nonexistent/ksm-secret") }
     }

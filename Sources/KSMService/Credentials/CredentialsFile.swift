@@ -4,8 +4,10 @@ import Foundation
 /// Loads Apple's `certificates.json` credentials file shape.
 ///
 /// `{"certificates": [{"certificate", "1024-private-key", "2048-private-key", "ask" | "dask" |
-/// "provisioning-data"}]}`; every value is a file path relative to the credentials file. `ask` and
-/// `dask` files hold hex; `provisioning-data` needs Apple's libfpscrypto (`libraryPath`).
+/// "provisioning-data"}]}`; every value is a file path relative to the credentials file, or for a
+/// secret `env:NAME` (the secret's text from environment variable NAME, read once and removed; base64
+/// for provisioning data). `ask` and `dask` hold hex; `provisioning-data` needs Apple's libfpscrypto
+/// (`libraryPath`).
 ///
 /// The secret files (private keys, `ask`, `dask`, `provisioning-data`) go through ``SecretFile``:
 /// refused when group or others may read them (unless `access` is
@@ -39,10 +41,15 @@ public enum CredentialsFile {
                 let fileURL = relative.hasPrefix("/") ? URL(fileURLWithPath: relative) : base.appendingPathComponent(relative)
                 return try readFile(fileURL)
             }
-            /// A secret file: mode checked, read buffer cleansed by ``SecretFile``.
+            /// A secret file: mode checked, read buffer cleansed by ``SecretFile``. A value
+            /// `env:NAME` reads the secret from environment variable NAME instead (PEM or hex text as
+            /// it is; provisioning data as base64), which is then removed from the environment.
             func secretFile(_ key: String) throws(LoadError) -> [UInt8]? {
                 guard let value = entry[key] else { return nil }
                 guard let relative = value as? String, !relative.isEmpty else { throw LoadError(reason: "certificates[\(index)].\(key) is not a file path") }
+                if relative.hasPrefix("env:") {
+                    return try secretFromEnvironment(String(relative.dropFirst(4)), field: "certificates[\(index)].\(key)", base64: key == "provisioning-data")
+                }
                 let fileURL = relative.hasPrefix("/") ? URL(fileURLWithPath: relative) : base.appendingPathComponent(relative)
                 do throws(SecretFileError) {
                     return try SecretFile.read(fileURL.path, access: access)
@@ -96,6 +103,24 @@ public enum CredentialsFile {
             }
         }
         return credentials
+    }
+
+    /// Reads a secret from the environment variable `name` and removes the variable, so no child
+    /// process inherits it. Never quotes the value in an error.
+    static func secretFromEnvironment(_ name: String, field: String, base64: Bool) throws(LoadError) -> [UInt8] {
+        guard !name.isEmpty, let raw = getenv(name) else {
+            throw LoadError(reason: "\(field): environment variable \(name.isEmpty ? "(empty name)" : name) is not set")
+        }
+        var bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw)))
+        // Overwrite the variable's memory before dropping it (getenv points into the environment block).
+        memset(raw, 0, strlen(raw))
+        unsetenv(name)
+        guard !bytes.isEmpty else { throw LoadError(reason: "\(field): environment variable \(name) is empty") }
+        guard base64 else { return bytes }
+        defer { FairPlayCrypto.cleanse(&bytes) }
+        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let decoded = Data(base64Encoded: text) else { throw LoadError(reason: "\(field): environment variable \(name) is not base64") }
+        return Array(decoded)
     }
 
     static func readFile(_ url: URL) throws(LoadError) -> [UInt8] {
