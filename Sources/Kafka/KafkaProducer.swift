@@ -78,37 +78,10 @@ public final class KafkaProducer: Sendable {
     public func send(
         topic: String, key: [UInt8]?, value: [UInt8], headers: [(String, [UInt8])] = []
     ) async throws(KafkaError) -> KafkaDeliveryReport {
-        while true {
-            let handle = try currentHandle()
-            let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<SendOutcome, Never>) in
-                let box = DeliveryBox(topic: topic, continuation: continuation)
-                context.register(box)
-                // +1 owned by librdkafka until the delivery report (or the context after destroy).
-                let opaque = Unmanaged.passRetained(box).toOpaque()
-                let error = handle.withRaw { rk in
-                    Self.produce(rk, topic: topic, key: key, value: value, headers: headers, opaque: opaque)
-                }
-                if let error {
-                    // librdkafka did not take the message: balance the passRetained here.
-                    Unmanaged<DeliveryBox>.fromOpaque(opaque).release()
-                    context.unregister(box)
-                    box.complete(error.code == .queueFull ? .queueFull : .failed(error))
-                }
-            }
-            switch outcome {
-            case .delivered(let report):
-                return report
-            case .failed(let error):
-                throw error
-            case .queueFull:
-                // The poll thread is serving delivery reports; give it a moment to make room.
-                do {
-                    try await Task.sleep(for: configuration.queueFullBackoff)
-                } catch {
-                    throw KafkaError(code: .queueFull, message: "cancelled while the producer queue was full")
-                }
-            }
-        }
+        // One record is a batch of one: the same produce, queue-full and delivery path.
+        let outcomes = await send([Record(topic: topic, key: key, value: value, headers: headers)])
+        guard let outcome = outcomes.first else { throw KafkaError.closed() }
+        return try outcome.get()
     }
 
     /// Fetches metadata for `topics` now, so the first `send` to each does not pay for the lookup
@@ -318,31 +291,17 @@ enum SendOutcome: Sendable {
 
 /// The per-message opaque: resumes its `send` exactly once.
 final class DeliveryBox: Sendable {
-    /// Who waits for this record: one `send`, or one slot of a `send(_:)` batch.
-    enum Waiter: Sendable {
-        case single(CheckedContinuation<SendOutcome, Never>)
-        case batch(BatchDelivery, index: Int)
-    }
-
     let topic: String
-    private let waiter: Mutex<Waiter?>
-
-    init(topic: String, continuation: CheckedContinuation<SendOutcome, Never>) {
-        self.topic = topic
-        self.waiter = Mutex(.single(continuation))
-    }
+    /// The batch waiting for this record and the record's place in it; taken once, on completion.
+    private let waiter: Mutex<(batch: BatchDelivery, index: Int)?>
 
     init(topic: String, batch: BatchDelivery, index: Int) {
         self.topic = topic
-        self.waiter = Mutex(.batch(batch, index: index))
+        self.waiter = Mutex((batch, index))
     }
 
     func complete(_ outcome: SendOutcome) {
-        switch waiter.withLock({ $0.take() }) {
-        case .single(let continuation)?: continuation.resume(returning: outcome)
-        case .batch(let batch, let index)?: batch.complete(index, outcome)
-        case nil: break
-        }
+        if let (batch, index) = waiter.withLock({ $0.take() }) { batch.complete(index, outcome) }
     }
 }
 

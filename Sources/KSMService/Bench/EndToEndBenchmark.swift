@@ -87,18 +87,13 @@ public struct EndToEndBenchmark: Sendable {
             return Prepared(id: "\(runID)-\(index)", account: "bench-\(runID)-\(index)", body: job.jsonBytes(), spc: spc, session: session, asset: asset)
         }.compactMap { $0 }
 
-        // Baseline: SPC to CKC on the same pool, no Kafka, no Redis.
-        let content = CKCContent(contentKey: [UInt8](repeating: 0x3b, count: 16), contentIV: [UInt8](repeating: 0x42, count: 16), keyDuration: .lease(300), hdcp: .type0, requiredSecurityLevel: .baseline)
+        // Baseline: SPC to CKC on the same pool, no Kafka, no Redis; measured before and after the
+        // end-to-end run and averaged, since the host's speed drifts.
         let sample = Array(prepared.prefix(max(200, prepared.count / 2)))
         let server = self.server
-        _ = await pool.map(Array(sample.prefix(50))) { p in try? server.makeCKC(for: server.open(p.spc), content) }
-        // Measured before and after the end-to-end run, averaged: the host's speed drifts.
-        let baseline: @Sendable () async -> Double = {
-            let start = ContinuousClock.now
-            _ = await pool.map(sample) { p in try? server.makeCKC(for: server.open(p.spc), content) }
-            return Double(sample.count) / (ContinuousClock.now - start).seconds
-        }
-        let baselineBefore = await baseline()
+        let baseline = InProcessBaseline(server: server, pool: pool, spcs: sample.map(\.spc))
+        await baseline.warmUp()
+        let baselineBefore = await baseline.measure()
 
         // The processor alone (job JSON, Redis fetch and lease script, CKC, reply JSON), no Kafka:
         // splits the end-to-end gap between the license pipeline and the Kafka path.
@@ -197,7 +192,7 @@ public struct EndToEndBenchmark: Sendable {
         await producer.close()
         for task in tasks { task.cancel() }
 
-        let inProcessRate = (baselineBefore + (await baseline())) / 2
+        let inProcessRate = (baselineBefore + (await baseline.measure())) / 2
 
         var correct = 0
         var latencies: [Double] = []

@@ -93,13 +93,9 @@ public struct StormBenchmark: Sendable {
 
     /// The in-process rate on this machine: SPC to CKC for a sample on `pool`, no Kafka, no Redis.
     public func inProcessRate(server: KeyServerModule, pool: CryptoPool, sample: Int = 2_000) async -> Double {
-        let content = CKCContent(contentKey: [UInt8](repeating: 0x3b, count: 16), contentIV: [UInt8](repeating: 0x42, count: 16),
-                                 keyDuration: .lease(300), hdcp: .type0, requiredSecurityLevel: .baseline)
-        let spcs = prepared.prefix(sample).map(\.spc)
-        _ = await pool.map(Array(spcs.prefix(50))) { spc in try? server.makeCKC(for: server.open(spc), content) }
-        let start = ContinuousClock.now
-        _ = await pool.map(spcs) { spc in try? server.makeCKC(for: server.open(spc), content) }
-        return Double(spcs.count) / (ContinuousClock.now - start).seconds
+        let baseline = InProcessBaseline(server: server, pool: pool, spcs: prepared.prefix(sample).map(\.spc))
+        await baseline.warmUp()
+        return await baseline.measure()
     }
 
     /// What the client saw of one job.

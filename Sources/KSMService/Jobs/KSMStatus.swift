@@ -135,10 +135,10 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
         case -43031: "overloaded"
         case -43032: "replayedSPC"
         case -43033: "rateLimited"
-        case -43034: "syncChallengeMismatch"
-        // The policy engine's codes are named where they are defined.
-        case -43030 ... -43011: PolicyRefusal.allCases.first { $0.status == rawValue }?.statusName ?? "unknown"
-        default: FairPlayStatus(rawValue: rawValue).name
+        default:
+            // The policy engine's codes (-43011...-43030, -43034) are named where they are defined.
+            if isProjectCode, let refusal = PolicyRefusal.allCases.first(where: { $0.status == rawValue }) { refusal.statusName }
+            else { FairPlayStatus(rawValue: rawValue).name }
         }
     }
 

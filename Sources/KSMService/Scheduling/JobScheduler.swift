@@ -35,8 +35,7 @@ struct JobScheduler: Sendable {
 
     let policy: SchedulingPolicy
     private var queues = Array(repeating: ClassQueue(), count: JobScheduler.classes.count)
-    private var fifo: [ScheduledJob] = []
-    private var fifoHead = 0
+    private var fifo = HeadQueue<ScheduledJob>()
     private var shed: [ScheduledJob] = []
     private var nextSequence: UInt64 = 0
 
@@ -46,7 +45,7 @@ struct JobScheduler: Sendable {
 
     /// Jobs waiting (shed ones included until handed out).
     var count: Int {
-        policy.enabled ? queues.reduce(shed.count) { $0 + $1.count } : fifo.count - fifoHead
+        policy.enabled ? queues.reduce(shed.count) { $0 + $1.count } : fifo.count
     }
 
     /// Queued jobs per class, for metrics.
@@ -105,17 +104,7 @@ struct JobScheduler: Sendable {
     /// up to `limit` jobs in class, fairness and deadline order.
     mutating func nextBatch(limit: Int, now: Int64) -> [ScheduledJob] {
         guard policy.enabled else {
-            let end = min(fifo.count, fifoHead + limit)
-            let batch = Array(fifo[fifoHead..<end])
-            fifoHead = end
-            if fifoHead == fifo.count {
-                fifo.removeAll(keepingCapacity: true)
-                fifoHead = 0
-            } else if fifoHead > 4096, fifoHead * 2 > fifo.count {
-                fifo.removeFirst(fifoHead)
-                fifoHead = 0
-            }
-            return batch
+            return fifo.popFirst(limit)
         }
         var batch = shed
         shed.removeAll()
@@ -170,8 +159,7 @@ struct JobScheduler: Sendable {
 
     /// Drops queued jobs of revoked partitions: their new owner receives them again.
     mutating func revoke(_ partitions: Set<TopicPartition>) {
-        fifo = fifo[fifoHead...].filter { !partitions.contains($0.message.topicPartition) }
-        fifoHead = 0
+        fifo = HeadQueue(fifo.elements.filter { !partitions.contains($0.message.topicPartition) })
         shed.removeAll { partitions.contains($0.message.topicPartition) }
         for index in queues.indices {
             var total = 0

@@ -10,20 +10,21 @@ import Kafka
 /// worker keeps it inside its state actor.
 struct OffsetTracker: Sendable {
     private struct PartitionState: Sendable {
-        /// Received offsets not yet released, ascending; `head` is the oldest.
-        var pending: [Int64] = []
-        var head = 0
+        /// Received offsets not yet released, ascending; the oldest first.
+        var pending = HeadQueue<Int64>()
         /// Finished offsets still behind an unfinished older one.
         var finishedAhead: Set<Int64> = []
         /// Highest offset handed to `storeOffset` (the message's own offset).
         var stored: Int64 = -1
 
         mutating func insert(_ offset: Int64) {
-            if let last = pending.last, last >= offset, pending.count > head {
+            if let last = pending.elements.last, last >= offset {
                 // Out of order (a seek): keep the queue sorted; rare, so a linear insert is fine.
-                let at = pending[head...].firstIndex { $0 >= offset } ?? pending.count
-                if at < pending.count, pending[at] == offset { return }
-                pending.insert(offset, at: at)
+                var items = Array(pending.elements)
+                let at = items.firstIndex { $0 >= offset } ?? items.count
+                if at < items.count, items[at] == offset { return }
+                items.insert(offset, at: at)
+                pending = HeadQueue(items)
             } else {
                 pending.append(offset)
             }
@@ -32,31 +33,24 @@ struct OffsetTracker: Sendable {
         /// Releases finished offsets from the front; returns the highest one released, if any.
         mutating func releaseFront() -> Int64? {
             var released: Int64?
-            while head < pending.count, finishedAhead.remove(pending[head]) != nil {
-                released = pending[head]
-                head += 1
-            }
-            if head == pending.count {
-                pending.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head >= 1024, head * 2 >= pending.count {
-                pending.removeFirst(head)
-                head = 0
+            while let oldest = pending.first, finishedAhead.remove(oldest) != nil {
+                released = pending.popFirst()
             }
             return released
         }
 
         /// Received and not finished.
-        var inFlightCount: Int { pending.count - head - finishedAhead.count }
+        var inFlightCount: Int { pending.count - finishedAhead.count }
 
         /// Whether `offset` is received and not yet released (binary search: `pending` is sorted).
         func isPending(_ offset: Int64) -> Bool {
-            var low = head, high = pending.count
+            let items = pending.elements
+            var low = items.startIndex, high = items.endIndex
             while low < high {
                 let mid = (low + high) / 2
-                if pending[mid] < offset { low = mid + 1 } else { high = mid }
+                if items[mid] < offset { low = mid + 1 } else { high = mid }
             }
-            return low < pending.count && pending[low] == offset
+            return low < items.endIndex && items[low] == offset
         }
     }
 
