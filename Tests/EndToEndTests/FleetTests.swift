@@ -52,7 +52,9 @@ import Testing
 
     @Test("The per-account stream limit holds, a renewal extends the slot, and expiry frees it")
     func streamLimitRenewalAndExpiry() async throws {
-        let fleet = try await Fleet(maxStreams: 2, leaseSeconds: 3)
+        // Leases long enough that the first three requests always fit inside A's lease on a slow,
+        // shared CI host (3 s was not always enough); B's expiry is then awaited from its own reply.
+        let fleet = try await Fleet(maxStreams: 2, leaseSeconds: 8)
         try await fleet.startWorker()
         let client = try await FleetClient(fleet: fleet)
         let a = SimulatedDevice(trust: client.trust), b = SimulatedDevice(trust: client.trust), c = SimulatedDevice(trust: client.trust)
@@ -80,11 +82,12 @@ import Testing
         let (again, _) = try await client.request(id: "lim-c1", account: "family", device: c, session: 3)
         #expect(again.status == .tooManyStreams)
 
-        // B's slot expires (3 s lease, never renewed) and frees room for C.
+        // B's slot expires (never renewed) and frees room for C.
         let store = try fleet.store()
         let now = LicenseProcessor.currentTimeMilliseconds()
         #expect(try await store.listSlots(tenant: try StoreIdentifier("demo"), account: try StoreIdentifier("family"), nowMilliseconds: now).count == 2)
-        try await Task.sleep(for: .milliseconds(2500))
+        let bExpires = second.leaseExpiresAt ?? (LicenseProcessor.currentTimeMilliseconds() + 8_000)
+        try await Task.sleep(for: .milliseconds(max(0, bExpires - LicenseProcessor.currentTimeMilliseconds()) + 300))
         let (fourth, _) = try await client.request(id: "lim-c2", account: "family", device: c, session: 3)
         #expect(fourth.status == .ok, "\(fourth.reason)")
         await client.close()
