@@ -52,6 +52,11 @@ public final class RedisServerProcess: @unchecked Sendable {
         process.waitUntilExit()
     }
 
+    /// The server's process ID while it runs (for CPU accounting in benchmarks).
+    public var processIdentifier: Int32? {
+        process.map(\.processIdentifier)
+    }
+
     /// A client configuration pointing at this server.
     public func configuration(poolSize: Int = 2) -> RedisClientConfiguration {
         RedisClientConfiguration(

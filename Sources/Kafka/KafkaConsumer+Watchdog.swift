@@ -56,7 +56,9 @@ extension KafkaConsumer {
         /// A message was handed to the worker.
         public func messageDelivered(_ tp: TopicPartition, offset: Int64, at now: ContinuousClock.Instant = .now) {
             state.withLock { s in
-                if s.outstanding.isEmpty { s.since = now }
+                // No work outstanding before this message: a new stretch starts (checked without
+                // building the `outstanding` map: this runs for every message).
+                if !s.partitions.values.contains(where: { $0.delivered > $0.stored }) { s.since = now }
                 var progress = s.partitions[tp] ?? Progress(delivered: offset - 1, stored: offset - 1)
                 progress.delivered = max(progress.delivered, offset)
                 s.partitions[tp] = progress

@@ -92,6 +92,7 @@ struct EndToEndBench: AsyncParsableCommand {
         var configured = bench
         configured.batchSize = batchSize
         configured.concurrentBatches = concurrentBatches
+        configured.redisPID = localRedis?.processIdentifier
         let result = try await configured.run()
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

@@ -20,12 +20,26 @@ public struct EndToEndBenchmark: Sendable {
         public var processorCKCPerSecond: Double
         public var endToEndCKCPerSecond: Double
         public var ratio: Double
+        /// Replies per second between the 10th and the 90th percentile of arrivals: the fleet's
+        /// sustained rate once the pipeline is full, without the ramp (first fetch, first batch) and
+        /// the tail (the last batches), which weigh on short runs.
+        public var steadyCKCPerSecond: Double
+        public var steadyRatio: Double
+        /// From the first send to the first reply: the pipeline's fill time.
+        public var firstReplyMilliseconds: Double
+        /// CPU microseconds per job by component during the end-to-end run (``CPUAccount``), and
+        /// during the in-process baseline: the difference is what Kafka, Redis and the worker cost.
+        public var cpuMicrosecondsPerJob: [String: Double]
+        public var inProcessCPUMicrosecondsPerJob: [String: Double]
         public var latencyMilliseconds: LoadReport.Latency
         /// Batches the workers processed: jobs / batches is the mean batch size.
         public var batches: Int
 
         enum CodingKeys: String, CodingKey {
             case jobs, correct, workers, ratio, batches
+            case steadyCKCPerSecond = "steady_ckc_per_second", steadyRatio = "steady_ratio"
+            case firstReplyMilliseconds = "first_reply_ms"
+            case cpuMicrosecondsPerJob = "cpu_us_per_job", inProcessCPUMicrosecondsPerJob = "in_process_cpu_us_per_job"
             case cryptoThreads = "crypto_threads", inProcessCKCPerSecond = "in_process_ckc_per_second"
             case processorCKCPerSecond = "processor_ckc_per_second"
             case endToEndCKCPerSecond = "end_to_end_ckc_per_second", latencyMilliseconds = "latency_ms"
@@ -45,6 +59,8 @@ public struct EndToEndBenchmark: Sendable {
     /// Worker batch size and concurrent batches (defaults: the worker's).
     public var batchSize = WorkerConfiguration(brokers: "").maximumBatchSize
     public var concurrentBatches = WorkerConfiguration(brokers: "").concurrentBatches
+    /// redis-server's process ID, to charge its CPU time to the run (nil: Redis is elsewhere).
+    public var redisPID: Int32?
     public var logger: Logger
 
     public init(brokers: String, store: any LicenseStore, server: KeyServerModule, trust: DeviceTrust, catalog: DemoCatalog,
@@ -93,7 +109,9 @@ public struct EndToEndBenchmark: Sendable {
         let server = self.server
         let baseline = InProcessBaseline(server: server, pool: pool, spcs: sample.map(\.spc))
         await baseline.warmUp()
+        let baselineCPU = CPUAccount.sample(redisPID: redisPID)
         let baselineBefore = await baseline.measure()
+        let baselineCPUSpent = CPUAccount.sample(redisPID: redisPID) - baselineCPU
 
         // The processor alone (job JSON, Redis fetch and lease script, CKC, reply JSON), no Kafka:
         // splits the end-to-end gap between the license pipeline and the Kafka path.
@@ -169,6 +187,7 @@ public struct EndToEndBenchmark: Sendable {
         }
         for await _ in assigned.stream { break }
 
+        let cpuAtStart = CPUAccount.sample(redisPID: redisPID)
         let start = ContinuousClock.now
         // All jobs at once, in batch sends of 500 (one delivery wait each).
         for chunk in stride(from: 0, to: prepared.count, by: 500) {
@@ -183,9 +202,13 @@ public struct EndToEndBenchmark: Sendable {
         while clock.received.withLock({ $0.count }) < prepared.count, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
+        let cpuSpent = CPUAccount.sample(redisPID: redisPID) - cpuAtStart
         let replies = clock.received.withLock { $0 }
         let end = replies.values.map(\.1).max() ?? ContinuousClock.now
         let rate = Double(replies.count) / (end - start).seconds
+        let arrivals = replies.values.map { ($0.1 - start).seconds }.sorted()
+        let (low, high) = (arrivals.count / 10, arrivals.count * 9 / 10)
+        let steadyRate = high > low && arrivals[high] > arrivals[low] ? Double(high - low) / (arrivals[high] - arrivals[low]) : rate
 
         await consumer.close()
         reader.cancel()
@@ -205,7 +228,11 @@ public struct EndToEndBenchmark: Sendable {
         }
         return Result(jobs: prepared.count, correct: correct, workers: fleet.count, cryptoThreads: pool.threadCount,
                       inProcessCKCPerSecond: inProcessRate.rounded(), processorCKCPerSecond: processorRate.rounded(), endToEndCKCPerSecond: rate.rounded(),
-                      ratio: (rate / inProcessRate * 1000).rounded() / 1000, latencyMilliseconds: .init(milliseconds: latencies),
+                      ratio: (rate / inProcessRate * 1000).rounded() / 1000,
+                      steadyCKCPerSecond: steadyRate.rounded(), steadyRatio: (steadyRate / inProcessRate * 1000).rounded() / 1000,
+                      firstReplyMilliseconds: ((arrivals.first ?? 0) * 10_000).rounded() / 10,
+                      cpuMicrosecondsPerJob: cpuSpent.microsecondsPerJob(replies.count),
+                      inProcessCPUMicrosecondsPerJob: baselineCPUSpent.microsecondsPerJob(sample.count), latencyMilliseconds: .init(milliseconds: latencies),
                       batches: fleet.reduce(0) { $0 + $1.statistics.snapshot.batches })
     }
 }

@@ -170,7 +170,7 @@ extension LicenseJob {
 
         let spcText = try string("spc")
         guard !spcText.isEmpty else { throw fail("spc", "is empty") }
-        guard let spcData = Data(base64Encoded: spcText) else {
+        guard let spcData = Base64.decode(spcText) else {
             throw fail("spc", "is not valid base64 (standard alphabet, padded, no white space)")
         }
 
@@ -241,7 +241,7 @@ extension LicenseJob {
     public func jsonBytes() -> [UInt8] {
         var object: [String: JSONValue] = [
             "id": .string(id.value), "tenant": .string(tenant.value), "account": .string(account.value),
-            "spc": .string(Data(spc).base64EncodedString()), "priority": .string(priority.rawValue),
+            "spc": .string(Base64.encode(spc)), "priority": .string(priority.rawValue),
             "entitlement": .string(entitlement),
         ]
         if let deadline { object["deadline"] = .integer(deadline) }

@@ -91,7 +91,7 @@ extension LicenseReply {
             "id": .string(id), "status": .integer(Int64(status.rawValue)), "status-name": .string(status.name),
             "retriable": .bool(status.isRetriable), "reason": .string(reason), "rule": .string(rule),
         ]
-        if let ckc { o["ckc"] = .string(Data(ckc).base64EncodedString()) }
+        if let ckc { o["ckc"] = .string(Base64.encode(ckc)) }
         if let leaseExpiresAt { o["lease-expires-at"] = .integer(leaseExpiresAt) }
         if let assetID {
             if let text = assetIDText { o["asset-id"] = .string(text) }
@@ -147,7 +147,7 @@ extension LicenseReply {
         let retryAfter = try integer("retry-after-ms")
         self.init(
             id: id, status: KSMStatus(rawValue: code), reason: reason,
-            ckc: try binary("ckc") { Data(base64Encoded: $0).map(Array.init) },
+            ckc: try binary("ckc") { Base64.decode($0) },
             leaseExpiresAt: lease,
             assetID: try binary("asset-id-hex") { HexEncoding.decode($0) },
             hu: try binary("hu") { HexEncoding.decode($0) },

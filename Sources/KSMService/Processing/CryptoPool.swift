@@ -30,6 +30,12 @@ public final class CryptoPool: Sendable {
             let threadName = String(decoding: Array("\(name)-\(index)".utf8).suffix(15), as: UTF8.self)
             let thread = Thread {
                 Thread.current.name = threadName
+                #if os(Linux)
+                // Foundation does not always pass the name on to the kernel (seen: one thread of two
+                // kept its creator's name), and profilers and `CPUAccount` group threads by it.
+                // (`pthread_setname_np` is not exported to Swift; the thread's comm file is the same.)
+                try? Data(threadName.utf8).write(to: URL(fileURLWithPath: "/proc/thread-self/comm"))
+                #endif
                 CryptoPool.markCurrentThread()
                 queue.runWorker()
             }

@@ -134,8 +134,23 @@ public struct JSONParser {
     /// A string starting at the opening quote. Plain runs are copied in one piece; UTF-8 is validated.
     private mutating func string() throws(Error) -> String {
         index += 1
+        let start = index
+        // Fast path: most strings (every base64 SPC) have no escape; they become a String straight
+        // from the input, with one UTF-8 validation and one copy.
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                guard let text = String(validating: bytes[start..<index], as: UTF8.self) else {
+                    throw fail("string is not valid UTF-8", at: start)
+                }
+                index += 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            index += 1
+        }
         var out: [UInt8] = []
-        var runStart = index
+        var runStart = start
         while true {
             guard index < bytes.count else { throw fail("unterminated string") }
             let byte = bytes[index]
@@ -185,7 +200,7 @@ public struct JSONParser {
             runStart = index
         }
         guard let text = String(validating: out, as: UTF8.self) else {
-            throw fail("string is not valid UTF-8")
+            throw fail("string is not valid UTF-8", at: start)
         }
         return text
     }

@@ -3,14 +3,19 @@ public enum HexEncoding {
     private static let digits = Array("0123456789abcdef".utf8)
 
     /// Lower-case hex of `bytes`; empty input gives "".
-    public static func encode<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.underestimatedCount * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
+    public static func encode<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
+        // Straight into the string's storage: lease scripts hex-encode a few IDs per job.
+        String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+            digits.withUnsafeBufferPointer { digits in
+                var o = 0
+                for byte in bytes {
+                    out[o] = digits[Int(byte >> 4)]
+                    out[o + 1] = digits[Int(byte & 0x0F)]
+                    o += 2
+                }
+                return o
+            }
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Decodes hex (either case). Returns nil for an odd length or a non-hex character.

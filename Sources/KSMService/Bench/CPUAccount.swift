@@ -1,0 +1,73 @@
+import Foundation
+
+/// CPU time by component, read from Linux's /proc, so a benchmark can say where the time between
+/// its end-to-end rate and the in-process rate went: the crypto pool, Swift's pool (worker and
+/// benchmark client), librdkafka's client threads, the in-process mock broker, and redis-server.
+///
+/// Thread times come from `/proc/self/task/<tid>/stat` and are grouped by thread name, which is why
+/// the crypto threads and librdkafka's threads carry names. Clock-tick resolution (10 ms), so it is
+/// meant for phases of seconds. Elsewhere than Linux every reading is empty.
+public struct CPUAccount: Sendable, Equatable {
+    /// Seconds of user plus system time per component.
+    public var seconds: [String: Double]
+
+    public init(seconds: [String: Double] = [:]) {
+        self.seconds = seconds
+    }
+
+    /// This process's threads, grouped by ``component(ofThread:)``, plus `redis-server` when a pid is given.
+    public static func sample(redisPID: Int32? = nil) -> CPUAccount {
+        var seconds: [String: Double] = [:]
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        for task in tasks {
+            guard let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8),
+                  let time = cpuSeconds(statPath: "/proc/self/task/\(task)/stat") else { continue }
+            seconds[component(ofThread: name.trimmingCharacters(in: .whitespacesAndNewlines)), default: 0] += time
+        }
+        if let redisPID, let time = cpuSeconds(statPath: "/proc/\(redisPID)/stat") { seconds["redis-server", default: 0] += time }
+        return CPUAccount(seconds: seconds)
+    }
+
+    /// The component a thread belongs to, by the name it set: `ksm-crypto-N` (the pool), `rdk:mock*`
+    /// (the mock broker), other `rdk:` threads (librdkafka clients), anything else (Swift's pool,
+    /// the admin thread, the main thread).
+    public static func component(ofThread name: String) -> String {
+        if name.hasPrefix("ksm-crypto") { return "crypto" }
+        if name.hasPrefix("rdk:mock") { return "kafka-broker" }
+        if name.hasPrefix("rdk:") { return "kafka-client" }
+        return "swift"
+    }
+
+    /// utime + stime of a /proc stat file, in seconds. The fields after the command name, which is
+    /// in parentheses and may itself contain spaces or parentheses, so the last `)` is the anchor.
+    static func cpuSeconds(statPath: String) -> Double? {
+        guard let text = try? String(contentsOfFile: statPath, encoding: .utf8), let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        // After ")": state(3) ppid(4) ... utime is field 14 and stime field 15 of the whole line.
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(ticksPerSecond)
+    }
+
+    static let ticksPerSecond: Int = {
+        #if os(Linux)
+        return max(1, sysconf(Int32(_SC_CLK_TCK)))
+        #else
+        return 100
+        #endif
+    }()
+
+    /// What was spent between two samples.
+    public static func - (after: CPUAccount, before: CPUAccount) -> CPUAccount {
+        var out: [String: Double] = [:]
+        for (key, value) in after.seconds { out[key] = max(0, value - (before.seconds[key] ?? 0)) }
+        return CPUAccount(seconds: out)
+    }
+
+    /// Microseconds per job, per component and in total, rounded to 1 µs.
+    public func microsecondsPerJob(_ jobs: Int) -> [String: Double] {
+        guard jobs > 0 else { return [:] }
+        var out = seconds.mapValues { ($0 / Double(jobs) * 1e6).rounded() }
+        out["total"] = (seconds.values.reduce(0, +) / Double(jobs) * 1e6).rounded()
+        return out
+    }
+}
