@@ -103,8 +103,10 @@ extension KafkaConsumer {
         }
 
         private static func stall(in s: State, now: ContinuousClock.Instant, threshold: Duration) -> Stall? {
+            // Cheap test first: the poll thread asks on every poll.
+            guard let since = s.since, now - since >= threshold else { return nil }
             let outstanding = s.outstanding
-            guard !outstanding.isEmpty, let since = s.since, now - since >= threshold else { return nil }
+            guard !outstanding.isEmpty else { return nil }
             return Stall(stalledFor: now - since, outstanding: outstanding, lastProgress: s.lastProgress)
         }
     }

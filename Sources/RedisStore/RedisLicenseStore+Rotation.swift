@@ -70,10 +70,10 @@ extension RedisLicenseStore: RotationScheduleStore {
             // The set outlives its latest lease by a minute, then vanishes with an idle stream.
             let ttl = Int64(request.leaseDurationSeconds) * 1000 + 60_000
             if byKey[key] == nil { order.append(key) }
-            var entry = byKey[key] ?? ([], 0)
-            entry.members += [RedisArgument(request.expiresAtMilliseconds), RedisArgument("\(request.account.value)/\(request.slotMember)")]
-            entry.ttl = max(entry.ttl, ttl)
-            byKey[key] = entry
+            // In place (`default:` subscript): a copied entry would copy its member array per viewer.
+            byKey[key, default: ([], 0)].members.append(RedisArgument(request.expiresAtMilliseconds))
+            byKey[key, default: ([], 0)].members.append(RedisArgument("\(request.account.value)/\(request.slotMember)"))
+            byKey[key, default: ([], 0)].ttl = max(byKey[key, default: ([], 0)].ttl, ttl)
         }
         var commands: [RedisCommand] = []
         for key in order {

@@ -31,6 +31,9 @@ public struct EndToEndBenchmark: Sendable {
         /// during the in-process baseline: the difference is what Kafka, Redis and the worker cost.
         public var cpuMicrosecondsPerJob: [String: Double]
         public var inProcessCPUMicrosecondsPerJob: [String: Double]
+        /// CPU time spent during the end-to-end run over the cores' time: below 1, the pipeline left
+        /// cores idle (waiting on round trips) rather than running out of CPU.
+        public var cpuUtilization: Double
         public var latencyMilliseconds: LoadReport.Latency
         /// Batches the workers processed: jobs / batches is the mean batch size.
         public var batches: Int
@@ -40,6 +43,7 @@ public struct EndToEndBenchmark: Sendable {
             case steadyCKCPerSecond = "steady_ckc_per_second", steadyRatio = "steady_ratio"
             case firstReplyMilliseconds = "first_reply_ms"
             case cpuMicrosecondsPerJob = "cpu_us_per_job", inProcessCPUMicrosecondsPerJob = "in_process_cpu_us_per_job"
+            case cpuUtilization = "cpu_utilization"
             case cryptoThreads = "crypto_threads", inProcessCKCPerSecond = "in_process_ckc_per_second"
             case processorCKCPerSecond = "processor_ckc_per_second"
             case endToEndCKCPerSecond = "end_to_end_ckc_per_second", latencyMilliseconds = "latency_ms"
@@ -203,6 +207,7 @@ public struct EndToEndBenchmark: Sendable {
             try await Task.sleep(for: .milliseconds(10))
         }
         let cpuSpent = CPUAccount.sample(redisPID: redisPID) - cpuAtStart
+        let wall = (ContinuousClock.now - start).seconds
         let replies = clock.received.withLock { $0 }
         let end = replies.values.map(\.1).max() ?? ContinuousClock.now
         let rate = Double(replies.count) / (end - start).seconds
@@ -232,7 +237,9 @@ public struct EndToEndBenchmark: Sendable {
                       steadyCKCPerSecond: steadyRate.rounded(), steadyRatio: (steadyRate / inProcessRate * 1000).rounded() / 1000,
                       firstReplyMilliseconds: ((arrivals.first ?? 0) * 10_000).rounded() / 10,
                       cpuMicrosecondsPerJob: cpuSpent.microsecondsPerJob(replies.count),
-                      inProcessCPUMicrosecondsPerJob: baselineCPUSpent.microsecondsPerJob(sample.count), latencyMilliseconds: .init(milliseconds: latencies),
+                      inProcessCPUMicrosecondsPerJob: baselineCPUSpent.microsecondsPerJob(sample.count),
+                      cpuUtilization: (cpuSpent.seconds.values.reduce(0, +) / (wall * Double(ProcessInfo.processInfo.activeProcessorCount)) * 100).rounded() / 100,
+                      latencyMilliseconds: .init(milliseconds: latencies),
                       batches: fleet.reduce(0) { $0 + $1.statistics.snapshot.batches })
     }
 }

@@ -137,17 +137,21 @@ public struct JSONParser {
         let start = index
         // Fast path: most strings (every base64 SPC) have no escape; they become a String straight
         // from the input, with one UTF-8 validation and one copy.
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "\"") {
-                guard let text = String(validating: bytes[start..<index], as: UTF8.self) else {
-                    throw fail("string is not valid UTF-8", at: start)
-                }
-                index += 1
-                return text
+        index = bytes.withUnsafeBufferPointer { buffer in
+            var i = start
+            while i < buffer.count {
+                let byte = buffer[i]
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+                i += 1
             }
-            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            return i
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
+            guard let text = String(validating: bytes[start..<index], as: UTF8.self) else {
+                throw fail("string is not valid UTF-8", at: start)
+            }
             index += 1
+            return text
         }
         var out: [UInt8] = []
         var runStart = start

@@ -3,19 +3,25 @@ public enum HexEncoding {
     private static let digits = Array("0123456789abcdef".utf8)
 
     /// Lower-case hex of `bytes`; empty input gives "".
-    public static func encode<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
-        // Straight into the string's storage: lease scripts hex-encode a few IDs per job.
-        String(unsafeUninitializedCapacity: bytes.count * 2) { out in
-            digits.withUnsafeBufferPointer { digits in
-                var o = 0
-                for byte in bytes {
-                    out[o] = digits[Int(byte >> 4)]
-                    out[o + 1] = digits[Int(byte & 0x0F)]
-                    o += 2
+    public static func encode(_ bytes: [UInt8]) -> String {
+        // Straight into the string's storage, and not generic (an unspecialized generic loop across
+        // modules costs a witness call per byte): lease scripts hex-encode a few IDs per job.
+        bytes.withUnsafeBufferPointer { input in
+            String(unsafeUninitializedCapacity: input.count * 2) { out in
+                digits.withUnsafeBufferPointer { digits in
+                    for (offset, byte) in input.enumerated() {
+                        out[2 * offset] = digits[Int(byte >> 4)]
+                        out[2 * offset + 1] = digits[Int(byte & 0x0F)]
+                    }
+                    return input.count * 2
                 }
-                return o
             }
         }
+    }
+
+    /// Lower-case hex of any byte sequence (copied to an array first).
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        encode(Array(bytes))
     }
 
     /// Decodes hex (either case). Returns nil for an odd length or a non-hex character.
