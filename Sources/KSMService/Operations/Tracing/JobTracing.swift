@@ -9,9 +9,9 @@ import Tracing
 /// even when this worker exports nothing. With tracing enabled (`ksm serve --tracing`), each job
 /// also gets a consumer span `fps.license` whose parent is extracted from the job's headers by the
 /// bootstrapped tracer, with events `received` (at arrival), `processed` and `published`, and the
-/// tracer injects the span's own context into the reply instead of the pass-through. Plugging an
-/// exporter means bootstrapping a tracer (`InstrumentationSystem.bootstrap`) before the worker
-/// starts (README, "Tracing"); without one the no-op tracer makes spans free.
+/// tracer injects the span's own context into the reply instead of the pass-through. With
+/// `--otlp-endpoint` the bootstrapped tracer is ``OTelTracer`` and spans are exported over OTLP/HTTP
+/// (README, "Tracing"); without one the no-op tracer makes spans free.
 public enum JobTracing {
     /// The W3C Trace Context header names, as Kafka header keys.
     public static let traceparent = "traceparent"
@@ -44,43 +44,73 @@ public enum JobTracing {
     }
 
     /// `version-traceid-parentid-flags` in lowercase hex (W3C Trace Context, section 3.2): 2-32-16-2
-    /// digits, and neither the trace ID nor the parent ID all zeros. Version `ff` is invalid.
+    /// digits, and neither the trace ID nor the parent ID all zeros. Version `ff` is invalid
+    /// (``TraceContext/init(traceparent:tracestate:)`` has the rules).
     public static func isValidTraceparent(_ bytes: [UInt8]) -> Bool {
-        guard bytes.count >= 55, bytes[2] == 0x2D, bytes[35] == 0x2D, bytes[52] == 0x2D else { return false }
-        // A future version may append fields after a dash; version 00 is exactly 55 bytes.
-        guard bytes.count == 55 || (bytes[0...1] != [0x30, 0x30] && bytes[55] == 0x2D) else { return false }
-        func hex(_ range: Range<Int>) -> Bool { bytes[range].allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) } }
-        func zero(_ range: Range<Int>) -> Bool { bytes[range].allSatisfy { $0 == 0x30 } }
-        return hex(0..<2) && hex(3..<35) && hex(36..<52) && hex(53..<55)
-            && bytes[0...1] != [0x66, 0x66] && !zero(3..<35) && !zero(36..<52)
+        TraceContext(traceparent: bytes) != nil
     }
 
     /// Starts a job's span under the context the tracer extracts from the job's headers, back-dated
     /// to its arrival.
-    static func start(_ job: ScheduledJob) -> any Span {
+    static func start(_ job: ScheduledJob, tracer: any Tracer = InstrumentationSystem.tracer) -> any Span {
         var context = InstrumentationContext.topLevel
-        InstrumentationSystem.tracer.extract(job.message.headers, into: &context, using: HeaderExtractor())
+        tracer.extract(job.message.headers, into: &context, using: HeaderExtractor())
         let arrival = WallInstant(job.arrived)
-        let span = startSpan("fps.license", context: context, ofKind: .consumer, at: arrival)
+        let span = startSpan(tracer, context: context, at: arrival)
+        guard span.isRecording else { return span }
         span.addEvent(SpanEvent(name: "received", at: arrival))
-        span.attributes["messaging.system"] = "kafka"
-        span.attributes["messaging.destination.name"] = job.message.topic
-        span.attributes["messaging.kafka.destination.partition"] = Int(job.message.partition)
-        span.attributes["messaging.kafka.message.offset"] = Int(job.message.offset)
-        span.attributes["fps.priority"] = job.priority.rawValue
-        if case .success(let decoded) = job.decoded {
-            span.attributes["fps.request_id"] = decoded.id.value
-            span.attributes["fps.tenant"] = decoded.tenant.value
+        span.updateAttributes { attributes in
+            attributes["messaging.system"] = "kafka"
+            attributes["messaging.operation.type"] = "process"
+            attributes["messaging.destination.name"] = job.message.topic
+            attributes["messaging.destination.partition.id"] = String(job.message.partition)
+            attributes["messaging.kafka.destination.partition"] = Int(job.message.partition)
+            attributes["messaging.kafka.message.offset"] = Int(job.message.offset)
+            attributes["fps.priority"] = job.priority.rawValue
+            if case .success(let decoded) = job.decoded {
+                attributes["fps.request_id"] = decoded.id.value
+                attributes["fps.tenant"] = decoded.tenant.value
+            }
         }
         return span
     }
 
+    /// Opens the existential, so the tracer's own `startSpan` (not the deprecated `startAnySpan`) runs.
+    private static func startSpan(_ tracer: some Tracer, context: InstrumentationContext, at arrival: WallInstant) -> any Span {
+        tracer.startSpan("fps.license", context: context, ofKind: .consumer, at: arrival)
+    }
+
+    /// Records a job's answer on its span: `fps.status` (and `fps.status_code`), and an error status
+    /// when the worker, not the request, failed: a dead letter, or `storeUnavailable`, `internalErr`,
+    /// `keyUnwrapFailed`. Policy refusals are correct answers and leave the status unset.
+    static func recordOutcome(_ outcome: LicenseWorker.Outcome, on span: any Span) {
+        guard span.isRecording else { return }
+        span.addEvent("processed")
+        switch outcome {
+        case .reply(let reply):
+            span.updateAttributes { attributes in
+                attributes["fps.status"] = reply.status.name
+                attributes["fps.status_code"] = Int(reply.status.rawValue)
+            }
+            if serverFaults.contains(reply.status) { span.setStatus(SpanStatus(code: .error, message: reply.status.name)) }
+        case .deadLetter:
+            span.setStatus(SpanStatus(code: .error, message: "dead-lettered: not a readable job"))
+        }
+    }
+
+    /// Reply statuses that mean the worker failed the job (README, Alerts: the error ratio).
+    static let serverFaults: Set<KSMStatus> = [.storeUnavailable, .keyUnwrapFailed, KSMStatus(.internalError)]
+
     /// The headers a reply carries for its trace: the tracer's injection of the job's span when
-    /// there is one, else the job's own pass-through headers.
-    static func replyHeaders(for message: KafkaMessage, span: (any Span)?) -> [(String, [UInt8])] {
-        var headers = passThrough(message.headers)
-        if let span { InstrumentationSystem.tracer.inject(span.context, into: &headers, using: HeaderInjector()) }
-        return headers
+    /// there is one (the same trace ID, the span's own ID as parent-id), else the job's own
+    /// pass-through headers (no-op tracer, or tracing off).
+    static func replyHeaders(for message: KafkaMessage, span: (any Span)?, tracer: any Tracer = InstrumentationSystem.tracer) -> [(String, [UInt8])] {
+        if let span {
+            var injected: [(String, [UInt8])] = []
+            tracer.inject(span.context, into: &injected, using: HeaderInjector())
+            if !injected.isEmpty { return injected }
+        }
+        return passThrough(message.headers)
     }
 
     /// A `ContinuousClock` instant on the wall clock, so a span can start when the job arrived.
