@@ -1,3 +1,4 @@
+import Kafka
 @testable import KSMService
 import Testing
 import Tracing
@@ -135,5 +136,35 @@ import Tracing
         #expect(exception.attributes.get("exception.message") == .string("store down"))
         #expect(exception.attributes.get("exception.type").map { "\($0)" }?.contains("Failure") == true)
         #expect(ended.endNanoseconds >= ended.startNanoseconds)
+    }
+
+    @Test("A job's span: JobTracing opens a consumer span from the Kafka headers; the reply gets the tracer's injection, or the pass-through with the no-op tracer")
+    func jobSpanAndReplyHeaders() throws {
+        let message = KafkaMessage(topic: "fps.license.requests", partition: 3, offset: 42, key: nil, value: Array("not a job".utf8),
+                                   headers: headers(TracingFixtures.traceparent, "edge=1"))
+        let job = ScheduledJob(message: message, sequence: 0)
+        let processor = CollectingProcessor()
+        let tracer = OTelTracer(processor: processor)
+        let span = JobTracing.start(job, tracer: tracer)
+        JobTracing.recordOutcome(.deadLetter(reason: "not JSON"), on: span)
+        let reply = JobTracing.replyHeaders(for: message, span: span, tracer: tracer)
+        span.end()
+        let ended = try #require(processor.ended.first)
+        #expect(ended.name == "fps.license" && ended.kind == .consumer)
+        #expect(ended.context.traceID.hexString == TracingFixtures.traceID)
+        #expect(ended.parentSpanID?.hexString == TracingFixtures.parentSpanID)
+        #expect(ended.attributes.get("messaging.kafka.message.offset") == .int64(42))
+        #expect(ended.attributes.get("messaging.destination.name") == .string("fps.license.requests"))
+        #expect(ended.events.map(\.name) == ["received", "processed"])
+        #expect(ended.status?.code == .error)
+        #expect(reply.map(\.0) == ["traceparent", "tracestate"])
+        #expect(reply.first.map { String(decoding: $0.1, as: UTF8.self) } == "00-\(TracingFixtures.traceID)-\(ended.context.spanID.hexString)-01")
+
+        // The no-op tracer injects nothing: the job's own headers pass through unchanged.
+        let noop = NoOpTracer()
+        let passThrough = JobTracing.replyHeaders(for: message, span: JobTracing.start(job, tracer: noop), tracer: noop)
+        #expect(passThrough.map(\.0) == ["traceparent", "tracestate"])
+        #expect(passThrough.first?.1 == Array(TracingFixtures.traceparent.utf8))
+        #expect(JobTracing.replyHeaders(for: message, span: nil, tracer: tracer).first?.1 == Array(TracingFixtures.traceparent.utf8))
     }
 }
