@@ -22,6 +22,11 @@ import Testing
         #expect(try resolve(file: Settings(endpoint: "http://file:3/v1/traces"))?.endpoint.host == "file")
         #expect(try OTLPEndpoint(url: "http://[::1]:4318/v1/traces") == OTLPEndpoint(host: "::1", port: 4318, path: "/v1/traces"))
         #expect(try OTLPEndpoint(url: "http://[::1]:4318/v1/traces").hostHeader == "[::1]:4318")
+        // A query (where some vendors put an API key) is sent, but never printed.
+        let keyed = try OTLPEndpoint(url: "http://c:4318/v1/traces?api_key=s3cret")
+        #expect(keyed.path == "/v1/traces?api_key=s3cret")
+        #expect(keyed.description == "http://c:4318/v1/traces?...")
+        #expect(try OTLPEndpoint(baseURL: "http://c:4318/otlp?api_key=s3cret").path == "/otlp/v1/traces?api_key=s3cret")
     }
 
     @Test("https and other bad endpoints are refused with a clear reason")

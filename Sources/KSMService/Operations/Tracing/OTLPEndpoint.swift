@@ -23,8 +23,9 @@ public struct OTLPEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// Parses a signal-specific URL (`--otlp-endpoint`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), used as
     /// it is: a URL without a path posts to `/` (OpenTelemetry's rule for these variables).
     public init(url: String) throws(OTLPConfigurationError) {
-        let text = url.trimmingWhiteSpace
-        let lowered = text.lowercased()
+        let text = Self.redacted(url.trimmingWhiteSpace)
+        let url = url.trimmingWhiteSpace
+        let lowered = url.lowercased()
         if lowered.hasPrefix("https://") {
             throw OTLPConfigurationError("OTLP endpoint \(text): https is not supported; this exporter speaks plain http only. "
                 + "Run an OpenTelemetry Collector next to the worker (OTLP/HTTP receiver on 127.0.0.1:4318), point --otlp-endpoint "
@@ -33,7 +34,7 @@ public struct OTLPEndpoint: Sendable, Hashable, CustomStringConvertible {
         guard lowered.hasPrefix("http://") else {
             throw OTLPConfigurationError("OTLP endpoint \(text): expected http://host:port/path")
         }
-        let rest = text.dropFirst("http://".count)
+        let rest = url.dropFirst("http://".count)
         let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
         let authority = rest[..<authorityEnd]
         var target = String(rest[authorityEnd...])
@@ -84,7 +85,13 @@ public struct OTLPEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// The `Host` header: `host:port`, brackets around an IPv6 address.
     var hostHeader: String { (host.contains(":") ? "[\(host)]" : host) + ":\(port)" }
 
-    public var description: String { "http://\(hostHeader)\(path)" }
+    /// For logs and errors: the query is replaced by `?...`, as vendors put API keys there.
+    public var description: String { Self.redacted("http://\(hostHeader)\(path)") }
+
+    static func redacted(_ url: String) -> String {
+        guard let query = url.firstIndex(of: "?") else { return url }
+        return url[..<query] + "?..."
+    }
 }
 
 extension StringProtocol {
