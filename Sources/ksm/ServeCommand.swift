@@ -161,7 +161,7 @@ struct ServeOptions: ParsableArguments {
     var otlpScheduleDelayMs: Int?
     @Option(help: "Milliseconds one batch export may take, retries included (env OTEL_EXPORTER_OTLP_TIMEOUT). Default: 10000.")
     var otlpTimeoutMs: Int?
-    @Option(help: "Fraction of root traces (jobs without a sampled traceparent) recorded, 0 to 1 (env OTEL_TRACES_SAMPLER_ARG). Default: 1.")
+    @Option(help: "Fraction of root traces (jobs without a valid traceparent; a traceparent's sampled flag decides for the others) recorded, 0 to 1 (env OTEL_TRACES_SAMPLER_ARG). Default: 1.")
     var traceSampleRatio: Double?
     @Option(help: "Tenants that get their own tenant label in /metrics; the rest count as \"other\". Default: 20.")
     var tenantLabelLimit: Int?
