@@ -40,7 +40,8 @@ public final class BatchSpanProcessor: SpanProcessor, Service, @unchecked Sendab
         var abandoned: Set<Int> = []
         var nextWaiterID = 0
         var errorLog: LogRateLimiter
-        var failingSince: Int?
+        /// Batches lost in a row, for the "recovered" line.
+        var failedBatches = 0
     }
 
     public init(exporter: any SpanExporter, configuration: BatchSpanProcessorConfiguration = .init(),
@@ -237,15 +238,18 @@ public final class BatchSpanProcessor: SpanProcessor, Service, @unchecked Sendab
         statistics.countExported(outcome.accepted)
         statistics.countDropped(outcome.lost, outcome.isPartialSuccess ? .rejected : .exportFailed)
         for failure in outcome.failedAttempts { statistics.countError(failure.code) }
-        let failed = outcome.lost > 0 || !outcome.failedAttempts.isEmpty
+        // A batch that went through after a retry is counted (ksm_trace_export_errors_total), not logged as lost.
+        let failed = outcome.lost > 0
         let (logNow, recovered): (Int?, Int?) = locked {
             if failed {
-                state.failingSince = state.failingSince ?? 0
-                state.failingSince? += 1
+                state.failedBatches += 1
                 return (state.errorLog.shouldLog(), nil)
             }
-            defer { state.failingSince = nil; state.errorLog.reset() }
-            return (nil, state.failingSince)
+            defer {
+                state.failedBatches = 0
+                state.errorLog.reset()
+            }
+            return (nil, state.failedBatches > 0 ? state.failedBatches : nil)
         }
         if let suppressed = logNow {
             var metadata: Logger.Metadata = [
@@ -254,6 +258,8 @@ public final class BatchSpanProcessor: SpanProcessor, Service, @unchecked Sendab
             ]
             if let last = outcome.failedAttempts.last { metadata["error"] = "\(last)" }
             logger.warning(outcome.isPartialSuccess ? "trace collector rejected spans" : "trace export failed", metadata: metadata)
+        } else if !failed, let last = outcome.failedAttempts.last {
+            logger.debug("trace export went through after retries", metadata: ["attempts": "\(outcome.failedAttempts.count + 1)", "error": "\(last)"])
         }
         if let recovered {
             logger.info("trace export recovered", metadata: ["failed_batches": "\(recovered)"])
