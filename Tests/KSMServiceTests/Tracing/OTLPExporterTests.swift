@@ -34,7 +34,7 @@ import Glibc
         let collector = try OTLPTestCollector()
         let exporter = OTLPHTTPExporter(configuration: try configuration(collector.tracesURL))
         let batch = spans(["a", "b", "c"])
-        let outcome = exporter.export(batch, deadline: .now + .seconds(5))
+        let outcome = exporter.export(batch, deadline: .now + .seconds(20))
         #expect(outcome.accepted == 3 && outcome.lost == 0 && outcome.failedAttempts.isEmpty)
         let requests = collector.requests
         #expect(requests.count == 1)
@@ -58,7 +58,7 @@ import Glibc
             .init(status: 503, headers: [("Retry-After", "0")], body: "{\"code\":14,\"message\":\"busy\"}"), .init(status: 429),
         ])
         let exporter = OTLPHTTPExporter(configuration: try configuration(collector.tracesURL))
-        let outcome = exporter.export(spans(["r"]), deadline: .now + .seconds(5))
+        let outcome = exporter.export(spans(["r"]), deadline: .now + .seconds(20))
         #expect(outcome.accepted == 1 && outcome.lost == 0)
         #expect(outcome.failedAttempts.map(\.status) == [503, 429])
         #expect(outcome.failedAttempts.first?.description.contains("busy") == true)
@@ -72,7 +72,7 @@ import Glibc
     func doesNotRetryBadRequest() throws {
         let collector = try OTLPTestCollector(script: [.init(status: 400, body: "{\"message\":\"bad\"}")])
         let exporter = OTLPHTTPExporter(configuration: try configuration(collector.tracesURL))
-        let outcome = exporter.export(spans(["x", "y"]), deadline: .now + .seconds(5))
+        let outcome = exporter.export(spans(["x", "y"]), deadline: .now + .seconds(20))
         #expect(outcome.accepted == 0 && outcome.lost == 2)
         #expect(outcome.failedAttempts.count == 1)
         #expect(outcome.failedAttempts.first?.code == .httpStatus && outcome.failedAttempts.first?.isRetriable == false)
@@ -84,7 +84,7 @@ import Glibc
     func partialSuccess() throws {
         let collector = try OTLPTestCollector(script: [.init(status: 200, body: "{\"partialSuccess\":{\"rejectedSpans\":\"2\",\"errorMessage\":\"too old\"}}")])
         let exporter = OTLPHTTPExporter(configuration: try configuration(collector.tracesURL))
-        let outcome = exporter.export(spans(["p", "q", "r"]), deadline: .now + .seconds(5))
+        let outcome = exporter.export(spans(["p", "q", "r"]), deadline: .now + .seconds(20))
         #expect(outcome.accepted == 1 && outcome.lost == 2 && outcome.isPartialSuccess)
         #expect(outcome.failedAttempts.first?.description.contains("too old") == true)
         collector.stop()
@@ -94,7 +94,7 @@ import Glibc
     func connectionRefused() throws {
         let port = try RedisServerProcess.freeLoopbackPort()
         let exporter = OTLPHTTPExporter(configuration: try configuration("http://127.0.0.1:\(port)/v1/traces", attempts: 3))
-        let outcome = exporter.export(spans(["z"]), deadline: .now + .seconds(5))
+        let outcome = exporter.export(spans(["z"]), deadline: .now + .seconds(20))
         #expect(outcome.accepted == 0 && outcome.lost == 1)
         #expect(outcome.failedAttempts.count == 3)
         #expect(outcome.failedAttempts.allSatisfy { $0.code == .connection && $0.isRetriable })
@@ -120,7 +120,7 @@ import Glibc
         let took = ContinuousClock.now - start
         #expect(outcome.lost == 1)
         #expect(outcome.failedAttempts.last?.code == .timeout)
-        #expect(took >= .milliseconds(350) && took < .seconds(3), "\(took)")
+        #expect(took >= .milliseconds(350) && took < .seconds(10), "\(took)")
     }
 
     @Test("Tracer, batch processor and exporter together: job spans reach the collector with the job's trace and parent, and the metrics count them")

@@ -48,7 +48,7 @@ enum TracingFixtures {
     }
 
     /// Polls `condition` every 10 ms until it holds or `timeout` passes.
-    static func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+    static func eventually(timeout: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while !condition() {
             guard ContinuousClock.now < deadline else { return false }
