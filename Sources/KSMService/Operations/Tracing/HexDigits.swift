@@ -1,4 +1,6 @@
 /// Lowercase hex for trace and span IDs, without Foundation: every span pays for it once or twice.
+/// Not `Licensing.HexEncoding`: that one accepts uppercase, which a `traceparent` must refuse, and
+/// goes through byte arrays where an ID here is one or two integers.
 enum HexDigits {
     private static let digits = Array("0123456789abcdef".utf8)
 
@@ -26,15 +28,6 @@ enum HexDigits {
                 buffer[index] = digits[Int((value >> UInt64(60 - 4 * index)) & 0xF)]
             }
             return 16
-        }
-    }
-
-    /// Exactly 2 lowercase hex digits.
-    static func string(_ value: UInt8) -> String {
-        String(unsafeUninitializedCapacity: 2) { buffer in
-            buffer[0] = digits[Int(value >> 4)]
-            buffer[1] = digits[Int(value & 0xF)]
-            return 2
         }
     }
 }
