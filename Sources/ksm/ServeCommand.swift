@@ -6,6 +6,7 @@ import Licensing
 import Logging
 import RedisStore
 import ServiceLifecycle
+import Tracing
 
 /// `ksm serve`: one KSM worker of the fleet. Configuration from a JSON file, then environment
 /// variables, then flags (each overrides the one before).
@@ -45,10 +46,22 @@ struct ServeCommand: AsyncParsableCommand {
         // per job and per account, the one thing a cache must not answer.
         let guards = settings.guardsEnabled
             ? JobGuards(store: redisLicenseStore, replyTTLMilliseconds: settings.replyTTLMilliseconds, rateWindowMilliseconds: settings.rateWindowMilliseconds) : nil
+        // The tracer is bootstrapped before the worker exists, so its first span already goes to it.
+        let spanExport = settings.otlp.map { otlp in
+            BatchSpanProcessor(exporter: OTLPHTTPExporter(configuration: otlp), configuration: otlp.batch, logger: logger)
+        }
+        if let otlp = settings.otlp, let spanExport {
+            InstrumentationSystem.bootstrap(OTelTracer(sampler: otlp.sampler, processor: spanExport, limits: otlp.limits))
+            logger.info("exporting spans", metadata: ["otlp": "\(otlp.summary)"])
+        } else if settings.otlpWithoutTracing {
+            logger.warning("an OTLP endpoint is configured but tracing is off: pass --tracing (or \"tracing\": true) to export spans")
+        }
         let processor = LicenseProcessor(keyServer: server, store: store, keyring: keyring, pool: pool, logger: logger, guards: guards)
         let worker = LicenseWorker(configuration: settings.worker, processor: processor, logger: logger, statistics: statistics)
         let slots = LeaseSlotGauge()
         var services: [any Service] = [worker]
+        // First in the group, so it shuts down last: it flushes the spans the worker ended while draining.
+        if let spanExport { services.insert(spanExport, at: 0) }
         // Rotation prefetch (docs/scheduling.md): warms the cache with next keys before boundaries.
         let rotationStatus = RotationStatus()
         if let cache, let rotation = settings.rotation {
@@ -67,7 +80,8 @@ struct ServeCommand: AsyncParsableCommand {
                 },
                 metrics: {
                     WorkerMetrics.render(.init(statistics: worker.statistics.snapshot, storeUp: storeHealth.isUp, stalled: worker.isStalled,
-                                               lag: worker.consumerLag, cache: cache?.statistics, slots: slots.sample))
+                                               lag: worker.consumerLag, cache: cache?.statistics, slots: slots.sample,
+                                               tracing: spanExport?.snapshot))
                         + RotationMetrics.render(rotationStatus.snapshot)
                 },
                 logger: logger))
@@ -141,6 +155,14 @@ struct ServeOptions: ParsableArguments {
     var logFormat: String?
     @Flag(help: "Open a span per job through the bootstrapped tracer; traceparent headers pass to replies either way (README, Tracing).")
     var tracing = false
+    @Option(help: "With --tracing: export spans as OTLP/HTTP JSON to this http:// URL, used as it is, e.g. http://127.0.0.1:4318/v1/traces (env OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces). Default: off.")
+    var otlpEndpoint: String?
+    @Option(help: "Milliseconds a finished span may wait before its batch is exported (env OTEL_BSP_SCHEDULE_DELAY). Default: 5000.")
+    var otlpScheduleDelayMs: Int?
+    @Option(help: "Milliseconds one batch export may take, retries included (env OTEL_EXPORTER_OTLP_TIMEOUT). Default: 10000.")
+    var otlpTimeoutMs: Int?
+    @Option(help: "Fraction of root traces (jobs without a valid traceparent; a traceparent's sampled flag decides for the others) recorded, 0 to 1 (env OTEL_TRACES_SAMPLER_ARG). Default: 1.")
+    var traceSampleRatio: Double?
     @Option(help: "Tenants that get their own tenant label in /metrics; the rest count as \"other\". Default: 20.")
     var tenantLabelLimit: Int?
     @Option(help: "Seconds between counts of the lease slots in use, for /metrics. Default: 15.")
@@ -186,6 +208,10 @@ struct ServeOptions: ParsableArguments {
         var guardsEnabled = true
         var replyTTLMilliseconds: Int64 = 15 * 60 * 1000
         var rateWindowMilliseconds: Int64 = 1000
+        /// Nil: spans are not exported (no endpoint, or tracing off).
+        var otlp: OTLPTracingConfiguration?
+        /// An endpoint was configured without `--tracing`: worth a warning.
+        var otlpWithoutTracing = false
 
         /// Loads every key-encryption key; refuses a file others can read.
         func keyring() throws -> KeyEncryptionKeyring {
@@ -305,6 +331,7 @@ struct ServeOptions: ParsableArguments {
         let window = rateWindowMs ?? env["KSM_RATE_WINDOW_MS"].flatMap { Int($0) } ?? (file["rate-window-ms"] as? Int) ?? 1000
         guard window > 0 else { throw ValidationError("--rate-window-ms must be positive") }
         settings.rateWindowMilliseconds = Int64(window)
+        try resolveTracing(&settings, environment: env, file: file)
         return settings
     }
 

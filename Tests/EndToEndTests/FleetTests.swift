@@ -224,43 +224,6 @@ import Testing
         await client.close()
     }
 
-    @Test("A job's traceparent comes back on its reply; --log-format json writes one JSON object per line with request IDs")
-    func traceparentAndJSONLogs() async throws {
-        let fleet = try await Fleet()
-        let worker = try await fleet.startWorker(extraArguments: ["--log-format", "json", "--log-level", "debug", "--tracing"])
-        let client = try await FleetClient(fleet: fleet)
-        let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-        let device = SimulatedDevice(trust: client.trust)
-        let (reply, _) = try await client.request(id: "trace-1", account: "t1", device: device, session: 3,
-                                                  headers: [("traceparent", Array(traceparent.utf8)), ("tracestate", Array("edge=1".utf8))])
-        #expect(reply.status == .ok)
-        let message = try #require(client.messages(on: "fps.license.replies").first { $0.header("correlation-id") == Array("trace-1".utf8) })
-        #expect(message.header("traceparent") == Array(traceparent.utf8))
-        #expect(message.header("tracestate") == Array("edge=1".utf8))
-        // A malformed traceparent is not passed on.
-        let (plain, _) = try await client.request(id: "trace-2", account: "t1", device: device, session: 3, headers: [("traceparent", Array("junk".utf8))])
-        #expect(plain.status == .ok)
-        let second = try #require(client.messages(on: "fps.license.replies").first { $0.header("correlation-id") == Array("trace-2".utf8) })
-        #expect(second.header("traceparent") == nil)
-        #expect(await worker.terminate() == 0)
-        var requestIDs: Set<String> = []
-        let lines = worker.stderr.split(separator: "\n")
-        #expect(lines.count > 3)
-        for line in lines {
-            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-            #expect(object != nil, "not a JSON object: \(line)")
-            guard let object else { continue }
-            for field in ["timestamp", "level", "label", "message"] { #expect(object[field] is String, "\(field) missing in \(line)") }
-            if let id = object["request_id"] as? String {
-                requestIDs.insert(id)
-                #expect(object["tenant"] as? String == fleet.catalog.tenant)
-                #expect(object["status"] != nil)
-            }
-        }
-        #expect(requestIDs.isSuperset(of: ["trace-1", "trace-2"]), "\(requestIDs)")
-        await client.close()
-    }
-
     /// Waits for a `--json` loadgen to exit and parses its report.
     static func report(_ loadgen: RunningProcess, timeout: Duration = .seconds(90)) async throws -> [String: Any] {
         let deadline = ContinuousClock.now + timeout

@@ -20,15 +20,18 @@ public enum WorkerMetrics {
         public var cache: CacheStatistics?
         /// Nil until the first lease slot count finished.
         public var slots: LeaseSlotGauge.Sample?
+        /// Nil when spans are not exported (no `--otlp-endpoint`).
+        public var tracing: TraceExportStatistics.Snapshot?
 
         public init(statistics: WorkerStatistics.Snapshot, storeUp: Bool, stalled: Bool, lag: [TopicPartition: Int64] = [:],
-                    cache: CacheStatistics? = nil, slots: LeaseSlotGauge.Sample? = nil) {
+                    cache: CacheStatistics? = nil, slots: LeaseSlotGauge.Sample? = nil, tracing: TraceExportStatistics.Snapshot? = nil) {
             self.statistics = statistics
             self.storeUp = storeUp
             self.stalled = stalled
             self.lag = lag
             self.cache = cache
             self.slots = slots
+            self.tracing = tracing
         }
     }
 
@@ -94,6 +97,15 @@ public enum WorkerMetrics {
             metric("ksm_lease_slots_in_use", "gauge", "Unexpired lease slots in the store (periodic count).", [("", slots.slots)])
             metric("ksm_lease_slot_accounts", "gauge", "Accounts holding at least one unexpired slot (periodic count).", [("", slots.accounts)])
             metric("ksm_lease_slots_count_complete", "gauge", "1 when the last slot count saw every slot set.", [("", slots.isComplete ? 1 : 0)])
+        }
+        if let tracing = inputs.tracing {
+            metric("ksm_trace_spans_exported_total", "counter", "Spans the OTLP collector accepted.", [("", tracing.exported)])
+            metric("ksm_trace_spans_dropped_total", "counter",
+                   "Spans lost: queue_full (export queue full), export_failed (every attempt failed), rejected (partial success), shutdown.",
+                   tracing.dropped.sorted { $0.key < $1.key }.map { (labels(["reason": $0.key]), $0.value) })
+            metric("ksm_trace_export_errors_total", "counter", "Failed OTLP export attempts (retries included), by reason: connection, timeout, http, protocol.",
+                   tracing.exportErrors.sorted { $0.key < $1.key }.map { (labels(["reason": $0.key]), $0.value) })
+            metric("ksm_trace_spans_queued", "gauge", "Finished spans waiting for export.", [("", tracing.queued)])
         }
         metric("ksm_assigned_partitions", "gauge", "Request partitions this worker owns.", [("", s.assignedPartitions)])
         metric("ksm_store_up", "gauge", "1 when the last Redis health check answered.", [("", inputs.storeUp ? 1 : 0)])

@@ -168,9 +168,7 @@ public final class LicenseWorker: Service, Sendable {
             let processing = ContinuousClock.now - started
             await state.processed(jobs: batch.count, in: processing)
             for (span, outcome) in zip(spans, outcomes) {
-                guard let span else { continue }
-                span.addEvent("processed")
-                if case .reply(let reply) = outcome { span.attributes["fps.status"] = reply.status.name }
+                if let span { JobTracing.recordOutcome(outcome, on: span) }
             }
             let pending = zip(batch, outcomes).enumerated().map { index, pair in
                 Pending(message: pair.0.message, outcome: pair.1, priority: pair.0.priority.rawValue, arrived: pair.0.arrived,

@@ -1,0 +1,130 @@
+import Foundation
+import Kafka
+import Tracing
+
+/// W3C trace context for license jobs, and one span per job through swift-distributed-tracing.
+///
+/// Propagation is always on and costs two header lookups: a job's valid `traceparent` (and its
+/// `tracestate`) is copied onto its reply, so the edge can join request and reply in its own trace
+/// even when this worker exports nothing. With tracing enabled (`ksm serve --tracing`), each job
+/// also gets a consumer span `fps.license` whose parent is extracted from the job's headers by the
+/// bootstrapped tracer, with events `received` (at arrival), `processed` and `published`, and the
+/// tracer injects the span's own context into the reply instead of the pass-through. With
+/// `--otlp-endpoint` the bootstrapped tracer is ``OTelTracer`` and spans are exported over OTLP/HTTP
+/// (README, "Tracing"); without one the no-op tracer makes spans free.
+public enum JobTracing {
+    /// The W3C Trace Context header names, as Kafka header keys.
+    public static let traceparent = "traceparent"
+    public static let tracestate = "tracestate"
+
+    /// Reads Kafka headers (the last one wins, as for HTTP).
+    public struct HeaderExtractor: Extractor {
+        public init() {}
+        public func extract(key: String, from carrier: [(String, [UInt8])]) -> String? {
+            carrier.last { $0.0 == key }.map { String(decoding: $0.1, as: UTF8.self) }
+        }
+    }
+
+    /// Writes Kafka headers, replacing one of the same name.
+    public struct HeaderInjector: Injector {
+        public init() {}
+        public func inject(_ value: String, forKey key: String, into carrier: inout [(String, [UInt8])]) {
+            carrier.removeAll { $0.0 == key }
+            carrier.append((key, Array(value.utf8)))
+        }
+    }
+
+    /// The trace headers to copy from a job to its reply: a well-formed `traceparent` and, with it,
+    /// `tracestate` (at most 512 bytes, as the W3C spec lets a vendor truncate). Nothing otherwise.
+    public static func passThrough(_ headers: [(String, [UInt8])]) -> [(String, [UInt8])] {
+        guard let parent = headers.last(where: { $0.0 == traceparent })?.1, isValidTraceparent(parent) else { return [] }
+        var out = [(traceparent, parent)]
+        if let state = headers.last(where: { $0.0 == tracestate })?.1, state.count <= 512 { out.append((tracestate, state)) }
+        return out
+    }
+
+    /// `version-traceid-parentid-flags` in lowercase hex (W3C Trace Context, section 3.2): 2-32-16-2
+    /// digits, and neither the trace ID nor the parent ID all zeros. Version `ff` is invalid
+    /// (``TraceContext/init(traceparent:tracestate:)`` has the rules).
+    public static func isValidTraceparent(_ bytes: [UInt8]) -> Bool {
+        TraceContext(traceparent: bytes) != nil
+    }
+
+    /// Starts a job's span under the context the tracer extracts from the job's headers, back-dated
+    /// to its arrival.
+    static func start(_ job: ScheduledJob, tracer: any Tracer = InstrumentationSystem.tracer) -> any Span {
+        var context = InstrumentationContext.topLevel
+        tracer.extract(job.message.headers, into: &context, using: HeaderExtractor())
+        let arrival = WallInstant(job.arrived)
+        let span = startSpan(tracer, context: context, at: arrival)
+        guard span.isRecording else { return span }
+        span.addEvent(SpanEvent(name: "received", at: arrival))
+        span.updateAttributes { attributes in
+            attributes["messaging.system"] = "kafka"
+            attributes["messaging.operation.type"] = "process"
+            attributes["messaging.destination.name"] = job.message.topic
+            attributes["messaging.destination.partition.id"] = String(job.message.partition)
+            attributes["messaging.kafka.destination.partition"] = Int(job.message.partition)
+            attributes["messaging.kafka.message.offset"] = Int(job.message.offset)
+            attributes["fps.priority"] = job.priority.rawValue
+            if case .success(let decoded) = job.decoded {
+                attributes["fps.request_id"] = decoded.id.value
+                attributes["fps.tenant"] = decoded.tenant.value
+            }
+        }
+        return span
+    }
+
+    /// Opens the existential, so the tracer's own `startSpan` (not the deprecated `startAnySpan`) runs.
+    private static func startSpan(_ tracer: some Tracer, context: InstrumentationContext, at arrival: WallInstant) -> any Span {
+        tracer.startSpan("fps.license", context: context, ofKind: .consumer, at: arrival)
+    }
+
+    /// Records a job's answer on its span: `fps.status` (and `fps.status_code`), and an error status
+    /// when the worker, not the request, failed: a dead letter, or `storeUnavailable`, `internalErr`,
+    /// `keyUnwrapFailed`. Policy refusals are correct answers and leave the status unset.
+    static func recordOutcome(_ outcome: LicenseWorker.Outcome, on span: any Span) {
+        guard span.isRecording else { return }
+        span.addEvent("processed")
+        switch outcome {
+        case .reply(let reply):
+            span.updateAttributes { attributes in
+                attributes["fps.status"] = reply.status.name
+                attributes["fps.status_code"] = Int(reply.status.rawValue)
+            }
+            if serverFaults.contains(reply.status) { span.setStatus(SpanStatus(code: .error, message: reply.status.name)) }
+        case .deadLetter:
+            span.setStatus(SpanStatus(code: .error, message: "dead-lettered: not a readable job"))
+        }
+    }
+
+    /// Reply statuses that mean the worker failed the job (README, Alerts: the error ratio).
+    static let serverFaults: Set<KSMStatus> = [.storeUnavailable, .keyUnwrapFailed, KSMStatus(.internalError)]
+
+    /// The headers a reply carries for its trace: the tracer's injection of the job's span when
+    /// there is one (the same trace ID, the span's own ID as parent-id), else the job's own
+    /// pass-through headers (no-op tracer, or tracing off).
+    static func replyHeaders(for message: KafkaMessage, span: (any Span)?, tracer: any Tracer = InstrumentationSystem.tracer) -> [(String, [UInt8])] {
+        if let span {
+            var injected: [(String, [UInt8])] = []
+            tracer.inject(span.context, into: &injected, using: HeaderInjector())
+            if !injected.isEmpty { return injected }
+        }
+        return passThrough(message.headers)
+    }
+
+    /// A `ContinuousClock` instant on the wall clock, so a span can start when the job arrived.
+    struct WallInstant: TracerInstant {
+        var nanosecondsSinceEpoch: UInt64
+
+        init(_ instant: ContinuousClock.Instant) {
+            let age = ContinuousClock.now - instant
+            let now = UInt64(max(0, Date().timeIntervalSince1970 * 1e9))
+            let (seconds, attoseconds) = age.components
+            let ageNanoseconds = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds / 1_000_000_000))
+            nanosecondsSinceEpoch = now > ageNanoseconds ? now - ageNanoseconds : now
+        }
+
+        static func < (a: WallInstant, b: WallInstant) -> Bool { a.nanosecondsSinceEpoch < b.nanosecondsSinceEpoch }
+    }
+}

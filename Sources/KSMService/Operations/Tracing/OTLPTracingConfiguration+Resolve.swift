@@ -1,0 +1,204 @@
+extension OTLPTracingConfiguration {
+    /// One layer of settings, from flags or from the config file; nil means "not set here".
+    public struct Settings: Sendable {
+        /// Signal-specific: used as it is (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` semantics).
+        public var endpoint: String?
+        public var headers: [String: String]?
+        public var timeoutMilliseconds: Int?
+        public var scheduleDelayMilliseconds: Int?
+        public var sampleRatio: Double?
+        public var serviceName: String?
+
+        public init(endpoint: String? = nil, headers: [String: String]? = nil, timeoutMilliseconds: Int? = nil,
+                    scheduleDelayMilliseconds: Int? = nil, sampleRatio: Double? = nil, serviceName: String? = nil) {
+            self.endpoint = endpoint
+            self.headers = headers
+            self.timeoutMilliseconds = timeoutMilliseconds
+            self.scheduleDelayMilliseconds = scheduleDelayMilliseconds
+            self.sampleRatio = sampleRatio
+            self.serviceName = serviceName
+        }
+    }
+
+    /// Header names the exporter writes itself.
+    static let reservedHeaders: Set<String> = ["host", "content-length", "content-type", "transfer-encoding", "connection", "user-agent"]
+
+    /// Combines flags, the environment and the config file (flags win, then the environment, then
+    /// the file, as everywhere in `ksm serve`). Returns nil when no endpoint is set anywhere, or
+    /// when `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none`.
+    ///
+    /// Environment variables read (OpenTelemetry SDK names): `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (as
+    /// it is), else `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`; `OTEL_EXPORTER_OTLP_HEADERS` and
+    /// `OTEL_EXPORTER_OTLP_TRACES_HEADERS` (`k=v,k2=v2`, values percent-decoded);
+    /// `OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT` (ms); `OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL` (`http/json`,
+    /// or `http/protobuf`, which collectors serve on the same path; `grpc` is refused);
+    /// `OTEL_SERVICE_NAME`; `OTEL_RESOURCE_ATTRIBUTES`; `OTEL_TRACES_SAMPLER`
+    /// (`parentbased_traceidratio`, the default here, `parentbased_always_on`, `parentbased_always_off`)
+    /// and `OTEL_TRACES_SAMPLER_ARG` (the root ratio, 0...1, default 1); `OTEL_BSP_SCHEDULE_DELAY`,
+    /// `OTEL_BSP_MAX_QUEUE_SIZE`, `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, `OTEL_TRACES_EXPORTER`, `OTEL_SDK_DISABLED`.
+    public static func resolve(flags: Settings, environment env: [String: String], file: Settings,
+                               serviceInstanceID: String) throws(OTLPConfigurationError) -> OTLPTracingConfiguration? {
+        func value(_ name: String) -> String? {
+            guard let text = env[name]?.trimmingWhiteSpace, !text.isEmpty else { return nil }
+            return text
+        }
+        if value("OTEL_SDK_DISABLED")?.lowercased() == "true" { return nil }
+        if let exporter = value("OTEL_TRACES_EXPORTER")?.lowercased() {
+            if exporter == "none" { return nil }
+            guard exporter.split(separator: ",").contains(where: { $0.trimmingWhiteSpace == "otlp" }) else {
+                throw OTLPConfigurationError("OTEL_TRACES_EXPORTER=\(exporter): only otlp (or none) is supported")
+            }
+        }
+        for name in ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"] {
+            guard let proto = value(name)?.lowercased() else { continue }
+            guard proto == "http/json" || proto == "http/protobuf" else {
+                throw OTLPConfigurationError("\(name)=\(proto): this exporter sends OTLP/HTTP with JSON (http/json); use the collector's OTLP/HTTP receiver (port 4318), not gRPC")
+            }
+            break
+        }
+
+        let endpoint: OTLPEndpoint
+        if let url = flags.endpoint {
+            endpoint = try OTLPEndpoint(url: url)
+        } else if let url = value("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
+            endpoint = try OTLPEndpoint(url: url)
+        } else if let url = value("OTEL_EXPORTER_OTLP_ENDPOINT") {
+            endpoint = try OTLPEndpoint(baseURL: url)
+        } else if let url = file.endpoint {
+            endpoint = try OTLPEndpoint(url: url)
+        } else {
+            return nil
+        }
+        var configuration = OTLPTracingConfiguration(endpoint: endpoint, serviceInstanceID: serviceInstanceID)
+
+        // Lowest layer first; names compare case-insensitively, the last layer's spelling is kept.
+        var headers: [String: (name: String, value: String)] = [:]
+        for (name, headerValue) in file.headers ?? [:] { headers[name.lowercased()] = (name, headerValue) }
+        for variable in ["OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"] {
+            guard let text = value(variable) else { continue }
+            for (name, headerValue) in try parseList(text, name: variable) { headers[name.lowercased()] = (name, headerValue) }
+        }
+        for (name, headerValue) in flags.headers ?? [:] { headers[name.lowercased()] = (name, headerValue) }
+        for (_, header) in headers { try validateHeader(name: header.name, value: header.value) }
+        configuration.headers = headers.sorted { $0.key < $1.key }.map(\.value)
+
+        func milliseconds(_ flag: Int?, _ names: [String], _ fileValue: Int?, what: String) throws(OTLPConfigurationError) -> Int? {
+            if let flag {
+                guard flag > 0 else { throw OTLPConfigurationError("\(what) must be a positive number of milliseconds") }
+                return flag
+            }
+            for name in names {
+                guard let text = value(name) else { continue }
+                guard let ms = Int(text), ms > 0 else { throw OTLPConfigurationError("\(name) must be a positive number of milliseconds") }
+                return ms
+            }
+            if let fileValue {
+                guard fileValue > 0 else { throw OTLPConfigurationError("\(what) must be a positive number of milliseconds") }
+                return fileValue
+            }
+            return nil
+        }
+        if let ms = try milliseconds(flags.timeoutMilliseconds, ["OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"],
+                                     file.timeoutMilliseconds, what: "--otlp-timeout-ms") {
+            configuration.batch.exportTimeout = .milliseconds(ms)
+        }
+        if let ms = try milliseconds(flags.scheduleDelayMilliseconds, ["OTEL_BSP_SCHEDULE_DELAY"], file.scheduleDelayMilliseconds,
+                                     what: "--otlp-schedule-delay-ms") {
+            configuration.batch.scheduleDelay = .milliseconds(ms)
+        }
+        if let queue = try milliseconds(nil, ["OTEL_BSP_MAX_QUEUE_SIZE"], nil, what: "OTEL_BSP_MAX_QUEUE_SIZE") {
+            configuration.batch.maximumQueueSize = queue
+        }
+        if let size = try milliseconds(nil, ["OTEL_BSP_MAX_EXPORT_BATCH_SIZE"], nil, what: "OTEL_BSP_MAX_EXPORT_BATCH_SIZE") {
+            guard size <= configuration.batch.maximumQueueSize else {
+                throw OTLPConfigurationError("OTEL_BSP_MAX_EXPORT_BATCH_SIZE (\(size)) must not exceed the queue size (\(configuration.batch.maximumQueueSize))")
+            }
+            configuration.batch.maximumExportBatchSize = size
+        }
+
+        configuration.sampler = .parentBased(rootRatio: try sampleRatio(flag: flags.sampleRatio, value: value, file: file.sampleRatio))
+
+        if let text = value("OTEL_RESOURCE_ATTRIBUTES") {
+            for (key, attribute) in try parseList(text, name: "OTEL_RESOURCE_ATTRIBUTES") { configuration.resourceAttributes[key] = attribute }
+        }
+        configuration.serviceName = flags.serviceName ?? value("OTEL_SERVICE_NAME") ?? file.serviceName
+            ?? configuration.resourceAttributes["service.name"] ?? configuration.serviceName
+        return configuration
+    }
+
+    /// The root sampling ratio: the flag, else `OTEL_TRACES_SAMPLER` / `OTEL_TRACES_SAMPLER_ARG`, else
+    /// the file, else 1.
+    private static func sampleRatio(flag: Double?, value: (String) -> String?, file: Double?) throws(OTLPConfigurationError) -> Double {
+        func checked(_ ratio: Double, _ what: String) throws(OTLPConfigurationError) -> Double {
+            guard ratio.isFinite, (0...1).contains(ratio) else { throw OTLPConfigurationError("\(what) must be a number from 0 to 1") }
+            return ratio
+        }
+        if let flag { return try checked(flag, "--trace-sample-ratio") }
+        let argument = try value("OTEL_TRACES_SAMPLER_ARG").map { (text: String) throws(OTLPConfigurationError) -> Double in
+            guard let ratio = Double(text) else { throw OTLPConfigurationError("OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1") }
+            return try checked(ratio, "OTEL_TRACES_SAMPLER_ARG")
+        }
+        switch value("OTEL_TRACES_SAMPLER")?.lowercased() {
+        case nil, "parentbased_traceidratio":
+            if let argument { return argument }
+        case "parentbased_always_on": return 1
+        case "parentbased_always_off": return 0
+        case let other?:
+            throw OTLPConfigurationError("OTEL_TRACES_SAMPLER=\(other): this tracer is parent-based; use parentbased_traceidratio "
+                + "(with OTEL_TRACES_SAMPLER_ARG), parentbased_always_on or parentbased_always_off")
+        }
+        if let file { return try checked(file, "trace-sample-ratio") }
+        return 1
+    }
+
+    /// `key=value,key2=value2` (W3C Baggage syntax, as OpenTelemetry uses for headers and resource
+    /// attributes): spaces around members are dropped and values are percent-decoded. An error
+    /// names the variable and the member's position, never its value.
+    static func parseList(_ text: String, name: String) throws(OTLPConfigurationError) -> [(String, String)] {
+        var out: [(String, String)] = []
+        for (position, member) in text.split(separator: ",", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = member.trimmingWhiteSpace
+            if trimmed.isEmpty { continue }
+            guard let eq = trimmed.firstIndex(of: "="), eq != trimmed.startIndex else {
+                throw OTLPConfigurationError("\(name): member \(position + 1) is not key=value")
+            }
+            let key = trimmed[..<eq].trimmingWhiteSpace
+            guard !key.isEmpty, let decoded = percentDecoded(trimmed[trimmed.index(after: eq)...].trimmingWhiteSpace) else {
+                throw OTLPConfigurationError("\(name): member \(position + 1) has an invalid percent-encoding")
+            }
+            out.append((key, decoded))
+        }
+        return out
+    }
+
+    private static func percentDecoded(_ text: String) -> String? {
+        guard text.contains("%") else { return text }
+        var bytes: [UInt8] = []
+        var utf8 = text.utf8[...]
+        while let byte = utf8.popFirst() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard utf8.count >= 2, let value = HexDigits.uint64(Array(utf8.prefix(2)).map { $0 | 0x20 }) else { return nil }
+            bytes.append(UInt8(value))
+            utf8 = utf8.dropFirst(2)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// An HTTP field name is a token (RFC 9110, 5.1); a value holds no CR, LF, NUL or other control
+    /// character (5.5), so a header cannot inject another. The exporter's own headers are refused.
+    static func validateHeader(name: String, value: String) throws(OTLPConfigurationError) {
+        let tokenSymbols = Set("!#$%&'*+-.^_`|~".utf8)
+        guard !name.isEmpty, name.utf8.allSatisfy({ $0 < 0x80 && (($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A || (0x30...0x39).contains($0) || tokenSymbols.contains($0)) }) else {
+            throw OTLPConfigurationError("OTLP header name \"\(name)\" is not a valid HTTP field name")
+        }
+        guard !reservedHeaders.contains(name.lowercased()) else {
+            throw OTLPConfigurationError("OTLP header \(name) is set by the exporter itself")
+        }
+        guard value.utf8.allSatisfy({ $0 == 0x09 || $0 >= 0x20 && $0 != 0x7F }) else {
+            throw OTLPConfigurationError("OTLP header \(name): the value holds a control character")
+        }
+    }
+}
