@@ -24,30 +24,46 @@ public enum Base64 {
         return Array(bytes).withUnsafeBufferPointer { encode($0, length: length) }
     }
 
-    private static func encode(_ input: UnsafeBufferPointer<UInt8>, length: Int) -> String {
-        String(unsafeUninitializedCapacity: length) { out in
-            alphabet.withUnsafeBufferPointer { symbols in
-                var i = 0, o = 0
-                while i + 3 <= input.count {
-                    let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
-                    out[o] = symbols[Int(n >> 18)]
-                    out[o + 1] = symbols[Int(n >> 12 & 0x3F)]
-                    out[o + 2] = symbols[Int(n >> 6 & 0x3F)]
-                    out[o + 3] = symbols[Int(n & 0x3F)]
-                    i += 3
-                    o += 4
-                }
-                let rest = input.count - i
-                if rest > 0 {
-                    let n = UInt32(input[i]) << 16 | (rest == 2 ? UInt32(input[i + 1]) << 8 : 0)
-                    out[o] = symbols[Int(n >> 18)]
-                    out[o + 1] = symbols[Int(n >> 12 & 0x3F)]
-                    out[o + 2] = rest == 2 ? symbols[Int(n >> 6 & 0x3F)] : UInt8(ascii: "=")
-                    out[o + 3] = UInt8(ascii: "=")
-                    o += 4
-                }
-                return o
+    /// Appends the padded base64 of `bytes` to `output` (for writers that build a larger buffer).
+    public static func append(_ bytes: [UInt8], to output: inout [UInt8]) {
+        let length = (bytes.count + 2) / 3 * 4
+        if length == 0 { return }
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: length))
+        output.withUnsafeMutableBufferPointer { buffer in
+            bytes.withUnsafeBufferPointer { input in
+                _ = encode(input, into: UnsafeMutableBufferPointer(rebasing: buffer[start..<start + length]))
             }
+        }
+    }
+
+    private static func encode(_ input: UnsafeBufferPointer<UInt8>, length: Int) -> String {
+        String(unsafeUninitializedCapacity: length) { out in encode(input, into: out) }
+    }
+
+    /// Writes `(input.count + 2) / 3 * 4` symbols into `out`; returns how many.
+    private static func encode(_ input: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        alphabet.withUnsafeBufferPointer { symbols in
+            var i = 0, o = 0
+            while i + 3 <= input.count {
+                let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
+                out[o] = symbols[Int(n >> 18)]
+                out[o + 1] = symbols[Int(n >> 12 & 0x3F)]
+                out[o + 2] = symbols[Int(n >> 6 & 0x3F)]
+                out[o + 3] = symbols[Int(n & 0x3F)]
+                i += 3
+                o += 4
+            }
+            let rest = input.count - i
+            if rest > 0 {
+                let n = UInt32(input[i]) << 16 | (rest == 2 ? UInt32(input[i + 1]) << 8 : 0)
+                out[o] = symbols[Int(n >> 18)]
+                out[o + 1] = symbols[Int(n >> 12 & 0x3F)]
+                out[o + 2] = rest == 2 ? symbols[Int(n >> 6 & 0x3F)] : UInt8(ascii: "=")
+                out[o + 3] = UInt8(ascii: "=")
+                o += 4
+            }
+            return o
         }
     }
 

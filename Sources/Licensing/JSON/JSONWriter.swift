@@ -44,6 +44,50 @@ public struct JSONWriter {
         bytes.append(contentsOf: text.utf8)
     }
 
+    // MARK: Flat objects, member by member
+
+    /// Whether the next ``key(_:)`` needs a comma first.
+    private var hasMember = false
+
+    /// Opens a flat object written member by member, for envelopes written once per job, where a
+    /// `[String: JSONValue]` and its key sort cost more than the content. The caller writes keys in
+    /// UTF-8 byte order, so the bytes equal ``write(_:)`` of the same object. Not nestable.
+    public mutating func beginObject() {
+        bytes.append(UInt8(ascii: "{"))
+        hasMember = false
+    }
+
+    /// A member's key (and the comma before it, from the second member on); then write its value.
+    public mutating func key(_ key: StaticString) {
+        if hasMember { bytes.append(UInt8(ascii: ",")) }
+        hasMember = true
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+    }
+
+    public mutating func endObject() {
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// An integer value.
+    public mutating func write(integer: Int64) {
+        append(String(integer))
+    }
+
+    /// A boolean value.
+    public mutating func write(bool: Bool) {
+        append(bool ? "true" : "false")
+    }
+
+    /// A string value holding the padded base64 of `binary`, encoded straight into the output
+    /// (base64 needs no escaping).
+    public mutating func write(base64 binary: [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        Base64.append(binary, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// A quoted string; runs that need no escape are copied in one piece.
