@@ -29,6 +29,14 @@ final class FaultLoad: Sendable {
         var at: ContinuousClock.Instant
         /// The worker marked it `ksm-duplicate: 1`: the stored bytes of an earlier answer.
         var markedDuplicate = false
+        /// Where the record sits on the reply topic, so a surprising reply can be found again.
+        var partition: Int32 = -1
+        var offset: Int64 = -1
+
+        /// Names the record and what it says, for a failure message (never the CKC bytes).
+        var evidence: String {
+            "\(reply.id) \(reply.status.name) rule \(reply.rule) ckc \(reply.ckc.map { "\($0.count) bytes" } ?? "none") at \(partition)/\(offset)"
+        }
     }
 
     struct State {
@@ -175,7 +183,9 @@ final class FaultLoad: Sendable {
         state.withLock { state in
             guard state.jobs[reply.id] != nil else { state.foreign += 1; return }
             guard state.seen.insert([Int64(message.partition), message.offset]).inserted else { return }
-            state.arrivals[reply.id, default: []].append(Arrival(bytes: message.value, reply: reply, at: now, markedDuplicate: message.header("ksm-duplicate") == Array("1".utf8)))
+            state.arrivals[reply.id, default: []].append(Arrival(
+                bytes: message.value, reply: reply, at: now, markedDuplicate: message.header("ksm-duplicate") == Array("1".utf8),
+                partition: message.partition, offset: message.offset))
             if reply.isRetriable { state.retryDue[reply.id] = now + .milliseconds(200) }
         }
     }
@@ -222,52 +232,63 @@ final class FaultLoad: Sendable {
         var differingDuplicates: [String] = []
         /// Jobs answered finally more than once with more than one copy not marked `ksm-duplicate`.
         var unmarkedDuplicates: [String] = []
-        /// Retriable replies seen (`storeUnavailable`, `overloaded`), and those among them that broke fail-closed.
-        var retriable = 0
-        var retriableWithCKC = 0
+        /// Retriable replies seen (`storeUnavailable`, `overloaded`, `rateLimited`), by status name.
+        var retriableByStatus: [String: Int] = [:]
+        /// Retriable replies that carried a CKC (broke fail-closed), each named by ``Arrival/evidence``.
+        /// Only the `ckc` field counts: an `overloaded` or `rateLimited` reply without one is a
+        /// correct "no license, ask again" (until 74d7795 this check also counted every retriable
+        /// status other than `storeUnavailable`, so a shed job read as "a retriable reply carried a license").
+        var retriableWithCKCEvidence: [String] = []
         var sends = 0
 
+        var retriable: Int { retriableByStatus.values.reduce(0, +) }
+        var retriableWithCKC: Int { retriableWithCKCEvidence.count }
+
         var description: String {
-            "\(jobs) jobs, \(correct) correct, \(wrong.count) wrong \(wrong.prefix(3)), \(missing.count) missing \(missing.prefix(3)), "
+            let byStatus = retriableByStatus.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+            return "\(jobs) jobs, \(correct) correct, \(wrong.count) wrong \(wrong.prefix(3)), \(missing.count) missing \(missing.prefix(3)), "
                 + "\(identicalDuplicates) identical duplicates, \(differingDuplicates.count) differing duplicates, \(unmarkedDuplicates.count) unmarked, "
-                + "\(retriable) retriable replies (\(retriableWithCKC) with a CKC), \(sends) sends"
+                + "\(retriable) retriable replies [\(byStatus)] (\(retriableWithCKC) with a CKC \(retriableWithCKCEvidence.prefix(3))), \(sends) sends"
         }
     }
 
     func verdict() -> Verdict {
-        state.withLock { state in
-            var v = Verdict()
-            v.jobs = state.jobs.count
-            for id in state.order {
-                guard let job = state.jobs[id] else { continue }
-                v.sends += job.sends
-                let arrivals = state.arrivals[id] ?? []
-                let retriable = arrivals.filter(\.reply.isRetriable)
-                v.retriable += retriable.count
-                v.retriableWithCKC += retriable.filter { $0.reply.ckc != nil }.count
-                let finals = arrivals.filter { !$0.reply.isRetriable }
-                guard let first = finals.first else { v.missing.append(id); continue }
-                var problems: [String] = []
-                for arrival in finals {
-                    guard arrival.reply.status == .ok, let ckc = arrival.reply.ckc else { problems.append("\(id): \(arrival.reply.status.name) \(arrival.reply.reason)"); continue }
-                    do {
-                        let opened = try CKCOpener.open(ckc, session: job.session)
-                        if opened.contentKey != job.expectedKey { problems.append("\(id): wrong content key") }
-                    } catch {
-                        problems.append("\(id): CKC does not open: \(error)")
-                    }
-                }
-                if let problem = problems.first { v.wrong.append(problem); continue }
-                v.correct += 1
-                if finals.count > 1 {
-                    if finals.allSatisfy({ $0.bytes == first.bytes }) { v.identicalDuplicates += 1 } else { v.differingDuplicates.append(id) }
-                    // Every copy but one is marked (the first published may be either, when two
-                    // workers answered the job at once and the second got the first's stored bytes).
-                    if finals.filter({ !$0.markedDuplicate }).count > 1 { v.unmarkedDuplicates.append(id) }
+        state.withLock { Self.verdict(of: $0) }
+    }
+
+    /// The verdict over a snapshot of the client's state: pure, so the rules are tested without a fleet.
+    static func verdict(of state: State) -> Verdict {
+        var v = Verdict()
+        v.jobs = state.jobs.count
+        for id in state.order {
+            guard let job = state.jobs[id] else { continue }
+            v.sends += job.sends
+            let arrivals = state.arrivals[id] ?? []
+            let retriable = arrivals.filter(\.reply.isRetriable)
+            for arrival in retriable { v.retriableByStatus[arrival.reply.status.name, default: 0] += 1 }
+            v.retriableWithCKCEvidence += retriable.filter { $0.reply.ckc != nil }.map(\.evidence)
+            let finals = arrivals.filter { !$0.reply.isRetriable }
+            guard let first = finals.first else { v.missing.append(id); continue }
+            var problems: [String] = []
+            for arrival in finals {
+                guard arrival.reply.status == .ok, let ckc = arrival.reply.ckc else { problems.append("\(id): \(arrival.reply.status.name) \(arrival.reply.reason)"); continue }
+                do {
+                    let opened = try CKCOpener.open(ckc, session: job.session)
+                    if opened.contentKey != job.expectedKey { problems.append("\(id): wrong content key") }
+                } catch {
+                    problems.append("\(id): CKC does not open: \(error)")
                 }
             }
-            return v
+            if let problem = problems.first { v.wrong.append(problem); continue }
+            v.correct += 1
+            if finals.count > 1 {
+                if finals.allSatisfy({ $0.bytes == first.bytes }) { v.identicalDuplicates += 1 } else { v.differingDuplicates.append(id) }
+                // Every copy but one is marked (the first published may be either, when two
+                // workers answered the job at once and the second got the first's stored bytes).
+                if finals.filter({ !$0.markedDuplicate }).count > 1 { v.unmarkedDuplicates.append(id) }
+            }
         }
+        return v
     }
 
     /// How long the fleet took to recover from a fault that ended (was cleared, or for a one-shot
