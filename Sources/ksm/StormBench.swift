@@ -135,7 +135,9 @@ struct StormBench: AsyncParsableCommand {
             progress("\(scenario.label): storm of \(viewers + joiners) jobs")
             bench.configuration.requestsTopic = requests
             bench.configuration.repliesTopic = replies
-            let report = try await bench.run(run, label: scenario.label)
+            let report = try await bench.run(run, label: scenario.label, processes: [
+                "workers": workers.map(\.process.processIdentifier), "redis-server": redis.processIdentifier.map { [$0] } ?? [],
+            ])
             progress("\(scenario.label): drained in \(report.drainSeconds) s, \(report.correct)/\(report.jobs) correct")
             reports.append(report)
             workers.forEach { $0.terminate() }

@@ -16,7 +16,12 @@ public struct CPUAccount: Sendable, Equatable {
     }
 
     /// This process's threads, grouped by ``component(ofThread:)``, plus `redis-server` when a pid is given.
-    public static func sample(redisPID: Int32? = nil) -> CPUAccount {
+    public static func sample(redisPID: Int32?) -> CPUAccount {
+        sample(processes: redisPID.map { ["redis-server": [$0]] } ?? [:])
+    }
+
+    /// This process's threads by component, plus whole other processes under the given names.
+    public static func sample(processes: [String: [Int32]] = [:]) -> CPUAccount {
         var seconds: [String: Double] = [:]
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
         for task in tasks {
@@ -24,7 +29,11 @@ public struct CPUAccount: Sendable, Equatable {
                   let time = cpuSeconds(statPath: "/proc/self/task/\(task)/stat") else { continue }
             seconds[component(ofThread: name.trimmingCharacters(in: .whitespacesAndNewlines)), default: 0] += time
         }
-        if let redisPID, let time = cpuSeconds(statPath: "/proc/\(redisPID)/stat") { seconds["redis-server", default: 0] += time }
+        for (name, pids) in processes {
+            for pid in pids {
+                if let time = cpuSeconds(statPath: "/proc/\(pid)/stat") { seconds[name, default: 0] += time }
+            }
+        }
         return CPUAccount(seconds: seconds)
     }
 

@@ -113,6 +113,9 @@ public struct StormBenchmark: Sendable {
             var retries: [(index: Int, due: ContinuousClock.Instant)] = []
             var retriable = 0
             var unknownReplies = 0
+            /// Jobs with a final answer: the client's loop asks every 10 ms whether it is done, and a
+            /// scan of every job each time would charge the fleet for the client's bookkeeping.
+            var answered = 0
         }
         let state: Mutex<State>
         init(count: Int) { state = Mutex(State(jobs: Array(repeating: JobState(), count: count))) }
@@ -120,7 +123,9 @@ public struct StormBenchmark: Sendable {
 
     /// Sends the storm for `run` (workers must be running and own the partitions) and waits for every
     /// job's final answer.
-    public func run(_ run: String, label: String) async throws -> StormReport {
+    /// - Parameter processes: other processes to charge CPU time to (workers, redis-server), by
+    ///   component name; this process (client and mock broker) is always counted.
+    public func run(_ run: String, label: String, processes: [String: [Int32]] = [:]) async throws -> StormReport {
         let tenant = catalog.tenant
         let bodies: [[UInt8]] = try prepared.indices.map { index in
             let p = prepared[index]
@@ -165,6 +170,7 @@ public struct StormBenchmark: Sendable {
         // The storm: continuity and new jobs interleaved, spread evenly over the window in 20 ticks.
         let order = Self.interleave(viewers: configuration.viewers, joiners: configuration.joiners)
         let ticks = 20
+        let cpuAtStart = CPUAccount.sample(processes: processes)
         let start = ContinuousClock.now
         for tick in 0..<ticks {
             let due = start + configuration.window * (Double(tick) / Double(ticks))
@@ -185,13 +191,14 @@ public struct StormBenchmark: Sendable {
                 let ready = s.retries.filter { $0.due <= now }.map(\.index)
                 s.retries.removeAll { $0.due <= now }
                 for index in ready { s.jobs[index].attempts += 1 }
-                return (s.jobs.allSatisfy { $0.answer != nil } && s.retries.isEmpty, ready)
+                return (s.answered == s.jobs.count && s.retries.isEmpty, ready)
             }
             if done { break }
             if !due.isEmpty { _ = await producer.send(due.map(record)) }
             try? await Task.sleep(for: .milliseconds(10))
         }
         let measuredEnd = ContinuousClock.now
+        let cpuSpent = CPUAccount.sample(processes: processes) - cpuAtStart
         // Late duplicates would show up within a moment; give them one.
         try? await Task.sleep(for: .milliseconds(500))
         await consumer.close()
@@ -199,7 +206,10 @@ public struct StormBenchmark: Sendable {
         await producer.close()
 
         let state = tracker.state.withLock { $0 }
-        return StormReport(label: label, start: start, end: measuredEnd, prepared: prepared, catalog: catalog, state: state)
+        var report = StormReport(label: label, start: start, end: measuredEnd, prepared: prepared, catalog: catalog, state: state)
+        report.cpuMicrosecondsPerJob = cpuSpent.microsecondsPerJob(prepared.count)
+        report.cpuUtilization = (cpuSpent.seconds.values.reduce(0, +) / ((measuredEnd - start).seconds * Double(ProcessInfo.processInfo.activeProcessorCount)) * 100).rounded() / 100
+        return report
     }
 
     /// Continuity and new jobs mixed evenly (the joiners spread through the viewers' burst).
@@ -240,6 +250,7 @@ public struct StormBenchmark: Sendable {
             }
             s.jobs[index].finalReplies += 1
             if s.jobs[index].answer == nil {
+                s.answered += 1
                 s.jobs[index].answer = message.value
                 s.jobs[index].answeredAt = now
             }

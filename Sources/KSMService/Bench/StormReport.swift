@@ -34,11 +34,18 @@ public struct StormReport: Codable, Sendable {
     public var continuityLatency: LoadReport.Latency
     public var newLatency: LoadReport.Latency
     public var timeline: [Bucket]
+    /// CPU microseconds per job during the storm, by component (``CPUAccount``): the workers, this
+    /// process's crypto pool, Swift threads and librdkafka threads (client and mock broker), and
+    /// redis-server. Nil in figures saved before it existed.
+    public var cpuMicrosecondsPerJob: [String: Double]?
+    /// CPU time over the cores' time during the storm: below 1, cores were idle or taken by the host.
+    public var cpuUtilization: Double?
 
     enum CodingKeys: String, CodingKey {
         case label, jobs, correct, wrong, missing, duplicates, timeline
         case retriableReplies = "retriable_replies", drainSeconds = "drain_seconds"
         case continuityLatency = "continuity_latency_ms", newLatency = "new_latency_ms"
+        case cpuMicrosecondsPerJob = "cpu_us_per_job", cpuUtilization = "cpu_utilization"
     }
 
     public var allCorrect: Bool { correct == jobs && wrong == 0 && missing == 0 }
