@@ -11,8 +11,8 @@ struct AdminCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "admin",
         abstract: "Manage what workers read from Redis: tenants, content keys, policies, lease slots.",
-        subcommands: [SeedDemo.self, PutTenant.self, PutKey.self, PutPolicy.self, PutGuard.self, Slots.self, Explain.self,
-                      PutRotation.self, Rotations.self, RemoveRotation.self, DeriveKey.self]
+        subcommands: [SeedDemo.self, PutTenant.self, PutKey.self, PutPolicy.self, PutGuard.self, Slots.self, Devices.self, RemoveDevice.self,
+                      Explain.self, PutRotation.self, Rotations.self, RemoveRotation.self, DeriveKey.self]
     )
 
     /// Connection options shared by every admin subcommand.

@@ -81,3 +81,35 @@ extension LicenseStoreTests {
         }
     }
 }
+
+/// Operators' view of the device registry: list and remove, and a removal frees a place at once.
+@Suite("Device registry administration")
+struct DeviceRegistryAdminTests {
+    private static func sid(_ text: String) -> StoreIdentifier { try! StoreIdentifier(text) }  // test literals are valid
+
+    private static func register(_ request: String, device: UInt8) -> LeaseRequest {
+        LeaseRequest(requestID: sid(request), tenant: sid("acme"), account: sid("bob"), deviceID: Array(repeating: device, count: 20), sessionID: 1,
+                     maxConcurrentStreams: 2, leaseDurationSeconds: 60, nowMilliseconds: 1_700_000_000_000, slot: .none, deviceLimit: 2)
+    }
+
+    @Test("lists registered devices, removes one, and the freed place takes a new device")
+    func listRemoveAndReuse() async throws {
+        let server = try await RedisServerProcess()
+        defer { server.stop() }
+        let store = RedisLicenseStore(client: try RedisClient(configuration: server.configuration()))
+        let (tenant, account) = (Self.sid("acme"), Self.sid("bob"))
+        #expect(try await store.registeredDevices(tenant: tenant, account: account).isEmpty)
+
+        let first = try await store.acquireLeases([Self.register("r1", device: 2), Self.register("r2", device: 1), Self.register("r3", device: 3)])
+        #expect(first == [.recorded, .recorded, .refused(reason: .deviceLimitReached, activeCount: 2, limit: 2)])
+        #expect(try await store.registeredDevices(tenant: tenant, account: account) == [Array(repeating: 1, count: 20), Array(repeating: 2, count: 20)])
+
+        #expect(try await store.removeDevice(tenant: tenant, account: account, deviceID: Array(repeating: 2, count: 20)))
+        #expect(try await store.removeDevice(tenant: tenant, account: account, deviceID: Array(repeating: 2, count: 20)) == false)
+        #expect(try await store.registeredDevices(tenant: tenant, account: account) == [Array(repeating: 1, count: 20)])
+
+        // The third device now fits (a new request ID: the refused one is remembered as refused).
+        #expect(try await store.acquireLeases([Self.register("r4", device: 3)]) == [.recorded])
+        #expect(try await store.registeredDevices(tenant: tenant, account: account).count == 2)
+    }
+}

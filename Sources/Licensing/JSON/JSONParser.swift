@@ -137,18 +137,30 @@ public struct JSONParser {
         let start = index
         // Fast path: most strings (every base64 SPC) have no escape; they become a String straight
         // from the input, with one UTF-8 validation and one copy.
+        var ascii = true
         index = bytes.withUnsafeBufferPointer { buffer in
             var i = start
+            var high: UInt8 = 0
             while i < buffer.count {
                 let byte = buffer[i]
                 if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+                high |= byte
                 i += 1
             }
+            ascii = high < 0x80
             return i
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
-            guard let text = String(validating: bytes[start..<index], as: UTF8.self) else {
-                throw fail("string is not valid UTF-8", at: start)
+            let end = index
+            let text: String
+            if ascii {
+                // ASCII is valid UTF-8: made from the raw buffer, skipping the generic validating path.
+                text = bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self) }
+            } else {
+                guard let validated = String(validating: bytes[start..<end], as: UTF8.self) else {
+                    throw fail("string is not valid UTF-8", at: start)
+                }
+                text = validated
             }
             index += 1
             return text
