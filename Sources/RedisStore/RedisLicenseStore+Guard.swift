@@ -26,6 +26,7 @@ extension RedisLicenseStore: JobGuardStore {
 
     /// KEYS: [1] the job's stored reply. ARGV: [1] reply bytes, [2] TTL (ms). Returns nil when
     /// stored, else the bytes another worker stored first (published instead, byte-identical).
+    /// Only for servers before Redis 7.0; newer ones get the same from `SET ... NX PX ... GET`.
     static let storeReplyScript = RedisScript(
         """
         if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end
@@ -37,7 +38,11 @@ extension RedisLicenseStore: JobGuardStore {
         let length = max(1, rateWindowMilliseconds)
         let window = nowMilliseconds / length
         var commands = requests.map { request in
-            RedisCommand.evalScript(
+            // No rate limit to count for: the stored reply alone, without Lua.
+            guard request.countsTowardRate else {
+                return RedisCommand(["GET", RedisKeys.reply(request.tenant, account: request.account, jobID: request.jobID)])
+            }
+            return RedisCommand.evalScript(
                 Self.admissionScript,
                 keys: [RedisKeys.reply(request.tenant, account: request.account, jobID: request.jobID),
                        RedisKeys.rateCounter(request.tenant, account: request.account, window: window)],
@@ -50,7 +55,15 @@ extension RedisLicenseStore: JobGuardStore {
         let replies = try await run(commands)
         var admissions: [Admission] = []
         admissions.reserveCapacity(requests.count)
-        for reply in replies.prefix(requests.count) {
+        for (request, reply) in zip(requests, replies.prefix(requests.count)) {
+            if !request.countsTowardRate {
+                switch try Self.checked(reply) {
+                case .null: admissions.append(.counted(0))
+                case .bulkString(let bytes): admissions.append(.stored(bytes))
+                default: throw LicenseStoreError(.corruptRecord, "stored reply of job \(request.jobID) is not a string")
+                }
+                continue
+            }
             guard let pair = try Self.checked(reply).arrayValue, pair.count == 2, let flag = pair[0].integerValue else {
                 throw LicenseStoreError(.corruptRecord, "admission script returned an unexpected reply")
             }
@@ -89,12 +102,27 @@ extension RedisLicenseStore: JobGuardStore {
 
     public func storeReplies(_ replies: [StoredReply]) async throws(LicenseStoreError) -> [[UInt8]?] {
         if replies.isEmpty { return [] }
-        let answers = try await run(replies.map { reply in
-            RedisCommand.evalScript(
-                Self.storeReplyScript,
-                keys: [RedisKeys.reply(reply.tenant, account: reply.account, jobID: reply.jobID)],
-                arguments: [RedisArgument(reply.bytes), RedisArgument(max(1, reply.ttlMilliseconds))])
-        })
+        var answers: [RedisValue] = []
+        if compatibility.usesSetNXGet {
+            // One plain command per reply (Redis 7.0+): stored unless one exists, the existing one
+            // returned; no Lua, and the reply bytes are not copied into and out of a script.
+            answers = try await run(replies.map { reply in
+                RedisCommand(["SET", RedisKeys.reply(reply.tenant, account: reply.account, jobID: reply.jobID), RedisArgument(reply.bytes),
+                              "NX", "PX", RedisArgument(max(1, reply.ttlMilliseconds)), "GET"])
+            })
+            if answers.contains(where: RedisCompatibility.isSyntaxError) {
+                // An older server refused every one of them (nothing was stored): use the script from now on.
+                compatibility.refuseSetNXGet()
+            }
+        }
+        if !compatibility.usesSetNXGet {
+            answers = try await run(replies.map { reply in
+                RedisCommand.evalScript(
+                    Self.storeReplyScript,
+                    keys: [RedisKeys.reply(reply.tenant, account: reply.account, jobID: reply.jobID)],
+                    arguments: [RedisArgument(reply.bytes), RedisArgument(max(1, reply.ttlMilliseconds))])
+            })
+        }
         var earlier: [[UInt8]?] = []
         for answer in answers {
             switch try Self.checked(answer) {

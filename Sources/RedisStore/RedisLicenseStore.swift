@@ -9,6 +9,8 @@ import Licensing
 /// request ID and the reads have no side effects.
 public struct RedisLicenseStore: LicenseStore {
     public let client: RedisClient
+    /// What the server turned out not to support, shared by every copy of this store.
+    let compatibility = RedisCompatibility()
 
     public init(client: RedisClient) {
         self.client = client

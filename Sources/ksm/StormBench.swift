@@ -29,6 +29,8 @@ struct StormBench: AsyncParsableCommand {
     var redraw: String?
     @Option(parsing: .upToNextOption, help: "Scenarios to run, in order: on, off, on-2 (two worker processes), scheduler-only, cache-only.")
     var scenarios: [String] = ["on", "off", "on-2"]
+    @Option(help: "Extra `ksm serve` flags for every worker, space-separated (e.g. \"--batch-size 128\"), to compare settings.")
+    var workerFlags = ""
 
     struct Scenario {
         var name: String
@@ -128,7 +130,8 @@ struct StormBench: AsyncParsableCommand {
                     arguments: ["serve", "--brokers", cluster.bootstrapServers, "--redis-url", "redis://127.0.0.1:\(redis.port)",
                                 "--credentials", credentials, "--kek", "\(catalog.keyEncryptionKeyID)=\(kekPath)",
                                 "--group", "storm-\(run)", "--requests-topic", requests, "--replies-topic", replies, "--dlq-topic", "storm.\(run).dlq",
-                                "--kafka-property", "session.timeout.ms=6000", "--log-level", "info"] + scenario.flags))
+                                "--kafka-property", "session.timeout.ms=6000", "--log-level", "info"] + scenario.flags
+                                + workerFlags.split(separator: " ").map(String.init)))
             }
             defer { workers.forEach { $0.terminate() } }
             try await WorkerProcess.waitUntilSettled(workers)

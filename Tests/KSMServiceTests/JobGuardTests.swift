@@ -113,3 +113,48 @@ struct JobGuardTests {
         #expect(invalid.first?.status == .invalidJob)
     }
 }
+
+/// The settings cache that spares tenants without a rate limit the counter script.
+@Suite(.timeLimit(.minutes(1)))
+struct GuardSettingsCacheTests {
+    @Test("a tenant is rate-limited unless its fresh settings say otherwise")
+    func freshnessDecides() {
+        let cache = GuardSettingsCache(timeToLive: .seconds(2))
+        let start = ContinuousClock.now
+        let (acme, beta) = (id("acme"), id("beta"))
+        #expect(cache.mayRateLimit(acme, now: start), "unknown: count")
+        cache.remember([acme: .off, beta: GuardSettings(rateLimit: 5)], now: start)
+        #expect(!cache.mayRateLimit(acme, now: start + .seconds(1)))
+        #expect(cache.mayRateLimit(beta, now: start + .seconds(1)))
+        #expect(cache.mayRateLimit(acme, now: start + .seconds(3)), "stale: count again")
+    }
+
+    @Test("tenants without a rate limit leave no counters in Redis; a limit set later applies in the very next batch")
+    func noCountersWithoutALimitAndNewLimitsApplyAtOnce() async throws {
+        let world = try World()
+        let server = try await RedisServerProcess()
+        defer { server.stop() }
+        let redis = RedisLicenseStore(client: try RedisClient(configuration: server.configuration()))
+        try await world.seed(redis)
+        let processor = LicenseProcessor(keyServer: try world.keyServer(), store: redis, keyring: world.keyring, pool: sharedPool, logger: quietLogger,
+                                         guards: JobGuards(store: redis))
+        let client = try RedisClient(configuration: server.configuration())
+        func count(at now: Int64) async throws -> Int64? {
+            try await client.send(["GET", RedisArgument("fps:{t:acme:a:alice}:rate:\(now / 1000)")]).string.flatMap { Int64($0) }
+        }
+        let warm = try (0..<3).map { n in try World.job("warm-\(n)", device: world.deviceA, World.options(World.hdAsset)).job }
+        // The first batch does not know acme's settings yet: it counts.
+        #expect(await processor.process([warm[0]], now: t0).map(\.status) == [.ok])
+        #expect(try await count(at: t0) == 1)
+        // Now known to have no limit: nothing more is counted in the same window.
+        #expect(await processor.process(Array(warm[1...]), now: t0 + 1).map(\.status) == [.ok, .ok])
+        #expect(try await count(at: t0) == 1)
+
+        // An operator sets a limit of 1: the next batch is counted and limited at once.
+        try await redis.putGuardSettings(GuardSettings(rateLimit: 1), tenant: id("acme"))
+        let flood = try (0..<3).map { n in try World.job("after-\(n)", device: world.deviceA, World.options(World.hdAsset)).job }
+        let window = t0 + 3_600_000
+        #expect(await processor.process(flood, now: window).map(\.status) == [.ok, .rateLimited, .rateLimited])
+        #expect(try await count(at: window) == 3)
+    }
+}

@@ -12,9 +12,13 @@ public struct JobGuards: Sendable {
     /// The length of a rate window; each tenant's `rate-limit` counts jobs per account per window.
     /// Default: 1 s.
     public var rateWindowMilliseconds: Int64
+    /// Which tenants set no rate limit, as the last batches read it (shared by copies).
+    public let settingsCache: GuardSettingsCache
 
-    public init(store: any JobGuardStore, replyTTLMilliseconds: Int64 = 15 * 60 * 1000, rateWindowMilliseconds: Int64 = 1000) {
+    public init(store: any JobGuardStore, replyTTLMilliseconds: Int64 = 15 * 60 * 1000, rateWindowMilliseconds: Int64 = 1000,
+                settingsCache: GuardSettingsCache = GuardSettingsCache()) {
         self.store = store
+        self.settingsCache = settingsCache
         self.replyTTLMilliseconds = replyTTLMilliseconds
         self.rateWindowMilliseconds = rateWindowMilliseconds
     }

@@ -17,19 +17,37 @@ extension LicenseProcessor {
         if indices.isEmpty { return }
         let requests = indices.map { index in
             let job = batch.jobs[index]
-            return AdmissionRequest(tenant: job.tenant, account: job.account, jobID: job.id)
+            return AdmissionRequest(tenant: job.tenant, account: job.account, jobID: job.id,
+                                    countsTowardRate: guards.settingsCache.mayRateLimit(job.tenant))
         }
-        let admitted: AdmissionBatch
+        var admitted: AdmissionBatch
         do {
             admitted = try await guards.store.admit(requests, nowMilliseconds: now, rateWindowMilliseconds: guards.rateWindowMilliseconds)
             guard admitted.admissions.count == requests.count else {
                 throw LicenseStoreError(.backend, "guard store answered \(admitted.admissions.count) of \(requests.count) admissions")
+            }
+            // A tenant believed to have no rate limit has one now (an operator just set it): count
+            // those jobs after all, in a second round trip, so a new limit applies from this batch.
+            let uncounted = requests.indices.filter { position in
+                guard !requests[position].countsTowardRate, admitted.settings[requests[position].tenant]?.rateLimit != nil,
+                      case .counted = admitted.admissions[position] else { return false }
+                return true
+            }
+            if !uncounted.isEmpty {
+                var recount = uncounted.map { requests[$0] }
+                for i in recount.indices { recount[i].countsTowardRate = true }
+                let counted = try await guards.store.admit(recount, nowMilliseconds: now, rateWindowMilliseconds: guards.rateWindowMilliseconds)
+                guard counted.admissions.count == recount.count else {
+                    throw LicenseStoreError(.backend, "guard store answered \(counted.admissions.count) of \(recount.count) admissions")
+                }
+                for (position, admission) in zip(uncounted, counted.admissions) { admitted.admissions[position] = admission }
             }
         } catch {
             batch.failAll(storeError: error, during: "admit")
             return
         }
         batch.guardSettings = admitted.settings
+        guards.settingsCache.remember(admitted.settings)
         let window = max(1, guards.rateWindowMilliseconds)
         for (index, admission) in zip(indices, admitted.admissions) {
             let job = batch.jobs[index]

@@ -47,6 +47,10 @@ public final class InMemoryJobGuardStore: JobGuardStore {
                     admissions.append(.stored(stored.bytes))
                     continue
                 }
+                guard request.countsTowardRate else {
+                    admissions.append(.counted(0))
+                    continue
+                }
                 var counter = state.counters[account] ?? (window, 0)
                 if counter.window != window { counter = (window, 0) }
                 counter.count += 1
