@@ -102,27 +102,33 @@ extension RedisLicenseStore: JobGuardStore {
 
     public func storeReplies(_ replies: [StoredReply]) async throws(LicenseStoreError) -> [[UInt8]?] {
         if replies.isEmpty { return [] }
-        var answers: [RedisValue] = []
-        if compatibility.usesSetNXGet {
-            // One plain command per reply (Redis 7.0+): stored unless one exists, the existing one
-            // returned; no Lua, and the reply bytes are not copied into and out of a script.
-            answers = try await run(replies.map { reply in
-                RedisCommand(["SET", RedisKeys.reply(reply.tenant, account: reply.account, jobID: reply.jobID), RedisArgument(reply.bytes),
-                              "NX", "PX", RedisArgument(max(1, reply.ttlMilliseconds)), "GET"])
-            })
-            if answers.contains(where: RedisCompatibility.isSyntaxError) {
-                // An older server refused every one of them (nothing was stored): use the script from now on.
-                compatibility.refuseSetNXGet()
-            }
+        func script(_ reply: StoredReply) -> RedisCommand {
+            RedisCommand.evalScript(
+                Self.storeReplyScript,
+                keys: [RedisKeys.reply(reply.tenant, account: reply.account, jobID: reply.jobID)],
+                arguments: [RedisArgument(reply.bytes), RedisArgument(max(1, reply.ttlMilliseconds))])
         }
-        if !compatibility.usesSetNXGet {
-            answers = try await run(replies.map { reply in
-                RedisCommand.evalScript(
-                    Self.storeReplyScript,
-                    keys: [RedisKeys.reply(reply.tenant, account: reply.account, jobID: reply.jobID)],
-                    arguments: [RedisArgument(reply.bytes), RedisArgument(max(1, reply.ttlMilliseconds))])
-            })
+        guard compatibility.usesSetNXGet else { return try Self.earlierReplies(try await run(replies.map(script))) }
+        // One plain command per reply (Redis 7.0+): stored unless one exists, the existing one
+        // returned; no Lua, and the reply bytes are not copied into and out of a script.
+        var answers = try await run(replies.map { reply in
+            RedisCommand(["SET", RedisKeys.reply(reply.tenant, account: reply.account, jobID: reply.jobID), RedisArgument(reply.bytes),
+                          "NX", "PX", RedisArgument(max(1, reply.ttlMilliseconds)), "GET"])
+        })
+        // A command refused (nothing stored for it; an older server or a proxy that does not know
+        // the option pair, or a failover to one mid-batch) is done again by the script, alone: the
+        // answers that did succeed stand, so our own bytes are never taken for another worker's.
+        let refused = answers.indices.filter { if case .error = answers[$0] { true } else { false } }
+        if !refused.isEmpty {
+            if refused.contains(where: { RedisCompatibility.isSyntaxError(answers[$0]) }) { compatibility.refuseSetNXGet() }
+            let again = try await run(refused.map { script(replies[$0]) })
+            for (position, answer) in zip(refused, again) { answers[position] = answer }
         }
+        return try Self.earlierReplies(answers)
+    }
+
+    /// Each stored-reply answer: nil when this call stored it, else the bytes stored earlier.
+    private static func earlierReplies(_ answers: [RedisValue]) throws(LicenseStoreError) -> [[UInt8]?] {
         var earlier: [[UInt8]?] = []
         for answer in answers {
             switch try Self.checked(answer) {

@@ -30,3 +30,22 @@ import Testing
         #expect(!RedisCompatibility.isSyntaxError(.null))
     }
 }
+
+extension StoredReplyCompatibilityTests {
+    @Test("a refused SET NX GET in the middle of a batch is redone by the script alone; the others stand")
+    func partialRefusalKeepsTheOthers() async throws {
+        let server = try await RedisServerProcess()
+        defer { server.stop() }
+        let store = RedisLicenseStore(client: try RedisClient(configuration: server.configuration()))
+        let client = try RedisClient(configuration: server.configuration())
+        // A key of the wrong type makes exactly one SET fail (WRONGTYPE), like a refused command.
+        _ = try await client.send(["LPUSH", "fps:{t:acme:a:alice}:reply:bad", "x"])
+        await #expect(throws: LicenseStoreError.self) {
+            _ = try await store.storeReplies([try Self.reply("ok-1", [1]), try Self.reply("bad", [2]), try Self.reply("ok-2", [3])])
+        }
+        // The two good ones were stored by SET and are not reported as someone else's: a retry of the
+        // batch sees its own bytes as stored earlier, and the plain path is still in use.
+        #expect(store.compatibility.usesSetNXGet, "WRONGTYPE is not a syntax error: no downgrade")
+        #expect(try await store.storeReplies([try Self.reply("ok-1", [9]), try Self.reply("ok-2", [9])]) == [[1], [3]])
+    }
+}

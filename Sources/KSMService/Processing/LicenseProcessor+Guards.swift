@@ -29,8 +29,9 @@ extension LicenseProcessor {
             // A tenant believed to have no rate limit has one now (an operator just set it): count
             // those jobs after all, in a second round trip, so a new limit applies from this batch.
             let uncounted = requests.indices.filter { position in
+                // Only an uncounted admission (0): a store that counted anyway is not counted twice.
                 guard !requests[position].countsTowardRate, admitted.settings[requests[position].tenant]?.rateLimit != nil,
-                      case .counted = admitted.admissions[position] else { return false }
+                      case .counted(0) = admitted.admissions[position] else { return false }
                 return true
             }
             if !uncounted.isEmpty {

@@ -7,7 +7,8 @@
 public protocol JobGuardStore: Sendable {
     /// Before any RSA work: each job's stored reply if there is one, else the account's job count in
     /// the current rate window (incremented by this job); and each tenant's ``GuardSettings``.
-    /// A job with a stored reply is not counted (a redelivery is not a new request).
+    /// A job with a stored reply is not counted (a redelivery is not a new request), nor is one whose
+    /// request says ``AdmissionRequest/countsTowardRate`` false: it is admitted `.counted(0)`.
     func admit(_ requests: [AdmissionRequest], nowMilliseconds: Int64, rateWindowMilliseconds: Int64) async throws(LicenseStoreError) -> AdmissionBatch
 
     /// Records each SPC as seen for its window (`SET NX PX`). True when the SPC is new, or was first

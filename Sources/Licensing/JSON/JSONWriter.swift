@@ -62,7 +62,8 @@ public struct JSONWriter {
         if hasMember { bytes.append(UInt8(ascii: ",")) }
         hasMember = true
         bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        // `withUTF8Buffer`, not `utf8Start`: a one-scalar literal has no pointer representation.
+        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
         bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
     }
 
