@@ -158,3 +158,39 @@ struct GuardSettingsCacheTests {
         #expect(try await count(at: window) == 3)
     }
 }
+
+/// The worker retries a batch after a store outage; its jobs count toward the rate limit once.
+@Suite(.timeLimit(.minutes(1)))
+struct RateCountLedgerTests {
+    @Test("a job retried after a store outage is counted once, and one never counted is counted on retry")
+    func retriesCountOnce() async throws {
+        let world = try World()
+        let memory = InMemoryLicenseStore()
+        try await world.seed(memory)
+        let store = ScriptedStore(memory)
+        let guardStore = InMemoryJobGuardStore()
+        try await guardStore.putGuardSettings(GuardSettings(rateLimit: 10), tenant: id("acme"))
+        let processor = LicenseProcessor(keyServer: try world.keyServer(), store: store, keyring: world.keyring, pool: sharedPool, logger: quietLogger,
+                                         guards: JobGuards(store: guardStore))
+        let jobs = try (0..<3).map { n in try World.job("retry-\(n)", device: world.deviceA, World.options(World.hdAsset)).job }
+        let ledger = RateCountLedger()
+
+        // Admitted and counted, then the fetch fails: retriable.
+        store.failFetch = LicenseStoreError(.unavailable, "redis down", isRetriable: true)
+        let first = await processor.process(jobs, now: t0, ledger: ledger)
+        #expect(first.allSatisfy { $0.status == .storeUnavailable })
+        #expect(jobs.allSatisfy { ledger.contains($0.id) })
+
+        // The worker's retry with the same ledger: answered, not counted again.
+        store.failFetch = nil
+        let second = await processor.process(jobs, now: t0 + 100, ledger: ledger)
+        #expect(second.allSatisfy { $0.status == .ok }, "\(second.map(\.reason))")
+        let probe = try await guardStore.admit([AdmissionRequest(tenant: id("acme"), account: id("alice"), jobID: id("probe"))],
+                                               nowMilliseconds: t0 + 200, rateWindowMilliseconds: 1000)
+        #expect(probe.admissions == [.counted(4)], "3 jobs once each, then the probe")
+
+        // Without the ledger (a new batch, a redelivery) the same jobs would be counted again: the
+        // ledger is per batch, not a dedup of the rate limit itself.
+        #expect(!RateCountLedger().contains(jobs[0].id))
+    }
+}

@@ -12,13 +12,15 @@ import Logging
 /// - `storeReplies` (after the CKCs, before anything is published): every final reply is stored;
 ///   a reply another worker stored first for the same job wins and is returned instead.
 extension LicenseProcessor {
-    func admit(_ batch: inout LicenseBatch, guards: JobGuards, now: Int64) async {
+    func admit(_ batch: inout LicenseBatch, guards: JobGuards, now: Int64, ledger: RateCountLedger? = nil) async {
         let indices = batch.pending
         if indices.isEmpty { return }
         let requests = indices.map { index in
             let job = batch.jobs[index]
+            // Counted by an earlier attempt of this batch: looked up, not counted again.
+            let counted = ledger?.contains(job.id) ?? false
             return AdmissionRequest(tenant: job.tenant, account: job.account, jobID: job.id,
-                                    countsTowardRate: guards.settingsCache.mayRateLimit(job.tenant))
+                                    countsTowardRate: !counted && guards.settingsCache.mayRateLimit(job.tenant))
         }
         var admitted: AdmissionBatch
         do {
@@ -29,8 +31,10 @@ extension LicenseProcessor {
             // A tenant believed to have no rate limit has one now (an operator just set it): count
             // those jobs after all, in a second round trip, so a new limit applies from this batch.
             let uncounted = requests.indices.filter { position in
-                // Only an uncounted admission (0): a store that counted anyway is not counted twice.
-                guard !requests[position].countsTowardRate, admitted.settings[requests[position].tenant]?.rateLimit != nil,
+                // Only an uncounted admission (0): a store that counted anyway is not counted twice;
+                // nor a job an earlier attempt counted.
+                guard !requests[position].countsTowardRate, !(ledger?.contains(requests[position].jobID) ?? false),
+                      admitted.settings[requests[position].tenant]?.rateLimit != nil,
                       case .counted(0) = admitted.admissions[position] else { return false }
                 return true
             }
@@ -49,6 +53,9 @@ extension LicenseProcessor {
         }
         batch.guardSettings = admitted.settings
         guards.settingsCache.remember(admitted.settings)
+        ledger?.record(zip(requests, admitted.admissions).compactMap { request, admission in
+            if case .counted(let n) = admission, n > 0 { request.jobID } else { nil }
+        })
         let window = max(1, guards.rateWindowMilliseconds)
         for (index, admission) in zip(indices, admitted.admissions) {
             let job = batch.jobs[index]

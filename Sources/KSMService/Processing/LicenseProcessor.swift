@@ -55,7 +55,10 @@ public struct LicenseProcessor: Sendable {
 
     /// Processes jobs decoded earlier (the worker decodes on arrival, to schedule them); a decoding
     /// failure gets its ``KSMStatus/invalidJob`` reply in place. One reply per entry, in order.
-    public func process(decoded entries: [Result<LicenseJob, LicenseJobError>], now: Int64 = LicenseProcessor.currentTimeMilliseconds()) async -> [LicenseReply] {
+    /// - Parameter ledger: the jobs an earlier attempt of the same batch already counted toward the
+    ///   rate limit (the worker's retries after a store outage); nil: none.
+    public func process(decoded entries: [Result<LicenseJob, LicenseJobError>], now: Int64 = LicenseProcessor.currentTimeMilliseconds(),
+                        ledger: RateCountLedger? = nil) async -> [LicenseReply] {
         var replies = [LicenseReply?](repeating: nil, count: entries.count)
         var jobs: [LicenseJob] = []
         var positions: [Int] = []
@@ -72,7 +75,7 @@ public struct LicenseProcessor: Sendable {
                 replies[index] = reply
             }
         }
-        let processed = await process(jobs, now: now)
+        let processed = await process(jobs, now: now, ledger: ledger)
         var result: [LicenseReply] = []
         result.reserveCapacity(entries.count)
         for (position, reply) in zip(positions, processed) { replies[position] = reply }
@@ -84,12 +87,12 @@ public struct LicenseProcessor: Sendable {
     /// Processes a batch of decoded jobs; one reply per job, in input order. Never throws: every
     /// failure is a reply with a status and a reason.
     /// - Parameter now: the clock for deadlines and leases, in milliseconds since 1970.
-    public func process(_ jobs: [LicenseJob], now: Int64 = LicenseProcessor.currentTimeMilliseconds()) async -> [LicenseReply] {
+    public func process(_ jobs: [LicenseJob], now: Int64 = LicenseProcessor.currentTimeMilliseconds(), ledger: RateCountLedger? = nil) async -> [LicenseReply] {
         var batch = LicenseBatch(jobs: jobs, logger: logger)
         if jobs.isEmpty { return [] }
 
         // 0. Guards, before any RSA work: stored replies (redeliveries) and rate limits.
-        if let guards { await admit(&batch, guards: guards, now: now) }
+        if let guards { await admit(&batch, guards: guards, now: now, ledger: ledger) }
 
         // 1. Deadlines: no RSA for an answer nobody waits for.
         for index in batch.pending {

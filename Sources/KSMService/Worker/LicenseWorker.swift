@@ -216,14 +216,17 @@ public final class LicenseWorker: Service, Sendable {
                 work.append(index)
             }
         }
-        let processed = await processor.process(decoded: work.map { batch[$0].decoded })
+        // One ledger for the batch's attempts: a retry after a store outage does not count a job
+        // against its account's rate limit twice.
+        let ledger = RateCountLedger()
+        let processed = await processor.process(decoded: work.map { batch[$0].decoded }, ledger: ledger)
         for (index, reply) in zip(work, processed) { replies[index] = reply }
         for attempt in 1...2 {
             let retry = replies.indices.filter { replies[$0]?.status == .storeUnavailable }
             if retry.isEmpty { break }
             statistics.update { $0.storeRetries += 1 }
             try? await Task.sleep(for: .milliseconds(100 * attempt * attempt))
-            let again = await processor.process(decoded: retry.map { batch[$0].decoded })
+            let again = await processor.process(decoded: retry.map { batch[$0].decoded }, ledger: ledger)
             for (index, reply) in zip(retry, again) { replies[index] = reply }
         }
         return replies.map { entry in
