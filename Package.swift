@@ -14,6 +14,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        // Deque for every FIFO (already built for swift-service-lifecycle's async-algorithms).
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         // C libraries from Debian, as system-library targets (module map + shim header only).
@@ -42,7 +44,7 @@ let package = Package(
         // librdkafka wrapper: group consumer, idempotent producer, mock cluster.
         .target(
             name: "Kafka",
-            dependencies: ["CRdKafka", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["CRdKafka", .product(name: "Logging", package: "swift-log"), .product(name: "DequeModule", package: "swift-collections")]
         ),
         // hiredis wrapper and the Redis-backed license store.
         .target(
@@ -57,6 +59,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
         // A real redis-server on a free loopback port, for the tests and `ksm bench`.

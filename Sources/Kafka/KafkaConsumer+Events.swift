@@ -1,3 +1,4 @@
+import DequeModule
 import Synchronization
 
 extension KafkaConsumer {
@@ -63,7 +64,7 @@ extension KafkaConsumer {
 /// State shared by the poll thread, the events iterator and API calls; all of it under one Mutex.
 final class ConsumerState: Sendable {
     struct State {
-        var events = EventQueue()
+        var events = Deque<KafkaConsumer.Event>()
         var bufferedMessages = 0
         var waiter: CheckedContinuation<KafkaConsumer.Event?, Never>?
         var finished = false

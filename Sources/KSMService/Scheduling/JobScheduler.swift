@@ -1,3 +1,4 @@
+import DequeModule
 import Kafka
 
 /// Orders a worker's queued jobs for the next batch, and sheds what cannot be served in time.
@@ -35,7 +36,7 @@ struct JobScheduler: Sendable {
 
     let policy: SchedulingPolicy
     private var queues = Array(repeating: ClassQueue(), count: JobScheduler.classes.count)
-    private var fifo = HeadQueue<ScheduledJob>()
+    private var fifo = Deque<ScheduledJob>()
     private var shed: [ScheduledJob] = []
     private var nextSequence: UInt64 = 0
 
@@ -159,7 +160,7 @@ struct JobScheduler: Sendable {
 
     /// Drops queued jobs of revoked partitions: their new owner receives them again.
     mutating func revoke(_ partitions: Set<TopicPartition>) {
-        fifo = HeadQueue(fifo.elements.filter { !partitions.contains($0.message.topicPartition) })
+        fifo.removeAll { partitions.contains($0.message.topicPartition) }
         shed.removeAll { partitions.contains($0.message.topicPartition) }
         for index in queues.indices {
             var total = 0

@@ -1,3 +1,4 @@
+import DequeModule
 import Kafka
 
 /// Where a Kafka offset is stored: only after the reply's delivery report, and only up to the
@@ -11,20 +12,18 @@ import Kafka
 struct OffsetTracker: Sendable {
     private struct PartitionState: Sendable {
         /// Received offsets not yet released, ascending; the oldest first.
-        var pending = HeadQueue<Int64>()
+        var pending = Deque<Int64>()
         /// Finished offsets still behind an unfinished older one.
         var finishedAhead: Set<Int64> = []
         /// Highest offset handed to `storeOffset` (the message's own offset).
         var stored: Int64 = -1
 
         mutating func insert(_ offset: Int64) {
-            if let last = pending.elements.last, last >= offset {
+            if let last = pending.last, last >= offset {
                 // Out of order (a seek): keep the queue sorted; rare, so a linear insert is fine.
-                var items = Array(pending.elements)
-                let at = items.firstIndex { $0 >= offset } ?? items.count
-                if at < items.count, items[at] == offset { return }
-                items.insert(offset, at: at)
-                pending = HeadQueue(items)
+                let at = pending.firstIndex { $0 >= offset } ?? pending.count
+                if at < pending.count, pending[at] == offset { return }
+                pending.insert(offset, at: at)
             } else {
                 pending.append(offset)
             }
@@ -44,7 +43,7 @@ struct OffsetTracker: Sendable {
 
         /// Whether `offset` is received and not yet released (binary search: `pending` is sorted).
         func isPending(_ offset: Int64) -> Bool {
-            let items = pending.elements
+            let items = pending
             var low = items.startIndex, high = items.endIndex
             while low < high {
                 let mid = (low + high) / 2

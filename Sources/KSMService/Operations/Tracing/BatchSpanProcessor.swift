@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -26,7 +27,7 @@ public final class BatchSpanProcessor: SpanProcessor, Service, @unchecked Sendab
 
     private struct State {
         var phase = Phase.idle
-        var queue = HeadQueue<RecordedSpan>()
+        var queue = Deque<RecordedSpan>()
         /// Spans ever accepted into the queue, and spans taken from it whose export finished: a flush
         /// of everything accepted so far is done when `handled` reaches the `enqueued` it saw.
         var enqueued = 0
