@@ -99,26 +99,13 @@ private final class Core: @unchecked Sendable {
     init(script: [Response] = [], fallback: Response = .ok) throws {
         self.script = script
         self.fallback = fallback
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EMFILE) }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                bind(fd, sa, length) == 0 && getsockname(fd, sa, &length) == 0
-            }
-        }
-        guard bound, listen(fd, 16) == 0 else {
+        let (fd, boundPort) = try LoopbackSocket.bound()
+        guard listen(fd, 16) == 0 else {
             close(fd)
             throw POSIXError(.EADDRINUSE)
         }
         listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        port = boundPort
         let thread = Thread { [self] in
             serveLoop()
             done.signal()

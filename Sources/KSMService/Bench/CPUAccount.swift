@@ -15,12 +15,8 @@ public struct CPUAccount: Sendable, Equatable {
         self.seconds = seconds
     }
 
-    /// This process's threads, grouped by ``component(ofThread:)``, plus `redis-server` when a pid is given.
-    public static func sample(redisPID: Int32?) -> CPUAccount {
-        sample(processes: redisPID.map { ["redis-server": [$0]] } ?? [:])
-    }
-
-    /// This process's threads by component, plus whole other processes under the given names.
+    /// This process's threads, grouped by ``component(ofThread:)``, plus whole other processes
+    /// (redis-server, worker processes) under the given names.
     public static func sample(processes: [String: [Int32]] = [:]) -> CPUAccount {
         var seconds: [String: Double] = [:]
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []

@@ -113,9 +113,10 @@ public struct EndToEndBenchmark: Sendable {
         let server = self.server
         let baseline = InProcessBaseline(server: server, pool: pool, spcs: sample.map(\.spc))
         await baseline.warmUp()
-        let baselineCPU = CPUAccount.sample(redisPID: redisPID)
+        let others = redisPID.map { ["redis-server": [$0]] } ?? [:]
+        let baselineCPU = CPUAccount.sample(processes: others)
         let baselineBefore = await baseline.measure()
-        let baselineCPUSpent = CPUAccount.sample(redisPID: redisPID) - baselineCPU
+        let baselineCPUSpent = CPUAccount.sample(processes: others) - baselineCPU
 
         // The processor alone (job JSON, Redis fetch and lease script, CKC, reply JSON), no Kafka:
         // splits the end-to-end gap between the license pipeline and the Kafka path.
@@ -191,7 +192,7 @@ public struct EndToEndBenchmark: Sendable {
         }
         for await _ in assigned.stream { break }
 
-        let cpuAtStart = CPUAccount.sample(redisPID: redisPID)
+        let cpuAtStart = CPUAccount.sample(processes: others)
         let start = ContinuousClock.now
         // All jobs at once, in batch sends of 500 (one delivery wait each).
         for chunk in stride(from: 0, to: prepared.count, by: 500) {
@@ -206,7 +207,7 @@ public struct EndToEndBenchmark: Sendable {
         while clock.received.withLock({ $0.count }) < prepared.count, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
-        let cpuSpent = CPUAccount.sample(redisPID: redisPID) - cpuAtStart
+        let cpuSpent = CPUAccount.sample(processes: others) - cpuAtStart
         let wall = (ContinuousClock.now - start).seconds
         let replies = clock.received.withLock { $0 }
         let end = replies.values.map(\.1).max() ?? ContinuousClock.now

@@ -13,8 +13,8 @@ public struct JSONWriter {
     public mutating func write(_ value: JSONValue) {
         switch value {
         case .null: append("null")
-        case .bool(let b): append(b ? "true" : "false")
-        case .integer(let i): append(String(i))
+        case .bool(let b): write(bool: b)
+        case .integer(let i): write(integer: i)
         case .number(let d):
             // The parser never yields a non-finite number; a caller-made one becomes null, as JSON has none.
             append(d.isFinite ? (d == d.rounded(.towardZero) && abs(d) < 1e15 ? String(Int64(d)) : "\(d)") : "null")

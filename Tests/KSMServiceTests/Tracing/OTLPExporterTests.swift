@@ -104,17 +104,10 @@ import Glibc
     @Test("A collector that accepts the connection and never answers times out at the deadline")
     func timeout() throws {
         // A listening socket nobody accepts from: the kernel completes the handshake, no answer comes.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (fd, port) = try LoopbackSocket.bound()
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        #expect(bound && listen(fd, 4) == 0)
-        let exporter = OTLPHTTPExporter(configuration: try configuration("http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/v1/traces"))
+        #expect(listen(fd, 4) == 0)
+        let exporter = OTLPHTTPExporter(configuration: try configuration("http://127.0.0.1:\(port)/v1/traces"))
         let start = ContinuousClock.now
         let outcome = exporter.export(spans(["t"]), deadline: start + .milliseconds(400))
         let took = ContinuousClock.now - start

@@ -39,7 +39,7 @@ public enum JobTracing {
     public static func passThrough(_ headers: [(String, [UInt8])]) -> [(String, [UInt8])] {
         guard let parent = headers.last(where: { $0.0 == traceparent })?.1, isValidTraceparent(parent) else { return [] }
         var out = [(traceparent, parent)]
-        if let state = headers.last(where: { $0.0 == tracestate })?.1, state.count <= 512 { out.append((tracestate, state)) }
+        if let state = headers.last(where: { $0.0 == tracestate })?.1, state.count <= TraceContext.maximumTraceStateLength { out.append((tracestate, state)) }
         return out
     }
 
