@@ -31,7 +31,9 @@ import Testing
     @Test("A rotation burst of 50 concurrent batches for one key costs one store read")
     func singleFlight() async throws {
         let inner = try await seeded(fetchDelay: .milliseconds(50))
-        let cache = CachingLicenseStore(inner)
+        // A clock that stands still: a stalled host cannot expire the entry between the burst's batches.
+        let clock = ManualClock()
+        let cache = CachingLicenseStore(inner, now: { clock.now() })
         let results = try await withThrowingTaskGroup(of: [StoreResult].self) { group in
             for batch in 0..<50 {
                 group.addTask { try await cache.fetch((0..<20).map { self.request(batch * 20 + $0) }) }

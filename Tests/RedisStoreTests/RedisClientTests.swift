@@ -157,7 +157,8 @@ struct RedisClientTests {
         let server = try await RedisServerProcess()
         var configuration = server.configuration(poolSize: 1)
         server.stop()
-        configuration.reconnectBackoff = .init(base: .milliseconds(600), cap: .seconds(2))
+        // A long window (at least 5 s after jitter), so a stalled CI host still calls inside it.
+        configuration.reconnectBackoff = .init(base: .seconds(10), cap: .seconds(20))
         let client = try RedisClient(configuration: configuration)
         do {
             _ = try await client.send(["PING"])
@@ -165,7 +166,7 @@ struct RedisClientTests {
         } catch {
             #expect(error.code == .connectionFailed && error.isRetriable)
         }
-        // Within the backoff window (at least 300 ms): fail fast, no connect attempt.
+        // Within the backoff window: fail fast, no connect attempt.
         let started = ContinuousClock.now
         do {
             _ = try await client.send(["PING"])
@@ -173,7 +174,7 @@ struct RedisClientTests {
         } catch {
             #expect(error.code == .reconnecting && error.isRetriable)
         }
-        #expect(ContinuousClock.now - started < .milliseconds(250))
+        #expect(ContinuousClock.now - started < .seconds(2))
     }
 
     @Test func commandTimeoutThenRecovery() async throws {

@@ -109,11 +109,14 @@ import Testing
 
     @Test("flush(timeout:) returns false when the export outlasts it, and true once everything before it is handled")
     func flushTimeout() async throws {
-        let exporter = RecordingExporter(delay: .milliseconds(600))
+        // The export blocks until the gate opens, so the first flush cannot win however the host schedules.
+        let exporter = RecordingExporter(gated: true)
         let processor = processor(exporter, batch: 10)
         try await running(processor) {
             processor.onEnd(TracingFixtures.span("slow"))
             #expect(await processor.flush(timeout: .milliseconds(100)) == false)
+            #expect(exporter.batches.isEmpty)
+            exporter.openGate()
             #expect(await processor.flush(timeout: .seconds(20)))
             #expect(exporter.exportedNames == ["slow"])
         }

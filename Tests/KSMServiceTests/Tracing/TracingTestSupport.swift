@@ -13,22 +13,26 @@ final class CollectingProcessor: SpanProcessor {
     func flush(timeout: Duration) async -> Bool { true }
 }
 
-/// An exporter that records batches and answers with a scripted outcome, optionally slowly.
+/// An exporter that records batches and answers with a scripted outcome, optionally held at a gate.
 final class RecordingExporter: SpanExporter {
     private let state = Mutex<[[RecordedSpan]]>([])
     let outcome: @Sendable ([RecordedSpan]) -> SpanExportOutcome
-    let delay: Duration
+    /// When set, every export waits until the test opens the gate: a deterministic "slow" exporter.
+    let gate: DispatchSemaphore?
 
-    init(delay: Duration = .zero, outcome: @escaping @Sendable ([RecordedSpan]) -> SpanExportOutcome = { SpanExportOutcome(accepted: $0.count) }) {
-        self.delay = delay
+    init(gated: Bool = false, outcome: @escaping @Sendable ([RecordedSpan]) -> SpanExportOutcome = { SpanExportOutcome(accepted: $0.count) }) {
+        self.gate = gated ? DispatchSemaphore(value: 0) : nil
         self.outcome = outcome
     }
+
+    /// Lets one waiting (or the next) export finish.
+    func openGate() { gate?.signal() }
 
     var batches: [[RecordedSpan]] { state.withLock { $0 } }
     var exportedNames: [String] { batches.flatMap { $0.map(\.name) } }
 
     func export(_ spans: [RecordedSpan], deadline: ContinuousClock.Instant) -> SpanExportOutcome {
-        if delay > .zero { Thread.sleep(forTimeInterval: delay.seconds) }
+        gate?.wait()
         state.withLock { $0.append(spans) }
         return outcome(spans)
     }
