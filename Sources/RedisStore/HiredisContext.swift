@@ -48,36 +48,21 @@ final class HiredisContext {
     }
 
     /// Appends one command to the output buffer; nothing is sent until a reply is read.
-    /// Arguments are passed with explicit lengths, so any bytes are safe.
+    /// Arguments are sent with explicit lengths, so any bytes are safe.
     func append(_ arguments: [RedisArgument]) throws(RedisError) {
-        // One contiguous buffer (plus a trailing byte, so even an all-empty command has a valid
-        // base address); hiredis copies the arguments during the call, so the pointers need only
-        // live inside this scope.
-        var storage = [UInt8]()
-        storage.reserveCapacity(arguments.reduce(1) { $0 + $1.bytes.count })
-        var lengths = [Int]()
-        lengths.reserveCapacity(arguments.count)
-        for argument in arguments {
-            storage.append(contentsOf: argument.bytes)
-            lengths.append(argument.bytes.count)
-        }
-        storage.append(0)
-        let status = storage.withUnsafeBufferPointer { buffer -> Int32 in
-            buffer.withMemoryRebound(to: CChar.self) { chars -> Int32 in
-                // Non-nil: `storage` holds at least the trailing byte.
-                let base = chars.baseAddress!
-                var pointers = [UnsafePointer<CChar>?]()
-                pointers.reserveCapacity(lengths.count)
-                var offset = 0
-                for length in lengths {
-                    pointers.append(base + offset)
-                    offset += length
-                }
-                return lengths.withUnsafeBufferPointer { lengthBuffer in
-                    lengthBuffer.withMemoryRebound(to: Int.self) { sizes in
-                        redisAppendCommandArgv(raw, Int32(pointers.count), &pointers, sizes.baseAddress!)
-                    }
-                }
+        var wire: [UInt8] = []
+        RedisCommand(arguments).write(into: &wire)
+        try append(wire: wire)
+    }
+
+    /// Appends commands already in their wire form (RESP arrays of bulk strings, see
+    /// ``RedisCommandEncoder``); hiredis copies the bytes into its output buffer as they are.
+    func append(wire: [UInt8]) throws(RedisError) {
+        if wire.isEmpty { return }
+        let status = wire.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { chars in
+                // Non-nil: the buffer is not empty.
+                redisAppendFormattedCommand(raw, chars.baseAddress!, chars.count)
             }
         }
         guard status == REDIS_OK else {

@@ -137,7 +137,7 @@ final class RedisConnection: @unchecked Sendable {
         // First use of a script: SCRIPT LOAD it (one extra round trip, once per script object).
         var unloaded: [ObjectIdentifier: RedisScript] = [:]
         for command in commands {
-            if case .script(let script, _, _) = command.kind, script.sha1 == nil {
+            if case .script(let script) = command.kind, script.sha1 == nil {
                 unloaded[ObjectIdentifier(script)] = script
             }
         }
@@ -153,9 +153,11 @@ final class RedisConnection: @unchecked Sendable {
             }
         }
 
-        for command in commands {
-            try context.append(arguments(for: command))
-        }
+        // The whole pipeline in one buffer, handed to hiredis in one call.
+        var wire: [UInt8] = []
+        wire.reserveCapacity(commands.reduce(0) { $0 + $1.arguments.bytes.count + 80 })
+        for command in commands { command.write(into: &wire) }
+        try context.append(wire: wire)
         var replies = [RedisValue]()
         replies.reserveCapacity(commands.count)
         for _ in commands {
@@ -170,27 +172,13 @@ final class RedisConnection: @unchecked Sendable {
         }
         if !missing.isEmpty {
             logger.debug("redis NOSCRIPT, falling back to EVAL", metadata: [RedisLoggingKeys.count: "\(missing.count)"])
-            for index in missing {
-                // Non-nil: `missing` holds only script commands.
-                try context.append(commands[index].evalArguments()!)
-            }
+            var wire: [UInt8] = []
+            for index in missing { commands[index].writeEval(into: &wire) }
+            try context.append(wire: wire)
             for index in missing {
                 replies[index] = try context.readReply()
             }
         }
         return replies
-    }
-
-    private func arguments(for command: RedisCommand) -> [RedisArgument] {
-        switch command.kind {
-        case .plain(let arguments):
-            return arguments
-        case .script(let script, _, _):
-            if let sha = script.sha1 {
-                // Non-nil: the command is a script call.
-                return command.evalSHAArguments(sha: sha)!
-            }
-            return command.evalArguments()!
-        }
     }
 }

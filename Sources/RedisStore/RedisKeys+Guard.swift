@@ -9,12 +9,12 @@ extension RedisKeys {
 
     /// STRING: the exact reply bytes published for one job, kept for the redelivery window.
     static func reply(_ tenant: StoreIdentifier, account: StoreIdentifier, jobID: StoreIdentifier) -> RedisArgument {
-        RedisArgument("fps:{t:\(tenant.value):a:\(account.value)}:reply:\(jobID.value)")
+        Self.account(tenant, account, Account.reply, jobID.value)
     }
 
     /// STRING counter: the account's jobs in one fixed rate window (`window` = now / window length).
     static func rateCounter(_ tenant: StoreIdentifier, account: StoreIdentifier, window: Int64) -> RedisArgument {
-        RedisArgument("fps:{t:\(tenant.value):a:\(account.value)}:rate:\(window)")
+        Self.account(tenant, account, Account.rateCounter, String(window))
     }
 
     /// STRING: the job ID that first sent an SPC. The hash tag holds the digest, so a busy tenant's

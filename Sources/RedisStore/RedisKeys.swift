@@ -30,43 +30,73 @@ enum RedisKeys {
         return RedisArgument("fps:{t:\(tenant.value)}:policy")
     }
 
-    /// ZSET: the account's lease slots, member `<device hex>/<session hex>`, score = expiry (ms).
+    /// `fps:{t:<tenant>:a:<account>}:`, the start of every key of one account (its hash tag).
+    /// Hot paths build it once per job and write each key from it (``RedisCommandEncoder``).
+    static func accountPrefix(_ tenant: StoreIdentifier, account: StoreIdentifier) -> [UInt8] {
+        Array("fps:{t:\(tenant.value):a:\(account.value)}:".utf8)
+    }
+
+    /// The last part of each per-account key, after ``accountPrefix(_:account:)``.
+    enum Account {
+        /// ZSET: the account's lease slots, member `<device hex>/<session hex>`, score = expiry (ms).
+        static let slots: StaticString = "slots"
+        /// STRING: the stored result of one lease request, kept 24 h (`req:<request ID>`).
+        static let leaseRequest: StaticString = "req:"
+        /// HASH: slot member -> when the slot was first taken (ms), for end-oldest.
+        static let slotStarts: StaticString = "slot-starts"
+        /// SET: slot members ended by a newer stream (end-oldest); their renewal is refused.
+        static let endedSlots: StaticString = "ended"
+        /// SET: the account's registered device HUs (hex), for the device limit.
+        static let devices: StaticString = "devices"
+        /// HASH: asset hex -> the account's rental start (ms).
+        static let rentals: StaticString = "rentals"
+        /// HASH: stream ID hex -> offline license record (JSON).
+        static let offline: StaticString = "offline"
+        /// SET: stream IDs (hex) the account's devices invalidated.
+        static let invalidated: StaticString = "invalidated"
+        /// STRING: the exact reply bytes published for one job (`reply:<job ID>`; job guards).
+        static let reply: StaticString = "reply:"
+        /// STRING counter: the account's jobs in one rate window (`rate:<window>`; job guards).
+        static let rateCounter: StaticString = "rate:"
+    }
+
+    /// One per-account key as a plain argument (admin and test paths).
+    static func account(_ tenant: StoreIdentifier, _ account: StoreIdentifier, _ suffix: StaticString, _ tail: String = "") -> RedisArgument {
+        var bytes = accountPrefix(tenant, account: account)
+        suffix.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: tail.utf8)
+        return RedisArgument(bytes)
+    }
+
     static func slots(_ tenant: StoreIdentifier, account: StoreIdentifier) -> RedisArgument {
-        RedisArgument("fps:{t:\(tenant.value):a:\(account.value)}:slots")
+        Self.account(tenant, account, Account.slots)
     }
 
-    /// STRING: the stored result of one lease request, kept 24 h.
     static func leaseRequest(_ tenant: StoreIdentifier, account: StoreIdentifier, requestID: StoreIdentifier) -> RedisArgument {
-        RedisArgument("fps:{t:\(tenant.value):a:\(account.value)}:req:\(requestID.value)")
+        Self.account(tenant, account, Account.leaseRequest, requestID.value)
     }
 
-    /// HASH: slot member -> when the slot was first taken (ms), for end-oldest.
     static func slotStarts(_ tenant: StoreIdentifier, account: StoreIdentifier) -> RedisArgument {
-        RedisArgument("fps:{t:\(tenant.value):a:\(account.value)}:slot-starts")
+        Self.account(tenant, account, Account.slotStarts)
     }
 
-    /// SET: slot members ended by a newer stream (end-oldest); their renewal is refused.
     static func endedSlots(_ tenant: StoreIdentifier, account: StoreIdentifier) -> RedisArgument {
-        RedisArgument("fps:{t:\(tenant.value):a:\(account.value)}:ended")
+        Self.account(tenant, account, Account.endedSlots)
     }
 
-    /// SET: the account's registered device HUs (hex), for the device limit.
     static func devices(_ tenant: StoreIdentifier, account: StoreIdentifier) -> RedisArgument {
-        RedisArgument("fps:{t:\(tenant.value):a:\(account.value)}:devices")
+        Self.account(tenant, account, Account.devices)
     }
 
-    /// HASH: asset hex -> the account's rental start (ms).
     static func rentals(_ tenant: StoreIdentifier, account: StoreIdentifier) -> RedisArgument {
-        RedisArgument("fps:{t:\(tenant.value):a:\(account.value)}:rentals")
+        Self.account(tenant, account, Account.rentals)
     }
 
-    /// HASH: stream ID hex -> offline license record (JSON).
     static func offline(_ tenant: StoreIdentifier, account: StoreIdentifier) -> RedisArgument {
-        RedisArgument("fps:{t:\(tenant.value):a:\(account.value)}:offline")
+        Self.account(tenant, account, Account.offline)
     }
 
-    /// SET: stream IDs (hex) the account's devices invalidated.
     static func invalidated(_ tenant: StoreIdentifier, account: StoreIdentifier) -> RedisArgument {
-        RedisArgument("fps:{t:\(tenant.value):a:\(account.value)}:invalidated")
+        Self.account(tenant, account, Account.invalidated)
     }
 }

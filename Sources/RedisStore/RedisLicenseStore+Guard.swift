@@ -40,7 +40,10 @@ extension RedisLicenseStore: JobGuardStore {
         var commands = requests.map { request in
             // No rate limit to count for: the stored reply alone, without Lua.
             guard request.countsTowardRate else {
-                return RedisCommand(["GET", RedisKeys.reply(request.tenant, account: request.account, jobID: request.jobID)])
+                var get = RedisCommandEncoder(capacity: 160)
+                get.append("GET")
+                get.append(RedisKeys.accountPrefix(request.tenant, account: request.account), RedisKeys.Account.reply, request.jobID.value)
+                return RedisCommand(get)
             }
             return RedisCommand.evalScript(
                 Self.admissionScript,
@@ -112,8 +115,15 @@ extension RedisLicenseStore: JobGuardStore {
         // One plain command per reply (Redis 7.0+): stored unless one exists, the existing one
         // returned; no Lua, and the reply bytes are not copied into and out of a script.
         var answers = try await run(replies.map { reply in
-            RedisCommand(["SET", RedisKeys.reply(reply.tenant, account: reply.account, jobID: reply.jobID), RedisArgument(reply.bytes),
-                          "NX", "PX", RedisArgument(max(1, reply.ttlMilliseconds)), "GET"])
+            var set = RedisCommandEncoder(capacity: reply.bytes.count + 224)
+            set.append("SET")
+            set.append(RedisKeys.accountPrefix(reply.tenant, account: reply.account), RedisKeys.Account.reply, reply.jobID.value)
+            set.append(bytes: reply.bytes)
+            set.append("NX")
+            set.append("PX")
+            set.append(max(1, reply.ttlMilliseconds))
+            set.append("GET")
+            return RedisCommand(set)
         })
         // A command refused (nothing stored for it; an older server or a proxy that does not know
         // the option pair, or a failover to one mid-batch) is done again by the script, alone: the

@@ -1,3 +1,5 @@
+import Licensing
+
 extension RedisLicenseStore {
     /// One license's per-account side effects, atomically, idempotent per request ID: the device
     /// registry, the lease slot (take, renew, hold, or end the oldest when full), and, only when
@@ -16,6 +18,8 @@ extension RedisLicenseStore {
     /// last wrote it (the device registry: after the last license under a device limit), so accounts
     /// that stop playing do not stay in Redis forever. Returns `LeaseResult.encoded`.
     ///
+    /// Calls are kept few (a renewal makes ten): the live count is only read when a refusal or a
+    /// new slot needs it, and `PEXPIRE` of a key that does not exist is left to be the no-op it is.
     /// Times are passed in, never read from the server, so a test clock controls expiry. TTLs are
     /// relative (PEXPIRE/PX), so a skew between the worker's and Redis's clocks cannot delete keys.
     /// Scores stay strings where possible: Lua 5.1 prints large numbers as 1.7e+12.
@@ -44,23 +48,23 @@ extension RedisLicenseStore {
           end
           register = true
         end
-        local live = redis.call('ZCARD', KEYS[1]) - redis.call('SCARD', KEYS[4])
+        local function live() return redis.call('ZCARD', KEYS[1]) - redis.call('SCARD', KEYS[4]) end
         local current = redis.call('ZSCORE', KEYS[1], member)
         local ended = current and redis.call('SISMEMBER', KEYS[4], member) == 1
         local result
         if ARGV[6] == 'n' then
           result = 'n'
         elseif ARGV[6] == 'h' then
-          if not current then return finish('x:noLiveSlot:' .. live .. ':' .. ARGV[4]) end
-          if ended then return finish('x:streamEnded:' .. live .. ':' .. ARGV[4]) end
+          if not current then return finish('x:noLiveSlot:' .. live() .. ':' .. ARGV[4]) end
+          if ended then return finish('x:streamEnded:' .. live() .. ':' .. ARGV[4]) end
           result = 'h:' .. current
         elseif current then
-          if ended then return finish('x:streamEnded:' .. live .. ':' .. ARGV[4]) end
+          if ended then return finish('x:streamEnded:' .. live() .. ':' .. ARGV[4]) end
           local expiry = ARGV[3]
           if tonumber(current) > tonumber(ARGV[3]) then expiry = current end
           redis.call('ZADD', KEYS[1], expiry, member)
           result = 'r:' .. expiry
-        elseif live < limit then
+        elseif live() < limit then
           redis.call('ZADD', KEYS[1], ARGV[3], member)
           redis.call('HSET', KEYS[3], member, ARGV[1])
           result = 'g:' .. ARGV[3]
@@ -77,17 +81,17 @@ extension RedisLicenseStore {
               end
             end
           end
-          if not best then return finish('x:tooManyStreams:' .. live .. ':' .. ARGV[4]) end
+          if not best then return finish('x:tooManyStreams:' .. live() .. ':' .. ARGV[4]) end
           redis.call('SADD', KEYS[4], best)
           redis.call('ZADD', KEYS[1], ARGV[3], member)
           redis.call('HSET', KEYS[3], member, ARGV[1])
           result = 'g:' .. ARGV[3] .. ':' .. best
         else
-          return finish('x:tooManyStreams:' .. live .. ':' .. ARGV[4])
+          return finish('x:tooManyStreams:' .. live() .. ':' .. ARGV[4])
         end
         local keep = ARGV[12 + 2 * tonumber(ARGV[11]) + 1 + tonumber(ARGV[12 + 2 * tonumber(ARGV[11])])]
         if register then redis.call('SADD', KEYS[5], ARGV[9]) end
-        if ARGV[8] ~= '' and redis.call('EXISTS', KEYS[5]) == 1 then redis.call('PEXPIRE', KEYS[5], keep) end
+        if ARGV[8] ~= '' then redis.call('PEXPIRE', KEYS[5], keep) end
         if ARGV[10] ~= '' then
           redis.call('HSETNX', KEYS[6], ARGV[10], ARGV[1])
           redis.call('PEXPIRE', KEYS[6], keep)
@@ -110,9 +114,43 @@ extension RedisLicenseStore {
           local ttl = math.max(1, tonumber(last[2]) - now) + 60000
           redis.call('PEXPIRE', KEYS[1], ttl)
           redis.call('PEXPIRE', KEYS[3], ttl)
-          if redis.call('EXISTS', KEYS[4]) == 1 then redis.call('PEXPIRE', KEYS[4], ttl) end
+          redis.call('PEXPIRE', KEYS[4], ttl)
         end
         return finish(result)
         """
     )
+
+    /// The lease script call for one request, written straight into its wire form: the eight
+    /// account keys from one shared prefix, then ARGV as the script above reads it.
+    static func leaseCommand(_ request: LeaseRequest) -> RedisCommand {
+        let prefix = RedisKeys.accountPrefix(request.tenant, account: request.account)
+        var e = RedisCommandEncoder.script(keyCount: 8, capacity: 640 + 96 * request.offlineRecords.count + 48 * request.invalidatedStreamIDs.count)
+        e.append(prefix, RedisKeys.Account.slots)
+        e.append(prefix, RedisKeys.Account.leaseRequest, request.requestID.value)
+        e.append(prefix, RedisKeys.Account.slotStarts)
+        e.append(prefix, RedisKeys.Account.endedSlots)
+        e.append(prefix, RedisKeys.Account.devices)
+        e.append(prefix, RedisKeys.Account.rentals)
+        e.append(prefix, RedisKeys.Account.offline)
+        e.append(prefix, RedisKeys.Account.invalidated)
+        e.append(request.nowMilliseconds)
+        e.append(request.slotMember)
+        e.append(request.expiresAtMilliseconds)
+        e.append(request.maxConcurrentStreams)
+        e.append(leaseIdempotencyWindowMilliseconds)
+        e.append(request.slot == .none ? "n" : request.slot == .hold ? "h" : "a")
+        e.append(request.endOldestWhenFull ? "1" : "0")
+        if let limit = request.deviceLimit { e.append(limit) } else { e.append("") }
+        e.append(hex: request.deviceID)
+        if let asset = request.rentalAssetID { e.append(hex: asset) } else { e.append("") }
+        e.append(request.offlineRecords.count)
+        for record in request.offlineRecords {
+            e.append(hex: record.streamID)
+            e.append(bytes: record.jsonBytes())
+        }
+        e.append(request.invalidatedStreamIDs.count)
+        for streamID in request.invalidatedStreamIDs { e.append(hex: streamID) }
+        e.append(accountRecordRetentionMilliseconds)
+        return .evalScript(leaseScript, encoded: e)
+    }
 }

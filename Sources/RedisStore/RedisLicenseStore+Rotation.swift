@@ -62,24 +62,37 @@ extension RedisLicenseStore: RotationScheduleStore {
     static func viewerCommands(_ requests: [LeaseRequest]) -> [RedisCommand] {
         // One ZADD (every viewer of the asset in this batch) and one PEXPIRE per asset, not two
         // commands per viewer: in a storm most of a batch watches the same few streams.
-        var byKey: [RedisArgument: (members: [RedisArgument], ttl: Int64)] = [:]
-        var order: [RedisArgument] = []
+        var slotOfKey: [RedisArgument: Int] = [:]
+        var adds: [RedisCommandEncoder] = []
+        var keys: [RedisArgument] = []
+        var ttls: [Int64] = []
         for request in requests where request.slot == .acquireOrRenew {
             guard let assetID = request.viewedAssetID else { continue }
             let key = RedisKeys.viewers(request.tenant, assetID: assetID)
             // The set outlives its latest lease by a minute, then vanishes with an idle stream.
             let ttl = Int64(request.leaseDurationSeconds) * 1000 + 60_000
-            if byKey[key] == nil { order.append(key) }
-            // In place (`default:` subscript): a copied entry would copy its member array per viewer.
-            byKey[key, default: ([], 0)].members.append(RedisArgument(request.expiresAtMilliseconds))
-            byKey[key, default: ([], 0)].members.append(RedisArgument("\(request.account.value)/\(request.slotMember)"))
-            byKey[key, default: ([], 0)].ttl = max(byKey[key, default: ([], 0)].ttl, ttl)
+            let slot: Int
+            if let known = slotOfKey[key] {
+                slot = known
+            } else {
+                slot = adds.count
+                slotOfKey[key] = slot
+                var add = RedisCommandEncoder(capacity: 1024)
+                add.append("ZADD")
+                add.append(key)
+                adds.append(add)
+                keys.append(key)
+                ttls.append(ttl)
+            }
+            // Members written in place into the asset's one ZADD.
+            adds[slot].append(request.expiresAtMilliseconds)
+            adds[slot].append("\(request.account.value)/\(request.slotMember)")
+            ttls[slot] = max(ttls[slot], ttl)
         }
         var commands: [RedisCommand] = []
-        for key in order {
-            guard let entry = byKey[key] else { continue }
-            commands.append(RedisCommand(["ZADD", key] + entry.members))
-            commands.append(RedisCommand(["PEXPIRE", key, RedisArgument(entry.ttl)]))
+        for slot in adds.indices {
+            commands.append(RedisCommand(adds[slot]))
+            commands.append(RedisCommand(["PEXPIRE", keys[slot], RedisArgument(ttls[slot])]))
         }
         return commands
     }

@@ -100,39 +100,7 @@ public struct RedisLicenseStore: LicenseStore {
 
     public func acquireLeases(_ requests: [LeaseRequest]) async throws(LicenseStoreError) -> [LeaseResult] {
         if requests.isEmpty { return [] }
-        let commands = requests.map { request in
-            let (t, a) = (request.tenant, request.account)
-            var arguments: [RedisArgument] = [
-                RedisArgument(request.nowMilliseconds),
-                RedisArgument(request.slotMember),
-                RedisArgument(request.expiresAtMilliseconds),
-                RedisArgument(request.maxConcurrentStreams),
-                RedisArgument(leaseIdempotencyWindowMilliseconds),
-                RedisArgument(request.slot == .none ? "n" : request.slot == .hold ? "h" : "a"),
-                RedisArgument(request.endOldestWhenFull ? "1" : "0"),
-                RedisArgument(request.deviceLimit.map { String($0) } ?? ""),
-                RedisArgument(HexEncoding.encode(request.deviceID)),
-                RedisArgument(request.rentalAssetID.map { HexEncoding.encode($0) } ?? ""),
-                RedisArgument(request.offlineRecords.count),
-            ]
-            for record in request.offlineRecords {
-                arguments.append(RedisArgument(HexEncoding.encode(record.streamID)))
-                arguments.append(RedisArgument(record.jsonBytes()))
-            }
-            arguments.append(RedisArgument(request.invalidatedStreamIDs.count))
-            arguments += request.invalidatedStreamIDs.map { RedisArgument(HexEncoding.encode($0)) }
-            arguments.append(RedisArgument(Self.accountRecordRetentionMilliseconds))
-            return RedisCommand.evalScript(
-                Self.leaseScript,
-                keys: [
-                    RedisKeys.slots(t, account: a),
-                    RedisKeys.leaseRequest(t, account: a, requestID: request.requestID),
-                    RedisKeys.slotStarts(t, account: a), RedisKeys.endedSlots(t, account: a),
-                    RedisKeys.devices(t, account: a), RedisKeys.rentals(t, account: a),
-                    RedisKeys.offline(t, account: a), RedisKeys.invalidated(t, account: a),
-                ],
-                arguments: arguments)
-        }
+        let commands = requests.map(Self.leaseCommand)
         // Viewer counts for the rotation load ride in the same round trip (RedisLicenseStore+Rotation).
         let replies = try await run(commands + Self.viewerCommands(requests))
         var results: [LeaseResult] = []

@@ -10,15 +10,21 @@ import Foundation
 public struct CPUAccount: Sendable, Equatable {
     /// Seconds of user plus system time per component.
     public var seconds: [String: Double]
+    /// A finer split of some components (`workers/crypto`, `workers/swift`, ...), already counted in
+    /// ``seconds``: never added to totals.
+    public var detail: [String: Double]
 
-    public init(seconds: [String: Double] = [:]) {
+    public init(seconds: [String: Double] = [:], detail: [String: Double] = [:]) {
         self.seconds = seconds
+        self.detail = detail
     }
 
     /// This process's threads, grouped by ``component(ofThread:)``, plus whole other processes
-    /// (redis-server, worker processes) under the given names.
-    public static func sample(processes: [String: [Int32]] = [:]) -> CPUAccount {
-        var seconds: [String: Double] = [:]
+    /// (redis-server, worker processes) under the given names; the processes named in
+    /// `threadSplit` are also split by thread component (`workers/crypto`, `workers/swift`, ...) in ``detail``.
+    /// Threads that exit between two samples lose their time, so split figures are lower bounds.
+    public static func sample(processes: [String: [Int32]] = [:], threadSplit: Set<String> = []) -> CPUAccount {
+        var seconds: [String: Double] = [:], detail: [String: Double] = [:]
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
         for task in tasks {
             guard let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8),
@@ -28,9 +34,17 @@ public struct CPUAccount: Sendable, Equatable {
         for (name, pids) in processes {
             for pid in pids {
                 if let time = cpuSeconds(statPath: "/proc/\(pid)/stat") { seconds[name, default: 0] += time }
+                guard threadSplit.contains(name) else { continue }
+                // Also by thread, as `<name>/crypto` and so on: what a worker spends beside RSA.
+                let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+                for task in tasks {
+                    guard let thread = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8),
+                          let time = cpuSeconds(statPath: "/proc/\(pid)/task/\(task)/stat") else { continue }
+                    detail["\(name)/\(component(ofThread: thread.trimmingCharacters(in: .whitespacesAndNewlines)))", default: 0] += time
+                }
             }
         }
-        return CPUAccount(seconds: seconds)
+        return CPUAccount(seconds: seconds, detail: detail)
     }
 
     /// The component a thread belongs to, by the name it set: `ksm-crypto-N` (the pool), `rdk:mock*`
@@ -63,15 +77,19 @@ public struct CPUAccount: Sendable, Equatable {
 
     /// What was spent between two samples.
     public static func - (after: CPUAccount, before: CPUAccount) -> CPUAccount {
-        var out: [String: Double] = [:]
-        for (key, value) in after.seconds { out[key] = max(0, value - (before.seconds[key] ?? 0)) }
-        return CPUAccount(seconds: out)
+        func spent(_ after: [String: Double], _ before: [String: Double]) -> [String: Double] {
+            var out: [String: Double] = [:]
+            for (key, value) in after { out[key] = max(0, value - (before[key] ?? 0)) }
+            return out
+        }
+        return CPUAccount(seconds: spent(after.seconds, before.seconds), detail: spent(after.detail, before.detail))
     }
 
     /// Microseconds per job, per component and in total, rounded to 1 µs.
     public func microsecondsPerJob(_ jobs: Int) -> [String: Double] {
         guard jobs > 0 else { return [:] }
         var out = seconds.mapValues { ($0 / Double(jobs) * 1e6).rounded() }
+        for (key, value) in detail { out[key] = (value / Double(jobs) * 1e6).rounded() }
         out["total"] = (seconds.values.reduce(0, +) / Double(jobs) * 1e6).rounded()
         return out
     }

@@ -170,7 +170,7 @@ public struct StormBenchmark: Sendable {
         // The storm: continuity and new jobs interleaved, spread evenly over the window in 20 ticks.
         let order = Self.interleave(viewers: configuration.viewers, joiners: configuration.joiners)
         let ticks = 20
-        let cpuAtStart = CPUAccount.sample(processes: processes)
+        let cpuAtStart = CPUAccount.sample(processes: processes, threadSplit: ["workers"])
         let start = ContinuousClock.now
         for tick in 0..<ticks {
             let due = start + configuration.window * (Double(tick) / Double(ticks))
@@ -198,7 +198,7 @@ public struct StormBenchmark: Sendable {
             try? await Task.sleep(for: .milliseconds(10))
         }
         let measuredEnd = ContinuousClock.now
-        let cpuSpent = CPUAccount.sample(processes: processes) - cpuAtStart
+        let cpuSpent = CPUAccount.sample(processes: processes, threadSplit: ["workers"]) - cpuAtStart
         // Late duplicates would show up within a moment; give them one.
         try? await Task.sleep(for: .milliseconds(500))
         await consumer.close()

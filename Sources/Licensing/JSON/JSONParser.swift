@@ -79,7 +79,8 @@ public struct JSONParser {
     private mutating func object(depth: Int) throws(Error) -> JSONValue {
         guard depth <= maximumDepth else { throw fail("nesting deeper than \(maximumDepth)") }
         index += 1
-        var members: [String: JSONValue] = [:]
+        // Room for a job envelope's fields up front: growing a dictionary rehashes every member.
+        var members = [String: JSONValue](minimumCapacity: 12)
         skipWhiteSpace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1

@@ -36,6 +36,13 @@ public final class CachingLicenseStore: LicenseStore {
             assetID = r.assetID
             keyPeriod = r.keyPeriod
         }
+
+        /// The asset ID hashed as one block, not byte by byte (every job of a batch is looked up).
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(tenant)
+            assetID.withUnsafeBytes { hasher.combine(bytes: $0) }
+            hasher.combine(keyPeriod)
+        }
     }
 
     /// Reads served from the cache, and reads sent to the store, since start.

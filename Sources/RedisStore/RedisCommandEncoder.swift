@@ -1,0 +1,141 @@
+/// A command's arguments written straight into their wire form, RESP bulk strings
+/// (`$<length>\r\n<bytes>\r\n`), in one growing buffer.
+///
+/// Why: a lease script call has two dozen arguments per job; building each as its own array and
+/// letting hiredis format them again cost more CPU than Redis spent running the script. Hot paths
+/// write keys and numbers here directly; ``RedisArgument`` arrays go through the same encoder.
+public struct RedisCommandEncoder: Sendable {
+    /// The bulk strings written so far, without the array header (`*<count>\r\n`).
+    private(set) var bytes: [UInt8] = []
+    /// How many arguments were written.
+    private(set) var count = 0
+
+    public init(capacity: Int = 128) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// Starts a script call's arguments: the key count, then the caller writes the keys and the
+    /// arguments in order.
+    public static func script(keyCount: Int, capacity: Int = 512) -> RedisCommandEncoder {
+        var encoder = RedisCommandEncoder(capacity: capacity)
+        encoder.append(keyCount)
+        return encoder
+    }
+
+    public mutating func append(_ argument: RedisArgument) {
+        append(bytes: argument.bytes)
+    }
+
+    public mutating func append(bytes content: [UInt8]) {
+        header(length: content.count)
+        bytes.append(contentsOf: content)
+        trailer()
+    }
+
+    public mutating func append(_ string: String) {
+        var string = string
+        string.withUTF8 { utf8 in
+            header(length: utf8.count)
+            bytes.append(contentsOf: utf8)
+        }
+        trailer()
+    }
+
+    /// A key made of a shared prefix (an account's hash tag) and a fixed suffix, with no
+    /// intermediate string.
+    public mutating func append(_ prefix: [UInt8], _ suffix: StaticString) {
+        suffix.withUTF8Buffer { utf8 in
+            header(length: prefix.count + utf8.count)
+            bytes.append(contentsOf: prefix)
+            bytes.append(contentsOf: utf8)
+        }
+        trailer()
+    }
+
+    /// A key made of a prefix, a fixed middle and a variable tail (e.g. `...:req:<request ID>`).
+    public mutating func append(_ prefix: [UInt8], _ middle: StaticString, _ tail: String) {
+        var tail = tail
+        middle.withUTF8Buffer { middle in
+            tail.withUTF8 { tail in
+                header(length: prefix.count + middle.count + tail.count)
+                bytes.append(contentsOf: prefix)
+                bytes.append(contentsOf: middle)
+                bytes.append(contentsOf: tail)
+            }
+        }
+        trailer()
+    }
+
+    /// An integer in decimal, as Redis reads numbers (any value an `Int64` holds).
+    public mutating func append<Integer: BinaryInteger>(_ value: Integer) {
+        let value = Int64(value)
+        header(length: Self.decimalLength(value))
+        writeDecimal(value)
+        trailer()
+    }
+
+    /// Bytes as lower-case hex digits, the form the data model uses for device and asset IDs.
+    public mutating func append(hex content: [UInt8]) {
+        header(length: 2 * content.count)
+        let digits: StaticString = "0123456789abcdef"
+        digits.withUTF8Buffer { digits in
+            for byte in content {
+                bytes.append(digits[Int(byte >> 4)])
+                bytes.append(digits[Int(byte & 0x0f)])
+            }
+        }
+        trailer()
+    }
+
+    /// Writes the whole command: the array header, then `prefix` arguments (already encoded,
+    /// e.g. `EVALSHA <sha>`), then these arguments.
+    func write(into output: inout [UInt8], prefixCount: Int = 0, prefix: [UInt8] = []) {
+        output.append(UInt8(ascii: "*"))
+        Self.writeDecimal(Int64(count + prefixCount), into: &output)
+        output.append(contentsOf: [0x0d, 0x0a])
+        output.append(contentsOf: prefix)
+        output.append(contentsOf: bytes)
+    }
+
+    private mutating func header(length: Int) {
+        count += 1
+        bytes.append(UInt8(ascii: "$"))
+        writeDecimal(Int64(length))
+        bytes.append(0x0d)
+        bytes.append(0x0a)
+    }
+
+    private mutating func trailer() {
+        bytes.append(0x0d)
+        bytes.append(0x0a)
+    }
+
+    private mutating func writeDecimal(_ value: Int64) {
+        Self.writeDecimal(value, into: &bytes)
+    }
+
+    static func writeDecimal(_ value: Int64, into output: inout [UInt8]) {
+        if value < 0 { output.append(UInt8(ascii: "-")) }
+        // Magnitude as UInt64, so Int64.min is written correctly.
+        var magnitude = value.magnitude
+        let length = decimalLength(value) - (value < 0 ? 1 : 0)
+        let start = output.count
+        output.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: length))
+        var index = start + length - 1
+        repeat {
+            output[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            magnitude /= 10
+            index -= 1
+        } while magnitude > 0
+    }
+
+    static func decimalLength(_ value: Int64) -> Int {
+        var magnitude = value.magnitude
+        var digits = 1
+        while magnitude >= 10 {
+            magnitude /= 10
+            digits += 1
+        }
+        return digits + (value < 0 ? 1 : 0)
+    }
+}
