@@ -57,10 +57,11 @@ public final class RedisServerProcess: @unchecked Sendable {
         process.map(\.processIdentifier)
     }
 
-    /// A client configuration pointing at this server.
+    /// A client configuration pointing at this server. Timeouts far beyond any stall of a loaded CI
+    /// host, so a slow moment never fails a command; a test about timeouts sets its own.
     public func configuration(poolSize: Int = 2) -> RedisClientConfiguration {
         RedisClientConfiguration(
-            host: "127.0.0.1", port: port, connectTimeout: .milliseconds(500), commandTimeout: .seconds(2),
+            host: "127.0.0.1", port: port, connectTimeout: .seconds(10), commandTimeout: .seconds(30),
             poolSize: poolSize, reconnectBackoff: .init(base: .milliseconds(10), cap: .milliseconds(100)))
     }
 

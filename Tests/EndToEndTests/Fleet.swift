@@ -5,7 +5,7 @@ import Kafka
 import KSMService
 import KSMTestSupport
 import Licensing
-import RedisStore
+@testable import RedisStore
 
 /// A real fleet on loopback: redis-server, `ksm broker`, the demo catalogue seeded with `ksm admin`,
 /// and `ksm serve` workers, all separate processes of the real binary.
@@ -78,6 +78,23 @@ final class Fleet: @unchecked Sendable {
     func store() throws -> RedisLicenseStore {
         RedisLicenseStore(client: try RedisClient(configuration: redis.configuration()))
     }
+
+    /// Ends a live lease slot now, as if its lease had run out: its expiry (the score in the
+    /// account's slot ZSET) moves a second into the past. Tests grant long leases, so no slot lapses
+    /// by itself while a stalled CI host is slow between two requests; this makes the lapse happen
+    /// exactly where the test wants it. `ZADD XX CH` touches only an existing member and answers 1
+    /// when it changed the score.
+    func expireSlot(tenant: String, account: String, sessionID: UInt64) async throws {
+        let store = try store()
+        let (t, a) = (try StoreIdentifier(tenant), try StoreIdentifier(account))
+        let now = LicenseProcessor.currentTimeMilliseconds()
+        guard let slot = try await store.listSlots(tenant: t, account: a, nowMilliseconds: now).first(where: { $0.sessionID == sessionID }) else {
+            throw ProcessFailure(description: "\(tenant)/\(account) holds no live slot of session \(sessionID)")
+        }
+        let member = LeaseSlot.member(deviceID: slot.deviceID, sessionID: slot.sessionID)
+        let changed = try await store.client.send(["ZADD", RedisKeys.slots(t, account: a), "XX", "CH", RedisArgument(now - 1_000), RedisArgument(member)])
+        guard changed == .integer(1) else { throw ProcessFailure(description: "ZADD XX CH of slot \(member) answered \(changed)") }
+    }
 }
 
 /// Sends single jobs through Kafka and waits for their replies, as a platform edge would.
@@ -144,8 +161,10 @@ final class FleetClient: @unchecked Sendable {
 
     func reply(_ id: String, timeout: Duration = .seconds(30)) async throws -> LicenseReply {
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        while true {
             if let reply = lock.withLock({ replies[id] }) { return reply }
+            // Checked once more after the deadline: a sleep that overran it cannot skip the last look.
+            guard ContinuousClock.now < deadline else { break }
             try await Task.sleep(for: .milliseconds(20))
         }
         throw ProcessFailure(description: "no reply for \(id) within \(timeout)")

@@ -116,11 +116,12 @@ extension FleetTests {
         let url = try #require(URL(string: "http://127.0.0.1:\(port)/metrics"))
         let deadline = ContinuousClock.now + .seconds(10)
         var text = ""
-        while ContinuousClock.now < deadline {
+        while true {
             if let (data, _) = try? await URLSession.shared.data(from: url) {
                 text = String(decoding: data, as: UTF8.self)
                 if condition(text) { return text }
             }
+            guard ContinuousClock.now < deadline else { break }
             try await Task.sleep(for: .milliseconds(100))
         }
         return text

@@ -52,9 +52,9 @@ import Testing
 
     @Test("The per-account stream limit holds, a renewal extends the slot, and expiry frees it")
     func streamLimitRenewalAndExpiry() async throws {
-        // Leases long enough that the first three requests always fit inside A's lease on a slow,
-        // shared CI host (3 s was not always enough); B's expiry is then awaited from its own reply.
-        let fleet = try await Fleet(maxStreams: 2, leaseSeconds: 8)
+        // Leases far longer than any stall of a slow, shared CI host, so no slot lapses by itself
+        // between two requests (3 s, then 8 s, were not always enough); B's lapse is made by hand below.
+        let fleet = try await Fleet(maxStreams: 2, leaseSeconds: 120)
         try await fleet.startWorker()
         let client = try await FleetClient(fleet: fleet)
         let a = SimulatedDevice(trust: client.trust), b = SimulatedDevice(trust: client.trust), c = SimulatedDevice(trust: client.trust)
@@ -82,13 +82,16 @@ import Testing
         let (again, _) = try await client.request(id: "lim-c1", account: "family", device: c, session: 3)
         #expect(again.status == .tooManyStreams)
 
-        // B's slot expires (never renewed) and frees room for C.
+        // B's slot expires (never renewed; its expiry moved into the past in Redis) and frees room for C.
         let store = try fleet.store()
         let now = LicenseProcessor.currentTimeMilliseconds()
         #expect(try await store.listSlots(tenant: try StoreIdentifier("demo"), account: try StoreIdentifier("family"), nowMilliseconds: now).count == 2)
-        let bExpires = second.leaseExpiresAt ?? (LicenseProcessor.currentTimeMilliseconds() + 8_000)
-        try await Task.sleep(for: .milliseconds(max(0, bExpires - LicenseProcessor.currentTimeMilliseconds()) + 300))
-        let (fourth, _) = try await client.request(id: "lim-c2", account: "family", device: c, session: 3)
+        let (stillFull, _) = try await client.request(id: "lim-c2", account: "family", device: c, session: 3)
+        #expect(stillFull.status == .tooManyStreams, "\(stillFull.reason)")
+        try await fleet.expireSlot(tenant: "demo", account: "family", sessionID: 2)
+        let left = try await store.listSlots(tenant: try StoreIdentifier("demo"), account: try StoreIdentifier("family"), nowMilliseconds: LicenseProcessor.currentTimeMilliseconds())
+        #expect(left.map(\.sessionID) == [1], "only A's slot is live")
+        let (fourth, _) = try await client.request(id: "lim-c3", account: "family", device: c, session: 3)
         #expect(fourth.status == .ok, "\(fourth.reason)")
         await client.close()
     }

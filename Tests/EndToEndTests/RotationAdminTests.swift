@@ -1,4 +1,5 @@
 import Foundation
+import KSMService
 import KSMTestSupport
 import Licensing
 import RedisStore
@@ -18,21 +19,29 @@ struct RotationAdminTests {
         let server = try await RedisServerProcess()
         defer { server.stop() }
         let url = "redis://127.0.0.1:\(server.port)"
+        // Each command reads the wall clock once, somewhere between these readings: the bounds hold
+        // however long a loaded CI host stalls either process.
+        let beforePut = LicenseProcessor.currentTimeMilliseconds()
         _ = try admin(["put-rotation", "--redis-url", url, "--tenant", "acme", "--asset", "skd://acme/live-1", "--next-asset", "skd://acme/live-2",
                        "--next-period", "p2", "--boundary", "+90s", "--keys", "2"])
+        let afterPut = LicenseProcessor.currentTimeMilliseconds()
         let listed = try admin(["rotations", "--redis-url", url])
+        let afterList = LicenseProcessor.currentTimeMilliseconds()
         let rows = try #require((listed.json as? [String: Any])?["rotations"] as? [[String: Any]])
         try #require(rows.count == 1)
         #expect(rows[0]["asset"] as? String == "skd://acme/live-1")
         #expect(rows[0]["next-asset"] as? String == "skd://acme/live-2")
         #expect(rows[0]["next-period"] as? String == "p2")
         #expect(rows[0]["keys"] as? Int == 2)
-        let seconds = try #require(rows[0]["seconds-to-boundary"] as? Int)
-        #expect((85...90).contains(seconds))
+        // "+90s" is 90 s after put-rotation's clock; seconds-to-boundary counts from rotations' clock.
+        let boundary = Int64(try #require(rows[0]["boundary"] as? Int))
+        #expect(boundary >= beforePut + 90_000 && boundary <= afterPut + 90_000, "boundary \(boundary), put between \(beforePut) and \(afterPut)")
+        let seconds = Int64(try #require(rows[0]["seconds-to-boundary"] as? Int))
+        #expect(seconds >= (boundary - afterList) / 1000 && seconds <= (boundary - afterPut) / 1000,
+                "\(seconds) s to boundary \(boundary), listed between \(afterPut) and \(afterList)")
         // What a worker's prefetcher reads.
         let store = RedisLicenseStore(client: try RedisClient(configuration: server.configuration()))
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
-        let due = try await store.dueRotations(from: now, through: now + 120_000)
+        let due = try await store.dueRotations(from: beforePut, through: afterPut + 120_000)
         #expect(due.map(\.nextAssetID) == [Array("skd://acme/live-2".utf8)])
 
         let bad = try KSMBinary.run(["admin", "put-rotation", "--redis-url", url, "--tenant", "acme", "--asset", "a", "--boundary", "tomorrow"])

@@ -59,9 +59,9 @@ final class RunningProcess: @unchecked Sendable {
     /// Waits for the first stdout line, e.g. `ksm broker`'s bootstrap servers.
     func firstLine(timeout: Duration = .seconds(20)) async throws -> String {
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        while true {
             if let line = lines.first { return line }
-            guard process.isRunning else { break }
+            guard process.isRunning, ContinuousClock.now < deadline else { break }
             try await Task.sleep(for: .milliseconds(20))
         }
         throw ProcessFailure(description: "\(name) printed no line; stderr:\n\(stderr.suffix(2000))")
@@ -76,9 +76,9 @@ final class RunningProcess: @unchecked Sendable {
     /// Waits until a stdout line at index `from` or later satisfies `matches`; returns it.
     func waitForLine(from: Int = 0, timeout: Duration = .seconds(20), _ matches: (String) -> Bool) async throws -> String {
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        while true {
             if let line = lines.dropFirst(from).first(where: matches) { return line }
-            guard process.isRunning else { break }
+            guard process.isRunning, ContinuousClock.now < deadline else { break }
             try await Task.sleep(for: .milliseconds(20))
         }
         throw ProcessFailure(description: "\(name) printed no matching line; stdout: \(lines.suffix(5)) stderr:\n\(stderr.suffix(2000))")
@@ -87,9 +87,9 @@ final class RunningProcess: @unchecked Sendable {
     /// Waits until stderr contains `text`.
     func waitForLog(_ text: String, timeout: Duration = .seconds(30)) async throws {
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        while true {
             if stderr.contains(text) { return }
-            guard process.isRunning else { break }
+            guard process.isRunning, ContinuousClock.now < deadline else { break }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw ProcessFailure(description: "\(name) never logged \"\(text)\"; stderr:\n\(stderr.suffix(3000))")

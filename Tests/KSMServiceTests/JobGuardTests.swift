@@ -136,11 +136,16 @@ struct GuardSettingsCacheTests {
         defer { server.stop() }
         let redis = RedisLicenseStore(client: try RedisClient(configuration: server.configuration()))
         try await world.seed(redis)
+        // Times that no stall of a loaded CI host can outlast: the settings cache stays fresh (a stale
+        // one would count the second batch) and the Redis counters, kept twice the window on the real
+        // clock, stay until read. The processor's `now` still moves on the test's own clock.
+        let window: Int64 = 600_000
+        let guards = JobGuards(store: redis, rateWindowMilliseconds: window, settingsCache: GuardSettingsCache(timeToLive: .seconds(600)))
         let processor = LicenseProcessor(keyServer: try world.keyServer(), store: redis, keyring: world.keyring, pool: sharedPool, logger: quietLogger,
-                                         guards: JobGuards(store: redis))
+                                         guards: guards)
         let client = try RedisClient(configuration: server.configuration())
         func count(at now: Int64) async throws -> Int64? {
-            try await client.send(["GET", RedisArgument("fps:{t:acme:a:alice}:rate:\(now / 1000)")]).string.flatMap { Int64($0) }
+            try await client.send(["GET", RedisArgument("fps:{t:acme:a:alice}:rate:\(now / window)")]).string.flatMap { Int64($0) }
         }
         let warm = try (0..<3).map { n in try World.job("warm-\(n)", device: world.deviceA, World.options(World.hdAsset)).job }
         // The first batch does not know acme's settings yet: it counts.
@@ -153,9 +158,9 @@ struct GuardSettingsCacheTests {
         // An operator sets a limit of 1: the next batch is counted and limited at once.
         try await redis.putGuardSettings(GuardSettings(rateLimit: 1), tenant: id("acme"))
         let flood = try (0..<3).map { n in try World.job("after-\(n)", device: world.deviceA, World.options(World.hdAsset)).job }
-        let window = t0 + 3_600_000
-        #expect(await processor.process(flood, now: window).map(\.status) == [.ok, .rateLimited, .rateLimited])
-        #expect(try await count(at: window) == 3)
+        let later = t0 + 6 * window  // a fresh window
+        #expect(await processor.process(flood, now: later).map(\.status) == [.ok, .rateLimited, .rateLimited])
+        #expect(try await count(at: later) == 3)
     }
 }
 

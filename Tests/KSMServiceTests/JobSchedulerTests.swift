@@ -144,7 +144,8 @@ struct JobSchedulerTests {
         let elapsed = ContinuousClock.now - start
         #expect(drained == 30_000)
         // Linear work takes well under a second even in a debug build; a copy per job takes minutes.
-        #expect(elapsed < .seconds(10), "took \(elapsed)")
+        // The bound leaves room for a loaded CI host that stalls the test for many seconds.
+        #expect(elapsed < .seconds(60), "took \(elapsed)")
     }
 
     @Test("a payload that is not a job is scheduled (as a new session) and keeps its decoding error")

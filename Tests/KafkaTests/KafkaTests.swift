@@ -78,7 +78,7 @@ struct KafkaTests {
     func batchSendReportsEachRecord() async throws {
         try await withCluster { cluster in
             try cluster.createTopic("one", partitions: 1)
-            let producer = try makeProducer(cluster, extra: ["message.timeout.ms": "2000"])
+            let producer = try makeProducer(cluster)
             let records = (0..<200).map { KafkaProducer.Record(topic: "one", key: bytes("k"), value: bytes("v\($0)"), headers: [("i", bytes("\($0)"))]) }
             let results = await producer.send(records)
             #expect(results.count == 200)
@@ -143,7 +143,7 @@ struct KafkaTests {
             // Second member of the same group: gets exactly the unprocessed ones, nothing processed again.
             let second = try makeConsumer(cluster, group: "g-restart", topics: ["work"])
             let secondLog = EventLog(second)
-            try await eventually("four redelivered messages") { secondLog.messages.count >= 4 }
+            try await eventually("four redelivered messages", timeout: .seconds(60)) { secondLog.messages.count >= 4 }
             try await Task.sleep(for: .milliseconds(300))
             #expect(secondLog.messages.map(\.offset) == [6, 7, 8, 9])
             #expect(secondLog.messages.map { text($0.value)! } == ["6", "7", "8", "9"])
@@ -155,7 +155,7 @@ struct KafkaTests {
             _ = try await producer.send(topic: "work", key: nil, value: bytes("10"))
             let third = try makeConsumer(cluster, group: "g-restart", topics: ["work"]) { $0.autoCommitInterval = nil }
             let thirdLog = EventLog(third)
-            try await eventually("the new message") { thirdLog.messages.count >= 1 }
+            try await eventually("the new message", timeout: .seconds(60)) { thirdLog.messages.count >= 1 }
             #expect(thirdLog.messages.map(\.offset) == [10])
             await third.close()
             await producer.close()
@@ -198,7 +198,7 @@ struct KafkaTests {
 
             let b = try makeConsumer(cluster, group: "g-split", topics: ["split"])
             let bLog = EventLog(b)
-            try await eventually("b gets a share", timeout: .seconds(20)) {
+            try await eventually("b gets a share", timeout: .seconds(60)) {
                 !bLog.assignedPartitions.isEmpty && aLog.assignedPartitions.union(bLog.assignedPartitions) == all
             }
             #expect(aLog.assignedPartitions.isDisjoint(with: bLog.assignedPartitions))
@@ -212,7 +212,7 @@ struct KafkaTests {
             await b.close()
             await bLog.waitForEnd()
             #expect(!bLog.log.withLock { $0.revoked }.isEmpty)
-            try await eventually("a owns all partitions again", timeout: .seconds(20)) { aLog.assignedPartitions == all }
+            try await eventually("a owns all partitions again", timeout: .seconds(60)) { aLog.assignedPartitions == all }
             for i in 0..<40 {
                 _ = try await producer.send(topic: "split", key: bytes("after-\(i)"), value: bytes("after"))
             }
@@ -338,7 +338,7 @@ struct KafkaTests {
             let log = EventLog(consumer)
             try await eventually("the job") { log.messages.count == 1 }
             // The "worker" never stores the offset: the poll thread reports it once.
-            try await eventually("a stall report", timeout: .seconds(5)) { !stalls.withLock { $0 }.isEmpty }
+            try await eventually("a stall report") { !stalls.withLock { $0 }.isEmpty }
             let stall = try #require(stalls.withLock { $0.first })
             #expect(stall.outstanding == [TopicPartition(topic: "stall", partition: 0): 1])
             #expect(stall.stalledFor >= .milliseconds(300))
@@ -387,7 +387,7 @@ struct KafkaTests {
             let consumer = try makeConsumer(cluster, group: "g-early", topics: ["early"])
             let start = ContinuousClock.now
             await consumer.close()
-            #expect(ContinuousClock.now - start < .seconds(12))
+            #expect(ContinuousClock.now - start < .seconds(60))
             #expect(throws: KafkaError.self) { try consumer.storeOffset(topic: "early", partition: 0, offset: 0) }
             var iterator = consumer.events.makeAsyncIterator()
             while let event = await iterator.next() {

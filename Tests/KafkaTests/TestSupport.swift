@@ -13,8 +13,11 @@ enum Fast {
         "message.timeout.ms": "30000",
     ]
     static let consumer: [String: String] = [
-        // The mock group coordinator waits session.timeout.ms - 1 s for members to rejoin.
-        "session.timeout.ms": "2500",
+        // Long enough that a stalled host (heartbeats late by seconds) never gets a live member
+        // evicted, which would rebalance and redeliver. The cost: the mock group coordinator waits
+        // session.timeout.ms - 1 s for members to rejoin when one joins or leaves a running group,
+        // so waits after such a rebalance allow a minute.
+        "session.timeout.ms": "10000",
         "heartbeat.interval.ms": "100",
         "fetch.wait.max.ms": "20",
         "fetch.error.backoff.ms": "50",
@@ -54,13 +57,16 @@ struct TimedOut: Error, CustomStringConvertible {
     var description: String
 }
 
-/// Polls `condition` every 20 ms until it holds or `timeout` passes.
+/// Polls `condition` every 20 ms until it holds or `timeout` passes. The condition is checked once
+/// more after the deadline, so a sleep that overran it (a stalled host) cannot skip the last look.
+/// The timeout only bounds how long a failing test waits: generous, for a loaded CI machine.
 func eventually(
-    _ what: String, timeout: Duration = .seconds(15), _ condition: () throws -> Bool
+    _ what: String, timeout: Duration = .seconds(30), _ condition: () throws -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
+    while true {
         if try condition() { return }
+        guard ContinuousClock.now < deadline else { break }
         try await Task.sleep(for: .milliseconds(20))
     }
     throw TimedOut(description: "timed out waiting for \(what)")
