@@ -1,7 +1,7 @@
 import FairPlay
 import FairPlayDevice
 import Foundation
-import KSMService
+@testable import KSMService
 import Licensing
 import Testing
 
@@ -37,6 +37,28 @@ struct CryptoPoolTests {
         pool.shutdown()
         pool.shutdown()
         #expect(await pool.map([1, 2, 3]) { $0 * 2 } == [2, 4, 6])
+    }
+
+    @Test("Threads of a pool that shut down are reused by the next pool; none exits, so none tears down mid-run")
+    func threadsAreReusedNotExited() async throws {
+        let reservoir = CryptoThreadReservoir()
+        for round in 0..<30 {
+            let pool = CryptoPool(threadCount: 2, name: "reuse", reservoir: reservoir)
+            #expect(await pool.map(Array(0..<20)) { $0 + round } == (0..<20).map { $0 + round })
+            pool.shutdown()
+            // Both threads park again once they see the shutdown.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while reservoir.parked < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(reservoir.parked == 2)
+        }
+        #expect(reservoir.started == 2, "30 pools in turn ran on the same two threads")
+        // Two pools at once need four threads; afterwards all four are parked.
+        let a = CryptoPool(threadCount: 2, name: "a", reservoir: reservoir), b = CryptoPool(threadCount: 2, name: "b", reservoir: reservoir)
+        let (first, second) = (await a.map([1]) { $0 }, await b.map([2]) { $0 })
+        #expect(first == [1] && second == [2])
+        a.shutdown()
+        b.shutdown()
+        #expect(reservoir.started == 4)
     }
 
     /// Opens the same SPCs with one thread and with one per core, and reports the throughput.

@@ -10,37 +10,29 @@ import Synchronization
 /// shared index until none is left (dynamic balancing, one continuation per batch, not per item).
 ///
 /// `Sendable`: the queue is a `Mutex`-protected array plus a counting semaphore; threads only share
-/// the queue object. Call ``shutdown()`` (or release the pool) to stop the threads once queued work
-/// is done; work submitted after shutdown runs on the caller's task instead, so nothing is lost.
+/// the queue object. Call ``shutdown()`` (or release the pool) to hand the threads back once queued
+/// work is done (they park in ``CryptoThreadReservoir``, never exit); work submitted after shutdown
+/// runs on the caller's task instead, so nothing is lost.
 public final class CryptoPool: Sendable {
     /// How many threads the pool runs.
     public let threadCount: Int
     private let queue: WorkQueue
 
-    /// Starts `threadCount` threads named "<name>-<n>" (the last 15 bytes on Linux). Default: the
+    /// Runs on `threadCount` threads named "<name>-<n>" (the last 15 bytes on Linux), borrowed from
+    /// the process's ``CryptoThreadReservoir`` (started on first need, never exiting). Default: the
     /// active processor count.
-    public init(threadCount: Int = ProcessInfo.processInfo.activeProcessorCount, name: String = "ksm-crypto") {
+    public convenience init(threadCount: Int = ProcessInfo.processInfo.activeProcessorCount, name: String = "ksm-crypto") {
+        self.init(threadCount: threadCount, name: name, reservoir: .shared)
+    }
+
+    init(threadCount: Int, name: String, reservoir: CryptoThreadReservoir) {
         let count = max(1, threadCount)
         self.threadCount = count
         self.queue = WorkQueue()
         for index in 0..<count {
             let queue = self.queue
-            // Linux keeps at most 15 bytes of a thread name (and refuses longer ones outright), and
-            // applies a name only when the thread sets its own, so it is set from inside.
             let threadName = String(decoding: Array("\(name)-\(index)".utf8).suffix(15), as: UTF8.self)
-            let thread = Thread {
-                Thread.current.name = threadName
-                #if os(Linux)
-                // Foundation does not always pass the name on to the kernel (seen: one thread of two
-                // kept its creator's name), and profilers and `CPUAccount` group threads by it.
-                // (`pthread_setname_np` is not exported to Swift; the thread's comm file is the same.)
-                try? Data(threadName.utf8).write(to: URL(fileURLWithPath: "/proc/thread-self/comm"))
-                #endif
-                CryptoPool.markCurrentThread()
-                queue.runWorker()
-            }
-            thread.stackSize = 1 << 20
-            thread.start()
+            reservoir.run(name: threadName) { queue.runWorker() }
         }
     }
 
@@ -50,7 +42,7 @@ public final class CryptoPool: Sendable {
 
     private static let threadMarker = "ksm.crypto-pool-thread"
 
-    private static func markCurrentThread() {
+    static func markCurrentThread() {
         Thread.current.threadDictionary[threadMarker] = true
     }
 
@@ -59,7 +51,7 @@ public final class CryptoPool: Sendable {
         Thread.current.threadDictionary[threadMarker] as? Bool ?? false
     }
 
-    /// Stops the threads after the work already queued. Idempotent.
+    /// Hands the threads back to the reservoir after the work already queued. Idempotent.
     public func shutdown() {
         queue.shutdown(threads: threadCount)
     }
