@@ -66,8 +66,9 @@ public struct RedisCommandEncoder: Sendable {
         trailer()
     }
 
-    /// An integer in decimal, as Redis reads numbers (any value an `Int64` holds).
-    public mutating func append<Integer: BinaryInteger>(_ value: Integer) {
+    /// An integer in decimal, as Redis reads numbers. Signed types of at most 64 bits only, so the
+    /// conversion below cannot trap (a `UInt64` above `Int64.max` would).
+    public mutating func append<Integer: SignedInteger & FixedWidthInteger>(_ value: Integer) {
         let value = Int64(value)
         header(length: Self.decimalLength(value))
         writeDecimal(value)

@@ -13,11 +13,11 @@ enum Fast {
         "message.timeout.ms": "30000",
     ]
     static let consumer: [String: String] = [
-        // Long enough that a stalled host (heartbeats late by seconds) never gets a live member
+        // Long enough that a stalled host (heartbeats late by seconds) does not get a live member
         // evicted, which would rebalance and redeliver. The cost: the mock group coordinator waits
-        // session.timeout.ms - 1 s for members to rejoin when one joins or leaves a running group,
-        // so waits after such a rebalance allow a minute.
-        "session.timeout.ms": "10000",
+        // session.timeout.ms - 1 s for members to (re)join whenever the group changes, so every
+        // wait for an assignment allows a minute (`eventually`'s default).
+        "session.timeout.ms": "6000",
         "heartbeat.interval.ms": "100",
         "fetch.wait.max.ms": "20",
         "fetch.error.backoff.ms": "50",
@@ -61,7 +61,7 @@ struct TimedOut: Error, CustomStringConvertible {
 /// more after the deadline, so a sleep that overran it (a stalled host) cannot skip the last look.
 /// The timeout only bounds how long a failing test waits: generous, for a loaded CI machine.
 func eventually(
-    _ what: String, timeout: Duration = .seconds(30), _ condition: () throws -> Bool
+    _ what: String, timeout: Duration = .seconds(60), _ condition: () throws -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + timeout
     while true {

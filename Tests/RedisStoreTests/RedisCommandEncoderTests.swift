@@ -56,4 +56,48 @@ struct RedisCommandEncoderTests {
         command.writeEval(into: &eval)
         #expect(String(decoding: eval, as: UTF8.self).hasPrefix("*5\r\n$4\r\nEVAL\r\n"))
     }
+
+    /// The lease script's arguments as the store built them before they were written directly:
+    /// one `RedisArgument` each, through `evalScript(keys:arguments:)`.
+    private func argumentList(_ r: LeaseRequest) -> RedisCommand {
+        var arguments: [RedisArgument] = [
+            RedisArgument(r.nowMilliseconds), RedisArgument(r.slotMember), RedisArgument(r.expiresAtMilliseconds),
+            RedisArgument(r.maxConcurrentStreams), RedisArgument(leaseIdempotencyWindowMilliseconds),
+            RedisArgument(r.slot == .none ? "n" : r.slot == .hold ? "h" : "a"), RedisArgument(r.endOldestWhenFull ? "1" : "0"),
+            RedisArgument(r.deviceLimit.map { String($0) } ?? ""), RedisArgument(HexEncoding.encode(r.deviceID)),
+            RedisArgument(r.rentalAssetID.map { HexEncoding.encode($0) } ?? ""), RedisArgument(r.offlineRecords.count),
+        ]
+        for record in r.offlineRecords {
+            arguments.append(RedisArgument(HexEncoding.encode(record.streamID)))
+            arguments.append(RedisArgument(record.jsonBytes()))
+        }
+        arguments.append(RedisArgument(r.invalidatedStreamIDs.count))
+        arguments += r.invalidatedStreamIDs.map { RedisArgument(HexEncoding.encode($0)) }
+        arguments.append(RedisArgument(RedisLicenseStore.accountRecordRetentionMilliseconds))
+        let (t, a) = (r.tenant, r.account)
+        return RedisCommand.evalScript(
+            RedisLicenseStore.leaseScript,
+            keys: [RedisKeys.slots(t, account: a), RedisKeys.leaseRequest(t, account: a, requestID: r.requestID),
+                   RedisKeys.slotStarts(t, account: a), RedisKeys.endedSlots(t, account: a), RedisKeys.devices(t, account: a),
+                   RedisKeys.rentals(t, account: a), RedisKeys.offline(t, account: a), RedisKeys.invalidated(t, account: a)],
+            arguments: arguments)
+    }
+
+    @Test("The lease script call written directly is byte for byte the argument list it replaced", arguments: 0..<4)
+    func leaseCommandMatchesTheArgumentList(shape: Int) throws {
+        let record = OfflineLicenseRecord(streamID: [UInt8](repeating: 0xa5, count: 16), titleID: nil, assetID: "skd://movie",
+                                          deviceID: [1, 2, 3], issuedAt: 1_763_790_000_000, storageSeconds: 86_400, playbackSeconds: 3_600)
+        let request = LeaseRequest(
+            requestID: try StoreIdentifier("job-\(shape)"), tenant: try StoreIdentifier("acme"), account: try StoreIdentifier("family-9"),
+            deviceID: [0x00, 0xff, 0x10, 0x7e], sessionID: shape == 0 ? 0 : .max, maxConcurrentStreams: shape,
+            leaseDurationSeconds: shape == 3 ? 0 : 300, nowMilliseconds: shape == 2 ? 0 : 1_763_790_123_456,
+            slot: [.acquireOrRenew, .hold, .none, .acquireOrRenew][shape], endOldestWhenFull: shape.isMultiple(of: 2),
+            deviceLimit: [nil, 3, 0, -1][shape], rentalAssetID: [nil, [], [0xde, 0xad], nil][shape],
+            offlineRecords: shape == 1 ? [record, record] : [], invalidatedStreamIDs: shape == 3 ? [[1], [0xff, 0]] : [])
+        // The encoded key count, keys and arguments (the EVALSHA/EVAL prefix depends on whether
+        // another test loaded the shared script meanwhile; `scripts()` covers it).
+        let direct = RedisLicenseStore.leaseCommand(request).arguments, listed = argumentList(request).arguments
+        #expect(direct.count == listed.count && direct.count >= 21)
+        #expect(direct.bytes == listed.bytes)
+    }
 }

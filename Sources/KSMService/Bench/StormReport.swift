@@ -36,7 +36,9 @@ public struct StormReport: Codable, Sendable {
     public var timeline: [Bucket]
     /// CPU microseconds per job during the storm, by component (``CPUAccount``): the workers, this
     /// process's crypto pool, Swift threads and librdkafka threads (client and mock broker), and
-    /// redis-server. Nil in figures saved before it existed.
+    /// redis-server. `workers/crypto`, `workers/swift` and `workers/kafka-client` split `workers` by
+    /// thread and are not part of `total` (sum the components without them). Nil in figures saved
+    /// before it existed.
     public var cpuMicrosecondsPerJob: [String: Double]?
     /// CPU time over the cores' time during the storm: below 1, cores were idle or taken by the host.
     public var cpuUtilization: Double?

@@ -25,10 +25,14 @@ public struct LicenseReply: Sendable, Hashable {
     public var rule: String
     /// For a retriable refusal: when to ask again, in milliseconds (jittered by the worker).
     public var retryAfterMilliseconds: Int64?
-    /// Set on a duplicate: the exact bytes stored when this job was first answered.
-    /// ``jsonBytes()`` returns them verbatim, so every copy of an answer is byte-identical
-    /// (a CKC rebuilt would differ: fresh random IVs). The worker marks it `ksm-duplicate: 1`.
+    /// The exact bytes kept for this answer: on a duplicate, the bytes stored when the job was first
+    /// answered; on a first answer, the bytes this worker just stored (so they are not written twice).
+    /// ``jsonBytes()`` returns them verbatim, so every copy of an answer is byte-identical (a CKC
+    /// rebuilt would differ: fresh random IVs). Once set, the other fields must not change.
     public var storedJSON: [UInt8]?
+    /// True when this answer repeats bytes stored for an earlier delivery of the job (a redelivered
+    /// job); the worker marks it `ksm-duplicate: 1`.
+    public var isDuplicate = false
 
     public init(
         id: String, status: KSMStatus, reason: String, ckc: [UInt8]? = nil, leaseExpiresAt: Int64? = nil,
@@ -58,15 +62,13 @@ public struct LicenseReply: Sendable, Hashable {
     /// True when the same job may succeed if sent again later.
     public var isRetriable: Bool { status.isRetriable }
 
-    /// True when this reply repeats stored bytes (a redelivered job), see ``storedJSON``.
-    public var isDuplicate: Bool { storedJSON != nil }
-
     /// A duplicate answer: the stored bytes decoded for the caller's bookkeeping, published verbatim.
     /// Nil when the bytes are not a reply (a corrupt record: the job is then answered afresh).
     public init?(duplicate bytes: [UInt8]) {
         guard let decoded = try? LicenseReply(json: bytes) else { return nil }
         self = decoded
         storedJSON = bytes
+        isDuplicate = true
     }
 
     /// The asset ID as text when it is UTF-8 without control characters (the usual `skd://...`),

@@ -121,8 +121,13 @@ extension LicenseProcessor {
             guard earlier.count == stored.count else {
                 throw LicenseStoreError(.backend, "guard store answered \(earlier.count) of \(stored.count) stored replies")
             }
-            for (position, bytes) in zip(positions, earlier) {
-                if let bytes, let first = LicenseReply(duplicate: bytes) { result[position] = first }
+            for (offset, (position, bytes)) in zip(positions, earlier).enumerated() {
+                if let bytes, let first = LicenseReply(duplicate: bytes) {
+                    result[position] = first
+                } else if bytes == nil {
+                    // Ours were kept: publish exactly those bytes, without writing the reply again.
+                    result[position].storedJSON = stored[offset].bytes
+                }
             }
         } catch {
             // Fail closed: an answer that cannot be kept is not published, or a redelivery could

@@ -79,8 +79,9 @@ public struct JSONParser {
     private mutating func object(depth: Int) throws(Error) -> JSONValue {
         guard depth <= maximumDepth else { throw fail("nesting deeper than \(maximumDepth)") }
         index += 1
-        // Room for a job envelope's fields up front: growing a dictionary rehashes every member.
-        var members = [String: JSONValue](minimumCapacity: 12)
+        // Room for a job envelope's fields up front (the top level only): growing a dictionary
+        // rehashes every member.
+        var members = [String: JSONValue](minimumCapacity: depth == 1 ? 12 : 0)
         skipWhiteSpace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
