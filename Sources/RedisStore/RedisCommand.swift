@@ -49,7 +49,7 @@ public struct RedisCommand: Sendable {
             arguments.write(into: &output)
         case .script(let script):
             if let sha = script.sha1 {
-                writeScript(into: &output, command: "EVALSHA", body: sha)
+                arguments.write(into: &output, leading: ("EVALSHA", sha))
             } else {
                 writeEval(into: &output)
             }
@@ -59,13 +59,6 @@ public struct RedisCommand: Sendable {
     /// Appends the command as `EVAL <source>` (a script's NOSCRIPT fallback).
     func writeEval(into output: inout [UInt8]) {
         guard case .script(let script) = kind else { return arguments.write(into: &output) }
-        writeScript(into: &output, command: "EVAL", body: script.source)
-    }
-
-    private func writeScript(into output: inout [UInt8], command: String, body: String) {
-        var prefix = RedisCommandEncoder(capacity: body.utf8.count + 32)
-        prefix.append(command)
-        prefix.append(body)
-        arguments.write(into: &output, prefixCount: 2, prefix: prefix.bytes)
+        arguments.write(into: &output, leading: ("EVAL", script.source))
     }
 }

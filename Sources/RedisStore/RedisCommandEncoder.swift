@@ -1,3 +1,5 @@
+import Licensing
+
 /// A command's arguments written straight into their wire form, RESP bulk strings
 /// (`$<length>\r\n<bytes>\r\n`), in one growing buffer.
 ///
@@ -33,27 +35,13 @@ public struct RedisCommandEncoder: Sendable {
     }
 
     public mutating func append(_ string: String) {
-        var string = string
-        string.withUTF8 { utf8 in
-            header(length: utf8.count)
-            bytes.append(contentsOf: utf8)
-        }
-        trailer()
+        count += 1
+        Self.writeBulk(string, into: &bytes)
     }
 
-    /// A key made of a shared prefix (an account's hash tag) and a fixed suffix, with no
-    /// intermediate string.
-    public mutating func append(_ prefix: [UInt8], _ suffix: StaticString) {
-        suffix.withUTF8Buffer { utf8 in
-            header(length: prefix.count + utf8.count)
-            bytes.append(contentsOf: prefix)
-            bytes.append(contentsOf: utf8)
-        }
-        trailer()
-    }
-
-    /// A key made of a prefix, a fixed middle and a variable tail (e.g. `...:req:<request ID>`).
-    public mutating func append(_ prefix: [UInt8], _ middle: StaticString, _ tail: String) {
+    /// A key made of a shared prefix (an account's hash tag), a fixed part and an optional variable
+    /// tail (e.g. `...:slots`, `...:req:<request ID>`), with no intermediate string.
+    public mutating func append(_ prefix: [UInt8], _ middle: StaticString, _ tail: String = "") {
         var tail = tail
         middle.withUTF8Buffer { middle in
             tail.withUTF8 { tail in
@@ -78,24 +66,32 @@ public struct RedisCommandEncoder: Sendable {
     /// Bytes as lower-case hex digits, the form the data model uses for device and asset IDs.
     public mutating func append(hex content: [UInt8]) {
         header(length: 2 * content.count)
-        let digits: StaticString = "0123456789abcdef"
-        digits.withUTF8Buffer { digits in
-            for byte in content {
-                bytes.append(digits[Int(byte >> 4)])
-                bytes.append(digits[Int(byte & 0x0f)])
-            }
-        }
+        HexEncoding.append(content, to: &bytes)
         trailer()
     }
 
-    /// Writes the whole command: the array header, then `prefix` arguments (already encoded,
-    /// e.g. `EVALSHA <sha>`), then these arguments.
-    func write(into output: inout [UInt8], prefixCount: Int = 0, prefix: [UInt8] = []) {
+    /// Writes the whole command: the array header, then the two `leading` arguments when given
+    /// (`EVALSHA <sha>`, `EVAL <source>`), then these arguments, straight into `output`.
+    func write(into output: inout [UInt8], leading: (String, String)? = nil) {
         output.append(UInt8(ascii: "*"))
-        Self.writeDecimal(Int64(count + prefixCount), into: &output)
+        Self.writeDecimal(Int64(count + (leading == nil ? 0 : 2)), into: &output)
         output.append(contentsOf: [0x0d, 0x0a])
-        output.append(contentsOf: prefix)
+        if let (first, second) = leading {
+            Self.writeBulk(first, into: &output)
+            Self.writeBulk(second, into: &output)
+        }
         output.append(contentsOf: bytes)
+    }
+
+    private static func writeBulk(_ string: String, into output: inout [UInt8]) {
+        var string = string
+        string.withUTF8 { utf8 in
+            output.append(UInt8(ascii: "$"))
+            writeDecimal(Int64(utf8.count), into: &output)
+            output.append(contentsOf: [0x0d, 0x0a])
+            output.append(contentsOf: utf8)
+            output.append(contentsOf: [0x0d, 0x0a])
+        }
     }
 
     private mutating func header(length: Int) {

@@ -25,26 +25,26 @@ public struct CPUAccount: Sendable, Equatable {
     /// Threads that exit between two samples lose their time, so split figures are lower bounds.
     public static func sample(processes: [String: [Int32]] = [:], threadSplit: Set<String> = []) -> CPUAccount {
         var seconds: [String: Double] = [:], detail: [String: Double] = [:]
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        for task in tasks {
-            guard let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8),
-                  let time = cpuSeconds(statPath: "/proc/self/task/\(task)/stat") else { continue }
-            seconds[component(ofThread: name.trimmingCharacters(in: .whitespacesAndNewlines)), default: 0] += time
-        }
+        for (component, time) in threadTimes(process: "self") { seconds[component, default: 0] += time }
         for (name, pids) in processes {
             for pid in pids {
                 if let time = cpuSeconds(statPath: "/proc/\(pid)/stat") { seconds[name, default: 0] += time }
                 guard threadSplit.contains(name) else { continue }
                 // Also by thread, as `<name>/crypto` and so on: what a worker spends beside RSA.
-                let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-                for task in tasks {
-                    guard let thread = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8),
-                          let time = cpuSeconds(statPath: "/proc/\(pid)/task/\(task)/stat") else { continue }
-                    detail["\(name)/\(component(ofThread: thread.trimmingCharacters(in: .whitespacesAndNewlines)))", default: 0] += time
-                }
+                for (component, time) in threadTimes(process: "\(pid)") { detail["\(name)/\(component)", default: 0] += time }
             }
         }
         return CPUAccount(seconds: seconds, detail: detail)
+    }
+
+    /// Each thread of `/proc/<process>` with its component (``component(ofThread:)``) and CPU seconds.
+    private static func threadTimes(process: String) -> [(component: String, seconds: Double)] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process)/task")) ?? []
+        return tasks.compactMap { task in
+            guard let name = try? String(contentsOfFile: "/proc/\(process)/task/\(task)/comm", encoding: .utf8),
+                  let time = cpuSeconds(statPath: "/proc/\(process)/task/\(task)/stat") else { return nil }
+            return (component(ofThread: name.trimmingCharacters(in: .whitespacesAndNewlines)), time)
+        }
     }
 
     /// The component a thread belongs to, by the name it set: `ksm-crypto-N` (the pool), `rdk:mock*`

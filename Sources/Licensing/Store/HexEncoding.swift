@@ -19,6 +19,17 @@ public enum HexEncoding {
         }
     }
 
+    /// Appends the lower-case hex of `bytes` to `output` (Redis commands written in place).
+    public static func append(_ bytes: [UInt8], to output: inout [UInt8]) {
+        output.reserveCapacity(output.count + 2 * bytes.count)
+        digits.withUnsafeBufferPointer { digits in
+            for byte in bytes {
+                output.append(digits[Int(byte >> 4)])
+                output.append(digits[Int(byte & 0x0F)])
+            }
+        }
+    }
+
     /// Lower-case hex of any byte sequence (copied to an array first).
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         encode(Array(bytes))
