@@ -18,8 +18,11 @@ extension RedisLicenseStore {
     /// last wrote it (the device registry: after the last license under a device limit), so accounts
     /// that stop playing do not stay in Redis forever. Returns `LeaseResult.encoded`.
     ///
-    /// Calls are kept few (a renewal makes ten): the live count is only read when a refusal or a
-    /// new slot needs it, and `PEXPIRE` of a key that does not exist is left to be the no-op it is.
+    /// Calls are kept few (a renewal of a live slot makes six): expired slots are only swept when
+    /// the live count is needed (a new slot or a refusal; a renewal treats an expired score as no
+    /// slot), and the slot keys' TTL is only pushed out when `PTTL` says it no longer covers the
+    /// expiry just written, then to twice that need, so most renewals leave it alone. The slot
+    /// keys therefore live at least a minute and at most about twice the lease past the last write.
     /// Times are passed in, never read from the server, so a test clock controls expiry. TTLs are
     /// relative (PEXPIRE/PX), so a skew between the worker's and Redis's clocks cannot delete keys.
     /// Scores stay strings where possible: Lua 5.1 prints large numbers as 1.7e+12.
@@ -34,11 +37,24 @@ extension RedisLicenseStore {
           redis.call('SET', KEYS[2], r, 'PX', ARGV[5])
           return r
         end
-        local gone = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-        if #gone > 0 then
-          redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-          redis.call('HDEL', KEYS[3], unpack(gone))
-          redis.call('SREM', KEYS[4], unpack(gone))
+        local purged = false
+        local function purge()
+          if purged then return end
+          purged = true
+          local gone = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+          if #gone > 0 then
+            redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+            redis.call('HDEL', KEYS[3], unpack(gone))
+            redis.call('SREM', KEYS[4], unpack(gone))
+          end
+        end
+        local function keepSlots(expiry, always)
+          local need = math.max(1, tonumber(expiry) - now) + 60000
+          local ttl = redis.call('PTTL', KEYS[1])
+          if ttl < need then ttl = 2 * need elseif not always then return end
+          redis.call('PEXPIRE', KEYS[1], ttl)
+          redis.call('PEXPIRE', KEYS[3], ttl)
+          redis.call('PEXPIRE', KEYS[4], ttl)
         end
         local register = false
         if ARGV[8] ~= '' and redis.call('SISMEMBER', KEYS[5], ARGV[9]) == 0 then
@@ -48,8 +64,9 @@ extension RedisLicenseStore {
           end
           register = true
         end
-        local function live() return redis.call('ZCARD', KEYS[1]) - redis.call('SCARD', KEYS[4]) end
+        local function live() purge() return redis.call('ZCARD', KEYS[1]) - redis.call('SCARD', KEYS[4]) end
         local current = redis.call('ZSCORE', KEYS[1], member)
+        if current and tonumber(current) <= now then current = nil end
         local ended = current and redis.call('SISMEMBER', KEYS[4], member) == 1
         local result
         if ARGV[6] == 'n' then
@@ -63,12 +80,15 @@ extension RedisLicenseStore {
           local expiry = ARGV[3]
           if tonumber(current) > tonumber(ARGV[3]) then expiry = current end
           redis.call('ZADD', KEYS[1], expiry, member)
+          keepSlots(expiry, false)
           result = 'r:' .. expiry
         elseif live() < limit then
           redis.call('ZADD', KEYS[1], ARGV[3], member)
           redis.call('HSET', KEYS[3], member, ARGV[1])
+          keepSlots(ARGV[3], true)
           result = 'g:' .. ARGV[3]
         elseif ARGV[7] == '1' then
+          purge()
           local all = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
           local best, bestStart, bestExpiry
           for i = 1, #all, 2 do
@@ -85,6 +105,7 @@ extension RedisLicenseStore {
           redis.call('SADD', KEYS[4], best)
           redis.call('ZADD', KEYS[1], ARGV[3], member)
           redis.call('HSET', KEYS[3], member, ARGV[1])
+          keepSlots(ARGV[3], true)
           result = 'g:' .. ARGV[3] .. ':' .. best
         else
           return finish('x:tooManyStreams:' .. live() .. ':' .. ARGV[4])
@@ -109,13 +130,6 @@ extension RedisLicenseStore {
           i = i + 1
         end
         if invalidated > 0 then redis.call('PEXPIRE', KEYS[8], keep) end
-        local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-        if last[2] then
-          local ttl = math.max(1, tonumber(last[2]) - now) + 60000
-          redis.call('PEXPIRE', KEYS[1], ttl)
-          redis.call('PEXPIRE', KEYS[3], ttl)
-          redis.call('PEXPIRE', KEYS[4], ttl)
-        end
         return finish(result)
         """
     )

@@ -29,7 +29,7 @@ struct StormBench: AsyncParsableCommand {
     var redraw: String?
     @Option(parsing: .upToNextOption, help: "Scenarios to run, in order: on, off, on-2 (two worker processes), scheduler-only, cache-only.")
     var scenarios: [String] = ["on", "off", "on-2"]
-    @Option(help: "Extra `ksm serve` flags for every worker, space-separated (e.g. \"--batch-size 128\"), to compare settings.")
+    @Option(help: "Extra `ksm serve` flags for every worker, space-separated (e.g. `--worker-flags=\"--max-batch-size 128\"`), to compare settings.")
     var workerFlags = ""
 
     struct Scenario {
@@ -51,16 +51,22 @@ struct StormBench: AsyncParsableCommand {
         var machine: String
         var jobs: Int
         var inProcessCKCPerSecond: Double
+        /// CPU time per CKC in process (all threads of the bench process while the baseline ran).
+        var inProcessCPUMicrosecondsPerJob: Double?
         var idealDrainSeconds: Double
         var runs: [StormReport]
         /// drain / ideal per run label.
         var drainOverIdeal: [String: Double]
+        /// CPU per job of each run (every process) over CPU per CKC in process: the work the fleet
+        /// adds, a figure that does not move with how much of the host the VM got at the time.
+        var cpuOverInProcess: [String: Double]?
         var smoothingGain: Double?
         var twoWorkersOverOne: Double?
 
         enum CodingKeys: String, CodingKey {
             case machine, jobs, runs
             case inProcessCKCPerSecond = "in_process_ckc_per_second", idealDrainSeconds = "ideal_drain_seconds"
+            case inProcessCPUMicrosecondsPerJob = "in_process_cpu_us_per_job", cpuOverInProcess = "cpu_over_in_process"
             case drainOverIdeal = "drain_over_ideal", smoothingGain = "smoothing_gain_off_over_on", twoWorkersOverOne = "drain_one_over_two_workers"
         }
     }
@@ -110,10 +116,10 @@ struct StormBench: AsyncParsableCommand {
         configuration.viewers = viewers
         configuration.joiners = joiners
         let server = KeyServerModule(credentials: try CredentialStore(test.credentials))
-        let before = try await StormBenchmark(configuration: configuration, catalog: catalog, trust: test.trust, pool: pool, logger: logger)
-        var bench = before
-        let rateBefore = await bench.inProcessRate(server: server, pool: pool)
-        progress("in-process rate \(Int(rateBefore)) CKC/s")
+        let prepared = try await StormBenchmark(configuration: configuration, catalog: catalog, trust: test.trust, pool: pool, logger: logger)
+        var bench = prepared
+        let before = await bench.inProcessRate(server: server, pool: pool)
+        progress("in-process rate \(Int(before.ckcPerSecond)) CKC/s, \(Int(before.cpuMicrosecondsPerJob)) µs CPU per CKC")
 
         var reports: [StormReport] = []
         for (number, scenario) in chosen.enumerated() {
@@ -147,17 +153,22 @@ struct StormBench: AsyncParsableCommand {
             for worker in workers { await worker.waitForExit() }
         }
 
-        let rateAfter = await bench.inProcessRate(server: server, pool: pool)
-        let rate = (rateBefore + rateAfter) / 2
+        let after = await bench.inProcessRate(server: server, pool: pool)
+        let rate = (before.ckcPerSecond + after.ckcPerSecond) / 2
+        let inProcessCPU = ((before.cpuMicrosecondsPerJob + after.cpuMicrosecondsPerJob) / 2).rounded()
         let jobs = viewers + joiners
         let ideal = Double(jobs) / rate
-        var ratios: [String: Double] = [:]
-        for r in reports { ratios[r.label] = (r.drainSeconds / ideal * 1000).rounded() / 1000 }
+        var ratios: [String: Double] = [:], cpuRatios: [String: Double] = [:]
+        for r in reports {
+            ratios[r.label] = (r.drainSeconds / ideal * 1000).rounded() / 1000
+            if let total = r.cpuMicrosecondsPerJob?["total"], inProcessCPU > 0 { cpuRatios[r.label] = (total / inProcessCPU * 1000).rounded() / 1000 }
+        }
         func drain(_ name: String) -> Double? { reports.first { $0.label == Self.known[name]?.label }?.drainSeconds }
         let output = Output(
             machine: "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB",
-            jobs: jobs, inProcessCKCPerSecond: rate.rounded(), idealDrainSeconds: (ideal * 1000).rounded() / 1000, runs: reports,
-            drainOverIdeal: ratios,
+            jobs: jobs, inProcessCKCPerSecond: rate.rounded(), inProcessCPUMicrosecondsPerJob: inProcessCPU,
+            idealDrainSeconds: (ideal * 1000).rounded() / 1000, runs: reports,
+            drainOverIdeal: ratios, cpuOverInProcess: cpuRatios,
             smoothingGain: drain("off").flatMap { off in drain("on").map { (off / $0 * 1000).rounded() / 1000 } },
             twoWorkersOverOne: drain("on").flatMap { one in drain("on-2").map { (one / $0 * 1000).rounded() / 1000 } })
         let svg = StormChart.svg(reports, title: Self.title(viewers: viewers, joiners: joiners, ideal: ideal))

@@ -91,11 +91,18 @@ public struct StormBenchmark: Sendable {
         }
     }
 
-    /// The in-process rate on this machine: SPC to CKC for a sample on `pool`, no Kafka, no Redis.
-    public func inProcessRate(server: KeyServerModule, pool: CryptoPool, sample: Int = 2_000) async -> Double {
-        let baseline = InProcessBaseline(server: server, pool: pool, spcs: prepared.prefix(sample).map(\.spc))
+    /// The in-process rate on this machine: SPC to CKC for the storm's own SPCs (all of them unless
+    /// `sample` is given) on `pool`, no Kafka, no Redis; and this process's CPU time per CKC meanwhile.
+    /// The whole set takes several seconds, as the storm does: a sample of a fraction of a second
+    /// varied by a third between runs on a shared host (docs/performance.md).
+    public func inProcessRate(server: KeyServerModule, pool: CryptoPool, sample: Int? = nil) async -> (ckcPerSecond: Double, cpuMicrosecondsPerJob: Double) {
+        let spcs = prepared.prefix(sample ?? prepared.count).map(\.spc)
+        let baseline = InProcessBaseline(server: server, pool: pool, spcs: spcs)
         await baseline.warmUp()
-        return await baseline.measure()
+        let cpuBefore = CPUAccount.sample()
+        let rate = await baseline.measure()
+        let spent = CPUAccount.sample() - cpuBefore
+        return (rate, spent.microsecondsPerJob(spcs.count)["total"] ?? 0)
     }
 
     /// What the client saw of one job.
