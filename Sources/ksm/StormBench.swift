@@ -53,13 +53,19 @@ struct StormBench: AsyncParsableCommand {
         var inProcessCKCPerSecond: Double
         /// CPU time per CKC in process (all threads of the bench process while the baseline ran).
         var inProcessCPUMicrosecondsPerJob: Double?
+        /// Jobs over the mean of every baseline measurement (for the chart's title).
         var idealDrainSeconds: Double
         var runs: [StormReport]
-        /// drain / ideal per run label.
+        /// Each run's ideal: jobs over the mean of the baselines measured just before and after it.
+        var idealDrainSecondsByRun: [String: Double]?
+        /// drain / that run's ideal, per run label.
         var drainOverIdeal: [String: Double]
         /// CPU per job of each run (every process) over CPU per CKC in process: the work the fleet
         /// adds, a figure that does not move with how much of the host the VM got at the time.
         var cpuOverInProcess: [String: Double]?
+        /// drain / (jobs × the workers' crypto CPU per job during the run / cores): the same ratio
+        /// with the ideal taken from the storm's own seconds, so host drift between phases cannot move it.
+        var drainOverCryptoTime: [String: Double]?
         var smoothingGain: Double?
         var twoWorkersOverOne: Double?
 
@@ -67,6 +73,7 @@ struct StormBench: AsyncParsableCommand {
             case machine, jobs, runs
             case inProcessCKCPerSecond = "in_process_ckc_per_second", idealDrainSeconds = "ideal_drain_seconds"
             case inProcessCPUMicrosecondsPerJob = "in_process_cpu_us_per_job", cpuOverInProcess = "cpu_over_in_process"
+            case idealDrainSecondsByRun = "ideal_drain_seconds_by_run", drainOverCryptoTime = "drain_over_crypto_time"
             case drainOverIdeal = "drain_over_ideal", smoothingGain = "smoothing_gain_off_over_on", twoWorkersOverOne = "drain_one_over_two_workers"
         }
     }
@@ -118,8 +125,14 @@ struct StormBench: AsyncParsableCommand {
         let server = KeyServerModule(credentials: try CredentialStore(test.credentials))
         let prepared = try await StormBenchmark(configuration: configuration, catalog: catalog, trust: test.trust, pool: pool, logger: logger)
         var bench = prepared
-        let before = await bench.inProcessRate(server: server, pool: pool)
-        progress("in-process rate \(Int(before.ckcPerSecond)) CKC/s, \(Int(before.cpuMicrosecondsPerJob)) µs CPU per CKC")
+        // The baseline is measured before and after every scenario, and each scenario is held to the
+        // mean of the two beside it: this shared host's speed drifts by a fifth within minutes.
+        func measureBaseline() async -> (ckcPerSecond: Double, cpuMicrosecondsPerJob: Double) {
+            let measured = await bench.inProcessRate(server: server, pool: pool)
+            progress("in-process rate \(Int(measured.ckcPerSecond)) CKC/s, \(Int(measured.cpuMicrosecondsPerJob)) µs CPU per CKC")
+            return measured
+        }
+        var baselines = [await measureBaseline()]
 
         var reports: [StormReport] = []
         for (number, scenario) in chosen.enumerated() {
@@ -151,24 +164,35 @@ struct StormBench: AsyncParsableCommand {
             reports.append(report)
             workers.forEach { $0.terminate() }
             for worker in workers { await worker.waitForExit() }
+            baselines.append(await measureBaseline())
         }
 
-        let after = await bench.inProcessRate(server: server, pool: pool)
-        let rate = (before.ckcPerSecond + after.ckcPerSecond) / 2
-        let inProcessCPU = ((before.cpuMicrosecondsPerJob + after.cpuMicrosecondsPerJob) / 2).rounded()
+        let rate = baselines.map(\.ckcPerSecond).reduce(0, +) / Double(baselines.count)
+        let inProcessCPU = (baselines.map(\.cpuMicrosecondsPerJob).reduce(0, +) / Double(baselines.count)).rounded()
         let jobs = viewers + joiners
         let ideal = Double(jobs) / rate
-        var ratios: [String: Double] = [:], cpuRatios: [String: Double] = [:]
-        for r in reports {
-            ratios[r.label] = (r.drainSeconds / ideal * 1000).rounded() / 1000
-            if let total = r.cpuMicrosecondsPerJob?["total"], inProcessCPU > 0 { cpuRatios[r.label] = (total / inProcessCPU * 1000).rounded() / 1000 }
+        func rounded(_ x: Double) -> Double { (x * 1000).rounded() / 1000 }
+        var ratios: [String: Double] = [:], ideals: [String: Double] = [:], cpuRatios: [String: Double] = [:], cryptoRatios: [String: Double] = [:]
+        let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+        for (index, r) in reports.enumerated() {
+            let beside = (baselines[index], baselines[index + 1])
+            let runIdeal = Double(jobs) / ((beside.0.ckcPerSecond + beside.1.ckcPerSecond) / 2)
+            ideals[r.label] = rounded(runIdeal)
+            ratios[r.label] = rounded(r.drainSeconds / runIdeal)
+            let runCPU = (beside.0.cpuMicrosecondsPerJob + beside.1.cpuMicrosecondsPerJob) / 2
+            if let total = r.cpuMicrosecondsPerJob?["total"], runCPU > 0 { cpuRatios[r.label] = rounded(total / runCPU) }
+            // The drift-free cross-check: the time the workers' crypto threads needed during the storm
+            // itself, spread over every core, is the least any drain could take in those seconds.
+            if let crypto = r.cpuMicrosecondsPerJob?["workers/crypto"], crypto > 0 {
+                cryptoRatios[r.label] = rounded(r.drainSeconds / (Double(jobs) * crypto / 1e6 / cores))
+            }
         }
         func drain(_ name: String) -> Double? { reports.first { $0.label == Self.known[name]?.label }?.drainSeconds }
         let output = Output(
             machine: "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB",
             jobs: jobs, inProcessCKCPerSecond: rate.rounded(), inProcessCPUMicrosecondsPerJob: inProcessCPU,
             idealDrainSeconds: (ideal * 1000).rounded() / 1000, runs: reports,
-            drainOverIdeal: ratios, cpuOverInProcess: cpuRatios,
+            idealDrainSecondsByRun: ideals, drainOverIdeal: ratios, cpuOverInProcess: cpuRatios, drainOverCryptoTime: cryptoRatios,
             smoothingGain: drain("off").flatMap { off in drain("on").map { (off / $0 * 1000).rounded() / 1000 } },
             twoWorkersOverOne: drain("on").flatMap { one in drain("on-2").map { (one / $0 * 1000).rounded() / 1000 } })
         let svg = StormChart.svg(reports, title: Self.title(viewers: viewers, joiners: joiners, ideal: ideal))

@@ -119,6 +119,36 @@ struct CryptoPoolTests {
         ring.removeAll()
         #expect(ring.ids.isEmpty)
     }
+
+    @Test("a content key is unwrapped once per memo lifetime, and forgotten with its KEK")
+    func contentKeyMemo() throws {
+        let ring = try KeyEncryptionKeyring([id("k16"): FairPlayCrypto.randomBytes(16)])
+        let key = FairPlayCrypto.randomBytes(16), iv = FairPlayCrypto.randomBytes(16)
+        let wrapped = try ring.wrap(contentKey: key, iv: iv, with: id("k16"))
+        let t0 = ContinuousClock.now
+        let first = try ring.contentKey(wrapped, now: t0)
+        #expect(first.copy() == key)
+        // Within the lifetime: the same shared bytes, no second unwrap.
+        #expect(try ring.contentKey(wrapped, now: t0 + .seconds(9)) === first)
+        // After it: unwrapped again (equal bytes, a new holder).
+        let later = try ring.contentKey(wrapped, now: t0 + .seconds(11))
+        #expect(later !== first && later.copy() == key)
+        #expect(ring.rememberedContentKeys == 1)
+
+        // Replacing the KEK forgets its keys: the old wrapped bytes no longer open.
+        var other = FairPlayCrypto.randomBytes(16)
+        try ring.add(id: id("k16"), key: &other)
+        #expect(ring.rememberedContentKeys == 0)
+        #expect(throws: KeyEncryptionKeyring.KeyringError.self) { try ring.contentKey(wrapped, now: t0 + .seconds(12)) }
+
+        // Removing it too.
+        let rewrapped = try ring.wrap(contentKey: key, iv: iv, with: id("k16"))
+        _ = try ring.contentKey(rewrapped, now: t0)
+        #expect(ring.rememberedContentKeys == 1)
+        ring.remove(id: id("k16"))
+        #expect(ring.rememberedContentKeys == 0)
+        #expect(throws: KeyEncryptionKeyring.KeyringError.self) { try ring.contentKey(rewrapped, now: t0) }
+    }
 }
 
 @Suite struct KSMStatusTests {

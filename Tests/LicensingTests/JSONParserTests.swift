@@ -45,6 +45,34 @@ struct JSONParserTests {
         #expect(throws: JSONParser.Error.self) { try JSONValue(parsing: [0x22, 0xED, 0xA0, 0x80, 0x22]) }
     }
 
+    @Test("finds a quote, escape, control byte or non-ASCII byte at every position of a long string")
+    func scansEveryPosition() throws {
+        // The scanner reads eight bytes at a time: put each kind of byte at each offset of three words.
+        for position in 0..<24 {
+            var plain = Array(repeating: UInt8(ascii: "A"), count: 30)
+            plain[position] = UInt8(ascii: "\\")
+            plain.insert(UInt8(ascii: "n"), at: position + 1)
+            var expected = Array(repeating: UInt8(ascii: "A"), count: 29)
+            expected.insert(0x0A, at: position)
+            #expect(try JSONValue(parsing: [0x22] + plain + [0x22]) == .string(String(decoding: expected, as: UTF8.self)), "escape at \(position)")
+
+            var control = Array(repeating: UInt8(ascii: "A"), count: 30)
+            control[position] = 0x1F
+            #expect(throws: JSONParser.Error(offset: position + 1, reason: "control character in a string")) { try JSONValue(parsing: [0x22] + control + [0x22]) }
+
+            var accented = Array(repeating: UInt8(ascii: "A"), count: 30)
+            accented.replaceSubrange(position..<position + 2, with: [0xC3, 0xA9])
+            #expect(try JSONValue(parsing: [0x22] + accented + [0x22]) == .string(String(decoding: accented, as: UTF8.self)), "é at \(position)")
+            var broken = accented
+            broken[position + 1] = 0x28
+            #expect(throws: JSONParser.Error.self, "bad UTF-8 at \(position)") { try JSONValue(parsing: [0x22] + broken + [0x22]) }
+
+            let short = Array(repeating: UInt8(ascii: "B"), count: position)
+            #expect(try JSONValue(parsing: [0x22] + short + [0x22, 0x20]) == .string(String(repeating: "B", count: position)))
+            #expect(throws: JSONParser.Error(offset: position + 1, reason: "unterminated string")) { try JSONValue(parsing: [0x22] + short) }
+        }
+    }
+
     @Test("bounds nesting depth instead of exhausting the stack")
     func boundsDepth() throws {
         let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)

@@ -183,12 +183,14 @@ struct LicenseStoreTests {
     @Test func leaseResultEncodingRoundTrips() {
         for result: LeaseResult in [
             .granted(expiresAtMilliseconds: t0), .renewed(expiresAtMilliseconds: 1),
-            .refused(reason: .tooManyStreams, activeCount: 4, limit: 4),
+            .refused(reason: .tooManyStreams, activeCount: 4, limit: 4), .held(expiresAtMilliseconds: t0 + 1),
+            .grantedEndingOldest(expiresAtMilliseconds: t0, ended: "0a0b/0000000000000001"), .recorded,
         ] {
             #expect(LeaseResult(encoded: result.encoded) == result)
         }
-        #expect(LeaseResult(encoded: "g:") == nil)
-        #expect(LeaseResult(encoded: "q:1") == nil)
+        for malformed in ["", "g:", "q:1", "g:12a", "r:-1", "g:1:", "x:tooManyStreams:1", "x:tooManyStreams:1:z", "n:1", "r", "r1", "h:1:2"] {
+            #expect(LeaseResult(encoded: malformed) == nil, "\(malformed)")
+        }
     }
 
     @Test func redisStoreFailsRetriableWhenServerIsDown() async throws {

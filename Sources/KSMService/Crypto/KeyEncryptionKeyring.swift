@@ -18,6 +18,8 @@ public final class KeyEncryptionKeyring: Sendable {
     }
 
     private let keys: Mutex<[StoreIdentifier: SecretBytes]>
+    /// Content keys unwrapped recently (``UnwrappedKeyMemo``); its own lock, held only for a lookup.
+    private let memo = Mutex(UnwrappedKeyMemo())
 
     /// An empty keyring.
     public init() {
@@ -46,16 +48,19 @@ public final class KeyEncryptionKeyring: Sendable {
         key = []
         // The replaced SecretBytes (if any) zeroes itself when its last reference goes.
         keys.withLock { $0[id] = secret }
+        memo.withLock { $0.forget(keyEncryptionKeyID: id) }
     }
 
     /// Removes a KEK; its buffer is zeroed once no unwrap in flight still uses it.
     public func remove(id: StoreIdentifier) {
         _ = keys.withLock { $0.removeValue(forKey: id) }
+        memo.withLock { $0.forget(keyEncryptionKeyID: id) }
     }
 
     /// Removes every KEK (at shutdown).
     public func removeAll() {
         keys.withLock { $0.removeAll() }
+        memo.withLock { $0.removeAll() }
     }
 
     /// The IDs held, sorted.
@@ -80,8 +85,16 @@ public final class KeyEncryptionKeyring: Sendable {
     /// - Throws: unknown KEK ID, integrity failure (wrong KEK or altered bytes), a key or IV that is
     ///   not 16 bytes.
     public func unwrap(_ wrapped: WrappedContentKey) throws(KeyringError) -> [UInt8] {
-        let id = wrapped.keyEncryptionKeyID
+        try unwrap(wrapped, with: kek(wrapped.keyEncryptionKeyID))
+    }
+
+    private func kek(_ id: StoreIdentifier) throws(KeyringError) -> SecretBytes {
         guard let kek = keys.withLock({ $0[id] }) else { throw KeyringError("no key-encryption key \(id) on this worker") }
+        return kek
+    }
+
+    private func unwrap(_ wrapped: WrappedContentKey, with kek: SecretBytes) throws(KeyringError) -> [UInt8] {
+        let id = wrapped.keyEncryptionKeyID
         guard wrapped.iv.count == 16 else { throw KeyringError("stored content IV is \(wrapped.iv.count) bytes, not 16") }
         var key: [UInt8]
         do {
@@ -95,6 +108,24 @@ public final class KeyEncryptionKeyring: Sendable {
         }
         return key
     }
+
+    /// ``unwrap(_:)`` for the processor: the key as shared ``SecretBytes``, taken from the memo when
+    /// the same wrapped key was opened in the last ``UnwrappedKeyMemo/lifetime``.
+    func contentKey(_ wrapped: WrappedContentKey, now: ContinuousClock.Instant = .now) throws(KeyringError) -> SecretBytes {
+        if let known = memo.withLock({ $0.key(for: wrapped, now: now) }) { return known }
+        let kek = try kek(wrapped.keyEncryptionKeyID)
+        var key = try unwrap(wrapped, with: kek)
+        let secret = SecretBytes(taking: &key)
+        // Only while that very KEK is still held: a removal or replacement racing this unwrap must
+        // not leave a key behind that the keyring would no longer open.
+        if keys.withLock({ $0[wrapped.keyEncryptionKeyID] === kek }) {
+            memo.withLock { $0.remember(secret, for: wrapped, now: now) }
+        }
+        return secret
+    }
+
+    /// How many unwrapped content keys the memo holds (tests, diagnostics).
+    var rememberedContentKeys: Int { memo.withLock { $0.count } }
 
     /// Wraps a secret of 16 to 1024 bytes, a multiple of 8 (RFC 3394), under KEK `id`: entitlement
     /// token secrets are stored this way, like content keys.

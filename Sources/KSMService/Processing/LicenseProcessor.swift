@@ -283,14 +283,11 @@ public struct LicenseProcessor: Sendable {
         batch.work[index].contentIV = wrapped.iv
         // No key for playback state 2 or a sync check-in: it is never unwrapped.
         guard terms.includesContentKey else { return }
-        var key: [UInt8]
         do {
-            key = try keyring.unwrap(wrapped)
+            batch.work[index].contentKey = try keyring.contentKey(wrapped)
         } catch {
             batch.answer(index, .keyUnwrapFailed, error.reason, rule: "key:unwrap")
-            return
         }
-        batch.work[index].contentKey = SecretBytes(taking: &key)
     }
 
     /// No stored key, and the tenant has a key seed: the key and IV are derived (docs/key-seeds.md)
@@ -361,13 +358,14 @@ public struct LicenseProcessor: Sendable {
     private func buildCKCs(_ batch: inout LicenseBatch, now: Int64) async {
         let indices = batch.pending
         if indices.isEmpty { return }
+        // Fields are read through the array in place: copying a whole `Work` out retains each of its
+        // references once more per job.
         let items: [CKCJob] = indices.map { index in
-            let work = batch.work[index]
             // Every pending job has an issued evaluation after step 4.
-            let evaluation = work.evaluation!
+            let evaluation = batch.work[index].evaluation!
             let terms = evaluation.decision.terms!
             var duration = terms.duration.contentKeyDuration
-            if let expiry = work.leaseExpiresAt {
+            if let expiry = batch.work[index].leaseExpiresAt {
                 // The CKC's lease ends with the slot: a renewal, a hold or a redelivered job gets what remains.
                 let remaining = UInt32(clamping: max(1, (expiry - now + 999) / 1000))
                 duration = switch terms.duration {
@@ -376,7 +374,7 @@ public struct LicenseProcessor: Sendable {
                 }
             }
             return CKCJob(
-                request: work.request!, key: work.contentKey, iv: work.contentIV, duration: duration,
+                request: batch.work[index].request!, key: batch.work[index].contentKey, iv: batch.work[index].contentIV, duration: duration,
                 offlineKey: terms.duration.offlineKey(streamID: evaluation.streamID, titleID: evaluation.titleID),
                 hdcp: terms.hdcp, securityLevel: terms.requiredSecurityLevel, audio: evaluation.policy?.contentType == .audio)
         }
@@ -395,14 +393,13 @@ public struct LicenseProcessor: Sendable {
             }
         }
         for (index, result) in zip(indices, built) {
-            let work = batch.work[index]
             switch result {
             case .success(let ckc):
-                var reason = work.reason
-                if let expiry = work.leaseExpiresAt {
-                    reason += work.leaseRenewed ? "; lease renewed until \(expiry)" : "; lease until \(expiry)"
+                var reason = batch.work[index].reason
+                if let expiry = batch.work[index].leaseExpiresAt {
+                    reason += batch.work[index].leaseRenewed ? "; lease renewed until \(expiry)" : "; lease until \(expiry)"
                 }
-                batch.answer(index, .ok, reason, rule: work.rule, ckc: ckc)
+                batch.answer(index, .ok, reason, rule: batch.work[index].rule, ckc: ckc)
             case .failure(let error):
                 batch.answer(index, KSMStatus(error.status), error.reason, rule: "fairplay:ckc")
             }

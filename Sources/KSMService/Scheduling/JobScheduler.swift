@@ -16,7 +16,7 @@ struct JobScheduler: Sendable {
     static let classes: [LicenseJob.Priority] = [.continuity, .new, .prefetch]
 
     private struct TenantQueue: Sendable {
-        var heap = PriorityHeap<ScheduledJob>(ScheduledJob.precedes)
+        var heap = PriorityHeap<ScheduledJob>()
         var virtualTime: Double = 0
 
         mutating func admit(_ job: ScheduledJob, virtualClock: Double) {

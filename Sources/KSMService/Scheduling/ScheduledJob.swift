@@ -6,7 +6,7 @@ import Kafka
 /// The message and the decoded job live in one shared box: the scheduler's heaps move jobs around
 /// on every push and pop, and a moved value should be a pointer and a few integers, not two byte
 /// arrays and a dozen strings to retain and release.
-struct ScheduledJob: Sendable {
+struct ScheduledJob: Sendable, HeapOrdered {
     private final class Box: Sendable {
         let message: KafkaMessage
         let decoded: Result<LicenseJob, LicenseJobError>

@@ -143,6 +143,22 @@ public struct JSONParser {
         index = bytes.withUnsafeBufferPointer { buffer in
             var i = start
             var high: UInt8 = 0
+            // Eight bytes at a time while none of them is a quote, a backslash or a control
+            // character (the SWAR zero-byte test; a false alarm only sends that word to the byte loop).
+            if let base = buffer.baseAddress {
+                let raw = UnsafeRawPointer(base)
+                let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+                var highWords: UInt64 = 0
+                while i + 8 <= buffer.count {
+                    let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                    let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+                    let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
+                    if special & highs != 0 { break }
+                    highWords |= word
+                    i += 8
+                }
+                if highWords & highs != 0 { high = 0x80 }
+            }
             while i < buffer.count {
                 let byte = buffer[i]
                 if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
