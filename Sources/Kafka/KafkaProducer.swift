@@ -207,66 +207,72 @@ public final class KafkaProducer: Sendable {
         _ rk: OpaquePointer, topic: String, key: [UInt8]?, value: [UInt8], headers: [(String, [UInt8])],
         opaque: UnsafeMutableRawPointer
     ) -> KafkaError? {
-        // Header names and values as C buffers that outlive the vu array below; freed on return.
-        let names = headers.map { header -> UnsafeMutableBufferPointer<CChar> in
-            let cString = header.0.utf8CString
-            let buffer = UnsafeMutableBufferPointer<CChar>.allocate(capacity: cString.count)
-            _ = buffer.initialize(from: cString)
-            return buffer
+        // Header names (NUL-terminated) and values laid end to end in one array that outlives the
+        // call: one allocation per message instead of two per header.
+        var headerBytes: [UInt8] = []
+        var headerPlaces: [(name: Int, value: Int, count: Int)] = []
+        if !headers.isEmpty {
+            headerBytes.reserveCapacity(headers.reduce(0) { $0 + $1.0.utf8.count + 1 + $1.1.count })
+            headerPlaces.reserveCapacity(headers.count)
+            for (name, value) in headers {
+                let nameStart = headerBytes.count
+                headerBytes.append(contentsOf: name.utf8)
+                headerBytes.append(0)
+                headerPlaces.append((nameStart, headerBytes.count, value.count))
+                headerBytes.append(contentsOf: value)
+            }
         }
-        defer { names.forEach { $0.deallocate() } }
-        let values = headers.map { header -> UnsafeMutableBufferPointer<UInt8> in
-            let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(header.1.count, 1))
-            _ = buffer.initialize(from: header.1)
-            return buffer
-        }
-        defer { values.forEach { $0.deallocate() } }
 
         return topic.withCString { topicPointer in
-            value.withUnsafeBytes { valueBytes in
-                withOptionalBytes(key) { keyBytes in
-                    var vus: [rd_kafka_vu_t] = []
-                    vus.reserveCapacity(5 + headers.count)
-                    var vu = rd_kafka_vu_t()
-                    vu.vtype = RD_KAFKA_VTYPE_TOPIC
-                    vu.u.cstr = topicPointer
-                    vus.append(vu)
-
-                    vu = rd_kafka_vu_t()
-                    vu.vtype = RD_KAFKA_VTYPE_VALUE
-                    vu.u.mem.ptr = UnsafeMutableRawPointer(mutating: valueBytes.baseAddress)
-                    vu.u.mem.size = valueBytes.count
-                    vus.append(vu)
-
-                    if let keyBytes {
-                        vu = rd_kafka_vu_t()
-                        vu.vtype = RD_KAFKA_VTYPE_KEY
-                        vu.u.mem.ptr = UnsafeMutableRawPointer(mutating: keyBytes.baseAddress)
-                        vu.u.mem.size = keyBytes.count
+            headerBytes.withUnsafeBufferPointer { headerBuffer in
+                value.withUnsafeBytes { valueBytes in
+                    withOptionalBytes(key) { keyBytes in
+                        var vus: [rd_kafka_vu_t] = []
+                        vus.reserveCapacity(5 + headers.count)
+                        var vu = rd_kafka_vu_t()
+                        vu.vtype = RD_KAFKA_VTYPE_TOPIC
+                        vu.u.cstr = topicPointer
                         vus.append(vu)
-                    }
 
-                    vu = rd_kafka_vu_t()
-                    vu.vtype = RD_KAFKA_VTYPE_MSGFLAGS
-                    vu.u.i = RD_KAFKA_MSG_F_COPY
-                    vus.append(vu)
-
-                    vu = rd_kafka_vu_t()
-                    vu.vtype = RD_KAFKA_VTYPE_OPAQUE
-                    vu.u.ptr = opaque
-                    vus.append(vu)
-
-                    for (index, name) in names.enumerated() {
                         vu = rd_kafka_vu_t()
-                        vu.vtype = RD_KAFKA_VTYPE_HEADER
-                        vu.u.header.name = UnsafePointer(name.baseAddress)
-                        vu.u.header.val = UnsafeRawPointer(values[index].baseAddress)
-                        vu.u.header.size = headers[index].1.count
+                        vu.vtype = RD_KAFKA_VTYPE_VALUE
+                        vu.u.mem.ptr = UnsafeMutableRawPointer(mutating: valueBytes.baseAddress)
+                        vu.u.mem.size = valueBytes.count
                         vus.append(vu)
-                    }
 
-                    let error = vus.withUnsafeBufferPointer { rd_kafka_produceva(rk, $0.baseAddress, $0.count) }
-                    return error.map { KafkaError(consuming: $0, context: "produce to \(topic)") }
+                        if let keyBytes {
+                            vu = rd_kafka_vu_t()
+                            vu.vtype = RD_KAFKA_VTYPE_KEY
+                            vu.u.mem.ptr = UnsafeMutableRawPointer(mutating: keyBytes.baseAddress)
+                            vu.u.mem.size = keyBytes.count
+                            vus.append(vu)
+                        }
+
+                        vu = rd_kafka_vu_t()
+                        vu.vtype = RD_KAFKA_VTYPE_MSGFLAGS
+                        vu.u.i = RD_KAFKA_MSG_F_COPY
+                        vus.append(vu)
+
+                        vu = rd_kafka_vu_t()
+                        vu.vtype = RD_KAFKA_VTYPE_OPAQUE
+                        vu.u.ptr = opaque
+                        vus.append(vu)
+
+                        if let base = headerBuffer.baseAddress {
+                            for place in headerPlaces {
+                                vu = rd_kafka_vu_t()
+                                vu.vtype = RD_KAFKA_VTYPE_HEADER
+                                vu.u.header.name = UnsafeRawPointer(base + place.name).assumingMemoryBound(to: CChar.self)
+                                // librdkafka copies `size` bytes; an empty value still gets a valid pointer.
+                                vu.u.header.val = UnsafeRawPointer(base + place.value)
+                                vu.u.header.size = place.count
+                                vus.append(vu)
+                            }
+                        }
+
+                        let error = vus.withUnsafeBufferPointer { rd_kafka_produceva(rk, $0.baseAddress, $0.count) }
+                        return error.map { KafkaError(consuming: $0, context: "produce to \(topic)") }
+                    }
                 }
             }
         }

@@ -63,6 +63,13 @@ struct StormBench: AsyncParsableCommand {
         /// CPU per job of each run (every process) over CPU per CKC in process: the work the fleet
         /// adds, a figure that does not move with how much of the host the VM got at the time.
         var cpuOverInProcess: [String: Double]?
+        /// Every process's CPU per job over the workers' crypto threads' CPU per job, both from the
+        /// storm itself: what the fleet, Redis, Kafka and the client add to the RSA work, immune to
+        /// host drift and to steal (CPU time is only counted while a thread runs).
+        var cpuOverCrypto: [String: Double]?
+        /// The share of the machine the hypervisor took during each baseline measurement, in order
+        /// (before the first scenario, then after each); each run's own is in its `host_steal`.
+        var baselineHostSteal: [Double]?
         /// drain / (jobs × the workers' crypto CPU per job during the run / cores): the same ratio
         /// with the ideal taken from the storm's own seconds, so host drift between phases cannot move it.
         var drainOverCryptoTime: [String: Double]?
@@ -74,6 +81,7 @@ struct StormBench: AsyncParsableCommand {
             case inProcessCKCPerSecond = "in_process_ckc_per_second", idealDrainSeconds = "ideal_drain_seconds"
             case inProcessCPUMicrosecondsPerJob = "in_process_cpu_us_per_job", cpuOverInProcess = "cpu_over_in_process"
             case idealDrainSecondsByRun = "ideal_drain_seconds_by_run", drainOverCryptoTime = "drain_over_crypto_time"
+            case cpuOverCrypto = "cpu_over_crypto", baselineHostSteal = "baseline_host_steal"
             case drainOverIdeal = "drain_over_ideal", smoothingGain = "smoothing_gain_off_over_on", twoWorkersOverOne = "drain_one_over_two_workers"
         }
     }
@@ -127,9 +135,9 @@ struct StormBench: AsyncParsableCommand {
         var bench = prepared
         // The baseline is measured before and after every scenario, and each scenario is held to the
         // mean of the two beside it: this shared host's speed drifts by a fifth within minutes.
-        func measureBaseline() async -> (ckcPerSecond: Double, cpuMicrosecondsPerJob: Double) {
+        func measureBaseline() async -> (ckcPerSecond: Double, cpuMicrosecondsPerJob: Double, hostSteal: Double?) {
             let measured = await bench.inProcessRate(server: server, pool: pool)
-            progress("in-process rate \(Int(measured.ckcPerSecond)) CKC/s, \(Int(measured.cpuMicrosecondsPerJob)) µs CPU per CKC")
+            progress("in-process rate \(Int(measured.ckcPerSecond)) CKC/s, \(Int(measured.cpuMicrosecondsPerJob)) µs CPU per CKC, host steal \(measured.hostSteal ?? 0)")
             return measured
         }
         var baselines = [await measureBaseline()]
@@ -160,7 +168,7 @@ struct StormBench: AsyncParsableCommand {
             let report = try await bench.run(run, label: scenario.label, processes: [
                 "workers": workers.map(\.process.processIdentifier), "redis-server": redis.processIdentifier.map { [$0] } ?? [],
             ])
-            progress("\(scenario.label): drained in \(report.drainSeconds) s, \(report.correct)/\(report.jobs) correct")
+            progress("\(scenario.label): drained in \(report.drainSeconds) s, \(report.correct)/\(report.jobs) correct, host steal \(report.hostSteal ?? 0)")
             reports.append(report)
             workers.forEach { $0.terminate() }
             for worker in workers { await worker.waitForExit() }
@@ -173,6 +181,7 @@ struct StormBench: AsyncParsableCommand {
         let ideal = Double(jobs) / rate
         func rounded(_ x: Double) -> Double { (x * 1000).rounded() / 1000 }
         var ratios: [String: Double] = [:], ideals: [String: Double] = [:], cpuRatios: [String: Double] = [:], cryptoRatios: [String: Double] = [:]
+        var cpuOverCrypto: [String: Double] = [:]
         let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
         for (index, r) in reports.enumerated() {
             let beside = (baselines[index], baselines[index + 1])
@@ -185,6 +194,7 @@ struct StormBench: AsyncParsableCommand {
             // itself, spread over every core, is the least any drain could take in those seconds.
             if let crypto = r.cpuMicrosecondsPerJob?["workers/crypto"], crypto > 0 {
                 cryptoRatios[r.label] = rounded(r.drainSeconds / (Double(jobs) * crypto / 1e6 / cores))
+                if let total = r.cpuMicrosecondsPerJob?["total"] { cpuOverCrypto[r.label] = rounded(total / crypto) }
             }
         }
         func drain(_ name: String) -> Double? { reports.first { $0.label == Self.known[name]?.label }?.drainSeconds }
@@ -192,7 +202,8 @@ struct StormBench: AsyncParsableCommand {
             machine: "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB",
             jobs: jobs, inProcessCKCPerSecond: rate.rounded(), inProcessCPUMicrosecondsPerJob: inProcessCPU,
             idealDrainSeconds: (ideal * 1000).rounded() / 1000, runs: reports,
-            idealDrainSecondsByRun: ideals, drainOverIdeal: ratios, cpuOverInProcess: cpuRatios, drainOverCryptoTime: cryptoRatios,
+            idealDrainSecondsByRun: ideals, drainOverIdeal: ratios, cpuOverInProcess: cpuRatios, cpuOverCrypto: cpuOverCrypto,
+            baselineHostSteal: baselines.compactMap(\.hostSteal), drainOverCryptoTime: cryptoRatios,
             smoothingGain: drain("off").flatMap { off in drain("on").map { (off / $0 * 1000).rounded() / 1000 } },
             twoWorkersOverOne: drain("on").flatMap { one in drain("on-2").map { (one / $0 * 1000).rounded() / 1000 } })
         let svg = StormChart.svg(reports, title: Self.title(viewers: viewers, joiners: joiners, ideal: ideal))

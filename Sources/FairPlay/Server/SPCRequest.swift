@@ -1,5 +1,8 @@
 /// An SPC that opened: its container, typed payload, session values and the credential that opened it.
-public struct SPCRequest: Sendable {
+///
+/// A final class of immutable fields: a server passes one request through several stages (policy,
+/// lease, CKC), and a struct of this many arrays retained and released every field on every copy.
+public final class SPCRequest: Sendable {
     public let container: SPCContainer
     public let payload: SPCPayload
     public let secrets: SessionSecrets

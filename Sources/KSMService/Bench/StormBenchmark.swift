@@ -95,14 +95,14 @@ public struct StormBenchmark: Sendable {
     /// `sample` is given) on `pool`, no Kafka, no Redis; and this process's CPU time per CKC meanwhile.
     /// The whole set takes several seconds, as the storm does: a sample of a fraction of a second
     /// varied by a third between runs on a shared host (docs/performance.md).
-    public func inProcessRate(server: KeyServerModule, pool: CryptoPool, sample: Int? = nil) async -> (ckcPerSecond: Double, cpuMicrosecondsPerJob: Double) {
+    public func inProcessRate(server: KeyServerModule, pool: CryptoPool, sample: Int? = nil) async -> (ckcPerSecond: Double, cpuMicrosecondsPerJob: Double, hostSteal: Double?) {
         let spcs = prepared.prefix(sample ?? prepared.count).map(\.spc)
         let baseline = InProcessBaseline(server: server, pool: pool, spcs: spcs)
         await baseline.warmUp()
-        let cpuBefore = CPUAccount.sample()
+        let cpuBefore = CPUAccount.sample(), hostBefore = HostTime.sample()
         let rate = await baseline.measure()
         let spent = CPUAccount.sample() - cpuBefore
-        return (rate, spent.microsecondsPerJob(spcs.count)["total"] ?? 0)
+        return (rate, spent.microsecondsPerJob(spcs.count)["total"] ?? 0, HostTime.sample().stealFraction(since: hostBefore))
     }
 
     /// What the client saw of one job.
@@ -178,6 +178,7 @@ public struct StormBenchmark: Sendable {
         let order = Self.interleave(viewers: configuration.viewers, joiners: configuration.joiners)
         let ticks = 20
         let cpuAtStart = CPUAccount.sample(processes: processes, threadSplit: ["workers"])
+        let hostAtStart = HostTime.sample()
         let start = ContinuousClock.now
         for tick in 0..<ticks {
             let due = start + configuration.window * (Double(tick) / Double(ticks))
@@ -206,6 +207,7 @@ public struct StormBenchmark: Sendable {
         }
         let measuredEnd = ContinuousClock.now
         let cpuSpent = CPUAccount.sample(processes: processes, threadSplit: ["workers"]) - cpuAtStart
+        let hostSteal = HostTime.sample().stealFraction(since: hostAtStart)
         // Late duplicates would show up within a moment; give them one.
         try? await Task.sleep(for: .milliseconds(500))
         await consumer.close()
@@ -215,6 +217,7 @@ public struct StormBenchmark: Sendable {
         let state = tracker.state.withLock { $0 }
         var report = StormReport(label: label, start: start, end: measuredEnd, prepared: prepared, catalog: catalog, state: state)
         report.cpuMicrosecondsPerJob = cpuSpent.microsecondsPerJob(prepared.count)
+        report.hostSteal = hostSteal
         report.cpuUtilization = (cpuSpent.seconds.values.reduce(0, +) / ((measuredEnd - start).seconds * Double(ProcessInfo.processInfo.activeProcessorCount)) * 100).rounded() / 100
         return report
     }

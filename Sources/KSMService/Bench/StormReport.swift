@@ -42,12 +42,14 @@ public struct StormReport: Codable, Sendable {
     public var cpuMicrosecondsPerJob: [String: Double]?
     /// CPU time over the cores' time during the storm: below 1, cores were idle or taken by the host.
     public var cpuUtilization: Double?
+    /// The share of the machine's CPU time the hypervisor took during the storm (``HostTime``).
+    public var hostSteal: Double?
 
     enum CodingKeys: String, CodingKey {
         case label, jobs, correct, wrong, missing, duplicates, timeline
         case retriableReplies = "retriable_replies", drainSeconds = "drain_seconds"
         case continuityLatency = "continuity_latency_ms", newLatency = "new_latency_ms"
-        case cpuMicrosecondsPerJob = "cpu_us_per_job", cpuUtilization = "cpu_utilization"
+        case cpuMicrosecondsPerJob = "cpu_us_per_job", cpuUtilization = "cpu_utilization", hostSteal = "host_steal"
     }
 
     public var allCorrect: Bool { correct == jobs && wrong == 0 && missing == 0 }

@@ -63,8 +63,14 @@ struct ScheduledJob: Sendable, HeapOrdered {
     }
 
     /// Earliest deadline first; no deadline sorts last; arrival order breaks ties.
-    static func precedes(_ a: ScheduledJob, _ b: ScheduledJob) -> Bool {
-        let da = a.deadline ?? .max, db = b.deadline ?? .max
-        return da != db ? da < db : a.sequence < b.sequence
+    struct HeapKey: Comparable, Sendable {
+        let deadline: Int64
+        let sequence: UInt64
+
+        static func < (a: HeapKey, b: HeapKey) -> Bool {
+            a.deadline != b.deadline ? a.deadline < b.deadline : a.sequence < b.sequence
+        }
     }
+
+    var heapKey: HeapKey { HeapKey(deadline: deadline ?? .max, sequence: sequence) }
 }

@@ -38,6 +38,15 @@ struct OffsetTracker: Sendable {
             return released
         }
 
+        /// Marks `offset` finished. `counted` is false when it was not in flight (already finished,
+        /// or from before a revocation); `store` is the offset that may now be stored, if it moved.
+        mutating func finish(_ offset: Int64) -> (counted: Bool, store: Int64?) {
+            guard isPending(offset), finishedAhead.insert(offset).inserted else { return (false, nil) }
+            guard let released = releaseFront(), released > stored else { return (true, nil) }
+            stored = released
+            return (true, released)
+        }
+
         /// Received and not finished.
         var inFlightCount: Int { pending.count - finishedAhead.count }
 
@@ -67,14 +76,12 @@ struct OffsetTracker: Sendable {
     /// Records a message finished (its reply delivered) and returns the offset that may now be
     /// stored for its partition, if it moved forward.
     mutating func finished(_ partition: TopicPartition, offset: Int64) -> Int64? {
-        guard var state = partitions[partition] else { return nil }
-        defer { partitions[partition] = state }
-        // Not in flight (already finished, or from before a revocation): nothing to do.
-        guard state.isPending(offset), state.finishedAhead.insert(offset).inserted else { return nil }
-        inFlightCount -= 1
-        guard let released = state.releaseFront(), released > state.stored else { return nil }
-        state.stored = released
-        return released
+        guard partitions[partition] != nil else { return nil }
+        // In place through the dictionary's accessor: a copy of the state taken out and written
+        // back shares its set and queue, so each finish copied both (thousands of offsets in a storm).
+        let (counted, store) = partitions[partition, default: PartitionState()].finish(offset)
+        if counted { inFlightCount -= 1 }
+        return store
     }
 
     /// Forgets revoked partitions: their in-flight messages will be redone by the new owner.
