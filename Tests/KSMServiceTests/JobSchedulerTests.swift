@@ -164,11 +164,36 @@ struct ServiceRateTests {
     func capacityNotArrivalRate() {
         var rate = ServiceRate(initial: 500, concurrency: 4)
         let start = ContinuousClock.now
-        #expect(rate.perSecond(at: start) == 500)
+        #expect(rate.perSecond == 500)
         // Five jobs a second arrive, each batch of 5 takes 10 ms: capacity is 2,000/s, not 5/s.
         for second in 0..<4 { rate.record(jobs: 5, processing: .milliseconds(10), at: start + .seconds(second)) }
-        #expect(abs(rate.perSecond(at: start + .seconds(4)) - 2_000) < 1)
-        // Old samples leave the 5 s window.
-        #expect(rate.perSecond(at: start + .seconds(60)) == 500)
+        #expect(abs((rate.perSecond ?? 0) - 2_000) < 1)
+        // Batches older than 5 s before the newest leave the window: the capacity follows the newest.
+        rate.record(jobs: 10, processing: .milliseconds(10), at: start + .seconds(60))
+        #expect(abs((rate.perSecond ?? 0) - 4_000) < 1)
+    }
+
+    @Test("an idle spell keeps the measured capacity; before any measurement the rate is unknown")
+    func idleKeepsCapacityAndUnknownIsNil() {
+        var rate = ServiceRate(concurrency: 2)
+        #expect(rate.perSecond == nil)
+        rate.record(jobs: 64, processing: .milliseconds(40), at: .now)
+        // However long the worker then idles, the next storm is judged by 3,200/s, not by a guess.
+        #expect(abs((rate.perSecond ?? 0) - 3_200) < 1)
+    }
+
+    @Test("with no measured rate the scheduler queues a storm's new sessions instead of shedding them")
+    func unknownRateShedsNothing() {
+        var s = JobScheduler(policy: SchedulingPolicy())
+        let now: Int64 = 1_700_000_000_000
+        func message(_ id: String, _ priority: String) -> KafkaMessage {
+            let body = #"{"id":"\#(id)","tenant":"acme","account":"\#(id)","spc":"AAAA","priority":"\#(priority)"}"#
+            return KafkaMessage(topic: "jobs", partition: 0, offset: 0, key: nil, value: Array(body.utf8), headers: [])
+        }
+        // 20,000 jobs already ahead: at any guessed rate under 667/s a new session would wait over 30 s.
+        let unknown = s.push(message("n1", "new"), inFlight: 20_000, rate: nil, now: now)
+        #expect(unknown.retryAfterMilliseconds == nil)
+        let measuredSlow = s.push(message("n2", "new"), inFlight: 20_000, rate: 500, now: now)
+        #expect(measuredSlow.retryAfterMilliseconds != nil)
     }
 }

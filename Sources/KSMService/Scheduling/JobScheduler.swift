@@ -63,9 +63,10 @@ struct JobScheduler: Sendable {
 
     /// Queues a consumed message. `ahead` is work already taken but unanswered (batches in flight),
     /// `rate` the recent service rate in jobs per second; together they predict this job's wait.
-    /// Returns the job as queued (with `retryAfterMilliseconds` set when it was shed).
+    /// With no rate (none measured yet) nothing is shed. Returns the job as queued (with
+    /// `retryAfterMilliseconds` set when it was shed).
     @discardableResult
-    mutating func push(_ message: KafkaMessage, inFlight ahead: Int, rate: Double,
+    mutating func push(_ message: KafkaMessage, inFlight ahead: Int, rate: Double?,
                        now: Int64 = LicenseProcessor.currentTimeMilliseconds()) -> ScheduledJob {
         var job = ScheduledJob(message: message, sequence: nextSequence)
         nextSequence &+= 1
@@ -79,7 +80,7 @@ struct JobScheduler: Sendable {
         case .continuity: nil
         default: policy.newSessionMaximumWait
         }
-        if var limit = limit?.seconds {
+        if var limit = limit?.seconds, let rate {
             // A job that would only be answered after its own deadline is told now, not then (one
             // already past it is queued: it is answered `deadlineExpired` at once, without work).
             if let deadline = job.deadline, deadline > now { limit = min(limit, Double(deadline - now) / 1000) }

@@ -12,8 +12,9 @@ public struct SchedulingPolicy: Sendable, Hashable {
     /// drains faster when new sessions wait than when they come back. Continuity jobs (viewers
     /// already playing) are never shed; only their deadline ends them.
     public var newSessionMaximumWait: Duration = .seconds(30)
-    /// The service rate assumed before any batch finished, in jobs per second.
-    public var initialRate: Double = 500
+    /// The service rate assumed before the worker measured a batch, in jobs per second. Nil (the
+    /// default): nothing is shed until one was measured (``ServiceRate``).
+    public var initialRate: Double?
 
     public init() {}
 

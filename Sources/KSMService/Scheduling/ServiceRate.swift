@@ -7,14 +7,20 @@
 /// `concurrency` batches in flight at once, capacity = jobs / processing time x concurrency over the
 /// last few seconds. Under saturation that is the true rate; below it, an overestimate, which only
 /// makes shedding less eager.
+///
+/// The window ends at the newest batch, not at now: an idle spell does not make the worker forget
+/// what it can do, so the first jobs of the next storm are judged by the last measured capacity.
+/// Before any batch was measured the rate is unknown (nil, unless an initial guess is configured)
+/// and nothing is shed: a guess that is too low told early storm jobs to come back a minute later
+/// while the worker drained the whole storm in seconds.
 struct ServiceRate: Sendable {
     private var samples: [(at: ContinuousClock.Instant, jobs: Int, seconds: Double)] = []
     private let window: Duration = .seconds(5)
-    let initial: Double
+    let initial: Double?
     let concurrency: Int
 
-    init(initial: Double, concurrency: Int = 1) {
-        self.initial = max(initial, 1)
+    init(initial: Double? = nil, concurrency: Int = 1) {
+        self.initial = initial.map { max($0, 1) }
         self.concurrency = max(concurrency, 1)
     }
 
@@ -26,13 +32,12 @@ struct ServiceRate: Sendable {
         if let keep = samples.firstIndex(where: { $0.at >= horizon }), keep > 0 { samples.removeFirst(keep) }
     }
 
-    /// Jobs per second; the initial guess until a batch has been processed in the window.
-    func perSecond(at now: ContinuousClock.Instant = .now) -> Double {
-        let horizon = now - window
-        let recent = samples.filter { $0.at >= horizon }
-        guard !recent.isEmpty else { return initial }
-        let jobs = recent.reduce(0) { $0 + $1.jobs }
-        let seconds = recent.reduce(0) { $0 + $1.seconds }
+    /// Jobs per second over the window that ends at the newest batch; the initial guess (nil by
+    /// default) before any batch was measured.
+    var perSecond: Double? {
+        guard !samples.isEmpty else { return initial }
+        let jobs = samples.reduce(0) { $0 + $1.jobs }
+        let seconds = samples.reduce(0) { $0 + $1.seconds }
         return max(Double(jobs) / seconds * Double(concurrency), 1)
     }
 }
