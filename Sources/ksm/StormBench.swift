@@ -69,7 +69,7 @@ struct StormBench: AsyncParsableCommand {
         var cpuOverCrypto: [String: Double]?
         /// The share of the machine the hypervisor took during each baseline measurement, in order
         /// (before the first scenario, then after each); each run's own is in its `host_steal`.
-        var baselineHostSteal: [Double]?
+        var baselineHostSteal: [Double?]?
         /// drain / (jobs × the workers' crypto CPU per job during the run / cores): the same ratio
         /// with the ideal taken from the storm's own seconds, so host drift between phases cannot move it.
         var drainOverCryptoTime: [String: Double]?
@@ -203,7 +203,7 @@ struct StormBench: AsyncParsableCommand {
             jobs: jobs, inProcessCKCPerSecond: rate.rounded(), inProcessCPUMicrosecondsPerJob: inProcessCPU,
             idealDrainSeconds: (ideal * 1000).rounded() / 1000, runs: reports,
             idealDrainSecondsByRun: ideals, drainOverIdeal: ratios, cpuOverInProcess: cpuRatios, cpuOverCrypto: cpuOverCrypto,
-            baselineHostSteal: baselines.compactMap(\.hostSteal), drainOverCryptoTime: cryptoRatios,
+            baselineHostSteal: baselines.map(\.hostSteal), drainOverCryptoTime: cryptoRatios,
             smoothingGain: drain("off").flatMap { off in drain("on").map { (off / $0 * 1000).rounded() / 1000 } },
             twoWorkersOverOne: drain("on").flatMap { one in drain("on-2").map { (one / $0 * 1000).rounded() / 1000 } })
         let svg = StormChart.svg(reports, title: Self.title(viewers: viewers, joiners: joiners, ideal: ideal))

@@ -164,22 +164,31 @@ struct ServiceRateTests {
     func capacityNotArrivalRate() {
         var rate = ServiceRate(initial: 500, concurrency: 4)
         let start = ContinuousClock.now
-        #expect(rate.perSecond == 500)
-        // Five jobs a second arrive, each batch of 5 takes 10 ms: capacity is 2,000/s, not 5/s.
-        for second in 0..<4 { rate.record(jobs: 5, processing: .milliseconds(10), at: start + .seconds(second)) }
-        #expect(abs((rate.perSecond ?? 0) - 2_000) < 1)
+        #expect(rate.perSecond(at: start) == 500)
+        // Five jobs a second arrive, each batch of 5 takes 500 ms of processing: 2 s of evidence,
+        // capacity 40/s, not 5/s.
+        for second in 0..<4 { rate.record(jobs: 5, processing: .milliseconds(500), at: start + .seconds(second)) }
+        #expect(abs((rate.perSecond(at: start + .seconds(4)) ?? 0) - 40) < 0.01)
         // Batches older than 5 s before the newest leave the window: the capacity follows the newest.
-        rate.record(jobs: 10, processing: .milliseconds(10), at: start + .seconds(60))
-        #expect(abs((rate.perSecond ?? 0) - 4_000) < 1)
+        rate.record(jobs: 300, processing: .milliseconds(300), at: start + .seconds(30))
+        #expect(abs((rate.perSecond(at: start + .seconds(30)) ?? 0) - 4_000) < 1)
     }
 
-    @Test("an idle spell keeps the measured capacity; before any measurement the rate is unknown")
-    func idleKeepsCapacityAndUnknownIsNil() {
+    @Test("an idle spell keeps the measured capacity for a minute; before that, too little evidence is no estimate")
+    func evidenceAndAge() {
         var rate = ServiceRate(concurrency: 2)
-        #expect(rate.perSecond == nil)
-        rate.record(jobs: 64, processing: .milliseconds(40), at: .now)
-        // However long the worker then idles, the next storm is judged by 3,200/s, not by a guess.
-        #expect(abs((rate.perSecond ?? 0) - 3_200) < 1)
+        let start = ContinuousClock.now
+        #expect(rate.perSecond(at: start) == nil)
+        // A storm's first batch: 5 jobs in 300 ms (cold connections). Alone it would read as 33/s.
+        rate.record(jobs: 5, processing: .milliseconds(300), at: start)
+        #expect(rate.perSecond(at: start) == nil)
+        // Four full batches later the cold one is diluted: 261 jobs in 0.46 s of processing, x2.
+        for i in 1...4 { rate.record(jobs: 64, processing: .milliseconds(40), at: start + .milliseconds(100 * i)) }
+        let measured = rate.perSecond(at: start + .seconds(1))
+        #expect(measured.map { abs($0 - 261 / 0.46 * 2) < 1 } == true)
+        // Idle for 50 s: still that capacity. Idle for over a minute: unknown again.
+        #expect(rate.perSecond(at: start + .seconds(50)) == measured)
+        #expect(rate.perSecond(at: start + .seconds(61)) == nil)
     }
 
     @Test("with no measured rate the scheduler queues a storm's new sessions instead of shedding them")

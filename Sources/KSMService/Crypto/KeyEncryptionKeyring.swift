@@ -17,14 +17,18 @@ public final class KeyEncryptionKeyring: Sendable {
         public var description: String { "keyring: \(reason)" }
     }
 
-    private let keys: Mutex<[StoreIdentifier: SecretBytes]>
-    /// Content keys unwrapped recently (``UnwrappedKeyMemo``); its own lock, held only for a lookup.
-    private let memo = Mutex(UnwrappedKeyMemo())
+    /// The KEKs and the content keys recently unwrapped with them (``UnwrappedKeyMemo``), under one
+    /// lock: a KEK removed or replaced takes its unwrapped keys with it in the same step, so no unwrap
+    /// finishing at that moment can put a key back that the keyring would no longer open.
+    private struct State {
+        var keys: [StoreIdentifier: SecretBytes] = [:]
+        var memo = UnwrappedKeyMemo()
+    }
+
+    private let state = Mutex(State())
 
     /// An empty keyring.
-    public init() {
-        keys = Mutex([:])
-    }
+    public init() {}
 
     /// A keyring holding `keys`. The caller keeps (and should cleanse) its own arrays.
     /// - Throws: when a key is not 16 or 32 bytes.
@@ -47,31 +51,37 @@ public final class KeyEncryptionKeyring: Sendable {
         FairPlayCrypto.cleanse(&key)
         key = []
         // The replaced SecretBytes (if any) zeroes itself when its last reference goes.
-        keys.withLock { $0[id] = secret }
-        memo.withLock { $0.forget(keyEncryptionKeyID: id) }
+        state.withLock {
+            $0.keys[id] = secret
+            $0.memo.forget(keyEncryptionKeyID: id)
+        }
     }
 
     /// Removes a KEK; its buffer is zeroed once no unwrap in flight still uses it.
     public func remove(id: StoreIdentifier) {
-        _ = keys.withLock { $0.removeValue(forKey: id) }
-        memo.withLock { $0.forget(keyEncryptionKeyID: id) }
+        state.withLock {
+            _ = $0.keys.removeValue(forKey: id)
+            $0.memo.forget(keyEncryptionKeyID: id)
+        }
     }
 
     /// Removes every KEK (at shutdown).
     public func removeAll() {
-        keys.withLock { $0.removeAll() }
-        memo.withLock { $0.removeAll() }
+        state.withLock {
+            $0.keys.removeAll()
+            $0.memo.removeAll()
+        }
     }
 
     /// The IDs held, sorted.
-    public var ids: [StoreIdentifier] { keys.withLock { $0.keys.sorted() } }
+    public var ids: [StoreIdentifier] { state.withLock { $0.keys.keys.sorted() } }
 
     /// Wraps a 16-byte content key under KEK `id` into what the store keeps.
     /// - Throws: unknown KEK, a key that is not 16 bytes, an IV that is not 16 bytes.
     public func wrap(contentKey: [UInt8], iv: [UInt8], with id: StoreIdentifier) throws(KeyringError) -> WrappedContentKey {
         guard contentKey.count == 16 else { throw KeyringError("content key is \(contentKey.count) bytes, not 16") }
         guard iv.count == 16 else { throw KeyringError("content IV is \(iv.count) bytes, not 16") }
-        guard let kek = keys.withLock({ $0[id] }) else { throw KeyringError("no key-encryption key \(id)") }
+        guard let kek = state.withLock({ $0.keys[id] }) else { throw KeyringError("no key-encryption key \(id)") }
         do {
             let wrapped = try kek.withBytes { bytes throws(FairPlayError) in try FairPlayCrypto.aesKeyWrap(kek: bytes, key: contentKey) }
             return WrappedContentKey(wrappedKey: wrapped, iv: iv, keyEncryptionKeyID: id)
@@ -89,7 +99,7 @@ public final class KeyEncryptionKeyring: Sendable {
     }
 
     private func kek(_ id: StoreIdentifier) throws(KeyringError) -> SecretBytes {
-        guard let kek = keys.withLock({ $0[id] }) else { throw KeyringError("no key-encryption key \(id) on this worker") }
+        guard let kek = state.withLock({ $0.keys[id] }) else { throw KeyringError("no key-encryption key \(id) on this worker") }
         return kek
     }
 
@@ -112,20 +122,20 @@ public final class KeyEncryptionKeyring: Sendable {
     /// ``unwrap(_:)`` for the processor: the key as shared ``SecretBytes``, taken from the memo when
     /// the same wrapped key was opened in the last ``UnwrappedKeyMemo/lifetime``.
     func contentKey(_ wrapped: WrappedContentKey, now: ContinuousClock.Instant = .now) throws(KeyringError) -> SecretBytes {
-        if let known = memo.withLock({ $0.key(for: wrapped, now: now) }) { return known }
+        if let known = state.withLock({ $0.memo.key(for: wrapped, now: now) }) { return known }
         let kek = try kek(wrapped.keyEncryptionKeyID)
         var key = try unwrap(wrapped, with: kek)
         let secret = SecretBytes(taking: &key)
-        // Only while that very KEK is still held: a removal or replacement racing this unwrap must
-        // not leave a key behind that the keyring would no longer open.
-        if keys.withLock({ $0[wrapped.keyEncryptionKeyID] === kek }) {
-            memo.withLock { $0.remember(secret, for: wrapped, now: now) }
+        // Remembered only if that very KEK is still held, checked under the lock that removal and
+        // replacement take: otherwise this key would outlive its KEK in the memo.
+        state.withLock {
+            if $0.keys[wrapped.keyEncryptionKeyID] === kek { $0.memo.remember(secret, for: wrapped, now: now) }
         }
         return secret
     }
 
     /// How many unwrapped content keys the memo holds (tests, diagnostics).
-    var rememberedContentKeys: Int { memo.withLock { $0.count } }
+    var rememberedContentKeys: Int { state.withLock { $0.memo.count } }
 
     /// Wraps a secret of 16 to 1024 bytes, a multiple of 8 (RFC 3394), under KEK `id`: entitlement
     /// token secrets are stored this way, like content keys.
@@ -133,7 +143,7 @@ public final class KeyEncryptionKeyring: Sendable {
         guard secret.count >= 16, secret.count <= 1024, secret.count.isMultiple(of: 8) else {
             throw KeyringError("secret is \(secret.count) bytes; RFC 3394 needs 16...1024, a multiple of 8")
         }
-        guard let kek = keys.withLock({ $0[id] }) else { throw KeyringError("no key-encryption key \(id)") }
+        guard let kek = state.withLock({ $0.keys[id] }) else { throw KeyringError("no key-encryption key \(id)") }
         do {
             return try kek.withBytes { bytes throws(FairPlayError) in try FairPlayCrypto.aesKeyWrap(kek: bytes, key: secret) }
         } catch {
@@ -143,7 +153,7 @@ public final class KeyEncryptionKeyring: Sendable {
 
     /// Unwraps a secret stored with ``wrap(secret:with:)``; the caller should cleanse it after use.
     public func unwrap(secret wrapped: [UInt8], with id: StoreIdentifier) throws(KeyringError) -> [UInt8] {
-        guard let kek = keys.withLock({ $0[id] }) else { throw KeyringError("no key-encryption key \(id) on this worker") }
+        guard let kek = state.withLock({ $0.keys[id] }) else { throw KeyringError("no key-encryption key \(id) on this worker") }
         do {
             return try kek.withBytes { bytes throws(FairPlayError) in try FairPlayCrypto.aesKeyUnwrap(kek: bytes, wrapped: wrapped) }
         } catch {

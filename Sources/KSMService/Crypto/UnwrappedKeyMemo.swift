@@ -5,8 +5,9 @@ import Licensing
 ///
 /// Holding them adds no exposure a worker does not already have: whoever can read its memory can read
 /// the key-encryption keys, which open every stored key. Entries are shared ``SecretBytes``, zeroed
-/// when the last holder lets go; the memo forgets a key after ``lifetime`` and forgets every key of a
-/// KEK that is removed or replaced. Not `Sendable` by itself: the keyring keeps it behind its lock.
+/// when the last holder lets go. A key is never served after ``lifetime``; expired entries are
+/// dropped when looked up and whenever a key is remembered, and every key of a KEK that is removed
+/// or replaced is dropped at once. Not `Sendable` by itself: the keyring keeps it behind its lock.
 struct UnwrappedKeyMemo {
     /// How long an unwrapped key is reused. Short: the storm lasts seconds, and a key rewritten in
     /// the store has new wrapped bytes, so it can never be served stale.
@@ -19,16 +20,19 @@ struct UnwrappedKeyMemo {
     var count: Int { entries.count }
 
     /// The key unwrapped from `wrapped`, if it was unwrapped less than ``lifetime`` ago.
-    func key(for wrapped: WrappedContentKey, now: ContinuousClock.Instant) -> SecretBytes? {
-        guard let entry = entries[wrapped], entry.until > now else { return nil }
+    mutating func key(for wrapped: WrappedContentKey, now: ContinuousClock.Instant) -> SecretBytes? {
+        guard let entry = entries[wrapped] else { return nil }
+        guard entry.until > now else {
+            entries[wrapped] = nil
+            return nil
+        }
         return entry.key
     }
 
     mutating func remember(_ key: SecretBytes, for wrapped: WrappedContentKey, now: ContinuousClock.Instant) {
-        if entries.count >= Self.capacity {
-            entries = entries.filter { $0.value.until > now }
-            if entries.count >= Self.capacity { entries.removeAll() }
-        }
+        // Only when something is there to drop: a storm remembers a handful of keys, rarely.
+        if !entries.isEmpty { entries = entries.filter { $0.value.until > now } }
+        if entries.count >= Self.capacity { entries.removeAll() }
         entries[wrapped] = (key, now + Self.lifetime)
     }
 

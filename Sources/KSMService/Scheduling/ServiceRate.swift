@@ -9,13 +9,20 @@
 /// makes shedding less eager.
 ///
 /// The window ends at the newest batch, not at now: an idle spell does not make the worker forget
-/// what it can do, so the first jobs of the next storm are judged by the last measured capacity.
-/// Before any batch was measured the rate is unknown (nil, unless an initial guess is configured)
-/// and nothing is shed: a guess that is too low told early storm jobs to come back a minute later
-/// while the worker drained the whole storm in seconds.
+/// what it can do, so the first jobs of the next storm are judged by the last measured capacity,
+/// for up to ``maximumAge``. The estimate is only used once it rests on enough work
+/// (``minimumJobs`` jobs or ``minimumSeconds`` of processing in the window): the first batches of a
+/// storm are small and slow (cold connections, cache misses), and one of 5 jobs in 300 ms read as
+/// 67 jobs/s, which told a storm's new sessions to come back a minute later. Until then the rate is
+/// unknown (nil, unless an initial guess is configured) and nothing is shed.
 struct ServiceRate: Sendable {
     private var samples: [(at: ContinuousClock.Instant, jobs: Int, seconds: Double)] = []
     private let window: Duration = .seconds(5)
+    /// A capacity measured longer ago than this is forgotten (the machine or its load may have changed).
+    static let maximumAge: Duration = .seconds(60)
+    /// Jobs, or seconds of batch processing, the window must hold before the estimate is used.
+    static let minimumJobs = 256
+    static let minimumSeconds = 2.0
     let initial: Double?
     let concurrency: Int
 
@@ -33,11 +40,12 @@ struct ServiceRate: Sendable {
     }
 
     /// Jobs per second over the window that ends at the newest batch; the initial guess (nil by
-    /// default) before any batch was measured.
-    var perSecond: Double? {
-        guard !samples.isEmpty else { return initial }
+    /// default) while the window holds too little work or is older than ``maximumAge``.
+    func perSecond(at now: ContinuousClock.Instant = .now) -> Double? {
+        guard let newest = samples.last, now - newest.at <= Self.maximumAge else { return initial }
         let jobs = samples.reduce(0) { $0 + $1.jobs }
         let seconds = samples.reduce(0) { $0 + $1.seconds }
+        guard jobs >= Self.minimumJobs || seconds >= Self.minimumSeconds else { return initial }
         return max(Double(jobs) / seconds * Double(concurrency), 1)
     }
 }

@@ -26,7 +26,7 @@ actor WorkerState {
     /// Adds received messages, in order (each decoded once, here). Returns true when the caller
     /// should pause the consumer.
     func enqueue(_ messages: [KafkaMessage]) -> Bool {
-        let perSecond = rate.perSecond
+        let perSecond = rate.perSecond()
         for message in messages {
             tracker.received(message.topicPartition, offset: message.offset)
             // Work taken by batches but not answered yet waits ahead of every queued job.
