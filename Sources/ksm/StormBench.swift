@@ -135,7 +135,7 @@ struct StormBench: AsyncParsableCommand {
         var bench = prepared
         // The baseline is measured before and after every scenario, and each scenario is held to the
         // mean of the two beside it: this shared host's speed drifts by a fifth within minutes.
-        func measureBaseline() async -> (ckcPerSecond: Double, cpuMicrosecondsPerJob: Double, hostSteal: Double?) {
+        func measureBaseline() async -> StormBenchmark.Baseline {
             let measured = await bench.inProcessRate(server: server, pool: pool)
             progress("in-process rate \(Int(measured.ckcPerSecond)) CKC/s, \(Int(measured.cpuMicrosecondsPerJob)) µs CPU per CKC, host steal \(measured.hostSteal ?? 0)")
             return measured
@@ -201,7 +201,7 @@ struct StormBench: AsyncParsableCommand {
         let output = Output(
             machine: "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB",
             jobs: jobs, inProcessCKCPerSecond: rate.rounded(), inProcessCPUMicrosecondsPerJob: inProcessCPU,
-            idealDrainSeconds: (ideal * 1000).rounded() / 1000, runs: reports,
+            idealDrainSeconds: rounded(ideal), runs: reports,
             idealDrainSecondsByRun: ideals, drainOverIdeal: ratios, cpuOverInProcess: cpuRatios, cpuOverCrypto: cpuOverCrypto,
             baselineHostSteal: baselines.map(\.hostSteal), drainOverCryptoTime: cryptoRatios,
             smoothingGain: drain("off").flatMap { off in drain("on").map { (off / $0 * 1000).rounded() / 1000 } },

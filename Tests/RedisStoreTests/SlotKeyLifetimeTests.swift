@@ -19,68 +19,70 @@ struct SlotKeyLifetimeTests {
         try await client.send(["PTTL", key]).integerValue ?? -9
     }
 
-    @Test("a grant sets twice the need; a covered renewal leaves the TTL alone; a longer one pushes it out")
-    func slotKeysOutliveTheLatestExpiry() async throws {
+    /// A fresh redis-server for one test, its client and the store over it; the server is stopped after.
+    private static func withRedis(_ body: (RedisClient, RedisLicenseStore) async throws -> Void) async throws {
         let server = try await RedisServerProcess()
         defer { server.stop() }
         let client = try RedisClient(configuration: server.configuration())
-        let store = RedisLicenseStore(client: client)
-        let (slots, starts) = (RedisKeys.slots(Self.sid("acme"), account: Self.sid("alice")), RedisKeys.slotStarts(Self.sid("acme"), account: Self.sid("alice")))
+        try await body(client, RedisLicenseStore(client: client))
+    }
 
-        // Grant of 600 s: need = 600 s + 60 s, set to twice that. (The script's clock is the test's;
-        // Redis counts the TTL down in real time, which barely moves here.)
-        #expect(try await store.acquireLeases([Self.lease("g", seconds: 600, at: Self.t0)]) == [.granted(expiresAtMilliseconds: Self.t0 + 600_000)])
-        for key in [slots, starts] {
-            let ttl = try await Self.ttl(client, key)
-            #expect(ttl > 1_300_000 && ttl <= 1_320_000, "\(key): \(ttl)")
-        }
+    @Test("a grant sets twice the need; a covered renewal leaves the TTL alone; a longer one pushes it out")
+    func slotKeysOutliveTheLatestExpiry() async throws {
+        try await Self.withRedis { (client: RedisClient, store: RedisLicenseStore) async throws in
+            let (slots, starts) = (RedisKeys.slots(Self.sid("acme"), account: Self.sid("alice")), RedisKeys.slotStarts(Self.sid("acme"), account: Self.sid("alice")))
 
-        // A renewal whose expiry plus a minute is still covered: TTL untouched.
-        #expect(try await store.acquireLeases([Self.lease("r1", seconds: 1_200, at: Self.t0 + 10_000)]) == [.renewed(expiresAtMilliseconds: Self.t0 + 1_210_000)])
-        #expect(try await Self.ttl(client, slots) <= 1_320_000)
+            // Grant of 600 s: need = 600 s + 60 s, set to twice that. (The script's clock is the test's;
+            // Redis counts the TTL down in real time, which barely moves here.)
+            #expect(try await store.acquireLeases([Self.lease("g", seconds: 600, at: Self.t0)]) == [.granted(expiresAtMilliseconds: Self.t0 + 600_000)])
+            for key in [slots, starts] {
+                let ttl = try await Self.ttl(client, key)
+                #expect(ttl > 1_300_000 && ttl <= 1_320_000, "\(key): \(ttl)")
+            }
 
-        // One that outlives the keys: all of them pushed to twice the new need (1,300 s + 60 s).
-        #expect(try await store.acquireLeases([Self.lease("r2", seconds: 1_300, at: Self.t0 + 20_000)]) == [.renewed(expiresAtMilliseconds: Self.t0 + 1_320_000)])
-        for key in [slots, starts] {
-            let ttl = try await Self.ttl(client, key)
-            #expect(ttl > 2_700_000 && ttl <= 2_720_000, "\(key): \(ttl)")
+            // A renewal whose expiry plus a minute is still covered: TTL untouched.
+            #expect(try await store.acquireLeases([Self.lease("r1", seconds: 1_200, at: Self.t0 + 10_000)]) == [.renewed(expiresAtMilliseconds: Self.t0 + 1_210_000)])
+            #expect(try await Self.ttl(client, slots) <= 1_320_000)
+
+            // One that outlives the keys: all of them pushed to twice the new need (1,300 s + 60 s).
+            #expect(try await store.acquireLeases([Self.lease("r2", seconds: 1_300, at: Self.t0 + 20_000)]) == [.renewed(expiresAtMilliseconds: Self.t0 + 1_320_000)])
+            for key in [slots, starts] {
+                let ttl = try await Self.ttl(client, key)
+                #expect(ttl > 2_700_000 && ttl <= 2_720_000, "\(key): \(ttl)")
+            }
         }
     }
 
     @Test("an expired slot is not renewed: the request takes a new slot, and the old member is swept")
     func expiredSlotIsANewGrant() async throws {
-        let server = try await RedisServerProcess()
-        defer { server.stop() }
-        let client = try RedisClient(configuration: server.configuration())
-        let store = RedisLicenseStore(client: client)
-        let slots = RedisKeys.slots(Self.sid("acme"), account: Self.sid("alice"))
+        try await Self.withRedis { (client: RedisClient, store: RedisLicenseStore) async throws in
+            let slots = RedisKeys.slots(Self.sid("acme"), account: Self.sid("alice"))
 
-        #expect(try await store.acquireLeases([Self.lease("a", device: 1, seconds: 60, at: Self.t0)]) == [.granted(expiresAtMilliseconds: Self.t0 + 60_000)])
-        #expect(try await store.acquireLeases([Self.lease("b", device: 2, seconds: 600, at: Self.t0 + 1)]) == [.granted(expiresAtMilliseconds: Self.t0 + 600_001)])
-        // Device 2 renews after device 1 expired: a renewal does not sweep, so the expired member stays...
-        #expect(try await store.acquireLeases([Self.lease("b2", device: 2, seconds: 600, at: Self.t0 + 70_000)]) == [.renewed(expiresAtMilliseconds: Self.t0 + 670_000)])
-        #expect(try await client.send(["ZCARD", slots]).integerValue == 2)
-        // ...but never counts: the listing and a limit of 2 ignore it.
-        #expect(try await store.listSlots(tenant: Self.sid("acme"), account: Self.sid("alice"), nowMilliseconds: Self.t0 + 70_000).count == 1)
-        // Device 1 comes back: its expired score is no slot, so this is a grant, which sweeps first.
-        #expect(try await store.acquireLeases([Self.lease("a2", device: 1, seconds: 60, at: Self.t0 + 80_000)]) == [.granted(expiresAtMilliseconds: Self.t0 + 140_000)])
-        #expect(try await client.send(["ZCARD", slots]).integerValue == 2)
-        #expect(try await store.acquireLeases([Self.lease("c", device: 3, seconds: 60, at: Self.t0 + 80_001)])
-            == [.refused(reason: .tooManyStreams, activeCount: 2, limit: 2)])
+            #expect(try await store.acquireLeases([Self.lease("a", device: 1, seconds: 60, at: Self.t0)]) == [.granted(expiresAtMilliseconds: Self.t0 + 60_000)])
+            #expect(try await store.acquireLeases([Self.lease("b", device: 2, seconds: 600, at: Self.t0 + 1)]) == [.granted(expiresAtMilliseconds: Self.t0 + 600_001)])
+            // Device 2 renews after device 1 expired: a renewal does not sweep, so the expired member stays...
+            #expect(try await store.acquireLeases([Self.lease("b2", device: 2, seconds: 600, at: Self.t0 + 70_000)]) == [.renewed(expiresAtMilliseconds: Self.t0 + 670_000)])
+            #expect(try await client.send(["ZCARD", slots]).integerValue == 2)
+            // ...but never counts: the listing and a limit of 2 ignore it.
+            #expect(try await store.listSlots(tenant: Self.sid("acme"), account: Self.sid("alice"), nowMilliseconds: Self.t0 + 70_000).count == 1)
+            // Device 1 comes back: its expired score is no slot, so this is a grant, which sweeps first.
+            #expect(try await store.acquireLeases([Self.lease("a2", device: 1, seconds: 60, at: Self.t0 + 80_000)]) == [.granted(expiresAtMilliseconds: Self.t0 + 140_000)])
+            #expect(try await client.send(["ZCARD", slots]).integerValue == 2)
+            #expect(try await store.acquireLeases([Self.lease("c", device: 3, seconds: 60, at: Self.t0 + 80_001)])
+                == [.refused(reason: .tooManyStreams, activeCount: 2, limit: 2)])
+        }
     }
 
     @Test("ending the oldest stream gives the new ended set the slot keys' lifetime")
     func endedSetGetsTheLifetime() async throws {
-        let server = try await RedisServerProcess()
-        defer { server.stop() }
-        let client = try RedisClient(configuration: server.configuration())
-        let store = RedisLicenseStore(client: client)
-        let ended = RedisKeys.endedSlots(Self.sid("acme"), account: Self.sid("alice"))
+        try await Self.withRedis { (client: RedisClient, store: RedisLicenseStore) async throws in
+            let ended = RedisKeys.endedSlots(Self.sid("acme"), account: Self.sid("alice"))
 
-        #expect(try await store.acquireLeases([Self.lease("a", device: 1, limit: 1, seconds: 600, at: Self.t0)]) == [.granted(expiresAtMilliseconds: Self.t0 + 600_000)])
-        let result = try await store.acquireLeases([Self.lease("b", device: 2, limit: 1, seconds: 600, at: Self.t0 + 1, endOldest: true)])
-        guard case .grantedEndingOldest = result[0] else { Issue.record("expected end-oldest, got \(result)"); return }
-        let ttl = try await Self.ttl(client, ended)
-        #expect(ttl > 1_300_000 && ttl <= 1_320_002, "\(ttl)")
+            #expect(try await store.acquireLeases([Self.lease("a", device: 1, limit: 1, seconds: 600, at: Self.t0)]) == [.granted(expiresAtMilliseconds: Self.t0 + 600_000)])
+            let result = try await store.acquireLeases([Self.lease("b", device: 2, limit: 1, seconds: 600, at: Self.t0 + 1, endOldest: true)])
+            guard case .grantedEndingOldest = result[0] else { Issue.record("expected end-oldest, got \(result)"); return }
+            let ttl = try await Self.ttl(client, ended)
+            #expect(ttl > 1_300_000 && ttl <= 1_320_002, "\(ttl)")
+        }
     }
 }

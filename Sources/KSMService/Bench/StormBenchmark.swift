@@ -95,14 +95,24 @@ public struct StormBenchmark: Sendable {
     /// `sample` is given) on `pool`, no Kafka, no Redis; and this process's CPU time per CKC meanwhile.
     /// The whole set takes several seconds, as the storm does: a sample of a fraction of a second
     /// varied by a third between runs on a shared host (docs/performance.md).
-    public func inProcessRate(server: KeyServerModule, pool: CryptoPool, sample: Int? = nil) async -> (ckcPerSecond: Double, cpuMicrosecondsPerJob: Double, hostSteal: Double?) {
+    public func inProcessRate(server: KeyServerModule, pool: CryptoPool, sample: Int? = nil) async -> Baseline {
         let spcs = prepared.prefix(sample ?? prepared.count).map(\.spc)
         let baseline = InProcessBaseline(server: server, pool: pool, spcs: spcs)
         await baseline.warmUp()
         let cpuBefore = CPUAccount.sample(), hostBefore = HostTime.sample()
         let rate = await baseline.measure()
         let spent = CPUAccount.sample() - cpuBefore
-        return (rate, spent.microsecondsPerJob(spcs.count)["total"] ?? 0, HostTime.sample().stealFraction(since: hostBefore))
+        return Baseline(ckcPerSecond: rate, cpuMicrosecondsPerJob: spent.microsecondsPerJob(spcs.count)["total"] ?? 0,
+                        hostSteal: HostTime.sample().stealFraction(since: hostBefore))
+    }
+
+    /// One in-process baseline measurement (``inProcessRate(server:pool:sample:)``).
+    public struct Baseline: Sendable {
+        public var ckcPerSecond: Double
+        /// This process's CPU time per CKC while it ran.
+        public var cpuMicrosecondsPerJob: Double
+        /// The share of the machine the hypervisor took meanwhile (``HostTime``).
+        public var hostSteal: Double?
     }
 
     /// What the client saw of one job.

@@ -153,7 +153,7 @@ public final class KeyEncryptionKeyring: Sendable {
 
     /// Unwraps a secret stored with ``wrap(secret:with:)``; the caller should cleanse it after use.
     public func unwrap(secret wrapped: [UInt8], with id: StoreIdentifier) throws(KeyringError) -> [UInt8] {
-        guard let kek = state.withLock({ $0.keys[id] }) else { throw KeyringError("no key-encryption key \(id) on this worker") }
+        let kek = try kek(id)
         do {
             return try kek.withBytes { bytes throws(FairPlayError) in try FairPlayCrypto.aesKeyUnwrap(kek: bytes, wrapped: wrapped) }
         } catch {
