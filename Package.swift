@@ -34,6 +34,13 @@ let package = Package(
             pkgConfig: "hiredis",
             providers: [.apt(["libhiredis-dev"])]
         ),
+        // The `ksm` executable allocates with jemalloc (docs/performance.md: glibc's per-thread
+        // arenas grew and shrank under a storm, a tenth of the worker's non-RSA time).
+        .systemLibrary(
+            name: "CJemalloc",
+            pkgConfig: "jemalloc",
+            providers: [.apt(["libjemalloc-dev"])]
+        ),
 
         // The protocol: pure and synchronous, OpenSSL for every primitive.
         .target(name: "FairPlay", dependencies: ["COpenSSL"]),
@@ -67,7 +74,7 @@ let package = Package(
         .executableTarget(
             name: "ksm",
             dependencies: [
-                "KSMService", "FairPlay", "FairPlayDevice", "Kafka", "RedisStore", "Licensing", "KSMTestSupport",
+                "KSMService", "FairPlay", "FairPlayDevice", "Kafka", "RedisStore", "Licensing", "KSMTestSupport", "CJemalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -540,7 +540,7 @@ def check_dockerfile():
         fail(where, "no HEALTHCHECK on /healthz")
     if not any(re.match(r"EXPOSE\s+9090\b", l) for l in lines):
         fail(where, "no EXPOSE 9090")
-    for lib in ("librdkafka1", "libhiredis0.14", "libssl3"):
+    for lib in ("librdkafka1", "libhiredis0.14", "libssl3", "libjemalloc2"):
         if lib not in text:
             fail(where, f"runtime lacks {lib}")
     if any(l.upper().startswith(("COPY", "ADD")) and "Fixtures" in l for l in lines):

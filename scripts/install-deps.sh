@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Installs the C libraries FairPlayKSM links (OpenSSL 3, librdkafka, hiredis) and redis-server,
+# Installs the C libraries FairPlayKSM links (OpenSSL 3, librdkafka, hiredis, jemalloc) and redis-server,
 # from Debian 12's packages. Swift 6 itself is expected on PATH.
 set -euo pipefail
 if [ "$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq libssl-dev librdkafka-dev libhiredis-dev redis-server pkg-config >/dev/null
+$SUDO apt-get install -y -qq libssl-dev librdkafka-dev libhiredis-dev libjemalloc-dev redis-server pkg-config >/dev/null
 
 # Python tools for scripts/validate-deploy.sh (offline validation of deploy/): yamllint,
 # kubernetes-validate and PyYAML from PyPI; jsonschema for the schema tests. pip comes from apt when the python3 has none.

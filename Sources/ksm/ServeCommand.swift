@@ -26,6 +26,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var logger = Logger(label: "ksm.worker")
         logger.logLevel = settings.logLevel
+        logger.info("worker process starting", metadata: ["allocator": "\(Allocator.description)"])
 
         let server = try CommandSupport.server(credentials: settings.credentials, library: settings.fpscryptoLibrary, versions: settings.protocolVersions)
         let keyring = try settings.keyring()

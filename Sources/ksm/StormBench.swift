@@ -49,6 +49,8 @@ struct StormBench: AsyncParsableCommand {
 
     struct Output: Codable {
         var machine: String
+        /// The allocator the bench and its workers ran on (``Allocator``).
+        var allocator: String?
         var jobs: Int
         var inProcessCKCPerSecond: Double
         /// CPU time per CKC in process (all threads of the bench process while the baseline ran).
@@ -77,7 +79,7 @@ struct StormBench: AsyncParsableCommand {
         var twoWorkersOverOne: Double?
 
         enum CodingKeys: String, CodingKey {
-            case machine, jobs, runs
+            case machine, allocator, jobs, runs
             case inProcessCKCPerSecond = "in_process_ckc_per_second", idealDrainSeconds = "ideal_drain_seconds"
             case inProcessCPUMicrosecondsPerJob = "in_process_cpu_us_per_job", cpuOverInProcess = "cpu_over_in_process"
             case idealDrainSecondsByRun = "ideal_drain_seconds_by_run", drainOverCryptoTime = "drain_over_crypto_time"
@@ -200,7 +202,7 @@ struct StormBench: AsyncParsableCommand {
         func drain(_ name: String) -> Double? { reports.first { $0.label == Self.known[name]?.label }?.drainSeconds }
         let output = Output(
             machine: "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB",
-            jobs: jobs, inProcessCKCPerSecond: rate.rounded(), inProcessCPUMicrosecondsPerJob: inProcessCPU,
+            allocator: Allocator.description, jobs: jobs, inProcessCKCPerSecond: rate.rounded(), inProcessCPUMicrosecondsPerJob: inProcessCPU,
             idealDrainSeconds: rounded(ideal), runs: reports,
             idealDrainSecondsByRun: ideals, drainOverIdeal: ratios, cpuOverInProcess: cpuRatios, cpuOverCrypto: cpuOverCrypto,
             baselineHostSteal: baselines.map(\.hostSteal), drainOverCryptoTime: cryptoRatios,

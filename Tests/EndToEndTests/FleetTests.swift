@@ -12,7 +12,7 @@ import Testing
 /// The fleet as it runs in production, on loopback: redis-server, `ksm broker`, two `ksm serve`
 /// processes in one consumer group, and `ksm loadgen` or a test client on Kafka.
 @Suite(.serialized, .timeLimit(.minutes(5))) struct FleetTests {
-    @Test("Two workers in one group answer every loadgen job with a correct CKC")
+    @Test("Two workers in one group, each allocating with jemalloc, answer every loadgen job with a correct CKC")
     func loadgenThroughTwoWorkers() async throws {
         let fleet = try await Fleet()
         try await fleet.startWorker()
@@ -26,6 +26,9 @@ import Testing
         // Both workers did work: the group split the partitions.
         for worker in fleet.workers { #expect(await worker.terminate() == 0, "\(worker.stderr.suffix(2000))") }
         #expect(fleet.workers.allSatisfy { $0.stderr.contains("partitions assigned") })
+        // The binary links jemalloc and jemalloc serves its allocations (a Swift array showed up in
+        // jemalloc's counter): the allocator the performance figures were measured on.
+        #expect(fleet.workers.allSatisfy { $0.stderr.contains("allocator=jemalloc 5.") }, "\(fleet.workers.map { $0.stderr.prefix(600) })")
     }
 
     @Test("A key-encryption key given as KSM_KEKS in the environment serves jobs; a malformed one stops the worker with a clear error")
