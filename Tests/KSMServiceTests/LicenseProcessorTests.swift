@@ -275,6 +275,11 @@ struct LicenseProcessorTests {
             (Array(repeating: UInt8(ascii: " "), count: LicenseJob.maximumEncodedSize + 1), nil, "exceeds"),
             (Array(String(repeating: "[", count: 100_000).utf8), nil, "not valid JSON"),
         ]
+        // The SPC with every "/" escaped as "\/" (legal JSON) is the same SPC: it takes the parser's
+        // general string path instead of being read in place, and must decode to the same job.
+        let escaped = Array(String(decoding: good.job.jsonBytes(), as: UTF8.self).replacingOccurrences(of: "/", with: "\\/").utf8)
+        #expect(escaped != good.job.jsonBytes())
+        #expect(try LicenseJob(json: escaped) == good.job)
         let payloads = cases.map(\.payload) + [good.job.jsonBytes()]
         let replies = await processor.process(encoded: payloads, now: t0)
         try #require(replies.count == payloads.count)

@@ -93,7 +93,7 @@ struct JSONParserTests {
         #expect(try JSONValue(parsing: bytes) == value)
     }
 
-    @Test("agrees with Foundation on accept or refuse for 20,000 mutants of a job document")
+    @Test("agrees with Foundation on accept or refuse for 20,000 mutants of a job document, with or without the SPC read in place")
     func agreesWithFoundation() {
         let seed = Array(#"{"id":"j-1","tenant":"acme","account":"a1","spc":"AAECAw==","deadline":1790000000000,"priority":"new","x":[1.5,true,null,{"k":"\u00e9"}]}"#.utf8)
         var generator = SplitMix64(state: 42)
@@ -110,7 +110,24 @@ struct JSONParserTests {
                 }
                 if mutant.isEmpty { mutant = [0x20] }
             }
-            let ours = (try? JSONValue(parsing: mutant)) != nil
+            let parsed = Result { () throws(JSONParser.Error) in try JSONValue(parsing: mutant) }
+            let ours = (try? parsed.get()) != nil
+            // Reading "spc" in place changes nothing: the same error, or the same document once its
+            // raw bytes are put back as the string they are.
+            let withRaw = Result { () throws(JSONParser.Error) in try JSONParser.parse(mutant, rawStringMember: "spc") }
+            switch (parsed, withRaw) {
+            case (.success(let value), .success(let (rawValue, raw))):
+                var restored = rawValue
+                if let raw, case .object(var members) = rawValue {
+                    members["spc"] = .string(String(decoding: raw, as: UTF8.self))
+                    restored = .object(members)
+                }
+                if restored != value { disagreements.append("raw member: " + String(decoding: mutant, as: UTF8.self)) }
+            case (.failure(let error), .failure(let rawError)):
+                if error != rawError { disagreements.append("raw member error: " + String(decoding: mutant, as: UTF8.self)) }
+            default:
+                disagreements.append("raw member verdict: " + String(decoding: mutant, as: UTF8.self))
+            }
             let foundation = (try? JSONSerialization.jsonObject(with: Data(mutant), options: [.fragmentsAllowed])) != nil
             // Stricter on purpose: duplicate keys, and trailing commas (Foundation accepts those).
             let strictOnPurpose = foundation && !ours && (Self.hasDuplicateKey(mutant) || Self.acceptedWithoutTrailingCommas(mutant))
@@ -132,6 +149,43 @@ struct JSONParserTests {
         }
         return false
     }
+
+    @Test("a plain top-level string member comes back as bytes of the input; everything else parses as usual")
+    func rawStringMember() throws {
+        let text = #" {"spc": "QUJD+/==", "id": "x", "inner": {"spc": "nested"}} "#
+        let (value, raw) = try JSONParser.parse(Array(text.utf8), rawStringMember: "spc")
+        #expect(raw.map { String(decoding: $0, as: UTF8.self) } == "QUJD+/==")
+        guard case .object(let o) = value else { Issue.record("not an object"); return }
+        #expect(o["spc"] == .string(""))
+        #expect(o["id"] == .string("x"))
+        #expect(o["inner"] == .object(["spc": .string("nested")]))
+    }
+
+    @Test("a member that is not a plain ASCII string is parsed normally, not returned raw", arguments: [
+        (#"{"spc": "A\/=="}"#, JSONValue.string("A/==")),
+        ("{\"spc\": \"café\"}", .string("café")),
+        (#"{"spc": 12}"#, .integer(12)),
+        (#"{"spc": null}"#, .null),
+        (#"{"spc": ["AAAA"]}"#, .array([.string("AAAA")])),
+    ])
+    func rawStringMemberFallsBack(text: String, expected: JSONValue) throws {
+        let (value, raw) = try JSONParser.parse(Array(text.utf8), rawStringMember: "spc")
+        #expect(raw == nil)
+        #expect(value == .object(["spc": expected]))
+        #expect(value == (try JSONValue(parsing: Array(text.utf8))))
+    }
+
+    @Test("asking for a raw member changes no verdict: the same errors at the same offsets", arguments: [
+        #"{"spc":"AAAA","spc":"BBBB"}"#, #"{"spc":"AAAA"} x"#, #"{"spc":"AAAA"#, "{\"spc\":\"AA\u{01}AA\"}", #"{"spc":"AAAA",}"#,
+        #"{"spc":"\x"}"#,
+    ])
+    func rawStringMemberKeepsErrors(text: String) {
+        let plain = Result { () throws(JSONParser.Error) in try JSONValue(parsing: Array(text.utf8)) }
+        let raw = Result { () throws(JSONParser.Error) in try JSONParser.parse(Array(text.utf8), rawStringMember: "spc").value }
+        #expect(plain.error != nil)
+        #expect(raw.error == plain.error)
+    }
+
 }
 
 

@@ -126,8 +126,10 @@ extension LicenseJob {
             throw LicenseJobError(field: nil, "body of \(bytes.count) bytes exceeds the \(Self.maximumEncodedSize)-byte limit")
         }
         let value: JSONValue
+        // The SPC's base64 is read in place from the body (never made a String): it is most of a job.
+        let rawSPC: ArraySlice<UInt8>?
         do throws(JSONParser.Error) {
-            value = try JSONValue(parsing: bytes)
+            (value, rawSPC) = try JSONParser.parse(bytes, rawStringMember: "spc")
         } catch {
             throw LicenseJobError(field: nil, "body is not valid JSON: \(error)")
         }
@@ -168,11 +170,14 @@ extension LicenseJob {
         let tenant = try identifier("tenant")
         let account = try identifier("account")
 
-        let spcText = try string("spc")
-        guard !spcText.isEmpty else { throw fail("spc", "is empty") }
-        guard let spcData = Base64.decode(spcText) else {
-            throw fail("spc", "is not valid base64 (standard alphabet, padded, no white space)")
+        func decodeSPC(_ text: some Collection<UInt8>) throws(LicenseJobError) -> [UInt8] {
+            guard !text.isEmpty else { throw fail("spc", "is empty") }
+            guard let data = Base64.decode(text) else {
+                throw fail("spc", "is not valid base64 (standard alphabet, padded, no white space)")
+            }
+            return data
         }
+        let spcData = if let rawSPC { try decodeSPC(rawSPC) } else { try decodeSPC(try string("spc").utf8) }
 
         var deadline: Int64?
         switch object["deadline"] {

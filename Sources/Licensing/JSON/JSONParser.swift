@@ -24,20 +24,35 @@ public struct JSONParser {
     private let bytes: [UInt8]
     private var index = 0
     private let maximumDepth: Int
+    /// The top-level member whose plain string is kept as bytes (``parse(_:rawStringMember:maximumDepth:)``).
+    private let rawMember: String?
+    private var rawRange: Range<Int>?
 
-    private init(_ bytes: [UInt8], maximumDepth: Int) {
+    private init(_ bytes: [UInt8], maximumDepth: Int, rawMember: String? = nil) {
         self.bytes = bytes
         self.maximumDepth = maximumDepth
+        self.rawMember = rawMember
     }
 
     /// Parses one document; only white space may surround it.
     public static func parse(_ input: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth) throws(Error) -> JSONValue {
-        var parser = JSONParser(Array(input), maximumDepth: maximumDepth)
+        try parse(input, rawStringMember: nil, maximumDepth: maximumDepth).value
+    }
+
+    /// Parses one document as ``parse(_:maximumDepth:)`` does, with one difference: when it is an
+    /// object whose member `rawStringMember` is a string of ASCII without escapes or control characters, that
+    /// string comes back as a slice of the input (its entry in the object is `""`), not as a `String`.
+    /// A job's base64 SPC is most of its bytes and is only ever decoded: making a `String` of it
+    /// first cost a copy and a validation per job. Any other string takes the usual path.
+    public static func parse(
+        _ input: some Collection<UInt8>, rawStringMember: String?, maximumDepth: Int = defaultMaximumDepth
+    ) throws(Error) -> (value: JSONValue, rawString: ArraySlice<UInt8>?) {
+        var parser = JSONParser(Array(input), maximumDepth: maximumDepth, rawMember: rawStringMember)
         parser.skipWhiteSpace()
         let value = try parser.value(depth: 0)
         parser.skipWhiteSpace()
         guard parser.index == parser.bytes.count else { throw parser.fail("unexpected data after the document") }
-        return value
+        return (value, parser.rawRange.map { parser.bytes[$0] })
     }
 
     private func fail(_ reason: String, at offset: Int? = nil) -> Error {
@@ -97,7 +112,13 @@ public struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':' after a key") }
             index += 1
             skipWhiteSpace()
-            let member = try value(depth: depth)
+            let member: JSONValue
+            if depth == 1, rawMember == key, let range = plainASCIIString() {
+                rawRange = range
+                member = .string("")
+            } else {
+                member = try value(depth: depth)
+            }
             guard members.updateValue(member, forKey: key) == nil else {
                 throw fail("duplicate key", at: keyOffset)
             }
@@ -133,14 +154,22 @@ public struct JSONParser {
         }
     }
 
-    /// A string starting at the opening quote. Plain runs are copied in one piece; UTF-8 is validated.
-    private mutating func string() throws(Error) -> String {
-        index += 1
-        let start = index
-        // Fast path: most strings (every base64 SPC) have no escape; they become a String straight
-        // from the input, with one UTF-8 validation and one copy.
+    /// The string starting at the opening quote when it is plain (ASCII, no escape, closed):
+    /// its content's range, with the index moved past the closing quote. Otherwise nil, index unmoved.
+    private mutating func plainASCIIString() -> Range<Int>? {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+        let start = index + 1
+        let (end, ascii) = plainRun(from: start)
+        guard ascii, end < bytes.count, bytes[end] == UInt8(ascii: "\"") else { return nil }
+        index = end + 1
+        return start..<end
+    }
+
+    /// Where the run of bytes from `start` that needs no unescaping ends (at a quote, a backslash, a
+    /// control character or the end), and whether the run is ASCII.
+    private func plainRun(from start: Int) -> (end: Int, ascii: Bool) {
         var ascii = true
-        index = bytes.withUnsafeBufferPointer { buffer in
+        let end = bytes.withUnsafeBufferPointer { buffer in
             var i = start
             var high: UInt8 = 0
             // Eight bytes at a time while none of them is a quote, a backslash or a control
@@ -168,8 +197,18 @@ public struct JSONParser {
             ascii = high < 0x80
             return i
         }
+        return (end, ascii)
+    }
+
+    /// A string starting at the opening quote. Plain runs are copied in one piece; UTF-8 is validated.
+    private mutating func string() throws(Error) -> String {
+        index += 1
+        let start = index
+        // Fast path: most strings have no escape; they become a String straight from the input, with
+        // one UTF-8 validation and one copy.
+        let (end, ascii) = plainRun(from: start)
+        index = end
         if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
-            let end = index
             let text: String
             if ascii {
                 // ASCII is valid UTF-8: made from the raw buffer, skipping the generic validating path.
