@@ -190,6 +190,25 @@ public final class KafkaConsumer: Sendable {
         }
     }
 
+    /// Each partition's log end offset (high watermark) as the broker gives it now, asked on a thread
+    /// of its own (`rd_kafka_query_watermark_offsets` blocks). A partition the broker did not answer
+    /// for within `timeout` is left out; a closed consumer answers nothing.
+    public func logEndOffsets(_ partitions: [TopicPartition], timeout: Duration = .seconds(2)) async -> [TopicPartition: Int64] {
+        guard !partitions.isEmpty, let handle = try? currentHandle() else { return [:] }
+        let ms = Int32(clamping: timeout.milliseconds)
+        return await KafkaThread.run(name: "kafka-log-end") {
+            handle.withRaw { rk in
+                var ends: [TopicPartition: Int64] = [:]
+                for partition in partitions {
+                    var low: Int64 = -1, high: Int64 = -1
+                    let err = partition.topic.withCString { rd_kafka_query_watermark_offsets(rk, $0, partition.partition, &low, &high, ms) }
+                    if err == RD_KAFKA_RESP_ERR_NO_ERROR, high >= 0 { ends[partition] = high }
+                }
+                return ends
+            }
+        }
+    }
+
     /// Leaves the group gracefully: the poll thread stops, `rd_kafka_consumer_close` revokes the
     /// assignment (a final `.revoked` event, not waited for) and commits stored offsets, `events`
     /// ends, and the client is destroyed. Store offsets of finished jobs before calling. Idempotent.

@@ -37,7 +37,9 @@ extension RedisLicenseStore: JobGuardStore {
         if requests.isEmpty { return AdmissionBatch(admissions: [], settings: [:]) }
         let length = max(1, rateWindowMilliseconds)
         let window = nowMilliseconds / length
-        var commands = requests.map { request in
+        // A first delivery with no rate to count needs no command at all.
+        let asked = requests.filter { $0.countsTowardRate || $0.mayHaveStoredReply }
+        var commands = asked.map { request in
             // No rate limit to count for: the stored reply alone, without Lua.
             guard request.countsTowardRate else {
                 var get = RedisCommandEncoder(capacity: 160)
@@ -58,7 +60,14 @@ extension RedisLicenseStore: JobGuardStore {
         let replies = try await run(commands)
         var admissions: [Admission] = []
         admissions.reserveCapacity(requests.count)
-        for (request, reply) in zip(requests, replies.prefix(requests.count)) {
+        var answers = replies.prefix(asked.count).makeIterator()
+        for request in requests {
+            guard request.countsTowardRate || request.mayHaveStoredReply else {
+                admissions.append(.counted(0))
+                continue
+            }
+            // One reply per asked request, in order (`run` answers every command).
+            guard let reply = answers.next() else { throw LicenseStoreError(.backend, "admission answered fewer commands than sent") }
             if !request.countsTowardRate {
                 switch try Self.checked(reply) {
                 case .null: admissions.append(.counted(0))
@@ -79,7 +88,7 @@ extension RedisLicenseStore: JobGuardStore {
             }
         }
         var settings: [StoreIdentifier: GuardSettings] = [:]
-        for (tenant, reply) in zip(tenants, replies.dropFirst(requests.count)) {
+        for (tenant, reply) in zip(tenants, replies.dropFirst(asked.count)) {
             settings[tenant] = try Self.decodeGuardSettings(tenant, reply)
         }
         return AdmissionBatch(admissions: admissions, settings: settings)

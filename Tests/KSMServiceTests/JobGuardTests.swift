@@ -38,6 +38,13 @@ struct JobGuardTests {
         #expect(fetches() == before, "a duplicate costs no fetch")
         #expect(try CKCOpener.open(again.ckc!, session: hd.session).contentKey == world.keys[World.hdAsset]!.key)
 
+        // On its first delivery (the worker knows no earlier owner saw it) a job skips the lookup and
+        // is worked out again; storing its reply still hands back the first bytes.
+        let beforeFirst = fetches()
+        let firstDelivery = try #require(await processor.process([hd.job], now: t0 + 6_000, firstDeliveries: [true]).first)
+        #expect(fetches() > beforeFirst, "a first delivery is not looked up, so it is processed")
+        #expect(firstDelivery.isDuplicate && firstDelivery.jsonBytes() == first.jsonBytes())
+
         // A duplicate is answered even past its deadline: the first answer stands.
         var late = hd.job
         late.deadline = t0

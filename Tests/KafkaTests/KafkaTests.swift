@@ -268,6 +268,25 @@ struct KafkaTests {
         }
     }
 
+    @Test("log end offsets are the broker's per partition; a closed consumer answers none")
+    func logEndOffsetsComeFromTheBroker() async throws {
+        try await withCluster { cluster in
+            try cluster.createTopic("ends", partitions: 2)
+            let producer = try makeProducer(cluster)
+            // One key, one partition: three records there, none in the other.
+            var written: Int32 = -1
+            for i in 0..<3 { written = try await producer.send(topic: "ends", key: bytes("k"), value: bytes("\(i)")).partition }
+            let used = TopicPartition(topic: "ends", partition: written), other = TopicPartition(topic: "ends", partition: 1 - written)
+            let consumer = try makeConsumer(cluster, group: "g-ends", topics: ["ends"])
+            #expect(await consumer.logEndOffsets([used, other]) == [used: 3, other: 0])
+            _ = try await producer.send(topic: "ends", key: bytes("k"), value: bytes("3"))
+            #expect(await consumer.logEndOffsets([used]) == [used: 4])
+            await consumer.close()
+            #expect(await consumer.logEndOffsets([used]).isEmpty)
+            await producer.close()
+        }
+    }
+
     @Test func aSlowWorkerHoldsBackThePollThread() async throws {
         try await withCluster { cluster in
             try cluster.createTopic("flood", partitions: 2)

@@ -20,7 +20,8 @@ extension LicenseProcessor {
             // Counted by an earlier attempt of this batch: looked up, not counted again.
             let counted = ledger?.contains(job.id) ?? false
             return AdmissionRequest(tenant: job.tenant, account: job.account, jobID: job.id,
-                                    countsTowardRate: !counted && guards.settingsCache.mayRateLimit(job.tenant))
+                                    countsTowardRate: !counted && guards.settingsCache.mayRateLimit(job.tenant),
+                                    mayHaveStoredReply: !batch.firstDelivery[index])
         }
         var admitted: AdmissionBatch
         do {

@@ -57,16 +57,20 @@ public struct LicenseProcessor: Sendable {
     /// failure gets its ``KSMStatus/invalidJob`` reply in place. One reply per entry, in order.
     /// - Parameter ledger: the jobs an earlier attempt of the same batch already counted toward the
     ///   rate limit (the worker's retries after a store outage); nil: none.
+    /// - Parameter firstDeliveries: per entry, true when no reply can be stored for it yet (see
+    ///   ``AdmissionRequest/mayHaveStoredReply``); nil: none is known to be.
     public func process(decoded entries: [Result<LicenseJob, LicenseJobError>], now: Int64 = LicenseProcessor.currentTimeMilliseconds(),
-                        ledger: RateCountLedger? = nil) async -> [LicenseReply] {
+                        ledger: RateCountLedger? = nil, firstDeliveries: [Bool]? = nil) async -> [LicenseReply] {
         var replies = [LicenseReply?](repeating: nil, count: entries.count)
         var jobs: [LicenseJob] = []
         var positions: [Int] = []
+        var first: [Bool] = []
         for (index, entry) in entries.enumerated() {
             switch entry {
             case .success(let job):
                 jobs.append(job)
                 positions.append(index)
+                first.append(firstDeliveries.map { index < $0.count && $0[index] } ?? false)
             case .failure(let error):
                 let reply = LicenseReply(invalidJob: error)
                 var log = logger
@@ -75,7 +79,7 @@ public struct LicenseProcessor: Sendable {
                 replies[index] = reply
             }
         }
-        let processed = await process(jobs, now: now, ledger: ledger)
+        let processed = await process(jobs, now: now, ledger: ledger, firstDeliveries: first)
         var result: [LicenseReply] = []
         result.reserveCapacity(entries.count)
         for (position, reply) in zip(positions, processed) { replies[position] = reply }
@@ -87,8 +91,10 @@ public struct LicenseProcessor: Sendable {
     /// Processes a batch of decoded jobs; one reply per job, in input order. Never throws: every
     /// failure is a reply with a status and a reason.
     /// - Parameter now: the clock for deadlines and leases, in milliseconds since 1970.
-    public func process(_ jobs: [LicenseJob], now: Int64 = LicenseProcessor.currentTimeMilliseconds(), ledger: RateCountLedger? = nil) async -> [LicenseReply] {
+    public func process(_ jobs: [LicenseJob], now: Int64 = LicenseProcessor.currentTimeMilliseconds(), ledger: RateCountLedger? = nil,
+                        firstDeliveries: [Bool]? = nil) async -> [LicenseReply] {
         var batch = LicenseBatch(jobs: jobs, logger: logger)
+        if let firstDeliveries, firstDeliveries.count == jobs.count { batch.firstDelivery = firstDeliveries }
         if jobs.isEmpty { return [] }
 
         // 0. Guards, before any RSA work: stored replies (redeliveries) and rate limits.
@@ -439,6 +445,8 @@ struct LicenseBatch {
 
     let jobs: [LicenseJob]
     var work: [Work]
+    /// Per job: on its first delivery, so no reply can be stored for it yet (admission skips the lookup).
+    var firstDelivery: [Bool]
     /// Each tenant's guard settings, when the guards read them (step 0).
     var guardSettings: [StoreIdentifier: GuardSettings] = [:]
     private var replies: [LicenseReply?]
@@ -451,6 +459,7 @@ struct LicenseBatch {
         self.logger = logger
         logsJobs = logger.logLevel <= .debug
         work = Array(repeating: Work(), count: jobs.count)
+        firstDelivery = Array(repeating: false, count: jobs.count)
         replies = Array(repeating: nil, count: jobs.count)
     }
 

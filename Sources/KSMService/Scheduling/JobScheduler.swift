@@ -64,11 +64,11 @@ struct JobScheduler: Sendable {
     /// Queues a consumed message. `ahead` is work already taken but unanswered (batches in flight),
     /// `rate` the recent service rate in jobs per second; together they predict this job's wait.
     /// With no rate (none measured yet) nothing is shed. Returns the job as queued (with
-    /// `retryAfterMilliseconds` set when it was shed).
+    /// `retryAfterMilliseconds` set when it was shed). `firstDelivery`: see ``ScheduledJob/firstDelivery``.
     @discardableResult
-    mutating func push(_ message: KafkaMessage, inFlight ahead: Int, rate: Double?,
+    mutating func push(_ message: KafkaMessage, inFlight ahead: Int, rate: Double?, firstDelivery: Bool = false,
                        now: Int64 = LicenseProcessor.currentTimeMilliseconds()) -> ScheduledJob {
-        var job = ScheduledJob(message: message, sequence: nextSequence)
+        var job = ScheduledJob(message: message, sequence: nextSequence, firstDelivery: firstDelivery)
         nextSequence &+= 1
         guard policy.enabled else {
             fifo.append(job)

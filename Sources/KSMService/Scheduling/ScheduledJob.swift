@@ -28,8 +28,12 @@ struct ScheduledJob: Sendable, HeapOrdered {
     var retryAfterMilliseconds: Int64?
     /// When the worker received the message, for the received -> delivered latency metric.
     let arrived: ContinuousClock.Instant
+    /// True when no earlier owner of the partition can have answered this message: its offset is at
+    /// or past the log end the partition had when this worker was assigned it. Its admission skips the
+    /// stored-reply lookup (``AdmissionRequest/mayHaveStoredReply``).
+    let firstDelivery: Bool
 
-    init(message: KafkaMessage, sequence: UInt64) {
+    init(message: KafkaMessage, sequence: UInt64, firstDelivery: Bool = false) {
         let decoded: Result<LicenseJob, LicenseJobError>
         do throws(LicenseJobError) {
             decoded = .success(try LicenseJob(json: message.value))
@@ -38,6 +42,7 @@ struct ScheduledJob: Sendable, HeapOrdered {
         }
         box = Box(message: message, decoded: decoded)
         self.sequence = sequence
+        self.firstDelivery = firstDelivery
         arrived = .now
         switch decoded {
         case .success(let job):

@@ -137,6 +137,13 @@ public final class LicenseWorker: Service, Sendable {
         switch event {
         case .message: break
         case .assigned(let partitions):
+            // The log ends at assignment tell first deliveries apart (their admission needs no
+            // stored-reply lookup); asked off the read loop, and until they come nothing is assumed.
+            let generations = await state.assigned(partitions)
+            Task {
+                let ends = await consumer.logEndOffsets(partitions)
+                await state.recordLogEnds(ends, generations: generations)
+            }
             let owned = (try? consumer.assignment().count) ?? partitions.count
             statistics.update { $0.assignedPartitions = owned }
             logger.info("partitions assigned", metadata: ["partitions": "\(partitions.map { "\($0.topic)/\($0.partition)" })"])
@@ -219,14 +226,16 @@ public final class LicenseWorker: Service, Sendable {
         // One ledger for the batch's attempts: a retry after a store outage does not count a job
         // against its account's rate limit twice.
         let ledger = RateCountLedger()
-        let processed = await processor.process(decoded: work.map { batch[$0].decoded }, ledger: ledger)
+        let firstDeliveries = work.map { batch[$0].firstDelivery }
+        let processed = await processor.process(decoded: work.map { batch[$0].decoded }, ledger: ledger, firstDeliveries: firstDeliveries)
         for (index, reply) in zip(work, processed) { replies[index] = reply }
         for attempt in 1...2 {
             let retry = replies.indices.filter { replies[$0]?.status == .storeUnavailable }
             if retry.isEmpty { break }
             statistics.update { $0.storeRetries += 1 }
             try? await Task.sleep(for: .milliseconds(100 * attempt * attempt))
-            let again = await processor.process(decoded: retry.map { batch[$0].decoded }, ledger: ledger)
+            let again = await processor.process(decoded: retry.map { batch[$0].decoded }, ledger: ledger,
+                                                firstDeliveries: retry.map { batch[$0].firstDelivery })
             for (index, reply) in zip(retry, again) { replies[index] = reply }
         }
         return replies.map { entry in

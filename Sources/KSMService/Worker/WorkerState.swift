@@ -15,6 +15,12 @@ actor WorkerState {
     let maximumInFlight: Int
     /// Where the queued-per-class gauge goes; nil in tests that do not look.
     private let statistics: WorkerStatistics?
+    /// Per owned partition, its log end when this worker was assigned it: a message at or past it
+    /// is on its first delivery (no earlier owner saw it). Unknown until the broker answered.
+    private var logEndAtAssignment: [TopicPartition: Int64] = [:]
+    /// Bumped on every assignment and revocation, so a log end asked for an earlier assignment of a
+    /// partition is never recorded for a later one.
+    private var assignmentGeneration: [TopicPartition: UInt64] = [:]
 
     init(maximumInFlight: Int, policy: SchedulingPolicy = SchedulingPolicy(), concurrentBatches: Int = 1, statistics: WorkerStatistics? = nil) {
         self.maximumInFlight = maximumInFlight
@@ -28,10 +34,12 @@ actor WorkerState {
     func enqueue(_ messages: [KafkaMessage]) -> Bool {
         let perSecond = rate.perSecond()
         for message in messages {
-            tracker.received(message.topicPartition, offset: message.offset)
+            let partition = message.topicPartition
+            tracker.received(partition, offset: message.offset)
             // Work taken by batches but not answered yet waits ahead of every queued job.
             let ahead = max(0, tracker.inFlightCount - scheduler.count - 1)
-            scheduler.push(message, inFlight: ahead, rate: perSecond)
+            let first = logEndAtAssignment[partition].map { message.offset >= $0 } ?? false
+            scheduler.push(message, inFlight: ahead, rate: perSecond, firstDelivery: first)
         }
         while !waiters.isEmpty, scheduler.count > 0 {
             let waiter = waiters.removeFirst()
@@ -85,7 +93,32 @@ actor WorkerState {
     func revoke(_ partitions: [TopicPartition]) {
         scheduler.revoke(Set(partitions))
         tracker.revoke(partitions)
+        for partition in partitions {
+            logEndAtAssignment[partition] = nil
+            assignmentGeneration[partition, default: 0] &+= 1
+        }
         publishQueued()
+    }
+
+    /// Partitions were assigned: their log ends are not known yet (every message counts as possibly
+    /// redelivered until ``recordLogEnds(_:generations:)``). Returns the tokens to record them with.
+    func assigned(_ partitions: [TopicPartition]) -> [TopicPartition: UInt64] {
+        var generations: [TopicPartition: UInt64] = [:]
+        for partition in partitions {
+            logEndAtAssignment[partition] = nil
+            assignmentGeneration[partition, default: 0] &+= 1
+            generations[partition] = assignmentGeneration[partition]
+        }
+        return generations
+    }
+
+    /// Records the log ends the broker gave for an assignment; ignored for a partition revoked or
+    /// assigned again since (its token no longer matches). A log end read after the assignment is at
+    /// least the one at the assignment, so a message past it is past both.
+    func recordLogEnds(_ ends: [TopicPartition: Int64], generations: [TopicPartition: UInt64]) {
+        for (partition, end) in ends where generations[partition] != nil && generations[partition] == assignmentGeneration[partition] {
+            logEndAtAssignment[partition] = end
+        }
     }
 
     /// Records how long a batch of `jobs` took to process (for the capacity estimate).

@@ -43,7 +43,7 @@ public final class InMemoryJobGuardStore: JobGuardStore {
             for request in requests {
                 settings[request.tenant] = state.settings[request.tenant] ?? .off
                 let account = AccountKey(tenant: request.tenant, account: request.account)
-                if let stored = state.replies[ReplyKey(account: account, jobID: request.jobID)], stored.lapsesAt > now {
+                if request.mayHaveStoredReply, let stored = state.replies[ReplyKey(account: account, jobID: request.jobID)], stored.lapsesAt > now {
                     admissions.append(.stored(stored.bytes))
                     continue
                 }
