@@ -136,7 +136,7 @@ extension RedisLicenseStore {
 
     /// The lease script call for one request, written straight into its wire form: the eight
     /// account keys from one shared prefix, then ARGV as the script above reads it.
-    static func leaseCommand(_ request: LeaseRequest) -> RedisCommand {
+    static func leaseCommand(_ request: LeaseRequest, member: String? = nil) -> RedisCommand {
         let prefix = RedisKeys.accountPrefix(request.tenant, account: request.account)
         var e = RedisCommandEncoder.script(keyCount: 8, capacity: 640 + 96 * request.offlineRecords.count + 48 * request.invalidatedStreamIDs.count)
         e.append(prefix, RedisKeys.Account.slots)
@@ -148,7 +148,7 @@ extension RedisLicenseStore {
         e.append(prefix, RedisKeys.Account.offline)
         e.append(prefix, RedisKeys.Account.invalidated)
         e.append(request.nowMilliseconds)
-        e.append(request.slotMember)
+        e.append(member ?? request.slotMember)
         e.append(request.expiresAtMilliseconds)
         e.append(request.maxConcurrentStreams)
         e.append(leaseIdempotencyWindowMilliseconds)

@@ -59,14 +59,15 @@ extension RedisLicenseStore: RotationScheduleStore {
     /// and one `PEXPIRE` per request that takes or renews a slot and names the asset it plays.
     /// Same round trip as the leases; a refused request is recorded too, so the count is an upper
     /// estimate by the refused sessions until their entry expires.
-    static func viewerCommands(_ requests: [LeaseRequest]) -> [RedisCommand] {
+    /// `members`: each request's ``LeaseRequest/slotMember``, in order.
+    static func viewerCommands(_ requests: [LeaseRequest], members: [String]) -> [RedisCommand] {
         // One ZADD (every viewer of the asset in this batch) and one PEXPIRE per asset, not two
         // commands per viewer: in a storm most of a batch watches the same few streams.
         var slotOfKey: [RedisArgument: Int] = [:]
         var adds: [RedisCommandEncoder] = []
         var keys: [RedisArgument] = []
         var ttls: [Int64] = []
-        for request in requests where request.slot == .acquireOrRenew {
+        for (request, member) in zip(requests, members) where request.slot == .acquireOrRenew {
             guard let assetID = request.viewedAssetID else { continue }
             let key = RedisKeys.viewers(request.tenant, assetID: assetID)
             // The set outlives its latest lease by a minute, then vanishes with an idle stream.
@@ -86,7 +87,7 @@ extension RedisLicenseStore: RotationScheduleStore {
             }
             // Members written in place into the asset's one ZADD.
             adds[slot].append(request.expiresAtMilliseconds)
-            adds[slot].append("\(request.account.value)/\(request.slotMember)")
+            adds[slot].append("\(request.account.value)/\(member)")
             ttls[slot] = max(ttls[slot], ttl)
         }
         var commands: [RedisCommand] = []

@@ -100,9 +100,11 @@ public struct RedisLicenseStore: LicenseStore {
 
     public func acquireLeases(_ requests: [LeaseRequest]) async throws(LicenseStoreError) -> [LeaseResult] {
         if requests.isEmpty { return [] }
-        let commands = requests.map(Self.leaseCommand)
+        // Each slot's member name once, for the lease script and the viewer count.
+        let members = requests.map(\.slotMember)
+        let commands = zip(requests, members).map { Self.leaseCommand($0, member: $1) }
         // Viewer counts for the rotation load ride in the same round trip (RedisLicenseStore+Rotation).
-        let replies = try await run(commands + Self.viewerCommands(requests))
+        let replies = try await run(commands + Self.viewerCommands(requests, members: members))
         var results: [LeaseResult] = []
         results.reserveCapacity(requests.count)
         for reply in replies.prefix(requests.count) {

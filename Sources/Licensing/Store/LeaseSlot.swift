@@ -10,10 +10,26 @@ public struct LeaseSlot: Sendable, Hashable {
         self.expiresAtMilliseconds = expiresAtMilliseconds
     }
 
-    /// The member name of a slot: `<device hex>/<session ID as 16 hex digits>`.
+    /// The member name of a slot: `<device hex>/<session ID as 16 hex digits>`. Written straight
+    /// into one string (every leased job names its slot twice: the lease script and the viewer count).
     public static func member(deviceID: [UInt8], sessionID: UInt64) -> String {
-        let session = String(sessionID, radix: 16)
-        return HexEncoding.encode(deviceID) + "/" + String(repeating: "0", count: 16 - session.count) + session
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: 2 * deviceID.count + 17) { out in
+            digits.withUTF8Buffer { digits in
+                var o = 0
+                for byte in deviceID {
+                    out[o] = digits[Int(byte >> 4)]
+                    out[o + 1] = digits[Int(byte & 0x0F)]
+                    o += 2
+                }
+                out[o] = UInt8(ascii: "/")
+                for shift in stride(from: 60, through: 0, by: -4) {
+                    o += 1
+                    out[o] = digits[Int(sessionID >> UInt64(shift) & 0x0F)]
+                }
+                return o + 1
+            }
+        }
     }
 
     /// Parses a member name and its expiry; nil if malformed.
