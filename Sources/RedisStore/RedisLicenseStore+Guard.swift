@@ -38,7 +38,7 @@ extension RedisLicenseStore: JobGuardStore {
         let length = max(1, rateWindowMilliseconds)
         let window = nowMilliseconds / length
         // A first delivery with no rate to count needs no command at all.
-        let asked = requests.filter { $0.countsTowardRate || $0.mayHaveStoredReply }
+        let asked = requests.filter(\.needsStore)
         var commands = asked.map { request in
             // No rate limit to count for: the stored reply alone, without Lua.
             guard request.countsTowardRate else {
@@ -62,7 +62,7 @@ extension RedisLicenseStore: JobGuardStore {
         admissions.reserveCapacity(requests.count)
         var answers = replies.prefix(asked.count).makeIterator()
         for request in requests {
-            guard request.countsTowardRate || request.mayHaveStoredReply else {
+            guard request.needsStore else {
                 admissions.append(.counted(0))
                 continue
             }

@@ -12,6 +12,9 @@ public struct AdmissionRequest: Sendable, Hashable {
     /// to ask Redis at all. Storing the reply (`SET NX GET`) still keeps copies identical.
     public var mayHaveStoredReply: Bool
 
+    /// Whether the store has anything to do for this request: a rate to count or a reply to look up.
+    public var needsStore: Bool { countsTowardRate || mayHaveStoredReply }
+
     public init(tenant: StoreIdentifier, account: StoreIdentifier, jobID: StoreIdentifier, countsTowardRate: Bool = true, mayHaveStoredReply: Bool = true) {
         self.tenant = tenant
         self.account = account

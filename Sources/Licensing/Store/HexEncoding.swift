@@ -7,15 +7,21 @@ public enum HexEncoding {
         // Straight into the string's storage, and not generic (an unspecialized generic loop across
         // modules costs a witness call per byte): lease scripts hex-encode a few IDs per job.
         bytes.withUnsafeBufferPointer { input in
-            String(unsafeUninitializedCapacity: input.count * 2) { out in
-                digits.withUnsafeBufferPointer { digits in
-                    for (offset, byte) in input.enumerated() {
-                        out[2 * offset] = digits[Int(byte >> 4)]
-                        out[2 * offset + 1] = digits[Int(byte & 0x0F)]
-                    }
-                    return input.count * 2
-                }
+            String(unsafeUninitializedCapacity: input.count * 2) { out in write(UnsafeRawBufferPointer(input), into: out, at: 0) }
+        }
+    }
+
+    /// Writes the lower-case hex of `input` into `out` from `offset`; returns the offset after it.
+    /// `out` must have room for `2 * input.count` bytes there (callers size it exactly).
+    public static func write(_ input: UnsafeRawBufferPointer, into out: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
+        digits.withUnsafeBufferPointer { digits in
+            var o = offset
+            for byte in input {
+                out[o] = digits[Int(byte >> 4)]
+                out[o + 1] = digits[Int(byte & 0x0F)]
+                o += 2
             }
+            return o
         }
     }
 

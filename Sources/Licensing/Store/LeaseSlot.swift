@@ -11,24 +11,14 @@ public struct LeaseSlot: Sendable, Hashable {
     }
 
     /// The member name of a slot: `<device hex>/<session ID as 16 hex digits>`. Written straight
-    /// into one string (every leased job names its slot twice: the lease script and the viewer count).
+    /// into one string (every leased job names its slot: the lease script and the viewer count).
     public static func member(deviceID: [UInt8], sessionID: UInt64) -> String {
-        let digits: StaticString = "0123456789abcdef"
-        return String(unsafeUninitializedCapacity: 2 * deviceID.count + 17) { out in
-            digits.withUTF8Buffer { digits in
-                var o = 0
-                for byte in deviceID {
-                    out[o] = digits[Int(byte >> 4)]
-                    out[o + 1] = digits[Int(byte & 0x0F)]
-                    o += 2
-                }
-                out[o] = UInt8(ascii: "/")
-                for shift in stride(from: 60, through: 0, by: -4) {
-                    o += 1
-                    out[o] = digits[Int(sessionID >> UInt64(shift) & 0x0F)]
-                }
-                return o + 1
-            }
+        String(unsafeUninitializedCapacity: 2 * deviceID.count + 17) { out in
+            var o = deviceID.withUnsafeBytes { HexEncoding.write($0, into: out, at: 0) }
+            out[o] = UInt8(ascii: "/")
+            // The session ID's eight bytes, most significant first: exactly 16 digits, zero-padded.
+            o = withUnsafeBytes(of: sessionID.bigEndian) { HexEncoding.write($0, into: out, at: o + 1) }
+            return o
         }
     }
 
