@@ -100,20 +100,44 @@ public struct RedisLicenseStore: LicenseStore {
 
     public func acquireLeases(_ requests: [LeaseRequest]) async throws(LicenseStoreError) -> [LeaseResult] {
         if requests.isEmpty { return [] }
-        // Each slot's member name once, for the lease script and the viewer count.
+        // Each slot's member name once, for the lease scripts and the viewer count.
         let members = requests.map(\.slotMember)
-        let commands = zip(requests, members).map { Self.leaseCommand($0, member: $1) }
+        // A session that says it holds a slot tries the short renewal script first
+        // (RedisLicenseStore+RenewalScript); everything else goes straight to the lease script.
+        let renewals = zip(requests, members).map { Self.renewalCommand($0, member: $1) }
+        let commands = renewals.indices.map { renewals[$0] ?? Self.leaseCommand(requests[$0], member: members[$0]) }
         // Viewer counts for the rotation load ride in the same round trip (RedisLicenseStore+Rotation).
         let replies = try await run(commands + Self.viewerCommands(requests, members: members))
-        var results: [LeaseResult] = []
+        var results: [LeaseResult?] = []
         results.reserveCapacity(requests.count)
-        for reply in replies.prefix(requests.count) {
-            guard let text = try Self.checked(reply).string, let result = LeaseResult(encoded: text) else {
-                throw LicenseStoreError(.corruptRecord, "lease script returned an unexpected reply")
+        var declined: [Int] = []
+        for (index, reply) in replies.prefix(requests.count).enumerated() {
+            let value = try Self.checked(reply)
+            if value.isNull, renewals[index] != nil {
+                declined.append(index)  // no live renewal: the renewal script wrote nothing
+                results.append(nil)
+            } else {
+                results.append(try Self.leaseResult(value))
             }
-            results.append(result)
         }
-        return results
+        // What the renewal script declined, the lease script decides, in a second round trip. Those
+        // requests therefore run after the batch's renewals, an order concurrent requests may have anyway.
+        if !declined.isEmpty {
+            let again = try await run(declined.map { Self.leaseCommand(requests[$0], member: members[$0]) })
+            for (index, reply) in zip(declined, again) { results[index] = try Self.leaseResult(Self.checked(reply)) }
+        }
+        return try results.map { result throws(LicenseStoreError) in
+            guard let result else { throw LicenseStoreError(.corruptRecord, "lease script returned no reply") }
+            return result
+        }
+    }
+
+    /// A lease script's answer (either script answers `LeaseResult.encoded`).
+    private static func leaseResult(_ value: RedisValue) throws(LicenseStoreError) -> LeaseResult {
+        guard let text = value.string, let result = LeaseResult(encoded: text) else {
+            throw LicenseStoreError(.corruptRecord, "lease script returned an unexpected reply")
+        }
+        return result
     }
 
     /// How long device registries, rental starts, offline records and invalidated stream IDs stay

@@ -97,6 +97,7 @@ public struct LicenseEvaluation: Sendable {
             write.slot = .acquireOrRenew
             write.leaseDurationSeconds = seconds
             write.viewedAssetID = assetID  // counted for the expected rotation load
+            if case .renew = terms.leaseSlot { write.expectsLiveSlot = true }
         case .hold: write.slot = .hold
         }
         if terms.registersDevice { write.deviceLimit = Self.limit(policy.deviceLimit) }

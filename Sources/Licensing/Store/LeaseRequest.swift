@@ -42,6 +42,10 @@ public struct LeaseRequest: Sendable, Hashable {
     /// rotation load (``RotationScheduleStore/viewerCounts(_:nowMilliseconds:)``). Nil: not counted.
     public var viewedAssetID: [UInt8]? = nil
 
+    /// The session says it already holds a slot (playback state 3, or 2 under a renewing policy):
+    /// a hint that lets a store try a cheaper renewal first. Results never depend on it.
+    public var expectsLiveSlot = false
+
     /// What a request does with the account's lease slot.
     public enum SlotMode: Sendable, Hashable {
         /// No slot (no lease); only the other side effects.

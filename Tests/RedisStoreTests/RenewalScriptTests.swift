@@ -1,0 +1,149 @@
+import KSMTestSupport
+import Licensing
+@testable import RedisStore
+import Testing
+
+/// The renewal script is a shortcut, never a second opinion: a request that says it holds a live
+/// slot (`expectsLiveSlot`) must leave Redis exactly as the lease script leaves it and get the same
+/// answer, whether the shortcut took it or declined it to the lease script.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct RenewalScriptTests {
+    private static let t0: Int64 = 1_700_000_000_000
+    private static func sid(_ text: String) -> StoreIdentifier { try! StoreIdentifier(text) }  // test literals are valid
+
+    private static func lease(_ request: String, device: UInt8 = 1, session: UInt64 = 1, limit: Int = 2, seconds: UInt32 = 600, at now: Int64,
+                              endOldest: Bool = false, deviceLimit: Int? = nil, rental: Bool = false) -> LeaseRequest {
+        LeaseRequest(requestID: sid(request), tenant: sid("acme"), account: sid("alice"), deviceID: Array(repeating: device, count: 20), sessionID: session,
+                     maxConcurrentStreams: limit, leaseDurationSeconds: seconds, nowMilliseconds: now, endOldestWhenFull: endOldest,
+                     deviceLimit: deviceLimit, rentalAssetID: rental ? Array("asset-1".utf8) : nil)
+    }
+
+    /// A history written before the renewal under test, and the batch under test (sent with the hint).
+    struct Scenario: Sendable, CustomTestStringConvertible {
+        var name: String
+        var history: [[LeaseRequest]]
+        var batch: [LeaseRequest]
+        /// Script calls the batch costs with the hint: one for a request the renewal script answers or
+        /// is never offered (not a plain renewal), two for one it declines to the lease script.
+        var hintedScriptCalls: Int
+        var testDescription: String { name }
+    }
+
+    static let scenarios: [Scenario] = [
+        Scenario(name: "live slot, no device registry",
+                 history: [[lease("g", at: t0)]], batch: [lease("r", at: t0 + 10_000)], hintedScriptCalls: 1),
+        Scenario(name: "live slot, longer lease pushes the slot keys' TTL out",
+                 history: [[lease("g", seconds: 60, at: t0)]], batch: [lease("r", seconds: 3_600, at: t0 + 10_000)], hintedScriptCalls: 1),
+        Scenario(name: "live slot that outlasts the renewal keeps its later expiry",
+                 history: [[lease("g", seconds: 3_600, at: t0)]], batch: [lease("r", seconds: 60, at: t0 + 10_000)], hintedScriptCalls: 1),
+        Scenario(name: "live slot of a registered device",
+                 history: [[lease("g", at: t0, deviceLimit: 2)]], batch: [lease("r", at: t0 + 10_000, deviceLimit: 2)], hintedScriptCalls: 1),
+        Scenario(name: "a replayed request ID gets its stored answer",
+                 history: [[lease("g", at: t0)], [lease("r", at: t0 + 10_000)]], batch: [lease("r", at: t0 + 20_000)], hintedScriptCalls: 1),
+        Scenario(name: "a replayed refusal stays a refusal",
+                 history: [[lease("a", device: 1, limit: 1, at: t0)], [lease("b", device: 2, limit: 1, at: t0 + 1)]],
+                 batch: [lease("b", device: 2, limit: 1, at: t0 + 2)], hintedScriptCalls: 1),
+        Scenario(name: "no slot at all: a grant",
+                 history: [], batch: [lease("r", at: t0)], hintedScriptCalls: 2),
+        Scenario(name: "no slot and the account is full: a refusal",
+                 history: [[lease("a", device: 2, limit: 1, at: t0)]], batch: [lease("r", limit: 1, at: t0 + 1)], hintedScriptCalls: 2),
+        Scenario(name: "an expired slot: a new grant, after the sweep",
+                 history: [[lease("g", seconds: 60, at: t0)]], batch: [lease("r", seconds: 60, at: t0 + 70_000)], hintedScriptCalls: 2),
+        Scenario(name: "a slot ended by a newer stream is refused",
+                 history: [[lease("a", device: 1, limit: 1, at: t0, endOldest: true)], [lease("b", device: 2, limit: 1, at: t0 + 1, endOldest: true)]],
+                 batch: [lease("r", device: 1, limit: 1, at: t0 + 2, endOldest: true)], hintedScriptCalls: 2),
+        Scenario(name: "a device the registry does not know yet is registered",
+                 history: [[lease("g", at: t0)]], batch: [lease("r", at: t0 + 10_000, deviceLimit: 2)], hintedScriptCalls: 2),
+        Scenario(name: "a new device over the device limit is refused",
+                 history: [[lease("a", device: 2, at: t0, deviceLimit: 1)], [lease("g", device: 1, at: t0 + 1)]],
+                 batch: [lease("r", device: 1, at: t0 + 10_000, deviceLimit: 1)], hintedScriptCalls: 2),
+        Scenario(name: "a renewal that starts a rental goes straight to the lease script",
+                 history: [[lease("g", at: t0)]], batch: [lease("r", at: t0 + 10_000, rental: true)], hintedScriptCalls: 1),
+        Scenario(name: "a batch mixing renewals, grants and refusals keeps its order",
+                 history: [[lease("g1", device: 1, limit: 3, at: t0), lease("g2", device: 2, limit: 3, at: t0)]],
+                 batch: [lease("n3", device: 3, limit: 3, at: t0 + 5), lease("r1", device: 1, limit: 3, at: t0 + 5),
+                         lease("n4", device: 4, limit: 3, at: t0 + 5), lease("r2", device: 2, limit: 3, at: t0 + 5)],
+                 hintedScriptCalls: 6),
+    ]
+
+    @Test("a hinted renewal answers and writes exactly what the lease script does", arguments: scenarios)
+    func shortcutMatchesLeaseScript(_ scenario: Scenario) async throws {
+        let server = try await RedisServerProcess()
+        defer { server.stop() }
+        // The same history in two databases; the batch with the hint in one, without it in the other.
+        var plainConfiguration = server.configuration()
+        plainConfiguration.database = 1
+        let hinted = try RedisClient(configuration: server.configuration())
+        let plain = try RedisClient(configuration: plainConfiguration)
+        // Both scripts loaded up front, so every script call below is one EVALSHA.
+        for script in [RedisLicenseStore.leaseScript, RedisLicenseStore.renewalScript] {
+            _ = try await hinted.send(["SCRIPT", "LOAD", RedisArgument(script.source)])
+        }
+        for (client, hint) in [(hinted, true), (plain, false)] {
+            let store = RedisLicenseStore(client: client)
+            for step in scenario.history { _ = try await store.acquireLeases(step) }
+            // Records kept for long (the device registry: 400 days) are aged to one day, so that a
+            // write of their retention by the batch shows in the TTLs compared below.
+            for key in try await client.send(["KEYS", "*"]).arrayValue?.compactMap(\.string) ?? [] {
+                _ = try await client.send(["PEXPIRE", RedisArgument(key), "86400000", "LT"])
+            }
+            _ = try await client.send(["CONFIG", "RESETSTAT"])
+            let batch = scenario.batch.map { request in
+                var request = request
+                request.expectsLiveSlot = hint
+                return request
+            }
+            let results = try await store.acquireLeases(batch)
+            let scriptCalls = try await Self.evalshaCalls(client)
+            if hint {
+                #expect(scriptCalls == scenario.hintedScriptCalls, "script calls")
+            } else {
+                #expect(scriptCalls == batch.count, "script calls")
+            }
+            // Compare answers across the two databases through the snapshot below.
+            _ = try await client.send(["SET", "test:results", RedisArgument(results.map(\.encoded).joined(separator: ","))])
+        }
+        let (a, b) = (try await Self.snapshot(hinted), try await Self.snapshot(plain))
+        #expect(a.contents == b.contents)
+        #expect(a.contents["test:results"] != nil)
+        for (key, ttl) in a.ttls {
+            // Redis counts TTLs down in real time; the two databases were written a moment apart.
+            #expect(abs(ttl - (b.ttls[key] ?? -9)) < 2_000, "\(key): \(ttl) against \(b.ttls[key] ?? -9)")
+        }
+        #expect(Set(a.ttls.keys) == Set(b.ttls.keys))
+    }
+
+    private static func evalshaCalls(_ client: RedisClient) async throws -> Int {
+        let info = try await client.send(["INFO", "commandstats"]).string ?? ""
+        guard let line = info.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_evalsha:") }),
+              let field = line.split(separator: ",").first(where: { $0.hasPrefix("cmdstat_evalsha:calls=") }) else { return 0 }
+        return Int(field.dropFirst("cmdstat_evalsha:calls=".count)) ?? -1
+    }
+
+    /// Every key of the client's database: its contents in a canonical form, and its TTL.
+    private static func snapshot(_ client: RedisClient) async throws -> (contents: [String: String], ttls: [String: Int64]) {
+        var contents: [String: String] = [:], ttls: [String: Int64] = [:]
+        let keys = try await client.send(["KEYS", "*"]).arrayValue?.compactMap(\.string) ?? []
+        for key in keys {
+            let name = RedisArgument(key)
+            let type = try await client.send(["TYPE", name]).string ?? "?"
+            let value: RedisValue
+            switch type {
+            case "string": value = try await client.send(["GET", name])
+            case "zset": value = try await client.send(["ZRANGE", name, "0", "-1", "WITHSCORES"])
+            case "hash": value = try await client.send(["HGETALL", name])
+            case "set": value = try await client.send(["SMEMBERS", name])
+            default: value = .error("unexpected type \(type)")
+            }
+            var items = value.arrayValue.map { $0.compactMap(\.string) } ?? [value.string ?? "\(value)"]
+            if type == "hash" {  // field=value pairs
+                items = stride(from: 0, to: items.count - 1, by: 2).map { items[$0] + "=" + items[$0 + 1] }
+            }
+            // Sets and hashes come back in no fixed order.
+            contents[key] = type + ":" + (type == "zset" ? items : items.sorted()).joined(separator: "|")
+            let ttl = try await client.send(["PTTL", name]).integerValue ?? -9
+            if ttl >= 0 { ttls[key] = ttl }
+        }
+        return (contents, ttls)
+    }
+}
