@@ -1,6 +1,7 @@
 import Licensing
 
-/// A ``LicenseStore`` over Redis: every batch is one pipelined round trip on one connection.
+/// A ``LicenseStore`` over Redis: every batch is one pipelined round trip on one connection (a lease
+/// batch takes a second one only for renewals the short renewal script declined).
 ///
 /// The data model is in schemas/redis-data-model.md. Content keys are stored exactly as given:
 /// already wrapped by the worker under the tenant's key-encryption key; this type never sees a
@@ -103,8 +104,13 @@ public struct RedisLicenseStore: LicenseStore {
         // Each slot's member name once, for the lease scripts and the viewer count.
         let members = requests.map(\.slotMember)
         // A session that says it holds a slot tries the short renewal script first
-        // (RedisLicenseStore+RenewalScript); everything else goes straight to the lease script.
-        let renewals = zip(requests, members).map { Self.renewalCommand($0, member: $1) }
+        // (RedisLicenseStore+RenewalScript); everything else goes straight to the lease script. Only
+        // for an account alone in the batch: what the shortcut declines runs in a second round trip,
+        // and within one account that would change the order, and so the answers, of its requests.
+        let soleAccount = Self.accountsAloneInBatch(requests)
+        let renewals = requests.indices.map { index in
+            soleAccount[index] ? Self.renewalCommand(requests[index], member: members[index]) : nil
+        }
         let commands = renewals.indices.map { renewals[$0] ?? Self.leaseCommand(requests[$0], member: members[$0]) }
         // Viewer counts for the rotation load ride in the same round trip (RedisLicenseStore+Rotation).
         let replies = try await run(commands + Self.viewerCommands(requests, members: members))
@@ -120,16 +126,31 @@ public struct RedisLicenseStore: LicenseStore {
                 results.append(try Self.leaseResult(value))
             }
         }
-        // What the renewal script declined, the lease script decides, in a second round trip. Those
-        // requests therefore run after the batch's renewals, an order concurrent requests may have anyway.
+        // What the renewal script declined, the lease script decides, in a second round trip. Each of
+        // those accounts has no other request in the batch, so no request of it runs out of order.
         if !declined.isEmpty {
             let again = try await run(declined.map { Self.leaseCommand(requests[$0], member: members[$0]) })
+            guard again.count == declined.count else {
+                throw LicenseStoreError(.corruptRecord, "lease scripts answered \(again.count) of \(declined.count) requests")
+            }
             for (index, reply) in zip(declined, again) { results[index] = try Self.leaseResult(Self.checked(reply)) }
         }
         return try results.map { result throws(LicenseStoreError) in
             guard let result else { throw LicenseStoreError(.corruptRecord, "lease script returned no reply") }
             return result
         }
+    }
+
+    /// For each request: whether it is the only one of its (tenant, account) in the batch.
+    static func accountsAloneInBatch(_ requests: [LeaseRequest]) -> [Bool] {
+        var seen: [AccountKey: Int] = [:]
+        for request in requests { seen[AccountKey(tenant: request.tenant, account: request.account), default: 0] += 1 }
+        return requests.map { seen[AccountKey(tenant: $0.tenant, account: $0.account)] == 1 }
+    }
+
+    private struct AccountKey: Hashable {
+        var tenant: StoreIdentifier
+        var account: StoreIdentifier
     }
 
     /// A lease script's answer (either script answers `LeaseResult.encoded`).

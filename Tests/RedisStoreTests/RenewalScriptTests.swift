@@ -11,9 +11,9 @@ struct RenewalScriptTests {
     private static let t0: Int64 = 1_700_000_000_000
     private static func sid(_ text: String) -> StoreIdentifier { try! StoreIdentifier(text) }  // test literals are valid
 
-    private static func lease(_ request: String, device: UInt8 = 1, session: UInt64 = 1, limit: Int = 2, seconds: UInt32 = 600, at now: Int64,
-                              endOldest: Bool = false, deviceLimit: Int? = nil, rental: Bool = false) -> LeaseRequest {
-        LeaseRequest(requestID: sid(request), tenant: sid("acme"), account: sid("alice"), deviceID: Array(repeating: device, count: 20), sessionID: session,
+    private static func lease(_ request: String, account: String = "alice", device: UInt8 = 1, session: UInt64 = 1, limit: Int = 2, seconds: UInt32 = 600,
+                              at now: Int64, endOldest: Bool = false, deviceLimit: Int? = nil, rental: Bool = false) -> LeaseRequest {
+        LeaseRequest(requestID: sid(request), tenant: sid("acme"), account: sid(account), deviceID: Array(repeating: device, count: 20), sessionID: session,
                      maxConcurrentStreams: limit, leaseDurationSeconds: seconds, nowMilliseconds: now, endOldestWhenFull: endOldest,
                      deviceLimit: deviceLimit, rentalAssetID: rental ? Array("asset-1".utf8) : nil)
     }
@@ -24,7 +24,8 @@ struct RenewalScriptTests {
         var history: [[LeaseRequest]]
         var batch: [LeaseRequest]
         /// Script calls the batch costs with the hint: one for a request the renewal script answers or
-        /// is never offered (not a plain renewal), two for one it declines to the lease script.
+        /// is never offered (not a plain renewal, or its account has other requests in the batch), two
+        /// for one it declines to the lease script.
         var hintedScriptCalls: Int
         var testDescription: String { name }
     }
@@ -59,11 +60,22 @@ struct RenewalScriptTests {
                  batch: [lease("r", device: 1, at: t0 + 10_000, deviceLimit: 1)], hintedScriptCalls: 2),
         Scenario(name: "a renewal that starts a rental goes straight to the lease script",
                  history: [[lease("g", at: t0)]], batch: [lease("r", at: t0 + 10_000, rental: true)], hintedScriptCalls: 1),
-        Scenario(name: "a batch mixing renewals, grants and refusals keeps its order",
+        Scenario(name: "an account with several requests in the batch takes no shortcut",
                  history: [[lease("g1", device: 1, limit: 3, at: t0), lease("g2", device: 2, limit: 3, at: t0)]],
                  batch: [lease("n3", device: 3, limit: 3, at: t0 + 5), lease("r1", device: 1, limit: 3, at: t0 + 5),
                          lease("n4", device: 4, limit: 3, at: t0 + 5), lease("r2", device: 2, limit: 3, at: t0 + 5)],
-                 hintedScriptCalls: 6),
+                 hintedScriptCalls: 4),
+        // Applied in order, the new stream ends the oldest and its renewal is refused; a shortcut
+        // taken before the declined request would have renewed it.
+        Scenario(name: "a new stream ending the oldest, then the oldest's renewal, in one batch",
+                 history: [[lease("a", device: 1, limit: 1, at: t0, endOldest: true)]],
+                 batch: [lease("x", device: 2, limit: 1, at: t0 + 5, endOldest: true), lease("r", device: 1, limit: 1, at: t0 + 5, endOldest: true)],
+                 hintedScriptCalls: 2),
+        Scenario(name: "a batch of several accounts: each alone in it may take the shortcut",
+                 history: [[lease("ga", account: "alice", at: t0), lease("gb", account: "bob", at: t0)]],
+                 batch: [lease("ra", account: "alice", at: t0 + 5), lease("nb", account: "bob", session: 2, limit: 1, at: t0 + 5),
+                         lease("nc", account: "carol", at: t0 + 5)],
+                 hintedScriptCalls: 5),
     ]
 
     @Test("a hinted renewal answers and writes exactly what the lease script does", arguments: scenarios)

@@ -43,7 +43,8 @@ public struct LeaseRequest: Sendable, Hashable {
     public var viewedAssetID: [UInt8]? = nil
 
     /// The session says it already holds a slot (playback state 3, or 2 under a renewing policy):
-    /// a hint that lets a store try a cheaper renewal first. Results never depend on it.
+    /// a hint that lets a store try a cheaper renewal first. Results never depend on it: the Redis
+    /// store uses it only for an account alone in its batch, so no request runs out of order.
     public var expectsLiveSlot = false
 
     /// What a request does with the account's lease slot.

@@ -1,7 +1,8 @@
 /// Where a worker reads tenants, wrapped content keys and policies, and takes lease slots.
 ///
-/// Every batch method is one round trip to the backend for the whole batch, and answers in request
-/// order. Methods throw only for the batch as a whole (backend unreachable, timeout, a corrupt
+/// Every batch method is one round trip to the backend for the whole batch (a store may take a second
+/// one for some requests, as long as the answers are those of the requests applied in order), and
+/// answers in request order. Methods throw only for the batch as a whole (backend unreachable, timeout, a corrupt
 /// record); check ``LicenseStoreError/isRetriable`` to decide whether to retry the batch.
 ///
 /// Lease semantics, identical in every implementation:
@@ -16,7 +17,8 @@ public protocol LicenseStore: Sendable {
     /// Reads tenant, content key and policy for each request, in one round trip.
     func fetch(_ requests: [StoreRequest]) async throws(LicenseStoreError) -> [StoreResult]
 
-    /// Takes, renews or refuses a lease slot for each request, in one round trip.
+    /// Takes, renews or refuses a lease slot for each request, as if applied one by one in request
+    /// order, in one round trip (Redis: two when the renewal shortcut declines some).
     func acquireLeases(_ requests: [LeaseRequest]) async throws(LicenseStoreError) -> [LeaseResult]
 
     /// The account's live slots at `nowMilliseconds`, soonest expiry first.
