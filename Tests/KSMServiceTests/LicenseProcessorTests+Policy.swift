@@ -195,4 +195,16 @@ extension LicenseProcessorTests {
         #expect(text.contains(#""lease.duration":{"layer":"asset","value":"600"}"#), "\(text)")
         #expect(try await store.listSlots(tenant: id("acme"), account: id("alice"), nowMilliseconds: t0).isEmpty)
     }
+
+    /// The store's renewal shortcut (docs/redis.md) is tried only for sessions that say they hold a
+    /// slot: playback state 3, and state 2 while the policy allows renewal; never for a new session.
+    @Test(arguments: [(PlaybackState.readyToPlay, false), (.playingOrPaused, true), (.leaseRenewal, true)])
+    func writeSaysWhenTheSessionExpectsALiveSlot(state: PlaybackState, expected: Bool) async throws {
+        let store = try await memoryStore()
+        let processor = try world.processor(store: store, pool: sharedPool)
+        let job = try World.job("hint", device: world.deviceA, World.options(World.liveAsset, playback: Self.play(7, state)))
+        let write = try #require(await processor.explain(job.job, now: t0).evaluation?.write)
+        #expect(write.slot == .acquireOrRenew)
+        #expect(write.expectsLiveSlot == expected)
+    }
 }
