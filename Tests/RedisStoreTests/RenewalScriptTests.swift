@@ -125,6 +125,42 @@ struct RenewalScriptTests {
         #expect(Set(a.ttls.keys) == Set(b.ttls.keys))
     }
 
+    /// The second round trip fails after the first wrote its renewals: the batch fails as a whole,
+    /// the renewals it wrote are idempotent, and the retried batch answers what one attempt would have.
+    @Test("a failure in the lease script's round trip fails the batch, and its retry answers as one attempt would")
+    func declinedRoundFailureIsRetriedWithoutChange() async throws {
+        let server = try await RedisServerProcess()
+        defer { server.stop() }
+        let admin = try RedisClient(configuration: server.configuration())
+        _ = try await RedisLicenseStore(client: admin).acquireLeases([Self.lease("g", at: Self.t0)])
+        // The worker's user may run loaded scripts but not EVAL; with the lease script flushed and
+        // only the renewal script loaded, the first round succeeds and the second is refused.
+        _ = try await admin.send(["ACL", "SETUSER", "worker", "on", ">secret", "~*", "&*", "+@all", "-eval"])
+        _ = try await admin.send(["SCRIPT", "FLUSH"])
+        _ = try await admin.send(["SCRIPT", "LOAD", RedisArgument(RedisLicenseStore.renewalScript.source)])
+        var configuration = server.configuration()
+        configuration.username = "worker"
+        configuration.password = "secret"
+        let store = RedisLicenseStore(client: try RedisClient(configuration: configuration))
+        let batch = [Self.lease("r", at: Self.t0 + 10_000), Self.lease("n", account: "bob", at: Self.t0 + 10_000)].map { request in
+            var request = request
+            request.expectsLiveSlot = true
+            return request
+        }
+
+        await #expect(throws: LicenseStoreError.self) { try await store.acquireLeases(batch) }
+        // The first round's renewal stands; the declined request wrote nothing.
+        let slots = RedisKeys.slots(Self.sid("acme"), account: Self.sid("alice"))
+        let member = RedisArgument(batch[0].slotMember)
+        #expect(try await admin.send(["ZSCORE", slots, member]).integerValue == Self.t0 + 610_000)
+        #expect(try await admin.send(["EXISTS", RedisKeys.slots(Self.sid("acme"), account: Self.sid("bob"))]).integerValue == 0)
+
+        _ = try await admin.send(["ACL", "SETUSER", "worker", "+eval"])
+        #expect(try await store.acquireLeases(batch) == [.renewed(expiresAtMilliseconds: Self.t0 + 610_000), .granted(expiresAtMilliseconds: Self.t0 + 610_000)])
+        // A third delivery replays both stored answers.
+        #expect(try await store.acquireLeases(batch) == [.renewed(expiresAtMilliseconds: Self.t0 + 610_000), .granted(expiresAtMilliseconds: Self.t0 + 610_000)])
+    }
+
     private static func evalshaCalls(_ client: RedisClient) async throws -> Int {
         let info = try await client.send(["INFO", "commandstats"]).string ?? ""
         guard let line = info.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_evalsha:") }),
