@@ -84,9 +84,6 @@ public final class KafkaProducer: Sendable {
         return try outcome.get()
     }
 
-    /// Fetches metadata for `topics` now, so the first `send` to each does not pay for the lookup
-    /// (and the idempotent producer's ID) while a request waits. Errors are returned, not thrown:
-    /// a topic that does not exist yet is created or found on first send as usual.
     /// One record of a ``send(_:)`` batch.
     public struct Record: Sendable {
         public var topic: String
@@ -140,6 +137,9 @@ public final class KafkaProducer: Sendable {
         return await batch.wait()
     }
 
+    /// Fetches metadata for `topics` now, so the first `send` to each does not pay for the lookup
+    /// (and the idempotent producer's ID) while a request waits. Errors are returned, not thrown:
+    /// a topic that does not exist yet is created or found on first send as usual.
     @discardableResult
     public func warmUp(topics: [String], timeout: Duration = .seconds(5)) async -> [String: KafkaError] {
         guard let handle = try? currentHandle() else { return [:] }
