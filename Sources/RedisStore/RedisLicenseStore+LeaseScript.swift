@@ -1,6 +1,21 @@
 import Licensing
 
 extension RedisLicenseStore {
+    /// The slot keys' lifetime rule, shared by the lease and renewal scripts (KEYS [1] slot ZSET,
+    /// [3] slot starts, [4] ended set; `now` a local defined before it): `keepSlots(expiry, always)`
+    /// pushes the three keys' TTL to twice the need when `PTTL` no longer covers the expiry plus a
+    /// minute, or sets it anyway when `always` (a new slot aligns them).
+    static let keepSlotsFunction = """
+        local function keepSlots(expiry, always)
+          local need = math.max(1, tonumber(expiry) - now) + 60000
+          local ttl = redis.call('PTTL', KEYS[1])
+          if ttl < need then ttl = 2 * need elseif not always then return end
+          redis.call('PEXPIRE', KEYS[1], ttl)
+          redis.call('PEXPIRE', KEYS[3], ttl)
+          redis.call('PEXPIRE', KEYS[4], ttl)
+        end
+        """
+
     /// One license's per-account side effects, atomically, idempotent per request ID: the device
     /// registry, the lease slot (take, renew, hold, or end the oldest when full), and, only when
     /// neither refused, the rental start, offline records and invalidated stream IDs.
@@ -48,14 +63,7 @@ extension RedisLicenseStore {
             redis.call('SREM', KEYS[4], unpack(gone))
           end
         end
-        local function keepSlots(expiry, always)
-          local need = math.max(1, tonumber(expiry) - now) + 60000
-          local ttl = redis.call('PTTL', KEYS[1])
-          if ttl < need then ttl = 2 * need elseif not always then return end
-          redis.call('PEXPIRE', KEYS[1], ttl)
-          redis.call('PEXPIRE', KEYS[3], ttl)
-          redis.call('PEXPIRE', KEYS[4], ttl)
-        end
+        \(keepSlotsFunction)
         local register = false
         if ARGV[8] ~= '' and redis.call('SISMEMBER', KEYS[5], ARGV[9]) == 0 then
           local devices = redis.call('SCARD', KEYS[5])

@@ -7,9 +7,10 @@ extension RedisLicenseStore {
     /// was a third of the lease script's cost (docs/performance.md).
     ///
     /// For a live slot that no newer stream ended, of a device already registered (when the tenant
-    /// keeps a registry), it writes exactly what ``leaseScript`` writes and answers the same
-    /// `r:<expiry>`. In any other case it writes nothing and answers nil, and the store sends the
-    /// lease script for that request instead: the slow path decides what the fast one cannot.
+    /// keeps a registry), it writes exactly what ``leaseScript`` writes (the slot keys' lifetime
+    /// through the same ``keepSlotsFunction``) and answers the same `r:<expiry>`. In any other case it
+    /// writes nothing and answers nil, and the store sends the lease script for that request instead:
+    /// the slow path decides what the fast one cannot.
     ///
     /// KEYS (the account's hash tag): [1] slot ZSET, [2] the request's idempotency record, [3] slot
     /// start HASH, [4] ended SET, [5] device SET. ARGV: [1] now (ms), [2] slot member, [3] expiry if
@@ -20,6 +21,7 @@ extension RedisLicenseStore {
         local stored = redis.call('GET', KEYS[2])
         if stored then return stored end
         local now = tonumber(ARGV[1])
+        \(keepSlotsFunction)
         local current = redis.call('ZSCORE', KEYS[1], ARGV[2])
         if not current or tonumber(current) <= now then return false end
         if redis.call('SISMEMBER', KEYS[4], ARGV[2]) == 1 then return false end
@@ -27,14 +29,7 @@ extension RedisLicenseStore {
         local expiry = ARGV[3]
         if tonumber(current) > tonumber(expiry) then expiry = current end
         redis.call('ZADD', KEYS[1], expiry, ARGV[2])
-        local need = math.max(1, tonumber(expiry) - now) + 60000
-        local ttl = redis.call('PTTL', KEYS[1])
-        if ttl < need then
-          ttl = 2 * need
-          redis.call('PEXPIRE', KEYS[1], ttl)
-          redis.call('PEXPIRE', KEYS[3], ttl)
-          redis.call('PEXPIRE', KEYS[4], ttl)
-        end
+        keepSlots(expiry, false)
         if ARGV[5] ~= '' then redis.call('PEXPIRE', KEYS[5], ARGV[6]) end
         local result = 'r:' .. expiry
         redis.call('SET', KEYS[2], result, 'PX', ARGV[4])

@@ -141,16 +141,12 @@ public struct RedisLicenseStore: LicenseStore {
         }
     }
 
-    /// For each request: whether it is the only one of its (tenant, account) in the batch.
+    /// For each request: whether it is the only one of its account in the batch.
     static func accountsAloneInBatch(_ requests: [LeaseRequest]) -> [Bool] {
+        let accounts = requests.map(\.accountKey)
         var seen: [AccountKey: Int] = [:]
-        for request in requests { seen[AccountKey(tenant: request.tenant, account: request.account), default: 0] += 1 }
-        return requests.map { seen[AccountKey(tenant: $0.tenant, account: $0.account)] == 1 }
-    }
-
-    private struct AccountKey: Hashable {
-        var tenant: StoreIdentifier
-        var account: StoreIdentifier
+        for account in accounts { seen[account, default: 0] += 1 }
+        return accounts.map { seen[$0] == 1 }
     }
 
     /// A lease script's answer (either script answers `LeaseResult.encoded`).

@@ -5,11 +5,6 @@ import Synchronization
 /// `Sendable` because all state sits behind one `Mutex`; every call holds it briefly and never
 /// suspends while holding it, so a batch is as atomic as a Redis script per request.
 public final class InMemoryLicenseStore: LicenseStore {
-    private struct AccountKey: Hashable {
-        var tenant: StoreIdentifier
-        var account: StoreIdentifier
-    }
-
     private struct ContentKeyKey: Hashable {
         var tenant: StoreIdentifier
         var assetID: [UInt8]
@@ -87,7 +82,7 @@ public final class InMemoryLicenseStore: LicenseStore {
 
     private static func acquire(_ request: LeaseRequest, in state: inout State) -> LeaseResult {
         let now = request.nowMilliseconds
-        let account = AccountKey(tenant: request.tenant, account: request.account)
+        let account = request.accountKey
         let replayKey = ReplayKey(account: account, requestID: request.requestID)
         if let stored = state.replays[replayKey], stored.lapsesAt > now {
             return stored.result

@@ -80,6 +80,9 @@ public struct LeaseRequest: Sendable, Hashable {
         self.invalidatedStreamIDs = invalidatedStreamIDs
     }
 
+    /// The account whose slots and records this request writes.
+    public var accountKey: AccountKey { AccountKey(tenant: tenant, account: account) }
+
     /// The slot's member name inside the account's slot set: `<device hex>/<session hex, 16 digits>`.
     public var slotMember: String {
         LeaseSlot.member(deviceID: deviceID, sessionID: sessionID)
