@@ -1,11 +1,13 @@
 import FairPlay
 
-/// Everything a simulated device can put into an SPC. Defaults make a plain SPC v2 of a current iPhone.
+/// Everything a simulated device can put into an SPC. Defaults make an SPC v2 of a current iPhone:
+/// versions supported [1, 2] with 1 used, supported key formats in Apple's layout, the encrypted
+/// security level report, a tag return request (empty unless tags are asked for).
 public struct SPCOptions: Sendable {
     public var spcVersion: UInt32 = 2
     public var assetID: [UInt8] = Array("skd://asset-1".utf8)
     public var transactionID: UInt64? = 0x0102_0304_0506_0708
-    public var protocolVersionsSupported: [UInt32]? = [1]
+    public var protocolVersionsSupported: [UInt32]? = [1, 2]
     public var protocolVersionUsed: UInt32? = 1
     public var streamingIndicator: StreamingIndicator? = nil
     public var playback: MediaPlaybackInfo? = nil
@@ -14,10 +16,18 @@ public struct SPCOptions: Sendable {
     public var deviceInfo: DeviceInfo? = nil
     public var sync: SyncRequest? = nil
     public var kextDenyListVersion: UInt32? = nil
-    public var securityLevelReport: SecurityLevelReport? = SecurityLevelReport(level: .baseline, kdlVersion: 0)
+    /// A plaintext (version 1) security level report, as older clients send; nil sends none.
+    public var securityLevelReport: SecurityLevelReport? = nil
+    /// The 32-byte encrypted security level report current clients send (random bytes here: only the
+    /// device and Apple can read it, and Apple's SDK 26 ignores it).
+    public var encryptedSecurityLevelReport = true
     public var vmDeviceInfo: VMDeviceInfo? = nil
-    public var supportedKeyFormats: [UInt64]? = nil
-    /// Tags the CKC must return unchanged; they must name TLLVs this SPC carries.
+    /// Key formats, sent in Apple's layout `{version 1, reserved 0, count, formats}`; nil sends none.
+    public var supportedKeyFormats: [UInt64]? = [TLLVTag.encryptedContentKey.rawValue]
+    /// The version field of the supported key formats TLLV (Apple's KSM reads only version 1).
+    public var supportedKeyFormatsVersion: UInt32 = 1
+    /// Tags the CKC must return unchanged; they must name TLLVs this SPC carries. The TLLV itself is
+    /// always sent (Apple's KSM requires it), empty when no tag is asked for.
     public var returnRequest: [TLLVTag] = []
     /// Reserved TLLVs with tags the guide does not list, as Apple's SPCs carry; a KSM must skip them.
     public var reservedTLLVCount: Int = 3

@@ -46,12 +46,18 @@ public struct SimulatedDevice: Sendable {
         if let d = options.deviceInfo { add(.deviceInfo, be(d.deviceType) + be(d.osVersion) + be(d.version)) }
         if let s = options.sync { add(.sync, Self.encode(s)) }
         if let kdl = options.kextDenyListVersion { add(.kextDenyList, be(kdl)) }
-        if let r = options.securityLevelReport { add(.securityLevelReport, be(r.version) + be(UInt32(0)) + be(r.level.rawValue) + be(r.kdlVersion)) }
+        if let r = options.securityLevelReport {
+            add(.securityLevelReport, be(r.version) + be(UInt32(0)) + be(r.level.rawValue) + be(r.kdlVersion))
+        } else if options.encryptedSecurityLevelReport {
+            add(.securityLevelReport, FairPlayCrypto.randomBytes(SecurityLevelReport.encryptedLength))
+        }
         if let v = options.vmDeviceInfo {
             add(.vmDeviceInfo, be(v.version) + be(v.hostDeviceClass) + be(v.hostOSVersion) + be(v.hostVirtualizationProtocol) + be(v.guestDeviceClass) + be(v.guestOSVersion) + be(v.guestVirtualizationProtocol))
         }
-        if let formats = options.supportedKeyFormats { add(.supportedKeyFormats, formats.flatMap { be($0) }) }
-        if !options.returnRequest.isEmpty { add(.returnRequest, options.returnRequest.flatMap { be($0.rawValue) }) }
+        if let formats = options.supportedKeyFormats {
+            add(.supportedKeyFormats, be(options.supportedKeyFormatsVersion) + be(UInt32(0)) + be(UInt32(formats.count)) + formats.flatMap { be($0) })
+        }
+        add(.returnRequest, options.returnRequest.flatMap { be($0.rawValue) })
         for _ in 0..<options.reservedTLLVCount {
             let random = FairPlayCrypto.randomBytes(10)
             let tag = TLLVTag(random.prefix(8).reduce(0) { $0 << 8 | UInt64($1) })

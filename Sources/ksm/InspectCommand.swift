@@ -31,7 +31,7 @@ struct InspectCommand: ParsableCommand {
             out["certificate-hash"] = request.credential.certificateHash.hexString
             out["credential"] = request.credential.name
             out["asset-id-hex"] = Array(request.assetID).hexString
-            out["protocol-version-used"] = request.payload.protocolVersionUsed ?? 0
+            out["protocol-version-used"] = request.payload.protocolVersionUsed
             out["protocol-versions-supported"] = request.payload.protocolVersionsSupported
             out["return-request"] = request.payload.returnRequest.map(\.description)
             out["supported-key-formats"] = request.payload.supportedKeyFormats.map { TLLVTag($0).description }

@@ -30,8 +30,8 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .long, help: "Path to Apple's libfpscrypto, for credentials with provisioning data.")
     var fpscryptoLibrary: String?
 
-    @Option(name: .long, parsing: .upToNextOption, help: "Protocol versions this server supports (default: 1).")
-    var protocolVersions: [UInt32] = [1]
+    @Option(name: .long, parsing: .upToNextOption, help: "Protocol versions accepted as the version a device used. Default: any, as Apple's SDK 26 (a device listing versions it does not use is never refused).")
+    var protocolVersions: [UInt32] = []
 
     func keyServer() throws -> KeyServerModule {
         try CommandSupport.server(credentials: credentials, library: fpscryptoLibrary, versions: protocolVersions)
@@ -43,7 +43,7 @@ enum CommandSupport {
     static func server(credentials: String, library: String?, versions: [UInt32]) throws -> KeyServerModule {
         do {
             let loaded = try CredentialsFile.load(path: credentials, libraryPath: library)
-            return KeyServerModule(credentials: try CredentialStore(loaded), versionPolicy: ProtocolVersionPolicy(supported: versions))
+            return KeyServerModule(credentials: try CredentialStore(loaded), versionPolicy: ProtocolVersionPolicy(accepted: versions))
         } catch let error as CredentialsFile.LoadError {
             throw ValidationError(error.description)
         } catch let error as FairPlayError {

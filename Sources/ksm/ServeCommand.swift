@@ -148,7 +148,7 @@ struct ServeOptions: ParsableArguments {
     var maxInFlight: Int?
     @Option(help: "Threads for RSA and AES work. Default: the number of cores.")
     var cryptoThreads: Int?
-    @Option(parsing: .upToNextOption, help: "FPS protocol versions supported. Default: 1.")
+    @Option(parsing: .upToNextOption, help: "FPS protocol versions accepted as the version a device used. Default: any, as Apple's SDK 26.")
     var protocolVersions: [UInt32] = []
     @Option(help: "trace, debug, info, notice, warning, error (env KSM_LOG_LEVEL). Default: info.")
     var logLevel: String?
@@ -317,7 +317,7 @@ struct ServeOptions: ParsableArguments {
         worker.tenantLabelLimit = pickInt(tenantLabelLimit, "tenant-label-limit") ?? worker.tenantLabelLimit
         guard worker.tenantLabelLimit >= 0 else { throw ValidationError("--tenant-label-limit must not be negative") }
         let slotInterval = try seconds(slotCountInterval, "slot-count-interval", default: .seconds(15))
-        let versions = !protocolVersions.isEmpty ? protocolVersions : ((file["protocol-versions"] as? [Int])?.map { UInt32($0) } ?? [1])
+        let versions = !protocolVersions.isEmpty ? protocolVersions : ((file["protocol-versions"] as? [Int])?.map { UInt32($0) } ?? [])
         var settings = Settings(worker: worker, redisURL: redisURL, credentials: credentials,
                         fpscryptoLibrary: fpscryptoLibrary ?? (file["fpscrypto-library"] as? String), keks: keks,
                         cryptoThreads: pickInt(cryptoThreads, "crypto-threads") ?? ProcessInfo.processInfo.activeProcessorCount,

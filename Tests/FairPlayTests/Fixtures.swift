@@ -44,7 +44,7 @@ enum Fixtures {
             ask: testASk)
     }
 
-    static func testServer(versions: [UInt32] = [1]) throws -> KeyServerModule {
-        KeyServerModule(credentials: try CredentialStore([try testCredential()]), versionPolicy: ProtocolVersionPolicy(supported: versions))
+    static func testServer(versions: [UInt32] = []) throws -> KeyServerModule {
+        KeyServerModule(credentials: try CredentialStore([try testCredential()]), versionPolicy: ProtocolVersionPolicy(accepted: versions))
     }
 }

@@ -39,7 +39,7 @@ import Testing
         #expect(request.secrets.sessionKey == session.sessionKey)
         #expect(Array(p.assetID) == options.assetID)
         #expect(p.transactionID == options.transactionID)
-        #expect(p.protocolVersionsSupported == [1])
+        #expect(p.protocolVersionsSupported == [1, 2])
         #expect(p.protocolVersionUsed == 1)
         #expect(p.streamingIndicator == .airPlay)
         #expect(p.playback == options.playback)
@@ -87,21 +87,42 @@ import Testing
         #expect(try CKCOpener.open(ckc, session: session).keyDuration == duration)
     }
 
-    @Test("Offline key v2 goes to clients with capability bit 3, v1 to the others", arguments: [true, false])
+    @Test("The offline key TLLV goes to clients with capability bit 3; bit 1 alone gets a persistable content key duration (SDK 26 populateTagsCustom)", arguments: [true, false])
     func offlineKeyVersions(v2Capable: Bool) throws {
         let device = SimulatedDevice(trust: try Fixtures.testTrust())
         var o = SPCOptions()
+        o.playback = MediaPlaybackInfo(creationDate: 1_790_000_000, state: .readyToPlay, sessionID: 3)
         o.capabilities = Capabilities(low: Capabilities.offlineKeyBit | (v2Capable ? Capabilities.offlineKeyV2Bit : 0))
         let (spc, session) = try device.makeSPC(o)
         let server = try Fixtures.testServer()
         let request = try server.open(spc)
         let offline = OfflineKey.make(for: request.payload.capabilities, streamID: [UInt8](repeating: 5, count: 16), titleID: [UInt8](repeating: 6, count: 16), storageDuration: 2_592_000, playbackDuration: 86_400)
         let opened = try CKCOpener.open(try server.makeCKC(for: request, CKCContent(contentKey: Self.key, contentIV: Self.iv, offlineKey: offline)), session: session)
-        #expect(opened.offlineKey?.version == (v2Capable ? 2 : 1))
-        #expect(opened.offlineKey?.storageDuration == 2_592_000)
-        #expect(opened.offlineKey?.playbackDuration == 86_400)
-        #expect(opened.offlineKey?.titleID == (v2Capable ? [UInt8](repeating: 6, count: 16) : nil))
-        #expect(opened.keyDuration == nil)
+        if v2Capable {
+            #expect(opened.offlineKey?.version == 2)
+            #expect(opened.offlineKey?.storageDuration == 2_592_000)
+            #expect(opened.offlineKey?.playbackDuration == 86_400)
+            #expect(opened.offlineKey?.titleID == [UInt8](repeating: 6, count: 16))
+            #expect(opened.keyDuration == nil)
+        } else {
+            #expect(opened.offlineKey == nil)
+            #expect(opened.keyDuration == ContentKeyDuration(leaseSeconds: 0, rentalSeconds: 2_592_000, keyType: .persistableLimited))
+        }
+    }
+
+    @Test("Without a media playback state the CKC carries neither a content key duration nor an offline key (SDK 26 populateTagsCustom)")
+    func noTermsWithoutPlaybackState() throws {
+        let device = SimulatedDevice(trust: try Fixtures.testTrust())
+        let (spc, session) = try device.makeSPC(SPCOptions())
+        let server = try Fixtures.testServer()
+        let request = try server.open(spc)
+        let lease = try CKCOpener.open(try server.makeCKC(for: request, CKCContent(contentKey: Self.key, contentIV: Self.iv, keyDuration: .lease(120))), session: session)
+        #expect(lease.contentKey == Self.key)
+        #expect(lease.keyDuration == nil)
+        let offline = OfflineKey(version: 2, contentID: [UInt8](repeating: 5, count: 16), storageDuration: 9, playbackDuration: 9, titleID: [UInt8](repeating: 6, count: 16))
+        let download = try CKCOpener.open(try server.makeCKC(for: request, CKCContent(contentKey: Self.key, contentIV: Self.iv, offlineKey: offline)), session: session)
+        #expect(download.offlineKey == nil)
+        #expect(download.keyDuration == nil)
     }
 
     @Test("Playback states 1-3 parse; state 2 gets a CKC without a valid key", arguments: [PlaybackState.readyToPlay, .playingOrPaused, .leaseRenewal])
@@ -151,11 +172,13 @@ import Testing
         #expect(try server.open(try Fixtures.apple("FPS/spc1.bin")).credential.name == "apple-dev")
     }
 
-    @Test("Protocol negotiation follows the guide's good-practice table 2-8")
-    func goodVersionConfigurations() throws {
-        let rows: [(server: [UInt32], used: UInt32, supported: [UInt32])] = [([1], 1, [1]), ([1, 2], 1, [1]), ([1, 2], 2, [1, 2]), ([2], 2, [1, 2]), ([1], 1, [1, 2])]
+    @Test("A device that lists versions it does not use is never refused (SDK 26 checks no version)")
+    func versionsAreNotNegotiated() throws {
+        // Every real device lists [1, 2] and uses 1; the guide's "newest common version" would refuse it.
+        let rows: [(server: [UInt32], used: UInt32, supported: [UInt32])] = [([], 1, [1, 2]), ([1, 2], 1, [1, 2]), ([1], 1, [1, 2]), ([], 7, []), ([1, 2], 2, [1])]
         for row in rows {
-            #expect(throws: Never.self) { try ProtocolVersionPolicy(supported: row.server).check(used: row.used, deviceSupported: row.supported) }
+            #expect(throws: Never.self) { try ProtocolVersionPolicy(accepted: row.server).check(used: row.used, deviceSupported: row.supported) }
         }
+        #expect(throws: FairPlayError.self) { try ProtocolVersionPolicy(accepted: [2]).check(used: 1, deviceSupported: [1, 2]) }
     }
 }

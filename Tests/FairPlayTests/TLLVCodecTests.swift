@@ -36,28 +36,36 @@ import Testing
         }
     }
 
-    @Test("A block length that is not a multiple of 16 is a parser error naming the tag")
-    func blockLengthNotMultiple() {
-        let bytes = Self.header(0x1111, block: 17, value: 1) + [UInt8](repeating: 7, count: 17) + [UInt8](repeating: 0, count: 15)
-        #expect { try TLLVList.parse(bytes[...]) } throws: { ($0 as? FairPlayError)?.status == .parserError && ($0 as? FairPlayError)?.tag == TLLVTag(0x1111) }
+    @Test("A block length that is not a multiple of 16 is accepted, as SDK 26's readNextTLLV accepts it")
+    func blockLengthNotMultiple() throws {
+        let bytes = Self.header(0x1111, block: 17, value: 1) + [UInt8](repeating: 7, count: 17)
+        let list = try TLLVList.parse(bytes[...])
+        #expect(list.blocks.count == 1)
+        #expect(Array(list[TLLVTag(0x1111)]?.value ?? []) == [7])
     }
 
-    @Test("A value longer than its block is a parser error")
+    @Test("A value longer than its block is paramErr naming the tag (SDK 26 readNextTLLV)")
     func valueLongerThanBlock() {
         let bytes = Self.header(0x2222, block: 16, value: 17) + [UInt8](repeating: 7, count: 16)
-        #expect { try TLLVList.parse(bytes[...]) } throws: { ($0 as? FairPlayError)?.status == .parserError }
+        #expect { try TLLVList.parse(bytes[...]) } throws: { ($0 as? FairPlayError)?.status == .parameterError && ($0 as? FairPlayError)?.tag == TLLVTag(0x2222) }
     }
 
-    @Test("A block running past the payload is a parser error")
+    @Test("A block running past the payload is paramErr (SDK 26 readNextTLLV)")
     func blockPastPayload() {
         let bytes = Self.header(0x3333, block: 48, value: 4) + [UInt8](repeating: 7, count: 32)
-        #expect { try TLLVList.parse(bytes[...]) } throws: { ($0 as? FairPlayError)?.status == .parserError }
+        #expect { try TLLVList.parse(bytes[...]) } throws: { ($0 as? FairPlayError)?.status == .parameterError }
     }
 
-    @Test("A truncated header is a parser error")
+    @Test("A truncated header is paramErr (SDK 26 readBigEndianU64 past the end)")
     func truncatedHeader() {
         let bytes = Self.header(0x4444, block: 16, value: 4) + [UInt8](repeating: 7, count: 16) + [1, 2, 3]
-        #expect { try TLLVList.parse(bytes[...]) } throws: { ($0 as? FairPlayError)?.status == .parserError }
+        #expect { try TLLVList.parse(bytes[...]) } throws: { ($0 as? FairPlayError)?.status == .parameterError }
+    }
+
+    @Test("Bytes past the declared payload length are not read")
+    func declaredLengthBounds() throws {
+        let bytes = Self.header(0x5555, block: 16, value: 4) + [UInt8](repeating: 7, count: 16) + [1, 2, 3]
+        #expect(try TLLVList.parse(bytes[...], declaredLength: 32).blocks.count == 1)
     }
 
     @Test("A duplicate tag is dupTagErr")

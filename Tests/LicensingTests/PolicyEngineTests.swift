@@ -9,6 +9,7 @@ struct RefusalCase: Sendable, CustomTestStringConvertible {
     var client: ClientFacts
     var entitlement: EntitlementState = .absent
     var download = false
+    var checkIn = false
     var nowOffsetSeconds: Int64 = 0
     var rentalStartOffsetSeconds: Int64? = nil
     var expected: PolicyRefusal
@@ -22,7 +23,7 @@ let refusalCases: [RefusalCase] = [
     .init(name: "uhd to a Baseline client", policy: #"{"content-type": "uhd"}"#, client: client(level: .baseline), expected: .securityLevelBelowMinimum),
     .init(name: "uhd to a Main client whose KDL is below 31", policy: #"{"content-type": "uhd"}"#, client: client(level: .main, kdl: 30), expected: .securityLevelKDL),
     .init(name: "uhd to a Main client below a raised KDL minimum", policy: #"{"content-type": "uhd", "kdl-minimum": 40}"#, client: client(level: .main, kdl: 35), expected: .securityLevelKDL),
-    .init(name: "uhd to an old client with only device info", policy: #"{"content-type": "uhd"}"#, client: client(level: nil, caps: Caps.hdcp, deviceInfo: true), expected: .securityLevelBelowMinimum),
+    .init(name: "uhd to a client whose capability bits say Baseline and not Main", policy: #"{"content-type": "uhd"}"#, client: client(level: nil, caps: Caps.hdcp | Caps.baseline), expected: .securityLevelBelowMinimum),
     .init(name: "uhd to a client without HDCP enforcement", policy: #"{"content-type": "uhd"}"#, client: client(level: .main, caps: 0), expected: .hdcpType1NeedsCapability),
     .init(name: "hd asking type 1 from a client without capabilities", policy: #"{"content-type": "hd", "hdcp": "type1"}"#, client: client(level: .baseline, caps: nil), expected: .hdcpType1NeedsCapability),
     .init(name: "AirPlay denied", policy: #"{"content-type": "hd", "airplay": "deny"}"#, client: client(indicator: .airPlay), expected: .airPlayDenied),
@@ -36,8 +37,9 @@ let refusalCases: [RefusalCase] = [
     .init(name: "48-hour rental over for a new playback", policy: #"{"content-type": "hd", "rental": {"duration": 172800}}"#, client: client(state: .readyToPlay), nowOffsetSeconds: 172_800, rentalStartOffsetSeconds: 0, expected: .rentalPeriodOver),
     .init(name: "download with neither offline nor persistence", policy: #"{"content-type": "hd"}"#, client: client(), download: true, expected: .offlineNotAllowed),
     .init(name: "offline rental to a client without the offline key", policy: #"{"content-type": "hd", "offline": {"enabled": true}}"#, client: client(caps: Caps.hdcp), download: true, expected: .offlineNeedsCapability),
-    .init(name: "lease without a media playback state", policy: #"{"content-type": "hd", "lease": {"duration": 60}}"#, client: client(state: nil), expected: .leaseNeedsPlaybackState),
-    .init(name: "unknown playback state", policy: #"{"content-type": "hd"}"#, client: client(state: PlaybackState(rawValue: 0x1234)), expected: .unknownPlaybackState),
+    .init(name: "lease without a media playback state under requires-playback-state", policy: #"{"content-type": "hd", "lease": {"duration": 60, "requires-playback-state": true}}"#, client: client(state: nil), expected: .leaseNeedsPlaybackState),
+    .init(name: "check-in with a sync v1 SPC", policy: #"{"content-type": "hd"}"#, client: client(sync: .v1(SyncV1(contentID: [UInt8](repeating: 1, count: 16), durationToExpiry: 60))), checkIn: true, expected: .checkInNeedsSync),
+    .init(name: "check-in without a sync TLLV", policy: #"{"content-type": "hd"}"#, client: client(), checkIn: true, expected: .checkInNeedsSync),
     .init(name: "state 3 renewal not allowed", policy: #"{"content-type": "hd", "lease": {"duration": 60, "renewal": false}}"#, client: client(state: .leaseRenewal), expected: .leaseRenewalNotAllowed),
     .init(name: "token required, none presented", policy: #"{"content-type": "hd", "entitlement-required": true}"#, client: client(), expected: .tokenMissing),
     .init(name: "token presented and rejected even where not required", policy: #"{"content-type": "hd"}"#, client: client(), entitlement: .rejected(.badSignature), expected: .tokenBadSignature),
@@ -49,7 +51,7 @@ struct PolicyEngineRuleTests {
     func refuses(_ c: RefusalCase) throws {
         let p = try policy(c.policy)
         let now = TestClock().now + c.nowOffsetSeconds * 1000
-        let d = evaluate(p, c.client, now: now, entitlement: c.entitlement, download: c.download, rentalStart: c.rentalStartOffsetSeconds.map { TestClock().now + $0 * 1000 })
+        let d = evaluate(p, c.client, now: now, entitlement: c.entitlement, download: c.download, checkIn: c.checkIn, rentalStart: c.rentalStartOffsetSeconds.map { TestClock().now + $0 * 1000 })
         #expect(d.refusal == c.expected, "\(d)")
         #expect(d.rule == c.expected.rule)
         #expect(d.status == c.expected.status)
@@ -60,9 +62,10 @@ struct PolicyEngineRuleTests {
     func relaxedPasses(_ c: RefusalCase) throws {
         // Replace the content type with sd and drop every restriction: only the client's facts remain.
         let relaxed = try policy(#"{"content-type": "sd", "hdcp": "none", "kdl-minimum": 0, "persistence": "unlimited"}"#)
-        let d = evaluate(relaxed, c.client, download: c.download)
-        if c.expected == .unknownPlaybackState {
-            #expect(d.refusal == .unknownPlaybackState)
+        let d = evaluate(relaxed, c.client, download: c.download, checkIn: c.checkIn)
+        if c.expected == .checkInNeedsSync {
+            // No policy relaxes it: a check-in is answered from a sync v2 TLLV or not at all (SDK 26).
+            #expect(d.refusal == .checkInNeedsSync)
         } else {
             #expect(d.isIssued, "\(c.name): \(d)")
         }
@@ -81,22 +84,71 @@ struct PolicyEngineRuleTests {
         #expect(Set(tokenStatuses).count == tokenStatuses.count)
     }
 
-    @Test("security level comes from the report, else capabilities, else device info, and the KDL rule caps it", arguments: [
+    @Test("security level is read as SDK 26 reads it: the report, else Baseline-only capability bits, else every level; a KDL below 31 is flagged", arguments: [
         (client(level: .main), SecurityLevel.main, "security-level-report", false),
-        (client(level: .main, kdl: 30), .baseline, "security-level-report", true),
+        (client(level: .main, kdl: 30), .main, "security-level-report", true),
         (client(level: .main, kdl: 31), .main, "security-level-report", false),
-        (client(level: .baseline, kdl: 10), .baseline, "security-level-report", false),
+        (client(level: .baseline, kdl: 10), .baseline, "security-level-report", true),
         (client(level: nil, caps: Caps.main), .main, "capabilities", false),
         (client(level: nil, caps: Caps.baseline), .baseline, "capabilities", false),
-        (client(level: SecurityLevel(rawValue: 99), caps: Caps.main), .main, "capabilities", false),
-        (client(level: nil, caps: nil, deviceInfo: true), .baseline, "device-info", false),
-        (client(level: nil, caps: nil), .baseline, "default", false),
+        (client(level: nil, caps: Caps.baseline | Caps.main), .main, "capabilities", false),
+        (client(level: SecurityLevel(rawValue: 99), caps: Caps.main), SecurityLevel(rawValue: 99), "security-level-report", false),
+        (client(level: nil, caps: Caps.hdcp, deviceInfo: true), .main, "unreported", false),
+        (client(level: nil, caps: nil), .main, "unreported", false),
     ])
-    func derivedLevel(facts: ClientFacts, level: SecurityLevel, source: String, capped: Bool) {
+    func derivedLevel(facts: ClientFacts, level: SecurityLevel, source: String, kdlBelow: Bool) {
         let d = facts.derivedSecurity(minimumKDL: 31)
         #expect(d.level == level)
         #expect(d.source == source)
-        #expect(d.cappedByKDL == capped)
+        #expect(d.kdlBelowMinimum == kdlBelow)
+    }
+
+    @Test("uhd is issued to an older client with capability bit 0 and no security fields (SDK 26 allows it)")
+    func uhdToUnreportedClient() throws {
+        let d = evaluate(try policy(#"{"content-type": "uhd"}"#), client(level: nil, caps: Caps.hdcp, state: .readyToPlay, deviceInfo: true))
+        #expect(d.isIssued, "\(d)")
+        #expect(d.terms?.requiredSecurityLevel == .main)
+        #expect(d.terms?.hdcp == .type1)
+    }
+
+    @Test("a KDL below 31 is refused for every content type, as SDK 26 refuses it", arguments: ContentType.allCases)
+    func kdlRefusedForEveryType(_ type: ContentType) throws {
+        let d = evaluate(try policy(#"{"content-type": "\#(type.rawValue)"}"#), client(level: .main, kdl: 30))
+        #expect(d.refusal == .securityLevelKDL)
+        #expect(d.status == -42604)
+    }
+
+    @Test("a lease without a playback state issues the key with no slot by default")
+    func leaseWithoutPlaybackState() throws {
+        let d = evaluate(try policy(#"{"content-type": "hd", "lease": {"duration": 60}}"#), client(state: nil))
+        #expect(d.isIssued)
+        #expect(d.rule == "lease:no-playback-state")
+        #expect(d.terms?.leaseSlot == LeaseSlotNeed.none)
+        #expect(d.terms?.includesContentKey == true)
+    }
+
+    @Test("session stopped and unnamed playback states are answered, never refused", arguments: [PlaybackState.sessionStopped, PlaybackState(rawValue: 0x1234)])
+    func otherPlaybackStates(_ state: PlaybackState) throws {
+        let d = evaluate(try policy(#"{"content-type": "hd", "lease": {"duration": 60}}"#), client(state: state))
+        #expect(d.isIssued, "\(d)")
+        #expect(d.terms?.includesContentKey == true)
+        if state == .sessionStopped {
+            #expect(d.terms?.leaseSlot == LeaseSlotNeed.none)
+            #expect(d.rule == "playback:session-stopped")
+        } else {
+            #expect(d.terms?.leaseSlot == .acquire(seconds: 60))
+        }
+    }
+
+    @Test("a sync SPC is a check-in only when the job says so; otherwise it is an ordinary request with a key")
+    func syncWithoutCheckIn() throws {
+        let sync = SyncRequest.v2(SyncV2(serverChallenge: 1, flags: [.report], titleID: [UInt8](repeating: 2, count: 16), durationToExpiry: 10, invalidatedStreamIDs: []))
+        let p = try policy(#"{"content-type": "hd"}"#)
+        let ordinary = evaluate(p, client(state: .readyToPlay, sync: sync))
+        #expect(ordinary.terms?.includesContentKey == true)
+        let checkIn = evaluate(p, client(state: .readyToPlay, sync: sync), checkIn: true)
+        #expect(checkIn.rule == "sync:check-in")
+        #expect(checkIn.terms?.includesContentKey == false)
     }
 
     @Test("a Main client on AirPlay still gets hd under cap-baseline, and uhd when AirPlay is allowed")
@@ -137,11 +189,11 @@ struct PolicyEngineRuleTests {
         #expect(evaluate(p, client(), entitlement: .verified).isIssued)
     }
 
-    @Test("a sync SPC gets a check-in answer without a key, needs no token, and is never refused for the client's level")
+    @Test("a check-in with a sync v2 SPC gets an answer without a key, needs no token, and is never refused for the client's level")
     func syncCheckIn() throws {
         let p = try policy(#"{"content-type": "uhd", "entitlement-required": true}"#)
-        let sync = SyncRequest.v1(SyncV1(contentID: Array(repeating: 1, count: 16), durationToExpiry: 100))
-        let d = evaluate(p, client(level: .baseline, caps: 0, sync: sync))
+        let sync = SyncRequest.v2(SyncV2(serverChallenge: 9, flags: [.secureInvalidation], titleID: Array(repeating: 1, count: 16), durationToExpiry: 100, invalidatedStreamIDs: []))
+        let d = evaluate(p, client(level: .baseline, caps: 0, sync: sync), checkIn: true)
         #expect(d.rule == "sync:check-in")
         #expect(d.terms?.includesContentKey == false)
         #expect(d.terms?.duration == KeyDurationTerms.none)
@@ -176,7 +228,8 @@ struct ForbiddenCombinationTests {
                         #expect(v == 1 || c.capabilities?.offlineKeyV2 == true)
                         #expect(c.capabilities?.offlineKey == true || c.capabilities?.offlineKeyV2 == true)
                     }
-                    if t.duration.leaseSeconds != nil { #expect(c.playback != nil) }
+                    // A lease without a playback state goes out with no slot (and the CKC carries no duration).
+                    if t.duration.leaseSeconds != nil, c.playback == nil { #expect(t.leaseSlot == .none) }
                     if t.hdcp == .type1 { #expect(c.capabilities?.hdcpEnforcement == true) }
                     if state == .readyToPlay || state == .leaseRenewal { #expect(t.includesContentKey) }
                     if download { #expect(t.leaseSlot == .none) }

@@ -10,42 +10,47 @@ struct CKCBuilder {
         let payload = request.payload
         try validate()
 
-        // Blocks in random order (table 2-11), then the requested SPC blocks unchanged at the end.
+        // The blocks SDK 26 always sends (base_ckc_construct populateCKCTLLVs), in random order
+        // (table 2-11), then the requested SPC blocks unchanged at the end.
         var blocks: [(TLLVTag, [UInt8])] = []
-        blocks.reserveCapacity(7)
-        blocks.append((try contentKeyTLLV()))
+        blocks.reserveCapacity(6)
+        let (contentKeyTag, contentKeyValue, sessionKeyKind) = try contentKeyTLLV()
+        blocks.append((contentKeyTag, contentKeyValue))
         blocks.append((.r1, request.secrets.r1))
-        if let duration = content.keyDuration { blocks.append((.contentKeyDuration, duration.encoded)) }
-        if let offline = content.offlineKey { blocks.append((.offlineKey, try offline.encoded())) }
-        if let hdcp = content.hdcp {
-            var v: [UInt8] = []
-            v.appendBigEndian(hdcp.rawValue)
-            v.append(contentsOf: FairPlayCrypto.randomBytes(8))
-            blocks.append((.hdcpEnforcement, v))
-        }
-        if let level = content.requiredSecurityLevel {
-            var v: [UInt8] = []
-            v.appendBigEndian(UInt32(1))
-            v.appendBigEndian(UInt32(0))
-            v.appendBigEndian(level.rawValue)
-            blocks.append((.requiredSecurityLevel, v))
-        }
-        if !payload.supportedKeyFormats.isEmpty {
-            // Clients that list key formats also read which session key encrypted the content key: SK,
-            // the generic one (the video session key exists only with SDK 26's library).
-            var v: [UInt8] = []
-            v.appendBigEndian(UInt32(1))
-            v.appendBigEndian(UInt32(0))
-            v.appendBigEndian(SessionKeyKind.generic.rawValue)
-            blocks.append((.sessionKeyVersionUsed, v))
+        var keyKind: [UInt8] = []
+        keyKind.appendBigEndian(UInt32(1))
+        keyKind.appendBigEndian(UInt32(0))
+        keyKind.appendBigEndian(sessionKeyKind.rawValue)
+        blocks.append((.sessionKeyVersionUsed, keyKind))
+        var hdcp: [UInt8] = []
+        hdcp.appendBigEndian(content.hdcp.rawValue)
+        hdcp.append(contentsOf: FairPlayCrypto.randomBytes(8))
+        blocks.append((.hdcpEnforcement, hdcp))
+        var level: [UInt8] = []
+        level.appendBigEndian(UInt32(1))
+        level.appendBigEndian(UInt32(0))
+        level.appendBigEndian(content.requiredSecurityLevel.rawValue)
+        blocks.append((.requiredSecurityLevel, level))
+        // SDK 26 populateTagsCustom: key terms only for an SPC with a media playback state TLLV.
+        if payload.playback != nil {
+            if let offline = content.offlineKey {
+                if payload.capabilities?.offlineKeyV2 == true {
+                    blocks.append((.offlineKey, try offline.encoded()))
+                } else {
+                    // A client without capability bit 3 reads no offline key TLLV: the same terms go
+                    // as a persistable content key duration.
+                    blocks.append((.contentKeyDuration, offline.persistableDuration.encoded))
+                }
+            } else if let duration = content.keyDuration {
+                blocks.append((.contentKeyDuration, duration.encoded))
+            }
         }
 
         var returned: [TLLVBlock] = []
         returned.reserveCapacity(payload.returnRequest.count)
         for tag in payload.returnRequest {
-            guard let block = payload.tllvs[tag] else {
-                throw FairPlayError(.missingRequiredTag, "the tag return request asks for a TLLV the SPC lacks", tag: tag)
-            }
+            // SPCPayload checked that every requested tag is present.
+            guard let block = payload.tllvs[tag] else { throw FairPlayError(.missingRequiredTag, "the tag return request asks for a TLLV the SPC lacks", tag: tag) }
             returned.append(block)
         }
 
@@ -85,26 +90,18 @@ struct CKCBuilder {
             // a check-in answer, and a sync never asks for a key.
             throw .param("a content key is required unless the SPC reports playback state 2 or is a sync SPC")
         }
+        // SDK 26 checkBusinessRules: a lease together with an offline key is a parameter error.
         if content.offlineKey != nil && content.keyDuration != nil {
-            throw .param("an offline key TLLV and a content key duration TLLV cannot share a CKC")
+            throw .param("an offline key and a content key duration cannot share a CKC")
         }
-        if let duration = content.keyDuration, duration.keyType.isLease, payload.playback == nil {
-            throw .param("a lease needs an SPC with a media playback state TLLV")
-        }
-        if let offline = content.offlineKey {
-            if let caps = payload.capabilities, !caps.offlineKey {
-                throw .param("the client does not announce offline key support (capability bit 1)")
-            }
-            if offline.version == 2, payload.capabilities?.offlineKeyV2 != true {
-                throw .param("offline key version 2 needs a client with capability bit 3")
-            }
-        }
+        // SDK 26 checkBusinessRules: HDCP type 1 only for clients with capability bit 0.
         if content.hdcp == .type1, payload.capabilities?.hdcpEnforcement != true {
             throw FairPlayError(.clientSecurityLevel, "HDCP type 1 is released only to clients that enforce HDCP (capability bit 0)")
         }
     }
 
-    private func contentKeyTLLV() throws(FairPlayError) -> (TLLVTag, [UInt8]) {
+    /// The content key TLLV and which session key encrypted the key in it.
+    private func contentKeyTLLV() throws(FairPlayError) -> (TLLVTag, [UInt8], SessionKeyKind) {
         // Playback state 2 needs no valid key: random bytes fill the slot of the key.
         var key = content.contentKey ?? FairPlayCrypto.randomBytes(16)
         defer { FairPlayCrypto.cleanse(&key) }
@@ -113,13 +110,13 @@ struct CKCBuilder {
             let result = try library.createKeyPayload(
                 payload: request.payload, certificateHash: request.credential.certificateHash, provisioningData: provisioning,
                 contentKey: key, contentIV: content.contentIV, contentType: content.libraryContentType)
-            return (result.contentKeyTLLVTag, result.contentKeyTLLVValue)
+            return (result.contentKeyTLLVTag, result.contentKeyTLLVValue, .generic)
         case .applicationSecretKey, .fixedDerivedKey:
             guard let sk = request.secrets.sessionKey else { throw .internal("session key missing for a legacy credential") }
             // Table 2-12: the content IV, then AES-ECB(CK) under SK.
             var value = content.contentIV
             value.append(contentsOf: try FairPlayCrypto.aes128ECBEncrypt(key: sk, key))
-            return (.encryptedContentKey, value)
+            return (.encryptedContentKey, value, .generic)
         }
     }
 }

@@ -4,15 +4,19 @@ public struct CKCContent: Sendable {
     public var contentKey: [UInt8]?
     /// The 16-byte IV the media was encrypted with.
     public var contentIV: [UInt8]
+    /// Sent only to an SPC with a media playback state TLLV, as Apple's SDK 26 does.
     public var keyDuration: ContentKeyDuration?
+    /// Sent as the offline key TLLV to clients with capability bit 3, and to others as a content key
+    /// duration TLLV of a persistable type (SDK 26 `populateTagsCustom`); only with a playback state.
     public var offlineKey: OfflineKey?
-    /// Nil sends no HDCP TLLV, which the device reads as type 0.
-    public var hdcp: HDCPRequirement?
-    public var requiredSecurityLevel: SecurityLevel?
+    /// Always sent, as SDK 26 always sends the HDCP TLLV; Apple's JSON default is type 0.
+    public var hdcp: HDCPRequirement
+    /// Always sent, as SDK 26 always sends the required security level TLLV.
+    public var requiredSecurityLevel: SecurityLevel
     /// For Apple's library: 0 unknown, 1 video, 3 audio.
     public var libraryContentType: UInt64
 
-    public init(contentKey: [UInt8]?, contentIV: [UInt8], keyDuration: ContentKeyDuration? = nil, offlineKey: OfflineKey? = nil, hdcp: HDCPRequirement? = nil, requiredSecurityLevel: SecurityLevel? = nil, libraryContentType: UInt64 = 1) {
+    public init(contentKey: [UInt8]?, contentIV: [UInt8], keyDuration: ContentKeyDuration? = nil, offlineKey: OfflineKey? = nil, hdcp: HDCPRequirement = .type0, requiredSecurityLevel: SecurityLevel = .baseline, libraryContentType: UInt64 = 1) {
         self.contentKey = contentKey
         self.contentIV = contentIV
         self.keyDuration = keyDuration

@@ -22,12 +22,20 @@ public struct OfflineKey: Hashable, Sendable {
         self.titleID = titleID
     }
 
-    /// Version 2 for clients that announce it (capability bit 3), version 1 otherwise.
+    /// Version 2 for clients that announce it (capability bit 3), version 1 otherwise. Only bit-3
+    /// clients receive the TLLV at all (SDK 26); others get `persistableDuration`.
     public static func make(for capabilities: Capabilities?, streamID: [UInt8], titleID: [UInt8], storageDuration: UInt32, playbackDuration: UInt32) -> OfflineKey {
         if capabilities?.offlineKeyV2 == true {
             return OfflineKey(version: 2, contentID: streamID, storageDuration: storageDuration, playbackDuration: playbackDuration, titleID: titleID)
         }
         return OfflineKey(version: 1, contentID: streamID, storageDuration: storageDuration, playbackDuration: playbackDuration)
+    }
+
+    /// The same terms as a content key duration, for a client that reads no offline key TLLV (SDK 26
+    /// sends `persistenceAndDuration` when either duration is set, `persistence` otherwise).
+    public var persistableDuration: ContentKeyDuration {
+        let limited = storageDuration != 0 || playbackDuration != 0
+        return ContentKeyDuration(leaseSeconds: 0, rentalSeconds: storageDuration, keyType: limited ? .persistableLimited : .persistableUnlimited)
     }
 
     func encoded() throws(FairPlayError) -> [UInt8] {

@@ -49,7 +49,8 @@ public final class RSAPrivateKey: @unchecked Sendable {
         EVP_PKEY_free(pkey)
     }
 
-    /// RSA-OAEP decryption; throws `parserError` when the ciphertext does not decrypt under this key.
+    /// RSA-OAEP decryption; throws `invalidCertificate` when the ciphertext does not decrypt under this
+    /// key (SDK 26 `decryptKeyRSACustom`: the SPC was made for another certificate or is damaged).
     public func decryptOAEP(_ ciphertext: some Collection<UInt8>, digest: OAEPDigest) throws(FairPlayError) -> [UInt8] {
         let ctx: OpaquePointer
         if let pooled = take(digest) {
@@ -71,7 +72,7 @@ public final class RSAPrivateKey: @unchecked Sendable {
         // A failed decrypt leaves the context usable, but errors are rare: free it rather than reason about it.
         EVP_PKEY_CTX_free(ctx)
         ERR_clear_error()
-        throw .parser("the wrapped SPC key does not decrypt under the certificate's private key (RSA-OAEP)")
+        throw FairPlayError(.invalidCertificate, "the wrapped SPC key does not decrypt under the certificate's private key (RSA-OAEP)")
     }
 
     private func take(_ digest: OAEPDigest) -> PooledContext? {

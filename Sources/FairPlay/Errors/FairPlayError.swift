@@ -22,8 +22,8 @@ public struct FairPlayError: Error, Hashable, Sendable, CustomStringConvertible 
         FairPlayError(.parserError, reason, tag: tag)
     }
 
-    static func param(_ reason: String) -> FairPlayError {
-        FairPlayError(.parameterError, reason)
+    static func param(_ reason: String, tag: TLLVTag? = nil) -> FairPlayError {
+        FairPlayError(.parameterError, reason, tag: tag)
     }
 
     static func `internal`(_ reason: String) -> FairPlayError {

@@ -10,6 +10,10 @@ public struct PlaybackState: RawRepresentable, Hashable, Sendable, CustomStringC
     /// State 3: playing with the lease about to expire; the CKC renews it with a valid key.
     public static let leaseRenewal = PlaybackState(rawValue: 0x4f83_4330)
 
+    /// The player stopped the session (current clients send it; Apple's SDK 26 issues a CKC for it
+    /// as for any state it does not name).
+    public static let sessionStopped = PlaybackState(rawValue: 0x5991_bf20)
+
     /// 1, 2 or 3 for the guide's states; nil for any other value.
     public var number: Int? {
         switch self {
@@ -20,7 +24,10 @@ public struct PlaybackState: RawRepresentable, Hashable, Sendable, CustomStringC
         }
     }
 
-    public var description: String { number.map { "state \($0)" } ?? "unknown(0x\(String(rawValue, radix: 16)))" }
+    public var description: String {
+        if self == .sessionStopped { return "session stopped" }
+        return number.map { "state \($0)" } ?? "unknown(0x\(String(rawValue, radix: 16)))"
+    }
 }
 
 /// The media playback state TLLV (guide table 4-1).

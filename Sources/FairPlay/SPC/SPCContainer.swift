@@ -7,24 +7,30 @@ public struct SPCContainer: Sendable {
     public let wrappedKey: ArraySlice<UInt8>
     /// SHA-1 of the DER Application Certificate: selects the private key.
     public let certificateHash: ArraySlice<UInt8>
+    /// Every byte after the header: SDK 26 decrypts all of it and reads TLLVs from the first `payloadLength`.
     public let encryptedPayload: ArraySlice<UInt8>
+    /// The payload length the header declares.
+    public let payloadLength: Int
 
-    /// Largest SPC accepted; Apple's SPCs are a few KiB. Checked before anything is allocated.
+    /// Largest SPC accepted; Apple's SPCs are a few KiB. Checked before anything is allocated (a
+    /// deliberate cap that Apple's SDK does not have: docs/apple-fidelity.md).
     public static let maximumSize = 64 * 1024
 
     public var oaepDigest: OAEPDigest { version == 1 ? .sha1 : .sha256 }
 
-    /// Splits an SPC into its fields.
+    /// Splits an SPC into its fields, with the checks of SDK 26's `parseSPCContainer`.
     ///
     /// - Throws: `memoryError` above `maximumSize`; `spcVersionError` for a version other than 1 or 2
-    ///   (`notImplemented` for 3, which needs Apple's SDK 26 library); `parserError` when the header is
-    ///   short, the payload length is not a positive multiple of 16, or bytes differ from what it declares.
+    ///   (`notImplemented` for 3, which needs Apple's SDK 26 library); `parameterError` when the header
+    ///   is short or the declared payload runs past the SPC. Bytes after the declared payload are kept:
+    ///   SDK 26 decrypts them with the payload and ignores them, so the whole rest must be a non-empty
+    ///   multiple of 16 (checked when it is decrypted, after the certificate, as there).
     public static func parse(_ spc: ArraySlice<UInt8>) throws(FairPlayError) -> SPCContainer {
         guard spc.count <= maximumSize else {
             throw FairPlayError(.memoryError, "SPC of \(spc.count) bytes exceeds the \(maximumSize)-byte limit")
         }
         var reader = ByteReader(spc)
-        guard let version = reader.readUInt32() else { throw .parser("SPC shorter than its 4-byte version field") }
+        guard let version = reader.readUInt32() else { throw .param("SPC shorter than its 4-byte version field") }
         let keyLength: Int
         switch version {
         case 1: keyLength = 128
@@ -37,13 +43,10 @@ public struct SPCContainer: Sendable {
               let wrappedKey = reader.readBytes(keyLength),
               let certificateHash = reader.readBytes(20),
               let payloadLength = reader.readUInt32()
-        else { throw .parser("SPC of \(spc.count) bytes is shorter than the version \(version) header") }
-        guard payloadLength > 0, payloadLength % 16 == 0 else {
-            throw .parser("SPC payload length \(payloadLength) is not a positive multiple of 16")
+        else { throw .param("SPC of \(spc.count) bytes is shorter than the version \(version) header") }
+        guard let declared = Int(exactly: payloadLength), declared <= reader.remaining else {
+            throw .param("SPC payload length \(payloadLength) runs past the \(reader.remaining) bytes present")
         }
-        guard Int(payloadLength) == reader.remaining else {
-            throw .parser("SPC payload length \(payloadLength) disagrees with the \(reader.remaining) bytes present")
-        }
-        return SPCContainer(version: version, iv: iv, wrappedKey: wrappedKey, certificateHash: certificateHash, encryptedPayload: reader.bytes)
+        return SPCContainer(version: version, iv: iv, wrappedKey: wrappedKey, certificateHash: certificateHash, encryptedPayload: reader.bytes, payloadLength: declared)
     }
 }

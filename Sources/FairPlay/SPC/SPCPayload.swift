@@ -1,7 +1,8 @@
-/// The decrypted SPC payload with every TLLV of the guide read into typed values.
+/// The decrypted SPC payload with every TLLV Apple's SDK 26 reads turned into typed values.
 ///
-/// Required blocks ([SK..R1], its integrity value, the anti-replay seed, R2 and the asset ID) are
-/// non-optional; the rest are nil when absent. Unknown tags stay in `tllvs` and are otherwise ignored.
+/// The nine blocks SDK 26 requires are non-optional; the rest are nil when absent or, where SDK 26
+/// ignores a version it does not know, when of such a version. Unknown tags stay in `tllvs` and are
+/// otherwise ignored. docs/apple-fidelity.md lists each rule with the SDK 26 function it follows.
 public struct SPCPayload: Sendable {
     public let tllvs: TLLVList
 
@@ -11,182 +12,229 @@ public struct SPCPayload: Sendable {
     public let antiReplaySeed: ArraySlice<UInt8>
     public let r2: ArraySlice<UInt8>
     public let assetID: ArraySlice<UInt8>
-    public let transactionID: UInt64?
+    public let transactionID: UInt64
+    /// The tags the CKC must return, in request order, each once (SDK 26 drops a repeat).
     public let returnRequest: [TLLVTag]
     public let protocolVersionsSupported: [UInt32]
-    public let protocolVersionUsed: UInt32?
+    public let protocolVersionUsed: UInt32
     public let streamingIndicator: StreamingIndicator?
     public let playback: MediaPlaybackInfo?
     public let capabilities: Capabilities?
     public let deviceIdentity: DeviceIdentity?
     public let deviceInfo: DeviceInfo?
-    /// A valid sync TLLV (version 1 or 2); a sync TLLV of another version leaves this nil (guide, "Sync").
+    /// A sync TLLV of version 1 or 2; nil for none or another version (see `syncVersion`).
     public let sync: SyncRequest?
+    /// The version field of any sync TLLV, known or not: SDK 26 reports it in `offline-sync` whatever it is.
+    public let syncVersion: UInt32?
+    /// The KDL TLLV's own value, if the SPC has one.
     public let kextDenyListVersion: UInt32?
+    /// The Kext Deny List version that counts, as SDK 26 keeps it: 0 when none was reported.
+    public let kdlVersion: UInt32
+    /// A plaintext (version 1) security level report; nil for none, the encrypted form or another version.
     public let securityLevelReport: SecurityLevelReport?
+    /// True when the SPC carried the 32-byte encrypted security level report, which SDK 26 ignores.
+    public let hasEncryptedSecurityLevelReport: Bool
+    /// A version 1 VM device info TLLV; SDK 26 treats any other version as no VM information.
     public let vmDeviceInfo: VMDeviceInfo?
+    /// Key formats from a version 1 supported key formats TLLV; empty for none or another version.
     public let supportedKeyFormats: [UInt64]
+    /// [SK..R1] v3 and R2 v3 of SDK 26 clients, handed to Apple's library.
+    public let sessionKeyR1V3: ArraySlice<UInt8>?
+    public let r2V3: ArraySlice<UInt8>?
 
-    /// The KDL version that counts: the KDL TLLV's, else the security level report's.
-    public var effectiveKDLVersion: UInt32? { kextDenyListVersion ?? securityLevelReport?.kdlVersion }
+    /// The KDL version that counts, nil when none was reported (0).
+    public var effectiveKDLVersion: UInt32? { kdlVersion == 0 ? nil : kdlVersion }
 
-    /// Reads the typed values, applying the sizes Apple's SDK enforces (fps-facts.md, "SPC container").
+    /// Tags SDK 26's `validateTLLVs` requires in every SPC.
+    public static let requiredTags: [TLLVTag] = [
+        .sessionKeyR1, .antiReplaySeed, .r2, .assetID, .transactionID, .protocolVersionUsed,
+        .protocolVersionsSupported, .returnRequest, .sessionKeyR1Integrity,
+    ]
+
+    /// Largest number of key formats SDK 26 accepts in the supported key formats TLLV.
+    public static let maximumKeyFormats = 64
+    /// SDK 26 refuses a versions-supported list once it reaches this many entries.
+    public static let maximumProtocolVersions = 100
+    /// SDK 26 refuses a sync v2 TLLV that claims more invalidated records than this (internalErr).
+    public static let maximumInvalidatedRecords = 250
+
+    /// Reads the blocks in payload order, as SDK 26's `parseSPCData` does, so that of two faults the
+    /// first in the payload decides; then the tag return request; then the required tags.
     public init(_ tllvs: TLLVList) throws(FairPlayError) {
         self.tllvs = tllvs
-        encryptedSessionKeyR1 = try Self.required(tllvs, .sessionKeyR1, exactly: 112)
-        sessionKeyR1Integrity = try Self.required(tllvs, .sessionKeyR1Integrity, exactly: 16)
-        antiReplaySeed = try Self.required(tllvs, .antiReplaySeed, exactly: 16)
-        r2 = try Self.required(tllvs, .r2, exactly: 21)
-        assetID = try Self.required(tllvs, .assetID)
-        guard (2...200).contains(assetID.count) else {
-            throw .parser("asset ID of \(assetID.count) bytes is outside 2...200", tag: .assetID)
-        }
+        var skR1: ArraySlice<UInt8>?, integrity: ArraySlice<UInt8>?, arSeed: ArraySlice<UInt8>?, r2: ArraySlice<UInt8>?, asset: ArraySlice<UInt8>?
+        var transaction: UInt64?, versionUsed: UInt32?, versions: [UInt32] = [], requested: [TLLVTag] = []
+        var indicator: StreamingIndicator?, playback: MediaPlaybackInfo?, capabilities: Capabilities?
+        var identity: DeviceIdentity?, info: DeviceInfo?, sync: SyncRequest?, syncVersion: UInt32?
+        var kdlTLLV: UInt32?, kdl: UInt32 = 0, report: SecurityLevelReport?, encryptedReport = false
+        var vm: VMDeviceInfo?, formats: [UInt64] = [], skR1V3: ArraySlice<UInt8>?, r2V3: ArraySlice<UInt8>?
 
-        var reader = try Self.optional(tllvs, .transactionID, exactly: 8)
-        transactionID = reader?.readUInt64()
-
-        if let value = tllvs[.returnRequest]?.value {
-            guard value.count % 8 == 0 else { throw .parser("tag return request of \(value.count) bytes is not a list of 8-byte tags", tag: .returnRequest) }
-            var r = ByteReader(value)
-            var tags: [TLLVTag] = []
-            while let t = r.readUInt64() { tags.append(TLLVTag(t)) }
-            returnRequest = tags
-        } else {
-            returnRequest = []
-        }
-
-        if let value = tllvs[.protocolVersionsSupported]?.value {
-            guard value.count % 4 == 0, value.count / 4 < 100 else {
-                throw .parser("protocol versions supported of \(value.count) bytes is not a list of under 100 4-byte versions", tag: .protocolVersionsSupported)
+        for block in tllvs.blocks {
+            let v = TLLVValueReader(block)
+            switch block.tag {
+            case .sessionKeyR1:
+                try v.require(exactly: 112, .parserError)
+                skR1 = block.value
+            case .sessionKeyR1Integrity:
+                try v.require(exactly: 16, .parserError)
+                integrity = block.value
+            case .antiReplaySeed:
+                try v.require(exactly: 16, .parserError)
+                arSeed = block.value
+            case .r2:
+                try v.require(exactly: 21, .parserError)
+                r2 = block.value
+            case .assetID:
+                guard (2...200).contains(v.count) else { throw .parser("asset ID of \(v.count) bytes is outside 2...200", tag: .assetID) }
+                asset = block.value
+            case .transactionID:
+                try v.require(exactly: 8, .parserError)
+                transaction = try v.uint64(at: 0)
+            case .protocolVersionUsed:
+                try v.require(exactly: 4, .parserError)
+                versionUsed = try v.uint32(at: 0)
+            case .protocolVersionsSupported:
+                guard v.count % 4 == 0 else { throw .parser("protocol versions supported of \(v.count) bytes is not a list of 4-byte versions", tag: block.tag) }
+                guard v.count / 4 < Self.maximumProtocolVersions else {
+                    throw .param("protocol versions supported lists \(v.count / 4) versions; at most \(Self.maximumProtocolVersions - 1) are accepted", tag: block.tag)
+                }
+                versions = try (0..<v.count / 4).map { i throws(FairPlayError) in try v.uint32(at: 4 * i) }
+            case .returnRequest:
+                guard v.count % 8 == 0 else { throw .parser("tag return request of \(v.count) bytes is not a list of 8-byte tags", tag: block.tag) }
+                requested = try (0..<v.count / 8).map { i throws(FairPlayError) in TLLVTag(try v.uint64(at: 8 * i)) }
+            case .streamingIndicator:
+                try v.require(exactly: 8, .parserError)
+                indicator = StreamingIndicator(rawValue: try v.uint64(at: 0))
+            case .mediaPlaybackState:
+                try v.require(exactly: 16, .parameterError)
+                playback = MediaPlaybackInfo(creationDate: try v.uint32(at: 0), state: PlaybackState(rawValue: try v.uint32(at: 4)), sessionID: try v.uint64(at: 8))
+            case .capabilities:
+                try v.require(exactly: 16, .parameterError)
+                capabilities = Capabilities(high: try v.uint64(at: 0), low: try v.uint64(at: 8))
+            case .deviceIdentity:
+                identity = DeviceIdentity(
+                    version: try v.uint32(at: 0), deviceClass: try v.uint32(at: 4), vendorHash: try v.uint64(at: 8), productHash: try v.uint64(at: 16),
+                    fairPlayVersionREE: try v.uint32(at: 24), fairPlayVersionTEE: try v.uint32(at: 28), osVersion: try v.uint32(at: 32))
+            case .deviceInfo:
+                info = DeviceInfo(deviceType: try v.uint64(at: 0), osVersion: try v.uint32(at: 8), version: try v.uint32(at: 12))
+            case .sync:
+                (syncVersion, sync) = try Self.parseSync(v)
+            case .kextDenyList:
+                try v.require(exactly: 4, .parserError)
+                kdlTLLV = try v.uint32(at: 0)
+                kdl = kdlTLLV ?? 0
+            case .securityLevelReport:
+                if v.count == SecurityLevelReport.encryptedLength {
+                    // SDK 26: the encrypted report is ignored.
+                    encryptedReport = true
+                    break
+                }
+                let version = try v.uint32(at: 0)
+                guard version == 1 else { break }
+                guard try v.uint32(at: 4) == 0 else { throw .param("security level report has a non-zero reserved field", tag: block.tag) }
+                let level = SecurityLevel(rawValue: try v.uint64(at: 8))
+                let reportedKDL = try v.uint32(at: 16)
+                report = SecurityLevelReport(version: version, level: level, kdlVersion: reportedKDL)
+                // SDK 26 keeps a KDL the KDL TLLV already gave; the report's fills in only a zero.
+                if kdl == 0 { kdl = reportedKDL }
+            case .vmDeviceInfo:
+                let version = try v.uint32(at: 0)
+                if version == 1 {
+                    vm = VMDeviceInfo(
+                        version: version, hostDeviceClass: try v.uint32(at: 4), hostOSVersion: try v.uint32(at: 8), hostVirtualizationProtocol: try v.uint32(at: 12),
+                        guestDeviceClass: try v.uint32(at: 16), guestOSVersion: try v.uint32(at: 20), guestVirtualizationProtocol: try v.uint32(at: 24))
+                } else {
+                    vm = nil
+                }
+            case .supportedKeyFormats:
+                // {version, reserved, count, count x 8-byte formats}; SDK 26 ignores a version other than 1.
+                guard try v.uint32(at: 0) == 1 else { break }
+                _ = try v.uint32(at: 4)
+                let count = try v.uint32(at: 8)
+                guard count <= UInt32(Self.maximumKeyFormats) else {
+                    throw .param("supported key formats lists \(count) formats; at most \(Self.maximumKeyFormats) are accepted", tag: block.tag)
+                }
+                formats = try (0..<Int(count)).map { i throws(FairPlayError) in try v.uint64(at: 12 + 8 * i) }
+            case .sessionKeyR1V3:
+                guard v.count <= 256 else { throw .parser("[SK..R1] v3 of \(v.count) bytes exceeds 256", tag: block.tag) }
+                skR1V3 = block.value
+            case .r2V3:
+                guard v.count <= 64 else { throw .parser("R2 v3 of \(v.count) bytes exceeds 64", tag: block.tag) }
+                r2V3 = block.value
+            default:
+                // Apple's SPCs carry reserved TLLVs with unlisted tags: skipped, never rejected.
+                break
             }
-            var r = ByteReader(value)
-            var versions: [UInt32] = []
-            while let v = r.readUInt32() { versions.append(v) }
-            protocolVersionsSupported = versions
-        } else {
-            protocolVersionsSupported = []
-        }
-        reader = try Self.optional(tllvs, .protocolVersionUsed, exactly: 4)
-        protocolVersionUsed = reader?.readUInt32()
-
-        reader = try Self.optional(tllvs, .streamingIndicator, exactly: 8)
-        streamingIndicator = reader?.readUInt64().map(StreamingIndicator.init(rawValue:))
-
-        if var r = try Self.optional(tllvs, .mediaPlaybackState, exactly: 16),
-           let date = r.readUInt32(), let state = r.readUInt32(), let session = r.readUInt64() {
-            playback = MediaPlaybackInfo(creationDate: date, state: PlaybackState(rawValue: state), sessionID: session)
-        } else {
-            playback = nil
         }
 
-        if var r = try Self.optional(tllvs, .capabilities, exactly: 16), let high = r.readUInt64(), let low = r.readUInt64() {
-            capabilities = Capabilities(high: high, low: low)
-        } else {
-            capabilities = nil
+        // SDK 26 extractReturnTags: every requested tag must be in the SPC; a repeat is returned once.
+        var unique: [TLLVTag] = []
+        unique.reserveCapacity(requested.count)
+        for tag in requested where !unique.contains(tag) {
+            guard tllvs[tag] != nil else {
+                throw FairPlayError(.missingRequiredTag, "the tag return request asks for a TLLV the SPC lacks", tag: tag)
+            }
+            unique.append(tag)
         }
 
-        if var r = try Self.optional(tllvs, .deviceIdentity, atLeast: DeviceIdentity.minimumLength),
-           let version = r.readUInt32(), let deviceClass = r.readUInt32(), let vendor = r.readUInt64(), let product = r.readUInt64(),
-           let ree = r.readUInt32(), let tee = r.readUInt32(), let os = r.readUInt32() {
-            deviceIdentity = DeviceIdentity(version: version, deviceClass: deviceClass, vendorHash: vendor, productHash: product, fairPlayVersionREE: ree, fairPlayVersionTEE: tee, osVersion: os)
-        } else {
-            deviceIdentity = nil
+        // SDK 26 validateTLLVs.
+        guard let skR1, let integrity, let arSeed, let r2, let asset, let transaction, let versionUsed,
+              tllvs[.protocolVersionsSupported] != nil, tllvs[.returnRequest] != nil
+        else {
+            let missing = Self.requiredTags.first { tllvs[$0] == nil }
+            throw FairPlayError(.missingRequiredTag, "required TLLV \(missing?.name ?? "") is missing", tag: missing)
         }
-
-        if var r = try Self.optional(tllvs, .deviceInfo, atLeast: DeviceInfo.minimumLength),
-           let type = r.readUInt64(), let os = r.readUInt32(), let version = r.readUInt32() {
-            deviceInfo = DeviceInfo(deviceType: type, osVersion: os, version: version)
-        } else {
-            deviceInfo = nil
-        }
-
-        sync = try Self.parseSync(tllvs)
-
-        reader = try Self.optional(tllvs, .kextDenyList, atLeast: 4)
-        kextDenyListVersion = reader?.readUInt32()
-
-        if var r = try Self.optional(tllvs, .securityLevelReport, atLeast: 20),
-           let version = r.readUInt32(), r.readUInt32() != nil, let level = r.readUInt64(), let kdl = r.readUInt32() {
-            securityLevelReport = SecurityLevelReport(version: version, level: SecurityLevel(rawValue: level), kdlVersion: kdl)
-        } else {
-            securityLevelReport = nil
-        }
-
-        if var r = try Self.optional(tllvs, .vmDeviceInfo, atLeast: VMDeviceInfo.minimumLength),
-           let version = r.readUInt32(), let hostClass = r.readUInt32(), let hostOS = r.readUInt32(), let hostProto = r.readUInt32(),
-           let guestClass = r.readUInt32(), let guestOS = r.readUInt32(), let guestProto = r.readUInt32() {
-            vmDeviceInfo = VMDeviceInfo(version: version, hostDeviceClass: hostClass, hostOSVersion: hostOS, hostVirtualizationProtocol: hostProto, guestDeviceClass: guestClass, guestOSVersion: guestOS, guestVirtualizationProtocol: guestProto)
-        } else {
-            vmDeviceInfo = nil
-        }
-
-        if let value = tllvs[.supportedKeyFormats]?.value {
-            guard value.count % 8 == 0 else { throw .parser("supported key formats of \(value.count) bytes is not a list of 8-byte formats", tag: .supportedKeyFormats) }
-            var r = ByteReader(value)
-            var formats: [UInt64] = []
-            while let f = r.readUInt64() { formats.append(f) }
-            supportedKeyFormats = formats
-        } else {
-            supportedKeyFormats = []
-        }
+        encryptedSessionKeyR1 = skR1
+        sessionKeyR1Integrity = integrity
+        antiReplaySeed = arSeed
+        self.r2 = r2
+        assetID = asset
+        transactionID = transaction
+        returnRequest = unique
+        protocolVersionsSupported = versions
+        protocolVersionUsed = versionUsed
+        streamingIndicator = indicator
+        self.playback = playback
+        self.capabilities = capabilities
+        deviceIdentity = identity
+        deviceInfo = info
+        self.sync = sync
+        self.syncVersion = syncVersion
+        kextDenyListVersion = kdlTLLV
+        kdlVersion = kdl
+        securityLevelReport = report
+        hasEncryptedSecurityLevelReport = encryptedReport
+        vmDeviceInfo = vm
+        supportedKeyFormats = formats
+        sessionKeyR1V3 = skR1V3
+        self.r2V3 = r2V3
     }
 
-    private static func parseSync(_ tllvs: TLLVList) throws(FairPlayError) -> SyncRequest? {
-        guard let value = tllvs[.sync]?.value else { return nil }
-        var r = ByteReader(value)
-        guard let version = r.readUInt32() else { throw .parser("sync TLLV shorter than its version field", tag: .sync) }
+    /// SDK 26 `parseTagOfflineSync`: version and reserved first; v1 needs a zero reserved field and
+    /// reads its duration at byte 24; v2 reads its fields at fixed offsets and at most 250 records;
+    /// any other version is kept as a number only.
+    private static func parseSync(_ v: TLLVValueReader) throws(FairPlayError) -> (UInt32, SyncRequest?) {
+        let version = try v.uint32(at: 0)
+        let reserved = try v.uint32(at: 4)
         switch version {
         case 1:
-            guard value.count >= SyncV1.minimumLength else { throw .parser("sync v1 TLLV of \(value.count) bytes is shorter than \(SyncV1.minimumLength)", tag: .sync) }
-            _ = r.readUInt32()
-            guard let contentID = r.readBytes(16), let duration = r.readUInt32() else { throw .parser("sync v1 TLLV truncated", tag: .sync) }
-            return .v1(SyncV1(contentID: Array(contentID), durationToExpiry: duration))
+            guard reserved == 0 else { throw .param("sync v1 TLLV has a non-zero reserved field", tag: v.tag) }
+            let duration = try v.uint32(at: 24)
+            return (1, .v1(SyncV1(contentID: Array(try v.bytes(at: 8, count: 16)), durationToExpiry: duration)))
         case 2:
-            guard value.count >= SyncV2.minimumLength else { throw .parser("sync v2 TLLV of \(value.count) bytes is shorter than \(SyncV2.minimumLength)", tag: .sync) }
-            _ = r.readUInt32()
-            guard let challenge = r.readUInt64(), let flags = r.readUInt64(), let title = r.readBytes(16),
-                  let duration = r.readUInt32(), let records = r.readUInt32()
-            else { throw .parser("sync v2 TLLV truncated", tag: .sync) }
-            guard Int(records) <= r.remaining / 16 else {
-                throw .parser("sync v2 TLLV claims \(records) invalidated stream IDs but holds room for \(r.remaining / 16)", tag: .sync)
+            let challenge = try v.uint64(at: 8)
+            let flags = try v.uint64(at: 16)
+            let title = try v.bytes(at: 24, count: 16)
+            let duration = try v.uint32(at: 40)
+            let records = try v.uint32(at: 44)
+            guard records <= UInt32(maximumInvalidatedRecords) else {
+                throw FairPlayError(.internalError, "sync v2 TLLV claims \(records) invalidated records; at most \(maximumInvalidatedRecords) are accepted", tag: v.tag)
             }
-            var ids: [[UInt8]] = []
-            ids.reserveCapacity(Int(records))
-            for _ in 0..<records {
-                guard let id = r.readBytes(16) else { break }
-                ids.append(Array(id))
-            }
-            return .v2(SyncV2(serverChallenge: challenge, flags: SyncFlags(rawValue: flags), titleID: Array(title), durationToExpiry: duration, invalidatedStreamIDs: ids))
+            let ids = try v.bytes(at: 48, count: Int(records) * 16)
+            let list = (0..<Int(records)).map { i in Array(ids[ids.startIndex + 16 * i..<ids.startIndex + 16 * (i + 1)]) }
+            return (2, .v2(SyncV2(serverChallenge: challenge, flags: SyncFlags(rawValue: flags), titleID: Array(title), durationToExpiry: duration, invalidatedStreamIDs: list)))
         default:
-            // "Valid Sync TLLVs will have the Version field set to 1 or 2. Any other value is invalid.
-            // A Sync SPC is one with a valid Sync TLLV." Such an SPC is an ordinary one.
-            return nil
+            return (version, nil)
         }
-    }
-
-    private static func required(_ tllvs: TLLVList, _ tag: TLLVTag, exactly length: Int? = nil) throws(FairPlayError) -> ArraySlice<UInt8> {
-        guard let block = tllvs[tag] else {
-            throw FairPlayError(.missingRequiredTag, "required TLLV \(tag.name ?? "") is missing", tag: tag)
-        }
-        if let length, block.value.count != length {
-            throw .parser("\(tag.name ?? "TLLV") value is \(block.value.count) bytes, expected \(length)", tag: tag)
-        }
-        return block.value
-    }
-
-    private static func optional(_ tllvs: TLLVList, _ tag: TLLVTag, exactly length: Int) throws(FairPlayError) -> ByteReader? {
-        guard let block = tllvs[tag] else { return nil }
-        guard block.value.count == length else {
-            throw .parser("\(tag.name ?? "TLLV") value is \(block.value.count) bytes, expected \(length)", tag: tag)
-        }
-        return ByteReader(block.value)
-    }
-
-    private static func optional(_ tllvs: TLLVList, _ tag: TLLVTag, atLeast length: Int) throws(FairPlayError) -> ByteReader? {
-        guard let block = tllvs[tag] else { return nil }
-        guard block.value.count >= length else {
-            throw .parser("\(tag.name ?? "TLLV") value is \(block.value.count) bytes, at least \(length) expected", tag: tag)
-        }
-        return ByteReader(block.value)
     }
 }

@@ -1,4 +1,5 @@
-/// A FairPlay security level (guide tables 3-8 and 3-10). Ordered audio < baseline < main.
+/// A FairPlay security level (guide tables 3-8 and 3-10). Ordered by raw value, as Apple's SDK 26
+/// compares them: audio < baseline < main, and an unknown value wherever its number falls.
 public struct SecurityLevel: RawRepresentable, Hashable, Sendable, Comparable, CustomStringConvertible {
     public let rawValue: UInt64
     public init(rawValue: UInt64) { self.rawValue = rawValue }
@@ -7,7 +8,7 @@ public struct SecurityLevel: RawRepresentable, Hashable, Sendable, Comparable, C
     public static let baseline = SecurityLevel(rawValue: 0x32f0_0049_66a5_c4f8)
     public static let main = SecurityLevel(rawValue: 0x4e7f_d924_21d5_88b4)
 
-    /// Rank for comparison; an unknown level ranks below audio so it never satisfies a requirement.
+    /// 1 audio, 2 baseline, 3 main, 0 for a value Apple does not define.
     public var rank: Int {
         switch self {
         case .audio: 1
@@ -17,7 +18,7 @@ public struct SecurityLevel: RawRepresentable, Hashable, Sendable, Comparable, C
         }
     }
 
-    public static func < (lhs: SecurityLevel, rhs: SecurityLevel) -> Bool { lhs.rank < rhs.rank }
+    public static func < (lhs: SecurityLevel, rhs: SecurityLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 
     public var name: String {
         switch self {
@@ -40,8 +41,13 @@ public struct SecurityLevel: RawRepresentable, Hashable, Sendable, Comparable, C
     public var description: String { name }
 }
 
-/// The security level report TLLV (guide table 3-7).
+/// The plaintext (version 1) security level report TLLV (guide table 3-7): version, reserved 0,
+/// 8-byte level, 4-byte KDL version. Current devices send a 32-byte encrypted form instead, which
+/// Apple's SDK 26 ignores.
 public struct SecurityLevelReport: Hashable, Sendable {
+    /// The size of the encrypted report's value; SDK 26 skips a report of exactly this size.
+    public static let encryptedLength = 32
+
     public var version: UInt32
     public var level: SecurityLevel
     /// The Kext Deny List version; the KDL TLLV, when present, takes precedence.

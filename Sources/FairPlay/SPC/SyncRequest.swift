@@ -3,6 +3,14 @@ public enum SyncRequest: Hashable, Sendable {
     case v1(SyncV1)
     case v2(SyncV2)
 
+    /// The flags SDK 26 sees: a v1 TLLV has none, so a check-in with it is refused.
+    public var flags: SyncFlags {
+        switch self {
+        case .v1: []
+        case .v2(let s): s.flags
+        }
+    }
+
     /// Seconds left on the license: 0 when expired, `UInt32.max` when it has no expiry.
     public var durationToExpiry: UInt32 {
         switch self {
@@ -51,6 +59,8 @@ public struct SyncFlags: OptionSet, Hashable, Sendable {
     public static let report = SyncFlags(rawValue: 1 << 0)
     public static let secureInvalidation = SyncFlags(rawValue: 1 << 1)
     public static let secureInvalidationAll = SyncFlags(rawValue: 1 << 2)
+    /// The title ID field holds a title (SDK 26 `KD_SYNC_SPC_FLAG_TITLEID_VALID`).
+    public static let titleIDValid = SyncFlags(rawValue: 1 << 3)
     public static let success = SyncFlags(rawValue: 1 << 16)
     public static let objectNotFound = SyncFlags(rawValue: 1 << 17)
     public static let objectExpired = SyncFlags(rawValue: 1 << 18)
@@ -60,6 +70,7 @@ public struct SyncFlags: OptionSet, Hashable, Sendable {
         if contains(.report) { out.append("report") }
         if contains(.secureInvalidation) { out.append("secure-invalidation") }
         if contains(.secureInvalidationAll) { out.append("secure-invalidation-all") }
+        if contains(.titleIDValid) { out.append("title-id-valid") }
         if contains(.success) { out.append("success") }
         if contains(.objectNotFound) { out.append("object-not-found") }
         if contains(.objectExpired) { out.append("object-expired") }

@@ -22,9 +22,17 @@ public struct KeyServerModule: Sendable {
         }
         var spck = try privateKey.decryptOAEP(container.wrappedKey, digest: container.oaepDigest)
         defer { FairPlayCrypto.cleanse(&spck) }
-        guard spck.count == 16 else { throw .parser("the SPC payload key is \(spck.count) bytes, not 16") }
-        let plaintext = try FairPlayCrypto.aes128CBCDecrypt(key: spck, iv: container.iv, container.encryptedPayload)
-        let payload = try SPCPayload(try TLLVList.parse(plaintext[...]))
+        // SDK 26 keeps the first 16 bytes of what RSA-OAEP yields; fewer make no AES key.
+        guard spck.count >= 16 else { throw .param("the SPC payload key is \(spck.count) bytes, not 16") }
+        // SDK 26 decrypts every byte after the header, so all of them must form whole AES blocks.
+        guard !container.encryptedPayload.isEmpty, container.encryptedPayload.count % 16 == 0 else {
+            throw .param("the \(container.encryptedPayload.count) bytes after the SPC header are not a non-empty multiple of 16")
+        }
+        let plaintext = try FairPlayCrypto.aes128CBCDecrypt(key: spck.prefix(16), iv: container.iv, container.encryptedPayload)
+        let tllvs = try TLLVList.parse(plaintext[...], declaredLength: container.payloadLength)
+        // SDK 26 extractReturnTags: a payload without a single TLLV is a parser error.
+        guard !tllvs.blocks.isEmpty else { throw .parser("the SPC payload holds no TLLV") }
+        let payload = try SPCPayload(tllvs)
         try versionPolicy.check(used: payload.protocolVersionUsed, deviceSupported: payload.protocolVersionsSupported)
         let secrets = try openSession(payload, credential: credential)
         return SPCRequest(container: container, payload: payload, secrets: secrets, credential: credential)

@@ -13,32 +13,34 @@ public struct TLLVList: Sendable {
 
     public var tags: [TLLVTag] { blocks.map(\.tag) }
 
-    /// Parses a decrypted payload into blocks, applying the guide's rules (table 2-2 and "SPC Payload Contents").
+    /// Parses the first `declaredLength` bytes of a decrypted payload into blocks, with the framing
+    /// checks of Apple's SDK 26 (`readNextTLLV`, `parseTLLV`); the bytes past it are ignored, as there.
     ///
-    /// - Throws: `parserError` for a header that does not fit, a block length that is not a multiple of 16,
-    ///   a value longer than its block, or a block that runs past the payload; `duplicateTag` for a tag seen twice.
-    public static func parse(_ payload: ArraySlice<UInt8>) throws(FairPlayError) -> TLLVList {
-        var reader = ByteReader(payload)
+    /// - Throws: `parameterError` for a header or block that runs past the declared length, or a
+    ///   value longer than its block; `duplicateTag` for a tag seen twice ("Any TLLV must appear only
+    ///   once in the SPC payload"). A block length that is not a multiple of 16 is accepted, as Apple's
+    ///   SDK accepts it, although the guide's table 2-2 asks devices for one.
+    public static func parse(_ payload: ArraySlice<UInt8>, declaredLength: Int? = nil) throws(FairPlayError) -> TLLVList {
+        let length = min(declaredLength ?? payload.count, payload.count)
+        var reader = ByteReader(payload.prefix(length))
         var blocks: [TLLVBlock] = []
         blocks.reserveCapacity(32)
         while reader.remaining > 0 {
             let start = reader.bytes.startIndex
-            guard let tagValue = reader.readUInt64(), let blockLength = reader.readUInt32(), let valueLength = reader.readUInt32() else {
-                throw .parser("truncated TLLV header: \(reader.remaining) bytes left where 16 are needed")
+            guard let tagValue = reader.readUInt64(), let blockLength = reader.readUInt32() else {
+                throw .param("truncated TLLV header: \(reader.remaining) bytes left where 16 are needed")
             }
             let tag = TLLVTag(tagValue)
-            // Table 2-2: "The block length must be filled out to a multiple of 16 bytes."
-            guard blockLength % 16 == 0 else {
-                throw .parser("TLLV block length \(blockLength) is not a multiple of 16", tag: tag)
+            // SDK 26 readNextTLLV: the value-length field and the whole block must lie within the payload.
+            guard let declared = Int(exactly: blockLength), reader.remaining >= 4, declared <= reader.remaining - 4 else {
+                throw FairPlayError(.parameterError, "TLLV block length \(blockLength) runs past the payload (\(max(0, reader.remaining - 4)) bytes left)", tag: tag)
             }
+            // The guard above proves 4 bytes remain.
+            let valueLength = reader.readUInt32() ?? 0
             // Table 2-2: padding_size = block_length - value_length, so the value lies within the block.
             guard valueLength <= blockLength else {
-                throw .parser("TLLV value length \(valueLength) exceeds its block length \(blockLength)", tag: tag)
+                throw FairPlayError(.parameterError, "TLLV value length \(valueLength) exceeds its block length \(blockLength)", tag: tag)
             }
-            guard let declared = Int(exactly: blockLength), declared <= reader.remaining else {
-                throw .parser("TLLV block length \(blockLength) runs past the payload (\(reader.remaining) bytes left)", tag: tag)
-            }
-            // "Any TLLV must appear only once in the SPC payload."
             for seen in blocks where seen.tag == tag {
                 throw FairPlayError(.duplicateTag, "TLLV tag appears twice", tag: tag)
             }

@@ -56,8 +56,11 @@ public struct AppleJSONProcessor: Sendable {
         ["fairplay-streaming-response": [kind: results]]
     }
 
-    /// The operation's `id`, echoed as given (Apple's tool takes numbers or numeric strings).
-    static func id(_ op: [String: Any]) -> Any { op["id"] ?? 0 }
+    /// The operation's `id` as SDK 26 answers it: a number, read from a number or a numeric string, else 0.
+    static func id(_ op: [String: Any]) -> UInt64 {
+        if let text = op["id"] as? String { return UInt64(text) ?? 0 }
+        return AssetInfo.unsigned(op["id"]) ?? 0
+    }
 
     static func failure(_ op: [String: Any], _ error: FairPlayError) -> [String: Any] {
         ["id": id(op), "status": error.status.rawValue, "reason": error.description]
@@ -84,84 +87,45 @@ public struct AppleJSONProcessor: Sendable {
     }
 
     func createCKC(_ op: [String: Any]) -> [String: Any] {
-        do {
+        do throws(FairPlayError) {
+            // SDK 26 reads the operation's JSON before it opens the SPC, so a JSON fault decides first.
+            let asset = try AssetInfo(op)
             let request = try open(op)
             var out = ClientInfo.fields(request)
             out["id"] = Self.id(op)
-            if op["check-in"] as? Bool == true {
-                // A check-in (secure invalidation) answers with the sync report and no CKC.
-                guard request.payload.sync != nil else { throw FairPlayError(.parameterError, "check-in requested but the SPC has no valid sync TLLV") }
-                out["status"] = FairPlayStatus.noError.rawValue
-                return out
-            }
-            let content = try Self.content(op, request)
-            out["ckc"] = Data(try server.makeCKC(for: request, content)).base64EncodedString()
+            let content = try Self.content(asset, request)
+            let ckc = try server.makeCKC(for: request, content)
+            // SDK 26 builds the CKC of a check-in but leaves it out of the answer.
+            if !asset.checkIn { out["ckc"] = Data(ckc).base64EncodedString() }
             out["status"] = FairPlayStatus.noError.rawValue
             return out
-        } catch let error as FairPlayError {
-            return Self.failure(op, error)
         } catch {
-            return Self.failure(op, FairPlayError(.internalError, "\(error)"))
+            return Self.failure(op, error)
         }
     }
 
-    /// Reads `asset-info` and applies Apple's SDK 26 rules for it.
-    static func content(_ op: [String: Any], _ request: SPCRequest) throws(FairPlayError) -> CKCContent {
-        guard let infos = op["asset-info"] as? [[String: Any]], infos.count == 1 else {
-            throw FairPlayError(.parameterError, "\"asset-info\" must be an array with exactly one object")
-        }
-        let info = infos[0]
-        let key = try hexField(info, "content-key")
-        let iv = try hexField(info, "content-iv") ?? [UInt8](repeating: 0, count: 16)
-        var hdcp = HDCPRequirement.type0
-        if let value = info["hdcp-type"] {
-            let number = (value as? Int) ?? (value as? String).flatMap { Int($0) }
-            guard let n = number, let requirement = HDCPRequirement(hdcpType: n) else {
-                throw FairPlayError(.parameterError, "\"hdcp-type\" must be -1, 0 or 1")
+    /// Applies Apple's SDK 26 business rules to one operation's asset info and builds what the CKC carries.
+    static func content(_ asset: AssetInfo, _ request: SPCRequest) throws(FairPlayError) -> CKCContent {
+        let rules = AppleDefaultRules.Request(
+            contentType: asset.contentType, hdcp: asset.hdcp, lease: asset.leaseSeconds != nil, offline: asset.offline != nil, checkIn: asset.checkIn)
+        let level = try AppleDefaultRules.check(rules, payload: request.payload)
+        var content = CKCContent(
+            contentKey: asset.contentKey, contentIV: asset.contentIV, hdcp: asset.hdcp, requiredSecurityLevel: level,
+            libraryContentType: asset.contentType == .audio ? 3 : 1)
+        if let offline = asset.offline {
+            // SDK 26 populateTagServerOfflineKey: version 2 when a stream or title ID is given, else
+            // version 1 with a zero content ID; clients without capability bit 3 get the same terms as
+            // a persistable content key duration (CKCBuilder).
+            if offline.streamID != nil || offline.titleID != nil {
+                content.offlineKey = OfflineKey(
+                    version: 2, contentID: offline.streamID ?? [UInt8](repeating: 0, count: 16), storageDuration: offline.rentalSeconds,
+                    playbackDuration: offline.playbackSeconds, titleID: offline.titleID ?? [UInt8](repeating: 0, count: 16))
+            } else {
+                content.offlineKey = OfflineKey(version: 1, contentID: [UInt8](repeating: 0, count: 16), storageDuration: offline.rentalSeconds, playbackDuration: offline.playbackSeconds)
             }
-            hdcp = requirement
-        }
-        var content = CKCContent(contentKey: key, contentIV: iv, hdcp: hdcp)
-        if let typeName = info["content-type"] as? String {
-            guard let type = ContentType(rawValue: typeName) else {
-                throw FairPlayError(.parameterError, "\"content-type\" must be sd, hd, uhd or audio")
-            }
-            let requirement = AppleDefaultRules.requirement(for: type, requestedHDCP: hdcp)
-            try AppleDefaultRules.check(ClientSecurity(request.payload), capabilities: request.payload.capabilities, against: requirement)
-            content.hdcp = requirement.hdcp
-            content.requiredSecurityLevel = requirement.securityLevel
-            content.libraryContentType = type == .audio ? 3 : 1
-        }
-        let lease = (info["lease-duration"] as? Int).flatMap { $0 > 0 ? UInt32(exactly: $0) : nil }
-        if let offline = info["offline-hls"] {
-            guard let o = offline as? [String: Any] else { throw FairPlayError(.parameterError, "\"offline-hls\" is not an object") }
-            guard lease == nil else { throw FairPlayError(.parameterError, "a lease together with an offline key is not allowed") }
-            let streamID = try idField(o, "stream-id")
-            let titleID = try idField(o, "title-id")
-            let storage = UInt32(clamping: (o["rental-duration"] as? Int) ?? 0)
-            let playback = UInt32(clamping: (o["playback-duration"] as? Int) ?? 0)
-            content.offlineKey = OfflineKey.make(for: request.payload.capabilities, streamID: streamID, titleID: titleID, storageDuration: storage, playbackDuration: playback)
-        } else if let lease {
+        } else if let lease = asset.leaseSeconds {
             content.keyDuration = .lease(lease)
         }
         return content
-    }
-
-    /// A 16-byte hex field; "0x" allowed. Nil when absent.
-    static func hexField(_ object: [String: Any], _ name: String) throws(FairPlayError) -> [UInt8]? {
-        guard let value = object[name] else { return nil }
-        guard var text = value as? String else { throw FairPlayError(.parameterError, "\"\(name)\" is not a hex string") }
-        if text.hasPrefix("0x") { text.removeFirst(2) }
-        guard let bytes = [UInt8](hexString: text), bytes.count == 16 else { throw FairPlayError(.parameterError, "\"\(name)\" is not 16 bytes of hex") }
-        return bytes
-    }
-
-    /// Offline stream and title IDs: 16 bytes of hex, or a shorter text padded with zeros.
-    static func idField(_ object: [String: Any], _ name: String) throws(FairPlayError) -> [UInt8] {
-        guard let text = object[name] as? String else { throw FairPlayError(.parameterError, "\"offline-hls\".\"\(name)\" is missing") }
-        if let bytes = [UInt8](hexString: text), bytes.count == 16 { return bytes }
-        let utf8 = Array(text.utf8)
-        guard utf8.count <= 16 else { throw FairPlayError(.parameterError, "\"offline-hls\".\"\(name)\" is neither 16 bytes of hex nor at most 16 characters") }
-        return utf8 + [UInt8](repeating: 0, count: 16 - utf8.count)
     }
 }

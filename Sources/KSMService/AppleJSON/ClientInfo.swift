@@ -10,18 +10,19 @@ public enum ClientInfo {
         var out: [String: Any] = [:]
         out["asset-id"] = assetIDString(request.assetID)
         out["hu"] = hexUpper(request.hu)
-        if let playback = p.playback {
-            out["playback-state"] = ["creation-date": playback.creationDate, "state": playback.state.rawValue, "session-id": playback.sessionID] as [String: Any]
-        }
+        // SDK 26 reports a playback state always, zeros when the SPC has none.
+        let playback = p.playback ?? MediaPlaybackInfo(creationDate: 0, state: PlaybackState(rawValue: 0), sessionID: 0)
+        out["playback-state"] = ["creation-date": playback.creationDate, "state": playback.state.rawValue, "session-id": playback.sessionID] as [String: Any]
         out["streaming-indicator"] = p.streamingIndicator?.rawValue ?? 0
-        out["transaction-id"] = p.transactionID ?? 0
-        let security = ClientSecurity(p)
-        switch security.level {
-        case .main: out["security-level"] = "main"
-        case .baseline: out["security-level"] = "baseline"
-        default: out["security-level"] = hex(security.level.rawValue, digits: 16)
+        out["transaction-id"] = p.transactionID
+        // What the plaintext report says, not a derived level: zeros when there is none (SDK 26).
+        let reported = p.securityLevelReport?.level
+        switch reported {
+        case .main?: out["security-level"] = "main"
+        case .baseline?: out["security-level"] = "baseline"
+        default: out["security-level"] = hex(reported?.rawValue ?? 0, digits: 16)
         }
-        out["kdl-version"] = p.effectiveKDLVersion ?? 0
+        out["kdl-version"] = p.kdlVersion
         let caps = p.capabilities ?? Capabilities(low: 0)
         out["capabilities"] = [
             "hdcp": caps.hdcpEnforcement, "offline-key": caps.offlineKey, "secure-invalidation": caps.secureInvalidation,
@@ -43,23 +44,28 @@ public enum ClientInfo {
                 "guest-device-class": v.guestDeviceClass, "guest-os-version": hex(UInt64(v.guestOSVersion), digits: 8), "guest-vm-protocol-version": v.guestVirtualizationProtocol,
             ] as [String: Any]
         }
-        if let sync = p.sync {
-            switch sync {
-            case .v1(let s):
-                out["offline-sync"] = ["version": 1, "duration-to-expiry": s.durationToExpiry, "content-id": hexUpper(s.contentID)] as [String: Any]
-            case .v2(let s):
-                let flags: [String: Bool] = [
-                    "report": s.flags.contains(.report), "secure-invalidation": s.flags.contains(.secureInvalidation),
-                    "secure-invalidation-all": s.flags.contains(.secureInvalidationAll), "success": s.flags.contains(.success),
-                    "obj-not-found": s.flags.contains(.objectNotFound), "obj-expired": s.flags.contains(.objectExpired),
-                ]
-                out["offline-sync"] = [
-                    "version": 2, "duration-to-expiry": s.durationToExpiry, "server-challenge": s.serverChallenge, "flags": flags,
-                    "title-id": hexUpper(s.titleID), "records-invalidated": s.invalidatedStreamIDs.count,
-                    "invalidated-stream-ids": s.invalidatedStreamIDs.map(hexUpper),
-                ] as [String: Any]
-            }
+        if let version = p.syncVersion, version > 0 {
+            out["offline-sync"] = offlineSync(version: version, p.sync)
         }
+        return out
+    }
+
+    /// SDK 26's `offline-sync`: version and duration; from version 2 on the challenge, the flags, the
+    /// title ID (only when flagged valid), the records; a version it does not read shows zeros.
+    static func offlineSync(version: UInt32, _ sync: SyncRequest?) -> [String: Any] {
+        var out: [String: Any] = ["version": version, "duration-to-expiry": sync?.durationToExpiry ?? 0]
+        guard version >= 2 else { return out }
+        var v2 = SyncV2(serverChallenge: 0, flags: [], titleID: [], durationToExpiry: 0, invalidatedStreamIDs: [])
+        if case .v2(let s)? = sync { v2 = s }
+        out["server-challenge"] = v2.serverChallenge
+        out["flags"] = [
+            "report": v2.flags.contains(.report), "secure-invalidation": v2.flags.contains(.secureInvalidation),
+            "secure-invalidation-all": v2.flags.contains(.secureInvalidationAll), "title-id-valid": v2.flags.contains(.titleIDValid),
+            "success": v2.flags.contains(.success), "obj-not-found": v2.flags.contains(.objectNotFound), "obj-expired": v2.flags.contains(.objectExpired),
+        ]
+        out["title-id"] = v2.flags.contains(.titleIDValid) ? hexUpper(v2.titleID) : ""
+        out["records-invalidated"] = v2.invalidatedStreamIDs.count
+        out["invalidated-stream-ids"] = v2.invalidatedStreamIDs.map(hexUpper)
         return out
     }
 

@@ -6,6 +6,7 @@ import Licensing
 /// Wire form (schemas/license-job.schema.json):
 /// `{"id", "tenant", "account", "spc" (base64), "deadline"? (epoch ms), "priority"? ("continuity" |
 /// "new" | "prefetch", default "new"), "entitlement"?, "persistent"? (bool, default false),
+/// "check-in"? (bool, default false),
 /// "stream-id"? and "title-id"? (32 hex digits each), "key-period"? (identifier), "server-challenge"?
 /// (16 hex digits)}`. Unknown fields are ignored, so the edge can add
 /// fields before every worker knows them. The reply topic and correlation ID are not in the body:
@@ -28,6 +29,10 @@ public struct LicenseJob: Sendable, Hashable {
     /// True when the platform asks for a download: a persistable key or an offline (dual expiry)
     /// key, as the policy allows. Default: false (a stream).
     public var persistent: Bool
+    /// True when the platform asks for a check-in (secure invalidation report) with a sync SPC, as
+    /// Apple's JSON `check-in`: answered without a CKC, and refused (paramErr) unless the SPC carries
+    /// a sync v2 TLLV with flags. Default: false; a sync SPC without it is an ordinary request.
+    public var checkIn: Bool
     /// The 16-byte stream ID (offline key v1: content ID) the platform assigned to a download; the
     /// device reports it back in sync SPCs. Nil: derived from the job ID.
     public var streamID: [UInt8]?
@@ -48,9 +53,10 @@ public struct LicenseJob: Sendable, Hashable {
     public init(
         id: StoreIdentifier, tenant: StoreIdentifier, account: StoreIdentifier, spc: [UInt8],
         deadline: Int64? = nil, priority: Priority = .new, entitlement: String = "",
-        persistent: Bool = false, streamID: [UInt8]? = nil, titleID: [UInt8]? = nil,
+        persistent: Bool = false, checkIn: Bool = false, streamID: [UInt8]? = nil, titleID: [UInt8]? = nil,
         keyPeriod: StoreIdentifier? = nil, serverChallenge: UInt64? = nil
     ) {
+        self.checkIn = checkIn
         self.id = id
         self.tenant = tenant
         self.account = account
@@ -217,6 +223,12 @@ extension LicenseJob {
         case .bool(let b)?: persistent = b
         case let other?: throw fail("persistent", "must be a boolean, not \(other.kind)")
         }
+        var checkIn = false
+        switch object["check-in"] {
+        case nil, .null?: break
+        case .bool(let b)?: checkIn = b
+        case let other?: throw fail("check-in", "must be a boolean, not \(other.kind)")
+        }
         func sixteenBytes(_ key: String) throws(LicenseJobError) -> [UInt8]? {
             switch object[key] {
             case nil, .null?: return nil
@@ -239,7 +251,7 @@ extension LicenseJob {
         }
 
         self.init(id: id, tenant: tenant, account: account, spc: Array(spcData), deadline: deadline, priority: priority, entitlement: entitlement,
-                  persistent: persistent, streamID: streamID, titleID: titleID, keyPeriod: keyPeriod, serverChallenge: serverChallenge)
+                  persistent: persistent, checkIn: checkIn, streamID: streamID, titleID: titleID, keyPeriod: keyPeriod, serverChallenge: serverChallenge)
     }
 
     /// The job as JSON (used by tests, load generators and the demo).
@@ -251,6 +263,7 @@ extension LicenseJob {
         ]
         if let deadline { object["deadline"] = .integer(deadline) }
         if persistent { object["persistent"] = .bool(true) }
+        if checkIn { object["check-in"] = .bool(true) }
         if let streamID { object["stream-id"] = .string(HexEncoding.encode(streamID)) }
         if let titleID { object["title-id"] = .string(HexEncoding.encode(titleID)) }
         if let keyPeriod { object["key-period"] = .string(keyPeriod.value) }

@@ -80,7 +80,7 @@ public struct LicenseEvaluation: Sendable {
         }
         let input = PolicyInput(
             policy: policy, client: ClientFacts(request.payload), nowMilliseconds: now, entitlement: entitlement,
-            requestsPersistence: job.persistent, rentalStartedAtMilliseconds: stored.rentalStartedAt)
+            requestsPersistence: job.persistent, checkIn: job.checkIn, rentalStartedAtMilliseconds: stored.rentalStartedAt)
         let decision = PolicyEngine.evaluate(input)
         var out = LicenseEvaluation(decision: decision, policy: policy, layers: layers, entitlement: entitlement,
                                     refusalStatus: decision.refusal.map(KSMStatus.init), write: nil)

@@ -53,36 +53,21 @@ public struct ClientFacts: Hashable, Sendable {
         )
     }
 
-    /// The level the client is trusted with before any policy cap, read the way Apple's SDK 26 does:
-    /// the security level report, else the capability bits (5 Main, 4 Baseline), else Baseline
-    /// (every FairPlay client is at least Baseline; older clients only send device info). A KDL
-    /// version below `minimumKDL` makes the client Baseline at best (guide, "Kext Deny List").
+    /// The level the client is trusted with before any policy cap, read as Apple's SDK 26 reads it
+    /// (``ClientSecurity``): the security level report, else Baseline for a client whose capability
+    /// bits say Baseline and not Main, else every level (older clients send no security fields).
+    /// `kdlBelowMinimum` is true when a reported Kext Deny List version lies below `minimumKDL`.
     public func derivedSecurity(minimumKDL: UInt32) -> DerivedSecurity {
-        var level = SecurityLevel.baseline
-        var source = hasDeviceInfo ? "device-info" : "default"
-        if let reportedLevel, reportedLevel.rank > 0 {
-            level = reportedLevel
-            source = "security-level-report"
-        } else if let capabilities, capabilities.securityLevelMain {
-            level = .main
-            source = "capabilities"
-        } else if let capabilities, capabilities.securityLevelBaseline {
-            source = "capabilities"
-        }
-        var cappedByKDL = false
-        if let kdl = kdlVersion, kdl > 0, (kdl < minimumKDL), level > SecurityLevel.baseline {
-            level = .baseline
-            cappedByKDL = true
-        }
-        return DerivedSecurity(level: level, source: source, cappedByKDL: cappedByKDL)
+        let security = ClientSecurity(reportedLevel: reportedLevel, capabilities: capabilities, kdlVersion: kdlVersion)
+        return DerivedSecurity(level: security.level, source: security.source, kdlBelowMinimum: security.kdlBelow(minimumKDL))
     }
 
     /// The outcome of ``derivedSecurity(minimumKDL:)``.
     public struct DerivedSecurity: Hashable, Sendable {
         public var level: SecurityLevel
-        /// "security-level-report", "capabilities", "device-info" or "default".
+        /// "security-level-report", "capabilities" or "unreported".
         public var source: String
-        /// True when the KDL rule lowered the level.
-        public var cappedByKDL: Bool
+        /// True when a reported Kext Deny List version is below the minimum (refused, as by SDK 26).
+        public var kdlBelowMinimum: Bool
     }
 }

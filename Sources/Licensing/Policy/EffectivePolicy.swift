@@ -26,6 +26,8 @@ public struct EffectivePolicy: Hashable, Sendable {
     public var leaseDurationSeconds: UInt32
     /// Whether playback state 3 may renew the lease. Default: true.
     public var leaseRenewalAllowed: Bool
+    /// Refuse a lease to an SPC without a media playback state (off: SDK 26 issues the key, no slot).
+    public var leaseRequiresPlaybackState: Bool
     public var persistence: PersistencePolicy
     /// Whether downloads get an offline key TLLV (dual expiry). Default: false.
     public var offlineEnabled: Bool
@@ -44,11 +46,10 @@ public struct EffectivePolicy: Hashable, Sendable {
     /// The engine's defaults over Apple's rules for `contentType`: HDCP type 0 asked for (raised to
     /// type 1 for uhd), KDL 31, everything allowed, no rental, lease, persistence or limits.
     public init(defaultsFor contentType: ContentType) {
-        let apple = AppleDefaultRules.requirement(for: contentType, requestedHDCP: .type0)
         self.contentType = contentType
-        minimumSecurityLevel = apple.securityLevel
+        minimumSecurityLevel = AppleDefaultRules.requiredLevel(for: contentType)
         minimumKDLVersion = ClientSecurity.minimumKDLVersion
-        hdcp = apple.hdcp
+        hdcp = AppleDefaultRules.defaultHDCP(for: contentType)
         airPlay = .allow
         avAdapter = .allow
         virtualMachine = .allow
@@ -57,6 +58,7 @@ public struct EffectivePolicy: Hashable, Sendable {
         rentalDurationSeconds = 0
         leaseDurationSeconds = 0
         leaseRenewalAllowed = true
+        leaseRequiresPlaybackState = false
         persistence = .none
         offlineEnabled = false
         offlineStorageSeconds = 0

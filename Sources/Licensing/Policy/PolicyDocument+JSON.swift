@@ -48,6 +48,7 @@ extension PolicyDocument {
         if let s = try r.section("lease") {
             lease.durationSeconds = try s.unsigned32("duration", minimum: 0)
             lease.renewalAllowed = try s.bool("renewal")
+            lease.requiresPlaybackState = try s.bool("requires-playback-state")
         }
         // Legacy spelling of the first policy schema.
         if let legacy = try r.unsigned32("lease-duration", minimum: 1) {
@@ -90,6 +91,7 @@ extension PolicyDocument {
             var s: [String: JSONValue] = [:]
             if let v = lease.durationSeconds { s["duration"] = .integer(Int64(v)) }
             if let v = lease.renewalAllowed { s["renewal"] = .bool(v) }
+            if let v = lease.requiresPlaybackState { s["requires-playback-state"] = .bool(v) }
             o["lease"] = .object(s)
         }
         if let persistence { o["persistence"] = .string(persistence.rawValue) }

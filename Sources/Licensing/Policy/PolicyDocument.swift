@@ -96,19 +96,23 @@ public struct PolicyDocument: Hashable, Sendable {
         public var isEmpty: Bool { notBefore == nil && notAfter == nil && durationSeconds == nil }
     }
 
-    /// The secure lease (guide, "Secure Lease"). JSON: `{"duration", "renewal"}`.
+    /// The secure lease (guide, "Secure Lease"). JSON: `{"duration", "renewal", "requires-playback-state"}`.
     public struct Lease: Hashable, Sendable {
         /// Seconds a granted or renewed lease lasts; 0 means no lease.
         public var durationSeconds: UInt32?
         /// Whether playback state 3 (lease about to expire) may renew. Default: true.
         public var renewalAllowed: Bool?
+        /// Whether an SPC without a media playback state is refused under a lease. Default: false, as
+        /// Apple's SDK 26, which issues such a client its key without a duration TLLV (and no slot).
+        public var requiresPlaybackState: Bool?
 
-        public init(durationSeconds: UInt32? = nil, renewalAllowed: Bool? = nil) {
+        public init(durationSeconds: UInt32? = nil, renewalAllowed: Bool? = nil, requiresPlaybackState: Bool? = nil) {
             self.durationSeconds = durationSeconds
             self.renewalAllowed = renewalAllowed
+            self.requiresPlaybackState = requiresPlaybackState
         }
 
-        public var isEmpty: Bool { durationSeconds == nil && renewalAllowed == nil }
+        public var isEmpty: Bool { durationSeconds == nil && renewalAllowed == nil && requiresPlaybackState == nil }
     }
 
     /// Offline rental with dual expiry (guide, "Offline Rental Support").

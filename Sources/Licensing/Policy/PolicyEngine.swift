@@ -6,13 +6,18 @@ import FairPlay
 /// rule table-testable.
 ///
 /// Checks run in this order, and the first that fails decides (its rule is the reply's `rule`):
-/// 1. sync SPC: a check-in answer without a key (it grants nothing, so it needs no token);
+/// 1. check-in: answered from a sync v2 TLLV without a key (it grants nothing, so it needs no
+///    token); without sync flags it is refused, as by SDK 26. A sync SPC that is not a check-in is an
+///    ordinary request, as in SDK 26;
 /// 2. entitlement: a rejected token, or none where the policy requires one;
 /// 3. where it plays: VM denied, AirPlay / AV adapter denied;
-/// 4. security level: the client's level (report, else capabilities, else Baseline; KDL rule) against
-///    the minimum, then the VM and AirPlay / AV adapter caps;
+/// 4. security level: a Kext Deny List version below the minimum is refused (SDK 26); the client's
+///    level (report, else Baseline-only capability bits, else every level: SDK 26) against the
+///    minimum, then the VM and AirPlay / AV adapter caps;
 /// 5. HDCP type 1 only to clients with capability bit 0;
-/// 6. playback state: an unknown value is refused;
+/// 6. playback state: none of them is refused (SDK 26 reads the state without judging it); state 2
+///    may answer without a key, "session stopped" takes no new slot, any other unnamed state is read
+///    as state 1;
 /// 7. rental window (not-before, not-after) and rental period;
 /// 8. the shape of the license: a download (offline dual expiry or persistable key) or a stream
 ///    (lease and rental by playback state).
@@ -22,9 +27,12 @@ public enum PolicyEngine {
         let c = input.client
         let now = input.nowMilliseconds
 
-        // 1. Guide, "Sync": a sync SPC reports or invalidates offline keys. It is answered (check-in)
-        // and recorded (OfflineSync), never given a key.
-        if let sync = c.sync {
+        // 1. Guide, "Sync": a check-in reports or invalidates offline keys. It is answered and
+        // recorded (OfflineSync), never given a key. SDK 26 refuses one without sync flags.
+        if input.checkIn {
+            guard let sync = c.sync, !sync.flags.isEmpty else {
+                return .refuse(.checkInNeedsSync, "check-in requested but the SPC has no sync v2 TLLV with flags")
+            }
             let terms = LicenseTerms(includesContentKey: false, duration: .none, hdcp: p.hdcp, requiredSecurityLevel: p.minimumSecurityLevel)
             return .issue(terms, rule: "sync:check-in", reason: "sync SPC (\(sync.versionName)): check-in answered without a content key")
         }
@@ -51,10 +59,11 @@ public enum PolicyEngine {
         // 4. Security level.
         let required = p.minimumSecurityLevel
         let client = c.derivedSecurity(minimumKDL: p.minimumKDLVersion)
-        if client.level < required {
-            if client.cappedByKDL {
-                return .refuse(.securityLevelKDL, "Kext Deny List \(c.kdlVersion ?? 0) is below \(p.minimumKDLVersion), so the client counts as baseline, below the required \(required)")
-            }
+        // SDK 26 refuses a client below the Kext Deny List minimum whatever the content.
+        if client.kdlBelowMinimum {
+            return .refuse(.securityLevelKDL, "Kext Deny List \(c.kdlVersion ?? 0) is below the minimum \(p.minimumKDLVersion)")
+        }
+        if required != .audio, client.level < required {
             return .refuse(.securityLevelBelowMinimum, "client security level \(client.level) (\(client.source)) is below the required \(required)")
         }
         if c.isVirtualMachine, case .cap(let cap) = p.virtualMachine, cap < required {
@@ -69,11 +78,9 @@ public enum PolicyEngine {
             return .refuse(.hdcpType1NeedsCapability, "HDCP type 1 is required but the client does not announce HDCP enforcement (capability bit 0)")
         }
 
-        // 6. Playback state (guide table 4-2).
-        if let playback = c.playback, playback.state.number == nil {
-            return .refuse(.unknownPlaybackState, "media playback state \(playback.state) is none of the guide's states 1, 2, 3")
-        }
-        let state = c.playback?.state.number
+        // 6. Playback state (guide table 4-2). SDK 26 refuses none; an unnamed state is read as a start.
+        let stopped = c.playback?.state == .sessionStopped
+        let state = c.playback.map { $0.state.number ?? 1 }
         let continuing = state == 2 || state == 3
 
         // 7. Rental window and period.
@@ -148,12 +155,22 @@ public enum PolicyEngine {
         let duration = Self.streamDuration(lease: lease, rental: rentalSeconds)
         guard let state else {
             if lease > 0 {
-                // A lease binds the key to a playback session (README: only for an SPC with a media
-                // playback state); without one the slot could never be renewed or freed.
-                return .refuse(.leaseNeedsPlaybackState, "the policy leases keys and the SPC has no media playback state")
+                // SDK 26 issues such a client its key without a duration TLLV; with no session to bind
+                // it to, it takes no slot. A policy may refuse it instead.
+                if p.leaseRequiresPlaybackState {
+                    return .refuse(.leaseNeedsPlaybackState, "the policy leases keys only to SPCs with a media playback state, and this one has none")
+                }
+                let terms = LicenseTerms(includesContentKey: true, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, startsRental: startsRental, registersDevice: registers)
+                return .issue(terms, rule: "lease:no-playback-state", reason: "no media playback state: key issued without a duration TLLV and without a slot")
             }
             let terms = LicenseTerms(includesContentKey: true, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, startsRental: startsRental, registersDevice: registers)
             return .issue(terms, rule: rentalSeconds == nil ? "policy:granted" : "rental:granted", reason: "key issued, duration \(duration.kind)")
+        }
+        if stopped {
+            // The player ended its session: SDK 26 answers as for any state, and a stopped session
+            // must not take a new slot (its slot ends with its lease).
+            let terms = LicenseTerms(includesContentKey: true, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, registersDevice: registers)
+            return .issue(terms, rule: "playback:session-stopped", reason: "session stopped: key issued, duration \(duration.kind), no slot taken")
         }
         switch state {
         case 1:

@@ -10,11 +10,14 @@ public struct PolicyInput: Hashable, Sendable {
     public var entitlement: EntitlementState
     /// True when the job asks for a persistable key (a download), from the platform's request.
     public var requestsPersistence: Bool
+    /// True when the job is a check-in (Apple's JSON `check-in`): answered from the sync TLLV, no key.
+    public var checkIn: Bool
     /// When the account's rental of this asset started (its first license), from the store; nil when
     /// this is the first license (the decision then says ``LicenseTerms/startsRental``).
     public var rentalStartedAtMilliseconds: Int64?
 
-    public init(policy: EffectivePolicy, client: ClientFacts, nowMilliseconds: Int64, entitlement: EntitlementState = .absent, requestsPersistence: Bool = false, rentalStartedAtMilliseconds: Int64? = nil) {
+    public init(policy: EffectivePolicy, client: ClientFacts, nowMilliseconds: Int64, entitlement: EntitlementState = .absent, requestsPersistence: Bool = false, checkIn: Bool = false, rentalStartedAtMilliseconds: Int64? = nil) {
+        self.checkIn = checkIn
         self.policy = policy
         self.client = client
         self.nowMilliseconds = nowMilliseconds

@@ -59,6 +59,7 @@ public struct PolicyLayers: Hashable, Sendable {
             set(d.rental.durationSeconds, "rental.duration") { p.rentalDurationSeconds = $0 }
             set(d.lease.durationSeconds, "lease.duration") { p.leaseDurationSeconds = $0 }
             set(d.lease.renewalAllowed, "lease.renewal") { p.leaseRenewalAllowed = $0 }
+            set(d.lease.requiresPlaybackState, "lease.requires-playback-state") { p.leaseRequiresPlaybackState = $0 }
             set(d.persistence, "persistence") { p.persistence = $0 }
             set(d.offline.enabled, "offline.enabled") { p.offlineEnabled = $0 }
             set(d.offline.storageSeconds, "offline.storage-duration") { p.offlineStorageSeconds = $0 }

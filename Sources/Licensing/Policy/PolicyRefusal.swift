@@ -27,8 +27,10 @@ public enum PolicyRefusal: String, Hashable, Sendable, CaseIterable, CustomStrin
     case offlineNotAllowed = "offline:not-allowed"
     case offlineNeedsCapability = "offline:needs-capability"
     // Leases and playback states (Apple's paramErr where the request itself cannot be answered).
+    /// The policy sets `lease.requires-playback-state` and the SPC has no media playback state.
     case leaseNeedsPlaybackState = "lease:needs-playback-state"
-    case unknownPlaybackState = "playback:unknown-state"
+    /// A check-in job whose SPC has no sync TLLV with flags (none, or sync v1), as SDK 26 refuses it.
+    case checkInNeedsSync = "sync:check-in-needs-sync-v2"
     case leaseRenewalNotAllowed = "lease:renewal-not-allowed"
     case tooManyStreams = "lease:too-many-streams"
     case streamEnded = "lease:ended-by-newer-stream"
@@ -56,7 +58,7 @@ public enum PolicyRefusal: String, Hashable, Sendable, CaseIterable, CustomStrin
         case .securityLevelBelowMinimum, .securityLevelKDL, .hdcpType1NeedsCapability, .airPlayCapped, .avAdapterCapped,
             .virtualMachineCapped:
             FairPlayStatus.clientSecurityLevel.rawValue
-        case .leaseNeedsPlaybackState, .unknownPlaybackState: FairPlayStatus.parameterError.rawValue
+        case .leaseNeedsPlaybackState, .checkInNeedsSync: FairPlayStatus.parameterError.rawValue
         case .tooManyStreams: -43004
         case .airPlayDenied: -43011
         case .avAdapterDenied: -43012

@@ -1,37 +1,76 @@
 import FairPlay
 
-/// Apple's SDK 26 business rules per content type: the default policy (fps-facts.md).
+/// Apple's SDK 26 business rules (`extension/business_rules.rs`, `checkBusinessRules`), in its order:
 ///
-/// - `uhd`: security level Main and HDCP type 1 (released only to clients with HDCP enforcement).
-/// - `hd`: Baseline and HDCP type 0 or 1 (a request for none is raised to type 0).
-/// - `sd`: Baseline. `audio`: the Audio level.
-/// - A lease together with an offline key is a parameter error.
+/// 1. a Kext Deny List version above 0 and below 31: clientSecurityLevelErr, whatever the content;
+/// 2. a lease together with an offline key: paramErr;
+/// 3. a check-in whose SPC has no sync flags (none, or a sync v1 TLLV): paramErr;
+/// 4. per content type: `uhd` requires Main (a report below Main, or Baseline-only capability bits,
+///    is clientSecurityLevelErr) and HDCP type 1 (anything else is paramErr); `hd` requires Baseline
+///    and HDCP (none is paramErr); `sd` requires Baseline; `audio` the Audio level; no type is paramErr;
+/// 5. HDCP type 1 to a client without capability bit 0: clientSecurityLevelErr.
 public enum AppleDefaultRules {
-    /// What the CKC must require of the client.
-    public struct Requirement: Hashable, Sendable {
-        public var securityLevel: SecurityLevel
+    /// What one `create-ckc` operation asks for, as far as the rules look at it.
+    public struct Request: Hashable, Sendable {
+        public var contentType: ContentType?
         public var hdcp: HDCPRequirement
+        public var lease: Bool
+        public var offline: Bool
+        public var checkIn: Bool
+
+        public init(contentType: ContentType?, hdcp: HDCPRequirement = .type0, lease: Bool = false, offline: Bool = false, checkIn: Bool = false) {
+            self.contentType = contentType
+            self.hdcp = hdcp
+            self.lease = lease
+            self.offline = offline
+            self.checkIn = checkIn
+        }
     }
 
-    /// The requirement for a content type, given the HDCP level the content owner asked for.
-    public static func requirement(for type: ContentType, requestedHDCP: HDCPRequirement) -> Requirement {
+    /// Applies the rules; returns the security level the CKC requires.
+    public static func check(_ request: Request, payload: SPCPayload) throws(FairPlayError) -> SecurityLevel {
+        let client = ClientSecurity(payload)
+        if client.kdlBelow(ClientSecurity.minimumKDLVersion) {
+            throw FairPlayError(.clientSecurityLevel, "Kext Deny List version \(client.kdlVersion ?? 0) is below the minimum \(ClientSecurity.minimumKDLVersion)")
+        }
+        if request.lease && request.offline {
+            throw FairPlayError(.parameterError, "a lease is not supported for offline HLS")
+        }
+        if request.checkIn && (payload.sync?.flags ?? []).isEmpty {
+            throw FairPlayError(.parameterError, "check-in requested but the SPC has no sync TLLV with flags (sync v2)")
+        }
+        guard let type = request.contentType else {
+            throw FairPlayError(.parameterError, "no content type given (sd, hd, uhd or audio)")
+        }
+        let level = requiredLevel(for: type)
+        if !client.meets(level) {
+            throw FairPlayError(.clientSecurityLevel, "\(type.rawValue) content requires security level \(level); the client has \(client.level) (\(client.source))")
+        }
         switch type {
-        case .uhd: Requirement(securityLevel: .main, hdcp: .type1)
-        case .hd: Requirement(securityLevel: .baseline, hdcp: requestedHDCP == .type1 ? .type1 : .type0)
-        case .sd: Requirement(securityLevel: .baseline, hdcp: requestedHDCP)
-        case .audio: Requirement(securityLevel: .audio, hdcp: requestedHDCP)
+        case .uhd where request.hdcp != .type1:
+            throw FairPlayError(.parameterError, "uhd content requires HDCP type 1")
+        case .hd where request.hdcp == .notRequired:
+            throw FairPlayError(.parameterError, "hd content requires HDCP")
+        default:
+            break
+        }
+        if request.hdcp == .type1, payload.capabilities?.hdcpEnforcement != true {
+            throw FairPlayError(.clientSecurityLevel, "HDCP type 1 enforcement requested but the client does not support it (capability bit 0)")
+        }
+        return level
+    }
+
+    /// The level the CKC's required security level TLLV names for a content type.
+    public static func requiredLevel(for type: ContentType) -> SecurityLevel {
+        switch type {
+        case .uhd: .main
+        case .hd, .sd: .baseline
+        case .audio: .audio
         }
     }
 
-    /// Checks a client against a requirement.
-    /// - Throws: `clientSecurityLevel` when the client is below the level, or cannot enforce HDCP type 1.
-    public static func check(_ client: ClientSecurity, capabilities: Capabilities?, against requirement: Requirement) throws(FairPlayError) {
-        if requirement.securityLevel != .audio, client.level < requirement.securityLevel {
-            let why = client.cappedByKDL ? " (Kext Deny List \(client.kdlVersion ?? 0) is below \(ClientSecurity.minimumKDLVersion))" : ""
-            throw FairPlayError(.clientSecurityLevel, "client security level \(client.level) is below the required \(requirement.securityLevel)\(why)")
-        }
-        if requirement.hdcp == .type1, capabilities?.hdcpEnforcement != true {
-            throw FairPlayError(.clientSecurityLevel, "HDCP type 1 is required but the client does not enforce HDCP (capability bit 0)")
-        }
+    /// The HDCP level a policy asks for by default: the least each content type accepts.
+    public static func defaultHDCP(for type: ContentType) -> HDCPRequirement {
+        type == .uhd ? .type1 : .type0
     }
 }

@@ -1,37 +1,48 @@
 import FairPlay
 
-/// The security level a client can be trusted with, read from its SPC the way Apple's SDK 26 does.
+/// The security level a client is trusted with, read the way Apple's SDK 26 business rules read it.
+///
+/// A plaintext security level report decides; without one, a client that announces Baseline
+/// (capability bit 4) but not Main (bit 5) is Baseline, and any other client is trusted with every
+/// level: SDK 26 lets older devices, which send no security fields, play even UHD on purpose.
+/// Levels compare by their raw values, as SDK 26 compares them.
 public struct ClientSecurity: Hashable, Sendable {
     /// The level the client may receive content for.
     public var level: SecurityLevel
     /// The Kext Deny List version that counted (macOS only), if reported.
     public var kdlVersion: UInt32?
-    /// True when a reported KDL below the minimum capped the level at Baseline.
-    public var cappedByKDL: Bool
-    /// Where the level came from: "security-level-report", "capabilities" or "default".
+    /// Where the level came from: "security-level-report", "capabilities" or "unreported".
     public var source: String
 
-    /// The latest Kext Deny List version published by Apple (September 2024).
+    /// The lowest Kext Deny List version SDK 26 accepts (`MIN_KDL_VERSION`); below it, it refuses the client.
     public static let minimumKDLVersion: UInt32 = 31
 
-    /// Reads the client's level: the security level report first, then the capability bits, else Baseline
-    /// (every FairPlay client is at least Baseline). A KDL below `minimumKDL` makes the client Baseline at best.
-    public init(_ payload: SPCPayload, minimumKDL: UInt32 = ClientSecurity.minimumKDLVersion) {
-        if let report = payload.securityLevelReport, report.level.rank > 0 {
-            level = report.level
+    public init(reportedLevel: SecurityLevel?, capabilities: Capabilities?, kdlVersion: UInt32?) {
+        if let reportedLevel {
+            level = reportedLevel
             source = "security-level-report"
-        } else if let caps = payload.capabilities, caps.securityLevelMain {
-            level = .main
+        } else if let capabilities, capabilities.securityLevelBaseline, !capabilities.securityLevelMain {
+            level = .baseline
             source = "capabilities"
         } else {
-            level = .baseline
-            source = payload.capabilities?.securityLevelBaseline == true ? "capabilities" : "default"
+            level = .main
+            source = capabilities?.securityLevelMain == true ? "capabilities" : "unreported"
         }
-        kdlVersion = payload.effectiveKDLVersion
-        cappedByKDL = false
-        if let kdl = kdlVersion, kdl > 0, kdl < minimumKDL, level > SecurityLevel.baseline {
-            level = .baseline
-            cappedByKDL = true
-        }
+        self.kdlVersion = kdlVersion == 0 ? nil : kdlVersion
+    }
+
+    public init(_ payload: SPCPayload) {
+        self.init(reportedLevel: payload.securityLevelReport?.level, capabilities: payload.capabilities, kdlVersion: payload.effectiveKDLVersion)
+    }
+
+    /// True when the client meets `required`: audio always, otherwise its level is at least `required`.
+    public func meets(_ required: SecurityLevel) -> Bool {
+        required == .audio || level >= required
+    }
+
+    /// True when a reported Kext Deny List version lies below `minimum` (SDK 26 refuses such a client).
+    public func kdlBelow(_ minimum: UInt32) -> Bool {
+        guard let kdlVersion else { return false }
+        return kdlVersion < minimum
     }
 }

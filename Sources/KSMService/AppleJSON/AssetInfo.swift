@@ -1,0 +1,116 @@
+import FairPlay
+import Licensing
+
+/// One `create-ckc` operation's own fields (`check-in` and its one `asset-info`), read with the
+/// leniency of Apple's SDK 26 JSON reader (`base/parse_json`), which its sample inputs rely on.
+struct AssetInfo: Sendable {
+    var checkIn = false
+    /// SDK 26 uses 16 zero bytes when the request gives no key.
+    var contentKey = [UInt8](repeating: 0, count: 16)
+    var contentIV = [UInt8](repeating: 0, count: 16)
+    /// Nil: no `content-type`, or one SDK 26 does not name (its business rules then answer paramErr).
+    var contentType: ContentType?
+    /// Apple's JSON default is type 0.
+    var hdcp = HDCPRequirement.type0
+    /// Nil for no lease (absent, or 0).
+    var leaseSeconds: UInt32?
+    var offline: Offline?
+    var encryptionScheme: String?
+
+    /// The `offline-hls` object.
+    struct Offline: Sendable {
+        /// 16 bytes each, as SDK 26 pads or cuts them; nil when absent or empty.
+        var streamID: [UInt8]?
+        var titleID: [UInt8]?
+        var rentalSeconds: UInt32 = 0
+        var playbackSeconds: UInt32 = 0
+    }
+
+    init() {}
+
+    /// - Throws: `parameterError` for more or fewer than one `asset-info` object, a content key or IV
+    ///   that is not hex, an `hdcp-type` other than -1, 0, 1, or an `offline-hls` with only one of
+    ///   stream ID and title ID; `internalError` for a stream or title ID that is not hex (SDK 26 fails
+    ///   there by panicking, which its entry point reports as internalErr).
+    init(_ op: [String: Any]) throws(FairPlayError) {
+        checkIn = op["check-in"] as? Bool ?? false
+        guard let list = op["asset-info"] as? [Any] else { return }
+        guard list.count == 1, let info = list[0] as? [String: Any] else {
+            throw FairPlayError(.parameterError, "\"asset-info\" must hold exactly one object, not \(list.count)")
+        }
+        if let text = info["content-key"] as? String { contentKey = try Self.lenientHex(text, "content-key") }
+        if let text = info["content-iv"] as? String { contentIV = try Self.lenientHex(text, "content-iv") }
+        if let lease = Self.unsigned(info["lease-duration"]), lease != 0 {
+            leaseSeconds = UInt32(truncatingIfNeeded: lease)
+        }
+        if let object = info["offline-hls"] as? [String: Any] {
+            var o = Offline()
+            o.streamID = try Self.offlineID(object["stream-id"], "stream-id")
+            o.titleID = try Self.offlineID(object["title-id"], "title-id")
+            o.rentalSeconds = Self.durationField(object["rental-duration"])
+            o.playbackSeconds = Self.durationField(object["playback-duration"])
+            guard (o.streamID == nil) == (o.titleID == nil) else {
+                throw FairPlayError(.parameterError, "\"offline-hls\" needs both \"stream-id\" and \"title-id\", or neither")
+            }
+            offline = o
+        }
+        if let value = info["hdcp-type"] {
+            let number: Int?
+            if let n = value as? Int { number = n } else if let text = value as? String { number = Int(text) } else { number = -2 }
+            if value is Bool {
+                // JSON true/false is neither a number nor a string for SDK 26: the default stays.
+            } else {
+                guard let n = number, let requirement = HDCPRequirement(hdcpType: n) else {
+                    throw FairPlayError(.parameterError, "\"hdcp-type\" must be -1, 0 or 1")
+                }
+                hdcp = requirement
+            }
+        }
+        encryptionScheme = info["encryption-scheme"] as? String
+        contentType = (info["content-type"] as? String).flatMap(ContentType.init(rawValue:))
+    }
+
+    /// SDK 26's key and IV reading: "0x" dropped, "" or "0" are zeros, an odd digit count gets a
+    /// leading 0, and the result is cut or zero-padded to 16 bytes.
+    static func lenientHex(_ text: String, _ name: String) throws(FairPlayError) -> [UInt8] {
+        var digits = Substring(text)
+        if digits.hasPrefix("0x") { digits = digits.dropFirst(2) }
+        var bytes: [UInt8] = []
+        if !digits.isEmpty && digits != "0" {
+            let even = digits.count % 2 == 0 ? String(digits) : "0" + digits
+            guard let decoded = [UInt8](hexString: even) else {
+                throw FairPlayError(.parameterError, "\"\(name)\" is not hex")
+            }
+            bytes = decoded
+        }
+        return fitted(bytes)
+    }
+
+    /// A stream or title ID: hex, cut or zero-padded to 16 bytes; nil when absent or empty.
+    static func offlineID(_ value: Any?, _ name: String) throws(FairPlayError) -> [UInt8]? {
+        guard let text = value as? String, !text.isEmpty else { return nil }
+        guard text.count % 2 == 0, let bytes = [UInt8](hexString: text) else {
+            throw FairPlayError(.internalError, "\"offline-hls\".\"\(name)\" is not hex")
+        }
+        return fitted(bytes)
+    }
+
+    static func fitted(_ bytes: [UInt8]) -> [UInt8] {
+        bytes.count >= 16 ? Array(bytes.prefix(16)) : bytes + [UInt8](repeating: 0, count: 16 - bytes.count)
+    }
+
+    /// A non-negative JSON integer, as serde's `as_u64`; nil for anything else.
+    static func unsigned(_ value: Any?) -> UInt64? {
+        guard !(value is Bool) else { return nil }
+        if let n = value as? Int, n >= 0 { return UInt64(n) }
+        if let n = value as? UInt64 { return n }
+        return nil
+    }
+
+    /// A duration given as a number or a numeric string; 0 otherwise.
+    static func durationField(_ value: Any?) -> UInt32 {
+        if let n = unsigned(value) { return UInt32(truncatingIfNeeded: n) }
+        if let text = value as? String { return UInt32(text) ?? 0 }
+        return 0
+    }
+}
