@@ -36,17 +36,18 @@ extension LicenseProcessorTests {
         _ = try await addAsset(store, asset, policy: #"{"offline": {"enabled": true, "storage-duration": 2592000, "playback-duration": 86400}}"#)
         let processor = try world.processor(store: store, pool: sharedPool)
         let stream: [UInt8] = Array(repeating: 0xCD, count: 16)
-        let download = try World.job("dl-c", device: world.deviceA, World.options(asset), persistent: true, streamID: stream)
+        let download = try World.job("dl-c", device: world.deviceA, World.options(asset, playback: LicenseProcessorTests.play(1)), persistent: true, streamID: stream)
         let issued = try #require(await processor.process([download.job], now: t0).first)
         #expect(issued.status == .ok, "\(issued.reason)")
         let issuedCKC = try #require(issued.ckc)
         let offline = try #require(try CKCOpener.open(issuedCKC, session: download.session).offlineKey)
 
-        var options = World.options(asset)
+        var options = World.options(asset, playback: LicenseProcessorTests.play(1))
         options.sync = .v2(SyncV2(serverChallenge: 0x0123_4567_89AB_CDEF, flags: [.secureInvalidation, .success],
                                   titleID: offline.titleID ?? [], durationToExpiry: 0, invalidatedStreamIDs: [stream]))
         var wrong = try World.job("sync-wrong", device: world.deviceA, options)
         wrong.job.serverChallenge = 0x0123_4567_89AB_CDEE
+        wrong.job.checkIn = true
         let refused = try #require(await processor.process([wrong.job], now: t0 + 1_000).first)
         #expect(refused.status == .syncChallengeMismatch, "\(refused.status) \(refused.rule) \(refused.reason)")
         #expect(refused.rule == "sync:challenge-mismatch")
@@ -54,6 +55,7 @@ extension LicenseProcessorTests {
 
         var right = try World.job("sync-right", device: world.deviceA, options)
         right.job.serverChallenge = 0x0123_4567_89AB_CDEF
+        right.job.checkIn = true
         let accepted = try #require(await processor.process([right.job], now: t0 + 2_000).first)
         #expect(accepted.status == .ok && accepted.rule == "sync:check-in", "\(accepted.reason)")
         #expect(store.accountRecords(tenant: id("acme"), account: id("alice")).invalidated == [stream])

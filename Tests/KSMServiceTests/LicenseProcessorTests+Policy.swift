@@ -133,21 +133,21 @@ extension LicenseProcessorTests {
         let asset = "skd://acme/rental"
         _ = try await addAsset(store, asset, policy: #"{"rental": {"duration": 172800}, "persistence": "rental-duration"}"#)
         let processor = try world.processor(store: store, pool: sharedPool)
-        let first = try World.job("r1", device: world.deviceA, World.options(asset))
+        let first = try World.job("r1", device: world.deviceA, World.options(asset, playback: Self.play(1)))
         let reply = try #require(await processor.process([first.job], now: t0).first)
         #expect(reply.status == .ok && reply.rule == "rental:granted")
         #expect(try CKCOpener.open(try #require(reply.ckc), session: first.session).keyDuration == .rental(172_800))
         // 47 hours later: one hour left, counted from the first license.
-        let later = try World.job("r2", device: world.deviceA, World.options(asset))
+        let later = try World.job("r2", device: world.deviceA, World.options(asset, playback: Self.play(1)))
         let second = try #require(await processor.process([later.job], now: t0 + 47 * 3_600_000).first)
         #expect(try CKCOpener.open(try #require(second.ckc), session: later.session).keyDuration == .rental(3600))
         // A download is limited to what is left.
-        let download = try World.job("r3", device: world.deviceA, World.options(asset), persistent: true)
+        let download = try World.job("r3", device: world.deviceA, World.options(asset, playback: Self.play(1)), persistent: true)
         let kept = try #require(await processor.process([download.job], now: t0 + 47 * 3_600_000).first)
         #expect(kept.rule == "persistence:limited-by-rental")
         #expect(try CKCOpener.open(try #require(kept.ckc), session: download.session).keyDuration == .persistable(limitedTo: 3600))
         // After 48 hours a new playback is refused.
-        let late = try World.job("r4", device: world.deviceA, World.options(asset))
+        let late = try World.job("r4", device: world.deviceA, World.options(asset, playback: Self.play(1)))
         let over = try #require(await processor.process([late.job], now: t0 + 49 * 3_600_000).first)
         #expect(over.status == .rentalPeriodOver && over.rule == "rental:period-over")
     }
@@ -158,7 +158,7 @@ extension LicenseProcessorTests {
         let key = try await addAsset(store, asset, policy: #"{"offline": {"enabled": true, "storage-duration": 2592000, "playback-duration": 86400}}"#)
         let processor = try world.processor(store: store, pool: sharedPool)
         let stream: [UInt8] = Array(repeating: 0xAB, count: 16)
-        let download = try World.job("dl", device: world.deviceA, World.options(asset), persistent: true, streamID: stream)
+        let download = try World.job("dl", device: world.deviceA, World.options(asset, playback: Self.play(1)), persistent: true, streamID: stream)
         let reply = try #require(await processor.process([download.job], now: t0).first)
         #expect(reply.status == .ok && reply.rule == "offline:dual-expiry", "\(reply.reason)")
         let opened = try CKCOpener.open(try #require(reply.ckc), session: download.session)
@@ -167,17 +167,19 @@ extension LicenseProcessorTests {
         #expect(offline.version == 2 && offline.contentID == stream && offline.storageDuration == 2_592_000 && offline.playbackDuration == 86_400)
 
         // A client without the offline key capability is refused.
-        var plain = World.options(asset)
+        var plain = World.options(asset, playback: Self.play(1))
         plain.capabilities = Capabilities(low: Capabilities.securityLevelBaselineBit | Capabilities.hdcpEnforcementBit)
         let refused = try #require(await processor.process([try World.job("dl-old", device: world.deviceA, plain, persistent: true).job], now: t0).first)
         #expect(refused.status == .offlineNeedsCapability)
 
         // Days later the device deletes the key: a sync SPC with secure invalidation.
-        var sync = World.options(asset)
+        var sync = World.options(asset, playback: Self.play(1))
         sync.sync = .v2(SyncV2(serverChallenge: 0, flags: [.secureInvalidation, .success], titleID: offline.titleID ?? [], durationToExpiry: 0, invalidatedStreamIDs: [stream]))
-        let syncJob = try World.job("sync", device: world.deviceA, sync)
+        var syncJob = try World.job("sync", device: world.deviceA, sync)
+        syncJob.job.checkIn = true
         let checkIn = try #require(await processor.process([syncJob.job], now: t0 + 3 * 86_400_000).first)
         #expect(checkIn.status == .ok && checkIn.rule == "sync:check-in", "\(checkIn.reason)")
+        #expect(checkIn.ckc == nil)
         #expect(checkIn.reason.contains("1 stream ID(s) invalidated"), "\(checkIn.reason)")
         #expect(store.accountRecords(tenant: id("acme"), account: id("alice")).invalidated == [stream])
     }

@@ -405,7 +405,8 @@ public struct LicenseProcessor: Sendable {
                 if let expiry = batch.work[index].leaseExpiresAt {
                     reason += batch.work[index].leaseRenewed ? "; lease renewed until \(expiry)" : "; lease until \(expiry)"
                 }
-                batch.answer(index, .ok, reason, rule: batch.work[index].rule, ckc: ckc)
+                // A check-in is answered without its CKC, as Apple's SDK 26 answers one.
+                batch.answer(index, .ok, reason, rule: batch.work[index].rule, ckc: batch.jobs[index].checkIn ? nil : ckc)
             case .failure(let error):
                 batch.answer(index, KSMStatus(error.status), error.reason, rule: "fairplay:ckc")
             }
