@@ -58,12 +58,13 @@ import Testing
         }()).keyDuration?.leaseSeconds == 120)
     }
 
-    @Test("Apple's business rules: uhd to a Main client with HDCP, refused for a Baseline one; offline keys by capability")
+    @Test("Apple's business rules: uhd with HDCP type 1 to a Main client, refused for a Baseline one and a KDL below 31; offline keys by capability; uhd without type 1 and a missing content type are paramErr")
     func businessRules() throws {
         let device = SimulatedDevice(trust: try Self.testTrust())
         var main = SPCOptions()
         main.securityLevelReport = SecurityLevelReport(level: .main, kdlVersion: 0)
         main.capabilities = Capabilities(low: 0x3f)
+        main.playback = MediaPlaybackInfo(creationDate: 1_790_000_000, state: .readyToPlay, sessionID: 5)
         let (mainSPC, mainSession) = try device.makeSPC(main)
         var baseline = SPCOptions()
         baseline.securityLevelReport = SecurityLevelReport(level: .baseline, kdlVersion: 0)
@@ -72,18 +73,22 @@ import Testing
         oldMac.kextDenyListVersion = 30
         let (oldMacSPC, _) = try device.makeSPC(oldMac)
         let key = "0123456789abcdef0123456789abcdef", iv = "00112233445566778899aabbccddeeff"
-        let uhd: [[String: Any]] = [["content-key": key, "content-iv": iv, "content-type": "uhd"]]
-        let offline: [[String: Any]] = [["content-key": key, "content-iv": iv, "offline-hls": ["stream-id": "00112233445566778899aabbccddeeff", "title-id": "title-1", "rental-duration": 2_592_000, "playback-duration": 86_400]]]
+        let uhd: [[String: Any]] = [["content-key": key, "content-iv": iv, "content-type": "uhd", "hdcp-type": 1]]
+        let offline: [[String: Any]] = [["content-key": key, "content-iv": iv, "content-type": "hd", "offline-hls": ["stream-id": "00112233445566778899aabbccddeeff", "title-id": "0102030405060708090a0b0c0d0e0f10", "rental-duration": 2_592_000, "playback-duration": 86_400]]]
+        let uhdType0: [[String: Any]] = [["content-key": key, "content-iv": iv, "content-type": "uhd"]]
+        let noType: [[String: Any]] = [["content-key": key, "content-iv": iv]]
         let ops: [[String: Any]] = [
             ["id": 1, "spc": Data(mainSPC).base64EncodedString(), "asset-info": uhd],
             ["id": 2, "spc": Data(baselineSPC).base64EncodedString(), "asset-info": uhd],
             ["id": 3, "spc": Data(oldMacSPC).base64EncodedString(), "asset-info": uhd],
             ["id": 4, "spc": Data(mainSPC).base64EncodedString(), "asset-info": offline],
             ["id": 5, "spc": "not base64!", "asset-info": uhd],
+            ["id": 6, "spc": Data(mainSPC).base64EncodedString(), "asset-info": uhdType0],
+            ["id": 7, "spc": Data(mainSPC).base64EncodedString(), "asset-info": noType],
         ]
         let r = try KSMBinary.run(["process", "--credentials", try Self.testCredentials, "-"], input: try Self.request(ops))
         let results = Self.results(r)
-        #expect(results.map { $0["status"] as? Int } == [0, -42604, -42604, 0, -42581])
+        #expect(results.map { $0["status"] as? Int } == [0, -42604, -42604, 0, -42581, -42585, -42585])
         let ck = try CKCOpener.open(Array(Data(base64Encoded: results[0]["ckc"] as! String)!), session: mainSession)
         #expect(ck.contentKey.hexString == key)
         #expect(ck.requiredSecurityLevel == .main)
