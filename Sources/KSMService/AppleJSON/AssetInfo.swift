@@ -55,16 +55,12 @@ struct AssetInfo: Sendable {
             offline = o
         }
         if let value = info["hdcp-type"] {
-            let number: Int?
-            if let n = value as? Int { number = n } else if let text = value as? String { number = Int(text) } else { number = -2 }
-            if value is Bool {
-                // JSON true/false is neither a number nor a string for SDK 26: the default stays.
-            } else {
-                guard let n = number, let requirement = HDCPRequirement(hdcpType: n) else {
-                    throw FairPlayError(.parameterError, "\"hdcp-type\" must be -1, 0 or 1")
-                }
-                hdcp = requirement
+            // A number, or a numeric string; SDK 26 refuses anything else that is present.
+            let number = (value as? Int) ?? (value as? String).flatMap { Int($0) }
+            guard let n = number, let requirement = HDCPRequirement(hdcpType: n) else {
+                throw FairPlayError(.parameterError, "\"hdcp-type\" must be -1, 0 or 1")
             }
+            hdcp = requirement
         }
         encryptionScheme = info["encryption-scheme"] as? String
         contentType = (info["content-type"] as? String).flatMap(ContentType.init(rawValue:))
@@ -101,7 +97,7 @@ struct AssetInfo: Sendable {
 
     /// A non-negative JSON integer, as serde's `as_u64`; nil for anything else.
     static func unsigned(_ value: Any?) -> UInt64? {
-        guard !(value is Bool) else { return nil }
+        if value is String { return nil }
         if let n = value as? Int, n >= 0 { return UInt64(n) }
         if let n = value as? UInt64 { return n }
         return nil
