@@ -14,18 +14,29 @@ public struct KeyServerModule: Sendable {
     /// Steps 1-6 of table 2-1: parse, find the certificate, decrypt, check versions, open [SK..R1], check integrity.
     public func open(_ spc: [UInt8]) throws(FairPlayError) -> SPCRequest {
         let container = try SPCContainer.parse(spc[...])
-        guard let credential = credentials.credential(forCertificateHash: container.certificateHash) else {
+        // SPC version 3 names its certificate by SHA-256, versions 1 and 2 by SHA-1.
+        let found = container.version == 3
+            ? credentials.credential(forCertificateSHA256: container.certificateHash)
+            : credentials.credential(forCertificateHash: container.certificateHash)
+        guard let credential = found else {
             throw FairPlayError(.invalidCertificate, "SPC is for certificate \(container.certificateHash.hexString), which this server does not hold")
         }
         guard let privateKey = credential.privateKey(forSPCVersion: container.version) else {
             throw FairPlayError(.invalidCertificate, "credential \(credential.name) has no \(container.version == 1 ? 1024 : 2048)-bit key for SPC version \(container.version)")
         }
-        var spck = try privateKey.decryptOAEP(container.wrappedKey, digest: container.oaepDigest)
-        defer { FairPlayCrypto.cleanse(&spck) }
-        guard spck.count == 16 else { throw .parser("the SPC payload key is \(spck.count) bytes, not 16") }
-        let plaintext = try FairPlayCrypto.aes128CBCDecrypt(key: spck, iv: container.iv, container.encryptedPayload)
+        let plaintext: [UInt8]
+        if container.version == 3 {
+            plaintext = try container.decryptVersion3Payload(with: privateKey)
+        } else {
+            var spck = try privateKey.decryptOAEP(container.wrappedKey, digest: container.oaepDigest)
+            defer { FairPlayCrypto.cleanse(&spck) }
+            guard spck.count == 16 else { throw .parser("the SPC payload key is \(spck.count) bytes, not 16") }
+            plaintext = try FairPlayCrypto.aes128CBCDecrypt(key: spck, iv: container.iv, container.encryptedPayload)
+        }
         let payload = try SPCPayload(try TLLVList.parse(plaintext[...]))
+        try payload.checkVideoSessionKeyTLLVs()
         try versionPolicy.check(used: payload.protocolVersionUsed, deviceSupported: payload.protocolVersionsSupported)
+        if container.version == 3 { try Self.requireVideoSessionKeyLibrary(credential) }
         let secrets = try openSession(payload, credential: credential)
         return SPCRequest(container: container, payload: payload, secrets: secrets, credential: credential)
     }
