@@ -121,7 +121,10 @@ public struct AppleJSONProcessor: Sendable {
             }
             hdcp = requirement
         }
-        var content = CKCContent(contentKey: key, contentIV: iv, hdcp: hdcp)
+        // SDK 26 hands libfpscrypto "unknown" (0) when the asset names no content type, and an unknown
+        // or absent "encryption-scheme" as unknown: neither ever asks for the video session key.
+        var content = CKCContent(contentKey: key, contentIV: iv, hdcp: hdcp, libraryContentType: 0)
+        content.encryptionScheme = (info["encryption-scheme"] as? String).flatMap { EncryptionScheme(appleName: $0) }
         if let typeName = info["content-type"] as? String {
             guard let type = ContentType(rawValue: typeName) else {
                 throw FairPlayError(.parameterError, "\"content-type\" must be sd, hd, uhd or audio")
