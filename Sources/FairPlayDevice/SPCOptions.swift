@@ -4,6 +4,8 @@ import FairPlay
 /// versions supported [1, 2] with 1 used, supported key formats in Apple's layout, the encrypted
 /// security level report, a tag return request (empty unless tags are asked for).
 public struct SPCOptions: Sendable {
+    /// 1 (1024-bit key), 2 (2048-bit key) or 3 (SDK 26: 2048-bit key, certificate SHA-256, AES-CMAC tag;
+    /// also carries [SK..R1] v3 and R2 v3 with random values).
     public var spcVersion: UInt32 = 2
     public var assetID: [UInt8] = Array("skd://asset-1".utf8)
     public var transactionID: UInt64? = 0x0102_0304_0506_0708

@@ -12,7 +12,7 @@ public struct SimulatedDevice: Sendable {
         self.hu = hu ?? FairPlayCrypto.randomBytes(20)
     }
 
-    /// Builds one SPC.
+    /// Builds one SPC: container version 1 or 2 (guide), or 3 (SDK 26, see `SimulatedDevice+V3`).
     /// - Throws: `parameterError` when the trust lacks the public key for `options.spcVersion`.
     public func makeSPC(_ options: SPCOptions = SPCOptions()) throws(FairPlayError) -> (spc: [UInt8], session: DeviceSession) {
         let sk = FairPlayCrypto.randomBytes(16)
@@ -57,6 +57,9 @@ public struct SimulatedDevice: Sendable {
         if let formats = options.supportedKeyFormats {
             add(.supportedKeyFormats, be(options.supportedKeyFormatsVersion) + be(UInt32(0)) + be(UInt32(formats.count)) + formats.flatMap { be($0) })
         }
+        if options.spcVersion == 3 {
+            for (tag, value) in Self.videoSessionKeyTLLVs() { add(tag, value) }
+        }
         add(.returnRequest, options.returnRequest.flatMap { be($0.rawValue) })
         for _ in 0..<options.reservedTLLVCount {
             let random = FairPlayCrypto.randomBytes(10)
@@ -84,11 +87,21 @@ public struct SimulatedDevice: Sendable {
             if payload.count % 16 != 0 { payload.append(contentsOf: [UInt8](repeating: 0, count: 16 - payload.count % 16)) }
         }
 
+        let spc = options.spcVersion == 3 ? try makeVersion3Container(payload) : try makeContainer(payload, version: options.spcVersion)
+
+        var requested: [TLLVTag: [UInt8]] = [:]
+        for tag in options.returnRequest { requested[tag] = rawByTag[tag] }
+        let session = DeviceSession(sessionKey: sk, hu: hu, r1: r1, antiReplaySeed: arSeed, assetID: options.assetID, requestedBlocks: requested, capabilities: options.capabilities)
+        return (spc, session)
+    }
+
+    /// Wraps a plaintext TLLV payload in an SPC version 1 or 2 container (guide table 2-3).
+    private func makeContainer(_ payload: [UInt8], version: UInt32) throws(FairPlayError) -> [UInt8] {
         let spck = FairPlayCrypto.randomBytes(16)
         let iv = FairPlayCrypto.randomBytes(16)
         let encryptedPayload = try FairPlayCrypto.aes128CBCEncrypt(key: spck, iv: iv, payload)
         let wrapped: [UInt8]
-        switch options.spcVersion {
+        switch version {
         case 1:
             guard let key = trust.publicKey1024 else { throw FairPlayError(.parameterError, "device trust has no 1024-bit key for SPC v1") }
             wrapped = try key.encryptOAEP(spck, digest: .sha1)
@@ -98,18 +111,14 @@ public struct SimulatedDevice: Sendable {
         }
         var spc: [UInt8] = []
         spc.reserveCapacity(64 + wrapped.count + encryptedPayload.count)
-        spc.appendBigEndian(options.spcVersion)
+        spc.appendBigEndian(version)
         spc.append(contentsOf: FairPlayCrypto.randomBytes(4))
         spc.append(contentsOf: iv)
         spc.append(contentsOf: wrapped)
         spc.append(contentsOf: trust.certificateHash)
         spc.appendBigEndian(UInt32(encryptedPayload.count))
         spc.append(contentsOf: encryptedPayload)
-
-        var requested: [TLLVTag: [UInt8]] = [:]
-        for tag in options.returnRequest { requested[tag] = rawByTag[tag] }
-        let session = DeviceSession(sessionKey: sk, hu: hu, r1: r1, antiReplaySeed: arSeed, assetID: options.assetID, requestedBlocks: requested, capabilities: options.capabilities)
-        return (spc, session)
+        return spc
     }
 
     static func encode(_ sync: SyncRequest) -> [UInt8] {

@@ -30,25 +30,39 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .long, help: "Path to Apple's libfpscrypto, for credentials with provisioning data.")
     var fpscryptoLibrary: String?
 
+    @Option(name: .long, help: "Which SDK's libfpscrypto --fpscrypto-library is: sdk26 (struct version 2, opens SPC v3) or sdk5 (struct version 1). Default: sdk26.")
+    var fpscryptoGeneration: String = FPSCryptoLibrary.Generation.default.name
+
     @Option(name: .long, parsing: .upToNextOption, help: "Protocol versions accepted as the version a device used. Default: any, as Apple's SDK 26 (a device listing versions it does not use is never refused).")
     var protocolVersions: [UInt32] = []
 
     func keyServer() throws -> KeyServerModule {
-        try CommandSupport.server(credentials: credentials, library: fpscryptoLibrary, versions: protocolVersions)
+        try CommandSupport.server(
+            credentials: credentials, library: fpscryptoLibrary,
+            generation: try CommandSupport.generation(fpscryptoGeneration), versions: protocolVersions)
     }
 }
 
 /// Shared plumbing of the one-shot commands.
 enum CommandSupport {
-    static func server(credentials: String, library: String?, versions: [UInt32]) throws -> KeyServerModule {
+    static func server(credentials: String, library: String?, generation: FPSCryptoLibrary.Generation = .default, versions: [UInt32]) throws -> KeyServerModule {
         do {
-            let loaded = try CredentialsFile.load(path: credentials, libraryPath: library)
+            let loaded = try CredentialsFile.load(path: credentials, libraryPath: library, libraryGeneration: generation)
             return KeyServerModule(credentials: try CredentialStore(loaded), versionPolicy: ProtocolVersionPolicy(accepted: versions))
         } catch let error as CredentialsFile.LoadError {
             throw ValidationError(error.description)
         } catch let error as FairPlayError {
             throw ValidationError("credentials: \(error)")
         }
+    }
+
+    /// The libfpscrypto generation called `name`; an unknown name stops start-up.
+    static func generation(_ name: String) throws -> FPSCryptoLibrary.Generation {
+        guard let generation = FPSCryptoLibrary.Generation(name: name) else {
+            let known = FPSCryptoLibrary.Generation.all.map(\.name).joined(separator: " or ")
+            throw ValidationError("unknown --fpscrypto-generation \(name): \(known)")
+        }
+        return generation
     }
 
     static func read(_ path: String) throws -> [UInt8] {

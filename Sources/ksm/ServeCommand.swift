@@ -28,7 +28,8 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = settings.logLevel
         logger.info("worker process starting", metadata: ["allocator": "\(Allocator.description)"])
 
-        let server = try CommandSupport.server(credentials: settings.credentials, library: settings.fpscryptoLibrary, versions: settings.protocolVersions)
+        let server = try CommandSupport.server(
+            credentials: settings.credentials, library: settings.fpscryptoLibrary, generation: settings.fpscryptoGeneration, versions: settings.protocolVersions)
         let keyring = try settings.keyring()
         let redis: RedisClient
         do {
@@ -134,6 +135,8 @@ struct ServeOptions: ParsableArguments {
     var credentials: String?
     @Option(help: "Apple's libfpscrypto, for provisioning-data credentials.")
     var fpscryptoLibrary: String?
+    @Option(help: "Which SDK's libfpscrypto that is: sdk26 (struct version 2, opens SPC v3) or sdk5 (struct version 1). Default: sdk26.")
+    var fpscryptoGeneration: String?
     @Option(name: .customLong("kek"), help: "Key-encryption key ID=PATH (hex or raw 16/32 bytes); repeatable (env KSM_KEK_FILES=ID=PATH,...).")
     var keks: [String] = []
     @Option(name: .customLong("kafka-property"), help: "librdkafka KEY=VALUE passed through; repeatable.")
@@ -196,6 +199,7 @@ struct ServeOptions: ParsableArguments {
         var redisURL: String
         var credentials: String
         var fpscryptoLibrary: String?
+        var fpscryptoGeneration: FPSCryptoLibrary.Generation = .default
         var keks: [String: String]
         var cryptoThreads: Int
         var protocolVersions: [UInt32]
@@ -325,6 +329,8 @@ struct ServeOptions: ParsableArguments {
                         adminPort: adminPort ?? env["KSM_ADMIN_PORT"].flatMap { Int($0) } ?? (file["admin-port"] as? Int),
                         cacheTTL: .milliseconds(Int64(((cacheTtl ?? env["KSM_CACHE_TTL"].flatMap { Double($0) } ?? (file["cache-ttl"] as? Double) ?? 2) * 1000).rounded())),
                         rotation: rotation)
+        settings.fpscryptoGeneration = try CommandSupport.generation(
+            fpscryptoGeneration ?? (file["fpscrypto-generation"] as? String) ?? FPSCryptoLibrary.Generation.default.name)
         settings.guardsEnabled = !(noGuards || (file["guards"] as? Bool) == false)
         let replySeconds = replyTtl ?? env["KSM_REPLY_TTL"].flatMap { Double($0) } ?? (file["reply-ttl"] as? Double) ?? (file["reply-ttl"] as? Int).map(Double.init) ?? 900
         guard replySeconds > 0, replySeconds.isFinite else { throw ValidationError("--reply-ttl must be a positive number of seconds") }

@@ -40,9 +40,9 @@ import Testing
 
     @Test("notImplementedErr: SPC version 3 without Apple's library, and a missing libfpscrypto")
     func notImplemented() throws {
-        var spc = try device().makeSPC().spc
-        spc[3] = 3
-        try expectOpen(.notImplemented, spc)
+        var o = SPCOptions()
+        o.spcVersion = 3
+        try expectOpen(.notImplemented, try device().makeSPC(o).spc)
         #expect { try FPSCryptoLibrary(path: "/nonexistent/libfpscrypto.so") } throws: { ($0 as? FairPlayError)?.status == .notImplemented }
     }
 

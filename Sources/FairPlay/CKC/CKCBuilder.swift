@@ -3,7 +3,8 @@ struct CKCBuilder {
     let request: SPCRequest
     let content: CKCContent
 
-    /// CKC container version: 1 is the version the guide and SDK 2.0.3-5 clients use.
+    /// CKC container version: 1 is the version the guide and SDK 2.0.3-5 clients use (2 only with SDK 26's
+    /// library's video R1 key, see ``CKCContentKeyBlock``).
     static let version: UInt32 = 1
 
     func build() throws(FairPlayError) -> [UInt8] {
@@ -14,13 +15,13 @@ struct CKCBuilder {
         // (table 2-11), then the requested SPC blocks unchanged at the end.
         var blocks: [(TLLVTag, [UInt8])] = []
         blocks.reserveCapacity(6)
-        let (contentKeyTag, contentKeyValue, sessionKeyKind) = try contentKeyTLLV()
-        blocks.append((contentKeyTag, contentKeyValue))
-        blocks.append((.r1, request.secrets.r1))
+        let contentKey = try contentKeyTLLV()
+        blocks.append((contentKey.tag, contentKey.value))
+        blocks.append((.r1, contentKey.r1))
         var keyKind: [UInt8] = []
         keyKind.appendBigEndian(UInt32(1))
         keyKind.appendBigEndian(UInt32(0))
-        keyKind.appendBigEndian(sessionKeyKind.rawValue)
+        keyKind.appendBigEndian(contentKey.sessionKey.rawValue)
         blocks.append((.sessionKeyVersionUsed, keyKind))
         var hdcp: [UInt8] = []
         hdcp.appendBigEndian(content.hdcp.rawValue)
@@ -64,7 +65,7 @@ struct CKCBuilder {
         for block in returned { writer.appendRaw(block.raw) }
 
         let iv = writer.random(16)
-        var arKey = Array(FairPlayCrypto.sha1(request.secrets.r1).prefix(16))
+        var arKey = Array(FairPlayCrypto.sha1(contentKey.r1).prefix(16))
         defer { FairPlayCrypto.cleanse(&arKey) }
         var encryptedSeed = try FairPlayCrypto.aes128ECBEncrypt(key: arKey, payload.antiReplaySeed)
         defer { FairPlayCrypto.cleanse(&encryptedSeed) }
@@ -72,7 +73,7 @@ struct CKCBuilder {
 
         var ckc: [UInt8] = []
         ckc.reserveCapacity(28 + encrypted.count)
-        ckc.appendBigEndian(Self.version)
+        ckc.appendBigEndian(contentKey.ckcVersion)
         ckc.appendBigEndian(UInt32(0))
         ckc.append(contentsOf: iv)
         ckc.appendBigEndian(UInt32(encrypted.count))
@@ -100,8 +101,7 @@ struct CKCBuilder {
         }
     }
 
-    /// The content key TLLV and which session key encrypted the key in it.
-    private func contentKeyTLLV() throws(FairPlayError) -> (TLLVTag, [UInt8], SessionKeyKind) {
+    private func contentKeyTLLV() throws(FairPlayError) -> CKCContentKeyBlock {
         // Playback state 2 needs no valid key: random bytes fill the slot of the key.
         var key = content.contentKey ?? FairPlayCrypto.randomBytes(16)
         defer { FairPlayCrypto.cleanse(&key) }
@@ -109,14 +109,16 @@ struct CKCBuilder {
         case .cryptoLibrary(let library, let provisioning):
             let result = try library.createKeyPayload(
                 payload: request.payload, certificateHash: request.credential.certificateHash, provisioningData: provisioning,
-                contentKey: key, contentIV: content.contentIV, contentType: content.libraryContentType)
-            return (result.contentKeyTLLVTag, result.contentKeyTLLVValue, .generic)
+                contentKey: key, contentIV: content.contentIV, contentType: content.libraryContentType,
+                encryptionScheme: content.encryptionScheme)
+            return CKCContentKeyBlock(tag: result.contentKeyTLLVTag, value: result.contentKeyTLLVValue, r1: result.r1,
+                                      sessionKey: result.sessionKey, ckcVersion: result.ckcVersion)
         case .applicationSecretKey, .fixedDerivedKey:
             guard let sk = request.secrets.sessionKey else { throw .internal("session key missing for a legacy credential") }
             // Table 2-12: the content IV, then AES-ECB(CK) under SK.
             var value = content.contentIV
             value.append(contentsOf: try FairPlayCrypto.aes128ECBEncrypt(key: sk, key))
-            return (.encryptedContentKey, value, .generic)
+            return CKCContentKeyBlock(tag: .encryptedContentKey, value: value, r1: request.secrets.r1, sessionKey: .generic, ckcVersion: Self.version)
         }
     }
 }

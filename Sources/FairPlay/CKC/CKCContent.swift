@@ -15,8 +15,12 @@ public struct CKCContent: Sendable {
     public var requiredSecurityLevel: SecurityLevel
     /// For Apple's library: 0 unknown, 1 video, 3 audio.
     public var libraryContentType: UInt64
+    /// How the media is encrypted. Only Apple's SDK 26 library reads it: with cbcs video (and an SPC
+    /// carrying [SK..R1] v3 and R2 v3) it may use the video session key. Nil: not stated, which never
+    /// asks for the video key.
+    public var encryptionScheme: EncryptionScheme?
 
-    public init(contentKey: [UInt8]?, contentIV: [UInt8], keyDuration: ContentKeyDuration? = nil, offlineKey: OfflineKey? = nil, hdcp: HDCPRequirement = .type0, requiredSecurityLevel: SecurityLevel = .baseline, libraryContentType: UInt64 = 1) {
+    public init(contentKey: [UInt8]?, contentIV: [UInt8], keyDuration: ContentKeyDuration? = nil, offlineKey: OfflineKey? = nil, hdcp: HDCPRequirement = .type0, requiredSecurityLevel: SecurityLevel = .baseline, libraryContentType: UInt64 = 1, encryptionScheme: EncryptionScheme? = nil) {
         self.contentKey = contentKey
         self.contentIV = contentIV
         self.keyDuration = keyDuration
@@ -24,5 +28,6 @@ public struct CKCContent: Sendable {
         self.hdcp = hdcp
         self.requiredSecurityLevel = requiredSecurityLevel
         self.libraryContentType = libraryContentType
+        self.encryptionScheme = encryptionScheme
     }
 }

@@ -8,6 +8,8 @@ public struct ApplicationCredential: Sendable {
     public let certificateDER: [UInt8]
     /// SHA-1 of `certificateDER`: the value SPCs carry at bytes 152-171 (v1).
     public let certificateHash: [UInt8]
+    /// SHA-256 of `certificateDER`: the value SPC version 3 carries in place of the SHA-1. Computed once here.
+    public let certificateSHA256: [UInt8]
     public let privateKey1024: RSAPrivateKey?
     public let privateKey2048: RSAPrivateKey?
     public let sessionKeySource: SessionKeySource
@@ -26,12 +28,13 @@ public struct ApplicationCredential: Sendable {
         self.name = name
         self.certificateDER = certificateDER
         self.certificateHash = FairPlayCrypto.sha1(certificateDER)
+        self.certificateSHA256 = FairPlayCrypto.sha256(certificateDER)
         self.privateKey1024 = privateKey1024
         self.privateKey2048 = privateKey2048
         self.sessionKeySource = sessionKeySource
     }
 
-    /// The private key for an SPC container version; nil if this credential lacks it.
+    /// The private key for an SPC container version (1: 1024-bit; 2 and 3: 2048-bit); nil if this credential lacks it.
     public func privateKey(forSPCVersion version: UInt32) -> RSAPrivateKey? {
         version == 1 ? privateKey1024 : privateKey2048
     }

@@ -1,16 +1,22 @@
-/// The cleartext header of an SPC (guide table 2-3) and its still-encrypted payload.
+/// The cleartext header of an SPC (guide table 2-3; SDK 26 for version 3) and its still-encrypted payload.
 public struct SPCContainer: Sendable {
-    /// 1 (RSA-1024, OAEP SHA-1) or 2 (RSA-2048, OAEP SHA-256).
+    /// 1 (RSA-1024, OAEP SHA-1), 2 (RSA-2048, OAEP SHA-256) or 3 (SDK 26: RSA-2048 OAEP SHA-256, AES-CMAC).
     public let version: UInt32
+    /// The payload IV of versions 1 and 2. Empty for version 3, whose IV is derived from the master key.
     public let iv: ArraySlice<UInt8>
-    /// The payload key (SPCK) wrapped with RSA-OAEP under the certificate's key.
+    /// The payload key (SPCK; for version 3 the master key) wrapped with RSA-OAEP under the certificate's key.
     public let wrappedKey: ArraySlice<UInt8>
-    /// SHA-1 of the DER Application Certificate: selects the private key.
+    /// Selects the private key: SHA-1 of the DER Application Certificate (versions 1 and 2), SHA-256 (version 3).
     public let certificateHash: ArraySlice<UInt8>
     /// Every byte after the header: SDK 26 decrypts all of it and reads TLLVs from the first `payloadLength`.
     public let encryptedPayload: ArraySlice<UInt8>
     /// The payload length the header declares.
     public let payloadLength: Int
+    /// Version 3: the 16-byte AES-CMAC tag after the encrypted TLLVs. Empty for versions 1 and 2.
+    public let integrityTag: ArraySlice<UInt8>
+    /// Version 3: bytes after the integrity tag, refused once the tag is checked (see `SPCContainer+V3`).
+    /// Always empty for versions 1 and 2, whose parse refuses them.
+    public let trailingBytes: ArraySlice<UInt8>
 
     /// Largest SPC accepted; Apple's SPCs are a few KiB. Checked before anything is allocated (a
     /// deliberate cap that Apple's SDK does not have: docs/apple-fidelity.md).
@@ -18,11 +24,25 @@ public struct SPCContainer: Sendable {
 
     public var oaepDigest: OAEPDigest { version == 1 ? .sha1 : .sha256 }
 
+    init(
+        version: UInt32, iv: ArraySlice<UInt8>, wrappedKey: ArraySlice<UInt8>, certificateHash: ArraySlice<UInt8>,
+        encryptedPayload: ArraySlice<UInt8>, payloadLength: Int? = nil, integrityTag: ArraySlice<UInt8> = [], trailingBytes: ArraySlice<UInt8> = []
+    ) {
+        self.payloadLength = payloadLength ?? encryptedPayload.count
+        self.version = version
+        self.iv = iv
+        self.wrappedKey = wrappedKey
+        self.certificateHash = certificateHash
+        self.encryptedPayload = encryptedPayload
+        self.integrityTag = integrityTag
+        self.trailingBytes = trailingBytes
+    }
+
     /// Splits an SPC into its fields, with the checks of SDK 26's `parseSPCContainer`.
     ///
-    /// - Throws: `memoryError` above `maximumSize`; `spcVersionError` for a version other than 1 or 2
-    ///   (`notImplemented` for 3, which needs Apple's SDK 26 library); `parameterError` when the header
-    ///   is short or the declared payload runs past the SPC. Bytes after the declared payload are kept:
+    /// - Throws: `memoryError` above `maximumSize`; `spcVersionError` for a version other than 1, 2 or
+    ///   3; `parameterError` when the header is short or the declared payload runs past the SPC; for
+    ///   version 3 what ``parseVersion3(_:spcSize:)`` throws. Bytes after a v1/v2 payload are kept:
     ///   SDK 26 decrypts them with the payload and ignores them, so the whole rest must be a non-empty
     ///   multiple of 16 (checked when it is decrypted, after the certificate, as there).
     public static func parse(_ spc: ArraySlice<UInt8>) throws(FairPlayError) -> SPCContainer {
@@ -35,7 +55,7 @@ public struct SPCContainer: Sendable {
         switch version {
         case 1: keyLength = 128
         case 2: keyLength = 256
-        case 3: throw FairPlayError(.notImplemented, "SPC version 3 needs Apple's SDK 26 library, which this server does not implement")
+        case 3: return try parseVersion3(&reader, spcSize: spc.count)
         default: throw FairPlayError(.spcVersionError, "unsupported SPC version \(version)")
         }
         guard reader.readBytes(4) != nil,

@@ -14,26 +14,38 @@ public struct KeyServerModule: Sendable {
     /// Steps 1-6 of table 2-1: parse, find the certificate, decrypt, check versions, open [SK..R1], check integrity.
     public func open(_ spc: [UInt8]) throws(FairPlayError) -> SPCRequest {
         let container = try SPCContainer.parse(spc[...])
-        guard let credential = credentials.credential(forCertificateHash: container.certificateHash) else {
+        // SPC version 3 names its certificate by SHA-256, versions 1 and 2 by SHA-1.
+        let found = container.version == 3
+            ? credentials.credential(forCertificateSHA256: container.certificateHash)
+            : credentials.credential(forCertificateHash: container.certificateHash)
+        guard let credential = found else {
             throw FairPlayError(.invalidCertificate, "SPC is for certificate \(container.certificateHash.hexString), which this server does not hold")
         }
         guard let privateKey = credential.privateKey(forSPCVersion: container.version) else {
             throw FairPlayError(.invalidCertificate, "credential \(credential.name) has no \(container.version == 1 ? 1024 : 2048)-bit key for SPC version \(container.version)")
         }
-        var spck = try privateKey.decryptOAEP(container.wrappedKey, digest: container.oaepDigest)
-        defer { FairPlayCrypto.cleanse(&spck) }
-        // SDK 26 keeps the first 16 bytes of what RSA-OAEP yields; fewer make no AES key.
-        guard spck.count >= 16 else { throw .param("the SPC payload key is \(spck.count) bytes, not 16") }
-        // SDK 26 decrypts every byte after the header, so all of them must form whole AES blocks.
-        guard !container.encryptedPayload.isEmpty, container.encryptedPayload.count % 16 == 0 else {
-            throw .param("the \(container.encryptedPayload.count) bytes after the SPC header are not a non-empty multiple of 16")
+        let plaintext: [UInt8]
+        var declaredLength: Int?
+        if container.version == 3 {
+            plaintext = try container.decryptVersion3Payload(with: privateKey)
+        } else {
+            var spck = try privateKey.decryptOAEP(container.wrappedKey, digest: container.oaepDigest)
+            defer { FairPlayCrypto.cleanse(&spck) }
+            // SDK 26 keeps the first 16 bytes of what RSA-OAEP yields; fewer make no AES key.
+            guard spck.count >= 16 else { throw .param("the SPC payload key is \(spck.count) bytes, not 16") }
+            // SDK 26 decrypts every byte after the header, so all of them must form whole AES blocks.
+            guard !container.encryptedPayload.isEmpty, container.encryptedPayload.count % 16 == 0 else {
+                throw .param("the \(container.encryptedPayload.count) bytes after the SPC header are not a non-empty multiple of 16")
+            }
+            plaintext = try FairPlayCrypto.aes128CBCDecrypt(key: spck.prefix(16), iv: container.iv, container.encryptedPayload)
+            declaredLength = container.payloadLength
         }
-        let plaintext = try FairPlayCrypto.aes128CBCDecrypt(key: spck.prefix(16), iv: container.iv, container.encryptedPayload)
-        let tllvs = try TLLVList.parse(plaintext[...], declaredLength: container.payloadLength)
+        let tllvs = try TLLVList.parse(plaintext[...], declaredLength: declaredLength)
         // SDK 26 extractReturnTags: a payload without a single TLLV is a parser error.
         guard !tllvs.blocks.isEmpty else { throw .parser("the SPC payload holds no TLLV") }
         let payload = try SPCPayload(tllvs)
         try versionPolicy.check(used: payload.protocolVersionUsed, deviceSupported: payload.protocolVersionsSupported)
+        if container.version == 3 { try Self.requireVideoSessionKeyLibrary(credential) }
         let secrets = try openSession(payload, credential: credential)
         return SPCRequest(container: container, payload: payload, secrets: secrets, credential: credential)
     }

@@ -6,20 +6,31 @@ import Darwin
 
 /// Apple's precompiled libfpscrypto (SDK 5 and later), loaded at run time with `dlopen`.
 ///
-/// The library cannot be redistributed, so nothing links against it: a deployment names its path.
-/// Its one call, `KSMCreateKeyPayload(KSMKeyPayload *) -> int32`, takes a struct of 32 eight-byte fields
-/// (fps-facts.md lists them in order); it derives DASk, opens [SK..R1], checks integrity and encrypts the
-/// content key, so the KSM never sees SK. `@unchecked Sendable`: the handle and symbol are immutable and
-/// the library is documented as callable from any thread.
+/// The library cannot be redistributed, so nothing links against it: a deployment names its path and
+/// its ``Generation`` (SDK 26 and SDK 5.1 read different versions of the struct). Its one call,
+/// `KSMCreateKeyPayload(KSMKeyPayload *) -> int32`, takes a struct of eight-byte fields
+/// (``KSMKeyPayloadFields``); it derives DASk, opens [SK..R1] (or [SK..R1] v3), checks integrity and
+/// encrypts the content key, so the KSM never sees SK. `@unchecked Sendable`: the handle and symbol are
+/// immutable and the library is documented as callable from any thread.
 public final class FPSCryptoLibrary: @unchecked Sendable {
+    /// The `KSMCreateKeyPayload` signature: the struct's address in, Apple's status out.
+    package typealias CreateKeyPayload = @convention(c) (UnsafeMutableRawPointer) -> Int32
+
     public let path: String
-    private let handle: UnsafeMutableRawPointer
-    private typealias CreateKeyPayload = @convention(c) (UnsafeMutableRawPointer) -> Int32
+    public let generation: Generation
+    /// Nil for an in-process stand-in (tests); otherwise owned here and closed in `deinit`.
+    private let handle: UnsafeMutableRawPointer?
     private let createKeyPayload: CreateKeyPayload
 
+    /// Capacities of the output buffers, as Apple's SDK allocates them.
+    static let huCapacity = 20
+    static let contentKeyTLLVPayloadCapacity = 1024
+    static let r1Capacity = 44
+
     /// Loads the library.
+    /// - Parameter generation: which SDK's library the file is. Default: ``Generation/sdk26``.
     /// - Throws: `notImplemented` when the file cannot be loaded or lacks `KSMCreateKeyPayload`.
-    public init(path: String) throws(FairPlayError) {
+    public init(path: String, generation: Generation = .default) throws(FairPlayError) {
         guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
             let reason = dlerror().map { String(cString: $0) } ?? "unknown dlopen error"
             throw FairPlayError(.notImplemented, "Apple's libfpscrypto could not be loaded from \(path): \(reason)")
@@ -29,91 +40,99 @@ public final class FPSCryptoLibrary: @unchecked Sendable {
             throw FairPlayError(.notImplemented, "\(path) has no KSMCreateKeyPayload symbol; is it Apple's libfpscrypto?")
         }
         self.path = path
+        self.generation = generation
         self.handle = handle
         self.createKeyPayload = unsafeBitCast(symbol, to: CreateKeyPayload.self)
     }
 
-    deinit { dlclose(handle) }
+    /// A stand-in for the library in this process, so tests can exercise the struct without Apple's binary.
+    package init(generation: Generation, standIn: CreateKeyPayload, name: String = "in-process stand-in") {
+        self.path = name
+        self.generation = generation
+        self.handle = nil
+        self.createKeyPayload = standIn
+    }
+
+    deinit {
+        if let handle { dlclose(handle) }
+    }
 
     /// What one call returns: the content key TLLV to put in the CKC and the session values.
     public struct KeyPayload: Sendable {
         public var contentKeyTLLVTag: TLLVTag
         public var contentKeyTLLVValue: [UInt8]
+        /// R1 for the CKC; with the video R1 key it differs from the generic session's R1.
         public var r1: [UInt8]
         public var hu: [UInt8]
-    }
-
-    /// Field indices of the 32-field `KSMKeyPayload` struct (fps-facts.md).
-    private enum Field: Int {
-        case version = 0, contentKey, contentKeyLength, contentIV, contentIVLength, contentType
-        case skR1, skR1Length, r2, r2Length, r1Integrity, r1IntegrityLength
-        case supportedKeyFormats, numberOfSupportedKeyFormats, cryptoVersionUsed
-        case provisioningData, provisioningDataLength, certHash, certHashLength
-        case clientHU, clientHULength, contentKeyTLLVTag, contentKeyTLLVPayload, contentKeyTLLVPayloadLength
-        case r1, r1Length, skR1Video, skR1VideoLength, r2Video, r2VideoLength, sessionKeyToUse, r1KeyToUse
+        /// The session key the library used: the CKC's session-key version used TLLV carries it.
+        public var sessionKey: SessionKeyKind
+        /// 2 when the library returned the video R1 key (SDK 26's `R1KeyToUse` video), else 1.
+        public var ckcVersion: UInt32
     }
 
     /// Runs `KSMCreateKeyPayload` for one SPC and content key.
     ///
-    /// - Parameter contentType: 0 unknown, 1 video, 3 audio.
-    /// - Throws: the library's own status (it uses Apple's KSM codes) with a reason naming the call.
+    /// For ``Generation/sdk26`` the SPC's [SK..R1] v3 and R2 v3 values go in when both are present, and
+    /// the video session key is asked for by SDK 26's rule
+    /// (``KSMKeyPayloadFields/requestedSessionKey(hasVideoTLLVs:protocolVersionUsed:encryptionScheme:contentType:)``);
+    /// the library's answer decides the session key kind and the CKC version. ``Generation/sdk5`` always
+    /// answers generic, CKC version 1.
+    ///
+    /// - Parameters:
+    ///   - certificateHash: SHA-1 of the Application Certificate (also for SPC version 3, as SDK 26 does).
+    ///   - provisioningData: the provisioning data file's bytes.
+    ///   - contentType: 0 unknown, 1 video, 3 audio.
+    ///   - encryptionScheme: nil when the caller does not know it (never asks for the video key).
+    /// - Throws: the library's own status (it uses Apple's KSM codes) with a reason naming the call;
+    ///   `internalError` when the library reports more bytes than a buffer holds or a content key TLLV
+    ///   payload of 16 bytes or less (SDK 26 refuses that too).
     public func createKeyPayload(
         payload: SPCPayload, certificateHash: [UInt8], provisioningData: [UInt8],
-        contentKey: [UInt8], contentIV: [UInt8], contentType: UInt64
+        contentKey: [UInt8], contentIV: [UInt8], contentType: UInt64, encryptionScheme: EncryptionScheme? = nil
     ) throws(FairPlayError) -> KeyPayload {
-        var fields = [UInt64](repeating: 0, count: 32)
-        var skR1 = Array(payload.encryptedSessionKeyR1)
-        var r2 = Array(payload.r2)
-        var integrity = Array(payload.sessionKeyR1Integrity)
-        var formats = payload.supportedKeyFormats.isEmpty ? [TLLVTag.encryptedContentKey.rawValue] : payload.supportedKeyFormats
-        var provisioning = provisioningData
-        var hash = certificateHash
+        // Older devices send no key formats: the classic 16-byte key format, as Apple's SDK defaults.
+        let formats = payload.supportedKeyFormats.isEmpty ? [TLLVTag.encryptedContentKey.rawValue] : payload.supportedKeyFormats
         var key = contentKey
-        var iv = contentIV
-        var hu = [UInt8](repeating: 0, count: 20)
-        var tllvPayload = [UInt8](repeating: 0, count: 1024)
-        var r1 = [UInt8](repeating: 0, count: 44)
         defer { FairPlayCrypto.cleanse(&key) }
+        var hu = [UInt8](repeating: 0, count: Self.huCapacity)
+        var tllvPayload = [UInt8](repeating: 0, count: Self.contentKeyTLLVPayloadCapacity)
+        var r1 = [UInt8](repeating: 0, count: Self.r1Capacity)
+        defer { FairPlayCrypto.cleanse(&tllvPayload) }
+        let video = payload.videoSessionKeyTLLVs
+        let sessionKeyToUse = KSMKeyPayloadFields.requestedSessionKey(
+            hasVideoTLLVs: video != nil, protocolVersionUsed: payload.protocolVersionUsed,
+            encryptionScheme: encryptionScheme, contentType: contentType)
 
-        func address(_ p: UnsafeMutableRawPointer?) -> UInt64 { UInt64(UInt(bitPattern: p)) }
-        let status: Int32 = skR1.withUnsafeMutableBytes { skR1P in
-            r2.withUnsafeMutableBytes { r2P in
-                integrity.withUnsafeMutableBytes { intP in
-                    formats.withUnsafeMutableBytes { fmtP in
-                        provisioning.withUnsafeMutableBytes { provP in
-                            hash.withUnsafeMutableBytes { hashP in
-                                key.withUnsafeMutableBytes { keyP in
-                                    iv.withUnsafeMutableBytes { ivP in
-                                        hu.withUnsafeMutableBytes { huP in
-                                            tllvPayload.withUnsafeMutableBytes { tllvP in
-                                                r1.withUnsafeMutableBytes { r1P in
-                                                    fields[Field.version.rawValue] = 1
-                                                    fields[Field.contentKey.rawValue] = address(keyP.baseAddress)
-                                                    fields[Field.contentKeyLength.rawValue] = UInt64(keyP.count)
-                                                    fields[Field.contentIV.rawValue] = address(ivP.baseAddress)
-                                                    fields[Field.contentIVLength.rawValue] = UInt64(ivP.count)
-                                                    fields[Field.contentType.rawValue] = contentType
-                                                    fields[Field.skR1.rawValue] = address(skR1P.baseAddress)
-                                                    fields[Field.skR1Length.rawValue] = UInt64(skR1P.count)
-                                                    fields[Field.r2.rawValue] = address(r2P.baseAddress)
-                                                    fields[Field.r2Length.rawValue] = UInt64(r2P.count)
-                                                    fields[Field.r1Integrity.rawValue] = address(intP.baseAddress)
-                                                    fields[Field.r1IntegrityLength.rawValue] = UInt64(intP.count)
-                                                    fields[Field.supportedKeyFormats.rawValue] = address(fmtP.baseAddress)
-                                                    fields[Field.numberOfSupportedKeyFormats.rawValue] = UInt64(fmtP.count / 8)
-                                                    fields[Field.cryptoVersionUsed.rawValue] = UInt64(payload.protocolVersionUsed ?? 1)
-                                                    fields[Field.provisioningData.rawValue] = address(provP.baseAddress)
-                                                    fields[Field.provisioningDataLength.rawValue] = UInt64(provP.count)
-                                                    fields[Field.certHash.rawValue] = address(hashP.baseAddress)
-                                                    fields[Field.certHashLength.rawValue] = UInt64(hashP.count)
-                                                    fields[Field.clientHU.rawValue] = address(huP.baseAddress)
-                                                    fields[Field.clientHULength.rawValue] = UInt64(huP.count)
-                                                    fields[Field.contentKeyTLLVPayload.rawValue] = address(tllvP.baseAddress)
-                                                    fields[Field.contentKeyTLLVPayloadLength.rawValue] = UInt64(tllvP.count)
-                                                    fields[Field.r1.rawValue] = address(r1P.baseAddress)
-                                                    fields[Field.r1Length.rawValue] = UInt64(r1P.count)
-                                                    // Non-nil: `fields` holds 32 elements.
-                                                    return fields.withUnsafeMutableBytes { createKeyPayload($0.baseAddress!) }
+        var fields: KSMKeyPayloadFields?
+        let status: Int32 = payload.encryptedSessionKeyR1.withUnsafeBytes { skR1P in
+            payload.r2.withUnsafeBytes { r2P in
+                payload.sessionKeyR1Integrity.withUnsafeBytes { intP in
+                    formats.withUnsafeBufferPointer { fmtP in
+                        provisioningData.withUnsafeBytes { provP in
+                            certificateHash.withUnsafeBytes { hashP in
+                                key.withUnsafeBytes { keyP in
+                                    contentIV.withUnsafeBytes { ivP in
+                                        Self.withOptionalBytes(video?.skR1) { skR1VideoP in
+                                            Self.withOptionalBytes(video?.r2) { r2VideoP in
+                                                hu.withUnsafeMutableBytes { huP in
+                                                    tllvPayload.withUnsafeMutableBytes { tllvP in
+                                                        r1.withUnsafeMutableBytes { r1P in
+                                                            var laidOut = KSMKeyPayloadFields(generation: generation, inputs: .init(
+                                                                contentKey: keyP, contentIV: ivP, contentType: contentType,
+                                                                skR1: skR1P, r2: r2P, r1Integrity: intP,
+                                                                supportedKeyFormats: fmtP, cryptoVersionUsed: UInt64(payload.protocolVersionUsed ?? 1),
+                                                                provisioningData: provP, certHash: hashP,
+                                                                clientHU: huP, contentKeyTLLVPayload: tllvP, r1: r1P,
+                                                                skR1Video: skR1VideoP, r2Video: r2VideoP, sessionKeyToUse: sessionKeyToUse))
+                                                            let status = laidOut.words.withUnsafeMutableBytes { words -> Int32 in
+                                                                // `words` holds fieldCount (26 or 32) elements, so it has an address.
+                                                                guard let base = words.baseAddress else { return FairPlayStatus.internalError.rawValue }
+                                                                return createKeyPayload(base)
+                                                            }
+                                                            fields = laidOut
+                                                            return status
+                                                        }
+                                                    }
                                                 }
                                             }
                                         }
@@ -126,16 +145,42 @@ public final class FPSCryptoLibrary: @unchecked Sendable {
             }
         }
         guard status == 0 else {
-            throw FairPlayError(FairPlayStatus(rawValue: status), "libfpscrypto KSMCreateKeyPayload returned \(status)")
+            throw FairPlayError(FairPlayStatus(rawValue: status), "libfpscrypto (\(generation)) KSMCreateKeyPayload returned \(status)")
         }
-        let huLength = Int(min(fields[Field.clientHULength.rawValue], 20))
-        let tllvLength = Int(min(fields[Field.contentKeyTLLVPayloadLength.rawValue], 1024))
-        let r1Length = Int(min(fields[Field.r1Length.rawValue], 44))
+        guard let fields else { throw .internal("libfpscrypto call did not run") }
+        return try Self.result(fields, hu: hu, tllvPayload: tllvPayload, r1: r1)
+    }
+
+    /// Reads the outputs back from the words the library wrote.
+    static func result(_ fields: KSMKeyPayloadFields, hu: [UInt8], tllvPayload: [UInt8], r1: [UInt8]) throws(FairPlayError) -> KeyPayload {
+        func length(_ index: KSMKeyPayloadFields.Index, capacity: Int) throws(FairPlayError) -> Int {
+            guard let word = fields[index], let n = Int(exactly: word), n <= capacity else {
+                throw .internal("libfpscrypto reported \(index) \(fields[index] ?? 0), more than the \(capacity)-byte buffer")
+            }
+            return n
+        }
+        let huLength = try length(.clientHULength, capacity: hu.count)
+        let tllvLength = try length(.contentKeyTLLVPayloadLength, capacity: tllvPayload.count)
+        let r1Length = try length(.r1Length, capacity: r1.count)
+        // SDK 26 (createContentKeyPayload): a content key payload no longer than one key is an internal error.
+        guard tllvLength > 16 else {
+            throw .internal("libfpscrypto returned a content key TLLV payload of \(tllvLength) bytes; more than 16 expected")
+        }
+        let sessionKey: SessionKeyKind = fields[.sessionKeyToUse] == KSMKeyPayloadFields.KeyChoice.video ? .video : .generic
+        let ckcVersion: UInt32 = fields[.r1KeyToUse] == KSMKeyPayloadFields.KeyChoice.video ? 2 : 1
         return KeyPayload(
-            contentKeyTLLVTag: TLLVTag(fields[Field.contentKeyTLLVTag.rawValue]),
+            contentKeyTLLVTag: TLLVTag(fields[.contentKeyTLLVTag] ?? 0),
             contentKeyTLLVValue: Array(tllvPayload.prefix(tllvLength)),
             r1: Array(r1.prefix(r1Length)),
-            hu: Array(hu.prefix(huLength))
+            hu: Array(hu.prefix(huLength)),
+            sessionKey: sessionKey,
+            ckcVersion: ckcVersion
         )
+    }
+
+    /// Lends the bytes of `bytes`, or nil when there are none.
+    private static func withOptionalBytes<R>(_ bytes: ArraySlice<UInt8>?, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
+        guard let bytes else { return body(nil) }
+        return bytes.withUnsafeBytes { body($0) }
     }
 }

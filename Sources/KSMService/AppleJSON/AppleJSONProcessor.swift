@@ -112,6 +112,8 @@ public struct AppleJSONProcessor: Sendable {
         var content = CKCContent(
             contentKey: asset.contentKey, contentIV: asset.contentIV, hdcp: asset.hdcp, requiredSecurityLevel: level,
             libraryContentType: asset.contentType == .audio ? 3 : 1)
+        // Only SDK 26's library reads it: "cbcs" with video may use the video session key.
+        content.encryptionScheme = asset.encryptionScheme.flatMap { EncryptionScheme(appleName: $0) }
         if let offline = asset.offline {
             // SDK 26 populateTagServerOfflineKey: version 2 when a stream or title ID is given, else
             // version 1 with a zero content ID; clients without capability bit 3 get the same terms as

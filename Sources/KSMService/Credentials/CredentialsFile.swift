@@ -6,8 +6,8 @@ import Foundation
 /// `{"certificates": [{"certificate", "1024-private-key", "2048-private-key", "ask" | "dask" |
 /// "provisioning-data"}]}`; every value is a file path relative to the credentials file, or for a
 /// secret `env:NAME` (the secret's text from environment variable NAME, read once and removed; base64
-/// for provisioning data). `ask` and `dask` hold hex; `provisioning-data` needs Apple's libfpscrypto
-/// (`libraryPath`).
+/// for provisioning data). `ask` and `dask` hold hex; `provisioning-data` (the file's raw bytes, handed
+/// to the library as they are) needs Apple's libfpscrypto (`libraryPath`, of `libraryGeneration`).
 ///
 /// The secret files (private keys, `ask`, `dask`, `provisioning-data`) go through ``SecretFile``:
 /// refused when group or others may read them (unless `access` is
@@ -18,7 +18,10 @@ public enum CredentialsFile {
         public var description: String { "credentials: \(reason)" }
     }
 
-    public static func load(path: String, libraryPath: String? = nil, access: SecretFileAccess = .ownerOnly) throws(LoadError) -> [ApplicationCredential] {
+    /// - Parameter libraryGeneration: which SDK's libfpscrypto `libraryPath` is. Default: SDK 26.
+    public static func load(
+        path: String, libraryPath: String? = nil, libraryGeneration: FPSCryptoLibrary.Generation = .default, access: SecretFileAccess = .ownerOnly
+    ) throws(LoadError) -> [ApplicationCredential] {
         let url = URL(fileURLWithPath: path)
         let base = url.deletingLastPathComponent()
         let root: Any
@@ -72,14 +75,17 @@ public enum CredentialsFile {
             } else if let dask = try hexFile("dask") {
                 source = .fixedDerivedKey(dask)
             } else if let provisioning = try secretFile("provisioning-data") {
-                if library == nil {
+                let loaded: FPSCryptoLibrary
+                if let library {
+                    loaded = library
+                } else {
                     guard let libraryPath else {
                         throw LoadError(reason: "certificates[\(index)] uses provisioning data, which needs Apple's libfpscrypto: pass --fpscrypto-library PATH")
                     }
-                    do { library = try FPSCryptoLibrary(path: libraryPath) } catch { throw LoadError(reason: error.reason) }
+                    do { loaded = try FPSCryptoLibrary(path: libraryPath, generation: libraryGeneration) } catch { throw LoadError(reason: error.reason) }
+                    library = loaded
                 }
-                // `library` was set just above when it was nil.
-                source = .cryptoLibrary(library!, provisioningData: provisioning)
+                source = .cryptoLibrary(loaded, provisioningData: provisioning)
             } else {
                 throw LoadError(reason: "certificates[\(index)] has none of \"ask\", \"dask\" or \"provisioning-data\"")
             }

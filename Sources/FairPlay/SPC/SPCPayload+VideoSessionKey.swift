@@ -1,0 +1,36 @@
+/// SDK 26's video session key TLLVs: [SK..R1] v3 and R2 v3, sent by SPC version 3 clients.
+///
+/// Only Apple's SDK 26 libfpscrypto opens them; the KSM passes their values through unchanged.
+extension SPCPayload {
+    /// The two values together; SDK 26 hands them to the library only when both are present and non-empty.
+    public struct VideoSessionKeyTLLVs: Sendable {
+        /// The [SK..R1] v3 value (at most 256 bytes).
+        public let skR1: ArraySlice<UInt8>
+        /// The R2 v3 value (at most 64 bytes).
+        public let r2: ArraySlice<UInt8>
+    }
+
+    /// SDK 26's limits (`FPS_V1_SKR1_V3_MAX_SZ`, `FPS_V1_R2_V3_MAX_SZ`).
+    public static let maximumVideoSessionKeyR1Length = 256
+    public static let maximumVideoR2Length = 64
+
+    /// Both video TLLVs, or nil when either is absent or empty.
+    public var videoSessionKeyTLLVs: VideoSessionKeyTLLVs? {
+        guard let skR1 = tllvs[.sessionKeyR1V3]?.value, !skR1.isEmpty,
+              let r2 = tllvs[.r2V3]?.value, !r2.isEmpty
+        else { return nil }
+        return VideoSessionKeyTLLVs(skR1: skR1, r2: r2)
+    }
+
+    /// Applies SDK 26's size checks to the video TLLVs (`parseTagSessionKeyR1_V3`, `parseTagR2_V3`),
+    /// which it makes for every SPC version.
+    /// - Throws: `parserError` naming the tag when a value is longer than its limit.
+    public func checkVideoSessionKeyTLLVs() throws(FairPlayError) {
+        if let value = tllvs[.sessionKeyR1V3]?.value, value.count > Self.maximumVideoSessionKeyR1Length {
+            throw .parser("[SK..R1] v3 of \(value.count) bytes exceeds \(Self.maximumVideoSessionKeyR1Length)", tag: .sessionKeyR1V3)
+        }
+        if let value = tllvs[.r2V3]?.value, value.count > Self.maximumVideoR2Length {
+            throw .parser("R2 v3 of \(value.count) bytes exceeds \(Self.maximumVideoR2Length)", tag: .r2V3)
+        }
+    }
+}
