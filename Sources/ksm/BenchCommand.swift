@@ -31,14 +31,25 @@ struct FairPlayBench: ParsableCommand {
     @Option(name: .long, help: "Measuring seconds per SPC version.")
     var seconds: Double = 4
 
+    @Option(name: .customLong("process-spcs"), help: "SPCs in the create-ckc request of the process rows (ksm process's whole path); 0 skips them.")
+    var processSPCs: Int = 2000
+
+    @Option(name: .long, help: "Rounds of the process rows, each one request and the same SPCs' RSA decrypts.")
+    var processRounds: Int = 4
+
     func run() throws {
         let test = try TestCredentials(directory: fixtures)
         let server = KeyServerModule(credentials: try CredentialStore(test.credentials))
         let bench = FairPlayBenchmark(server: server, device: SimulatedDevice(trust: test.trust), seconds: seconds)
-        let results = try [UInt32(1), 2].map { try bench.run(version: $0) }
+        var report: [String: FairPlayBenchmark.Result] = [:]
+        for version in [UInt32(1), 2] {
+            report["spc_v\(version)"] = try bench.run(version: version)
+            if processSPCs > 0 {
+                report["process_v\(version)"] = try bench.runProcess(version: version, spcCount: processSPCs, rounds: processRounds)
+            }
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let report: [String: FairPlayBenchmark.Result] = ["spc_v1": results[0], "spc_v2": results[1]]
         FileHandle.standardOutput.write(try encoder.encode(report) + Data("\n".utf8))
     }
 }

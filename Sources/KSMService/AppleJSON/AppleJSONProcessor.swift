@@ -14,23 +14,21 @@ public struct AppleJSONProcessor: Sendable {
     public init(server: KeyServerModule) { self.server = server }
 
     /// Processes one request document; never throws: errors become statuses in the response.
-    public func process(_ input: [UInt8]) -> [String: Any] {
+    public func process(_ input: [UInt8]) -> AppleJSONResponse {
         let operations: [[String: Any]]
-        let kind: String
+        let kind: AppleJSONResponse.Operation
         do {
             (kind, operations) = try Self.operations(input)
         } catch {
-            return Self.wrap("create-ckc", [["id": 0, "status": FairPlayStatus.parameterError.rawValue, "reason": "\(error)"]])
+            return AppleJSONResponse(operation: .createCKC, results: [.init(id: .integer(0), status: .parameterError, reason: "\(error)")])
         }
-        let results = operations.map { kind == "get-client-info" ? clientInfo($0) : createCKC($0) }
-        return Self.wrap(kind, results)
+        let results = operations.map { kind == .getClientInfo ? clientInfo($0) : createCKC($0) }
+        return AppleJSONResponse(operation: kind, results: results)
     }
 
-    /// Serialized response: sorted keys so output is stable.
+    /// The serialized response: compact JSON, keys in a fixed order, one line.
     public func processToJSON(_ input: [UInt8]) -> [UInt8] {
-        let object = process(input)
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return Array(data) + [0x0A]
+        process(input).jsonBytes()
     }
 
     struct RequestError: Error, CustomStringConvertible {
@@ -38,66 +36,76 @@ public struct AppleJSONProcessor: Sendable {
         var description: String { reason }
     }
 
-    static func operations(_ input: [UInt8]) throws -> (String, [[String: Any]]) {
-        guard let root = try LenientJSON.parse(input) as? [String: Any] else { throw RequestError(reason: "request is not a JSON object") }
-        guard let request = root["fairplay-streaming-request"] as? [String: Any] else {
+    /// The request's operations, each an object in Foundation's shapes (``LenientJSON/foundationObject(_:)``,
+    /// which the rules in ``content(_:_:)`` read) but for its `id`, kept as the ``JSONValue`` it was
+    /// so that it is echoed exactly.
+    static func operations(_ input: [UInt8]) throws -> (AppleJSONResponse.Operation, [[String: Any]]) {
+        guard case .object(let root) = try LenientJSON.value(input) else { throw RequestError(reason: "request is not a JSON object") }
+        guard case .object(let request)? = root["fairplay-streaming-request"] else {
             throw RequestError(reason: "request has no \"fairplay-streaming-request\" object")
         }
-        for kind in ["create-ckc", "get-client-info"] {
-            if let value = request[kind] {
-                guard let list = value as? [[String: Any]] else { throw RequestError(reason: "\"\(kind)\" is not an array of objects") }
+        for kind in [AppleJSONResponse.Operation.createCKC, .getClientInfo] {
+            if let value = request[kind.rawValue] {
+                guard case .array(let elements) = value else { throw RequestError(reason: "\"\(kind.rawValue)\" is not an array of objects") }
+                var list: [[String: Any]] = []
+                list.reserveCapacity(elements.count)
+                for element in elements {
+                    guard case .object(let members) = element else { throw RequestError(reason: "\"\(kind.rawValue)\" is not an array of objects") }
+                    var op = [String: Any](minimumCapacity: members.count)
+                    for (key, member) in members { op[key] = key == "id" ? member : LenientJSON.foundationObject(member) }
+                    list.append(op)
+                }
                 return (kind, list)
             }
         }
         throw RequestError(reason: "request has neither \"create-ckc\" nor \"get-client-info\"")
     }
 
-    static func wrap(_ kind: String, _ results: [[String: Any]]) -> [String: Any] {
-        ["fairplay-streaming-response": [kind: results]]
+    /// The operation's `id` as SDK 26 answers it: a number, read from a non-negative integer or a
+    /// numeric string, else 0.
+    static func id(_ op: [String: Any]) -> JSONValue {
+        switch op["id"] as? JSONValue {
+        case .integer(let n)? where n >= 0: return .integer(n)
+        case .string(let text)?: return .integer(Int64(exactly: UInt64(text) ?? 0) ?? 0)
+        default: return .integer(0)
+        }
     }
 
-    /// The operation's `id` as SDK 26 answers it: a number, read from a number or a numeric string, else 0.
-    static func id(_ op: [String: Any]) -> UInt64 {
-        if let text = op["id"] as? String { return UInt64(text) ?? 0 }
-        return AssetInfo.unsigned(op["id"]) ?? 0
-    }
-
-    static func failure(_ op: [String: Any], _ error: FairPlayError) -> [String: Any] {
-        ["id": id(op), "status": error.status.rawValue, "reason": error.description]
+    static func failure(_ op: [String: Any], _ error: FairPlayError) -> AppleJSONResponse.Result {
+        AppleJSONResponse.Result(id: id(op), failure: error)
     }
 
     func open(_ op: [String: Any]) throws(FairPlayError) -> SPCRequest {
         guard let text = op["spc"] as? String else { throw FairPlayError(.parameterError, "operation has no \"spc\" string") }
-        guard let data = Data(base64Encoded: text, options: [.ignoreUnknownCharacters]), !data.isEmpty else {
+        // Strict padded base64 without Foundation first; what only Foundation's lenient decoder takes
+        // (line breaks, white space) still decodes as it always did.
+        guard let bytes = Base64.decode(text) ?? Data(base64Encoded: text, options: [.ignoreUnknownCharacters]).map(Array.init), !bytes.isEmpty else {
             throw FairPlayError(.parserError, "\"spc\" is not base64")
         }
-        return try server.open(Array(data))
+        return try server.open(bytes)
     }
 
-    func clientInfo(_ op: [String: Any]) -> [String: Any] {
+    func clientInfo(_ op: [String: Any]) -> AppleJSONResponse.Result {
         do {
             let request = try open(op)
-            var out = ClientInfo.fields(request)
-            out["id"] = Self.id(op)
-            out["status"] = FairPlayStatus.noError.rawValue
+            var out = AppleJSONResponse.Result(id: Self.id(op), info: ClientInfo(request))
+            out.status = .noError
             return out
         } catch {
             return Self.failure(op, error)
         }
     }
 
-    func createCKC(_ op: [String: Any]) -> [String: Any] {
+    func createCKC(_ op: [String: Any]) -> AppleJSONResponse.Result {
         do throws(FairPlayError) {
             // SDK 26 reads the operation's JSON before it opens the SPC, so a JSON fault decides first.
             let asset = try AssetInfo(op)
             let request = try open(op)
-            var out = ClientInfo.fields(request)
-            out["id"] = Self.id(op)
-            let content = try Self.content(asset, request)
-            let ckc = try server.makeCKC(for: request, content)
+            var out = AppleJSONResponse.Result(id: Self.id(op), info: ClientInfo(request))
+            let ckc = try server.makeCKC(for: request, try Self.content(asset, request))
             // SDK 26 builds the CKC of a check-in but leaves it out of the answer.
-            if !asset.checkIn { out["ckc"] = Data(ckc).base64EncodedString() }
-            out["status"] = FairPlayStatus.noError.rawValue
+            if !asset.checkIn { out.ckc = ckc }
+            out.status = .noError
             return out
         } catch {
             return Self.failure(op, error)

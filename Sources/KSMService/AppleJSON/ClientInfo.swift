@@ -2,71 +2,155 @@ import FairPlay
 import Licensing
 
 /// What an SPC says about the client, in the field names and encodings of Apple's server JSON
-/// (`get-client-info` and the informational fields of `create-ckc`).
-public enum ClientInfo {
+/// (`get-client-info` and the informational fields of `create-ckc`, SDK 26).
+///
+/// The SPC's own typed values; ``write(to:)`` is the one place they become JSON.
+public struct ClientInfo: Sendable {
+    /// Text when the asset ID is printable UTF-8 (`skd://...`), lower-case hex otherwise.
+    public var assetID: String
+    public var hu: [UInt8]
+    /// Zeros when the SPC has none (SDK 26 reports a playback state always).
+    public var playback: MediaPlaybackInfo
+    /// The streaming indicator's raw value; 0 when the SPC has none.
+    public var streamingIndicator: UInt64
+    /// 0 when the SPC has none.
+    public var transactionID: UInt64
+    /// The plaintext security level report's level; nil for none (or only the encrypted report), which
+    /// SDK 26 writes as 16 zero digits.
+    public var securityLevel: SecurityLevel?
+    /// 0 when the SPC reports none.
+    public var kdlVersion: UInt32
+    /// All false when the SPC has no capabilities TLLV.
+    public var capabilities: Capabilities
+    public var deviceIdentity: DeviceIdentity?
+    public var deviceInfo: DeviceInfo?
+    public var vmDeviceInfo: VMDeviceInfo?
+    public var sync: SyncRequest?
+    /// The version field of any sync TLLV (SDK 26 reports `offline-sync` for every version above 0).
+    public var syncVersion: UInt32?
+
     /// The fields Apple's reference KSM reports for an opened SPC.
-    public static func fields(_ request: SPCRequest) -> [String: Any] {
+    public init(_ request: SPCRequest) {
         let p = request.payload
-        var out: [String: Any] = [:]
-        out["asset-id"] = assetIDString(request.assetID)
-        out["hu"] = hexUpper(request.hu)
-        // SDK 26 reports a playback state always, zeros when the SPC has none.
-        let playback = p.playback ?? MediaPlaybackInfo(creationDate: 0, state: PlaybackState(rawValue: 0), sessionID: 0)
-        out["playback-state"] = ["creation-date": playback.creationDate, "state": playback.state.rawValue, "session-id": playback.sessionID] as [String: Any]
-        out["streaming-indicator"] = p.streamingIndicator?.rawValue ?? 0
-        out["transaction-id"] = p.transactionID
-        // What the plaintext report says, not a derived level: zeros when there is none (SDK 26).
-        let reported = p.securityLevelReport?.level
-        switch reported {
-        case .main?: out["security-level"] = "main"
-        case .baseline?: out["security-level"] = "baseline"
-        default: out["security-level"] = hex(reported?.rawValue ?? 0, digits: 16)
-        }
-        out["kdl-version"] = p.kdlVersion
-        let caps = p.capabilities ?? Capabilities(low: 0)
-        out["capabilities"] = [
-            "hdcp": caps.hdcpEnforcement, "offline-key": caps.offlineKey, "secure-invalidation": caps.secureInvalidation,
-            "offline-key-2": caps.offlineKeyV2, "security-level-baseline": caps.securityLevelBaseline, "security-level-main": caps.securityLevelMain,
-        ]
-        if let d = p.deviceIdentity {
-            out["device-identity"] = [
-                "fpdi-version": d.version, "device-class": d.deviceClass, "vendor-hash": hex(d.vendorHash, digits: 16),
-                "product-hash": hex(d.productHash, digits: 16), "fps-ree-version": hex(UInt64(d.fairPlayVersionREE), digits: 8),
-                "fps-tee-version": hex(UInt64(d.fairPlayVersionTEE), digits: 8), "os-version": hex(UInt64(d.osVersion), digits: 8),
-            ] as [String: Any]
-        }
-        if let d = p.deviceInfo {
-            out["device-info"] = ["device-type": hex(d.deviceType, digits: 16), "os-version": hex(UInt64(d.osVersion), digits: 8)]
-        }
-        if let v = p.vmDeviceInfo {
-            out["vm-device-info"] = [
-                "host-device-class": v.hostDeviceClass, "host-os-version": hex(UInt64(v.hostOSVersion), digits: 8), "host-vm-protocol-version": v.hostVirtualizationProtocol,
-                "guest-device-class": v.guestDeviceClass, "guest-os-version": hex(UInt64(v.guestOSVersion), digits: 8), "guest-vm-protocol-version": v.guestVirtualizationProtocol,
-            ] as [String: Any]
-        }
-        if let version = p.syncVersion, version > 0 {
-            out["offline-sync"] = offlineSync(version: version, p.sync)
-        }
-        return out
+        assetID = Self.assetIDString(request.assetID)
+        hu = request.hu
+        playback = p.playback ?? MediaPlaybackInfo(creationDate: 0, state: PlaybackState(rawValue: 0), sessionID: 0)
+        streamingIndicator = p.streamingIndicator?.rawValue ?? 0
+        transactionID = p.transactionID
+        securityLevel = p.securityLevelReport?.level
+        kdlVersion = p.kdlVersion
+        capabilities = p.capabilities ?? Capabilities(low: 0)
+        deviceIdentity = p.deviceIdentity
+        deviceInfo = p.deviceInfo
+        vmDeviceInfo = p.vmDeviceInfo
+        sync = p.sync
+        syncVersion = p.syncVersion
     }
 
-    /// SDK 26's `offline-sync`: version and duration; from version 2 on the challenge, the flags, the
-    /// title ID (only when flagged valid), the records; a version it does not read shows zeros.
-    static func offlineSync(version: UInt32, _ sync: SyncRequest?) -> [String: Any] {
-        var out: [String: Any] = ["version": version, "duration-to-expiry": sync?.durationToExpiry ?? 0]
-        guard version >= 2 else { return out }
-        var v2 = SyncV2(serverChallenge: 0, flags: [], titleID: [], durationToExpiry: 0, invalidatedStreamIDs: [])
-        if case .v2(let s)? = sync { v2 = s }
-        out["server-challenge"] = v2.serverChallenge
-        out["flags"] = [
-            "report": v2.flags.contains(.report), "secure-invalidation": v2.flags.contains(.secureInvalidation),
-            "secure-invalidation-all": v2.flags.contains(.secureInvalidationAll), "title-id-valid": v2.flags.contains(.titleIDValid),
-            "success": v2.flags.contains(.success), "obj-not-found": v2.flags.contains(.objectNotFound), "obj-expired": v2.flags.contains(.objectExpired),
-        ]
-        out["title-id"] = v2.flags.contains(.titleIDValid) ? hexUpper(v2.titleID) : ""
-        out["records-invalidated"] = v2.invalidatedStreamIDs.count
-        out["invalidated-stream-ids"] = v2.invalidatedStreamIDs.map(hexUpper)
-        return out
+    /// Writes the fields as members of the object `writer` has open, in Apple's order: `asset-id`,
+    /// `playback-state` (when present), `hu` (upper-case hex), `streaming-indicator`, `transaction-id`,
+    /// `security-level` (`main`, `baseline` or 16 upper-case hex digits), `kdl-version`, `capabilities`,
+    /// then `device-identity`, `device-info`, `vm-device-info` and `offline-sync` when present.
+    /// Versions and hashes are upper-case hex, zero-padded (8 digits for 32 bits, 16 for 64).
+    public func write(to w: inout JSONWriter) {
+        w.key("asset-id"); w.write(string: assetID)
+        w.key("playback-state")
+        w.beginObject()
+        w.key("creation-date"); w.write(unsigned: UInt64(playback.creationDate))
+        w.key("state"); w.write(unsigned: UInt64(playback.state.rawValue))
+        w.key("session-id"); w.write(unsigned: playback.sessionID)
+        w.endObject()
+        w.key("hu"); w.write(upperHex: hu)
+        w.key("streaming-indicator"); w.write(unsigned: streamingIndicator)
+        w.key("transaction-id"); w.write(unsigned: transactionID)
+        w.key("security-level")
+        switch securityLevel {
+        case .main?: w.write(string: "main")
+        case .baseline?: w.write(string: "baseline")
+        default: w.write(upperHex: securityLevel?.rawValue ?? 0, digits: 16)
+        }
+        w.key("kdl-version"); w.write(unsigned: UInt64(kdlVersion))
+        w.key("capabilities")
+        w.beginObject()
+        w.key("hdcp"); w.write(bool: capabilities.hdcpEnforcement)
+        w.key("offline-key"); w.write(bool: capabilities.offlineKey)
+        w.key("secure-invalidation"); w.write(bool: capabilities.secureInvalidation)
+        w.key("offline-key-2"); w.write(bool: capabilities.offlineKeyV2)
+        w.key("security-level-baseline"); w.write(bool: capabilities.securityLevelBaseline)
+        w.key("security-level-main"); w.write(bool: capabilities.securityLevelMain)
+        w.endObject()
+        if let d = deviceIdentity {
+            w.key("device-identity")
+            w.beginObject()
+            w.key("fpdi-version"); w.write(unsigned: UInt64(d.version))
+            w.key("device-class"); w.write(unsigned: UInt64(d.deviceClass))
+            w.key("vendor-hash"); w.write(upperHex: d.vendorHash, digits: 16)
+            w.key("product-hash"); w.write(upperHex: d.productHash, digits: 16)
+            w.key("fps-ree-version"); w.write(upperHex: UInt64(d.fairPlayVersionREE), digits: 8)
+            w.key("fps-tee-version"); w.write(upperHex: UInt64(d.fairPlayVersionTEE), digits: 8)
+            w.key("os-version"); w.write(upperHex: UInt64(d.osVersion), digits: 8)
+            w.endObject()
+        }
+        if let d = deviceInfo {
+            w.key("device-info")
+            w.beginObject()
+            w.key("device-type"); w.write(upperHex: d.deviceType, digits: 16)
+            w.key("os-version"); w.write(upperHex: UInt64(d.osVersion), digits: 8)
+            w.endObject()
+        }
+        if let v = vmDeviceInfo {
+            w.key("vm-device-info")
+            w.beginObject()
+            w.key("host-device-class"); w.write(unsigned: UInt64(v.hostDeviceClass))
+            w.key("host-os-version"); w.write(upperHex: UInt64(v.hostOSVersion), digits: 8)
+            w.key("host-vm-protocol-version"); w.write(unsigned: UInt64(v.hostVirtualizationProtocol))
+            w.key("guest-device-class"); w.write(unsigned: UInt64(v.guestDeviceClass))
+            w.key("guest-os-version"); w.write(upperHex: UInt64(v.guestOSVersion), digits: 8)
+            w.key("guest-vm-protocol-version"); w.write(unsigned: UInt64(v.guestVirtualizationProtocol))
+            w.endObject()
+        }
+        if let syncVersion, syncVersion > 0 {
+            // SDK 26: version and duration; from version 2 on (an unknown version shows zeros) the
+            // challenge, the flags, the title ID when flagged valid, and the invalidated records.
+            var v2 = SyncV2(serverChallenge: 0, flags: [], titleID: [], durationToExpiry: sync?.durationToExpiry ?? 0, invalidatedStreamIDs: [])
+            if case .v2(let s)? = sync { v2 = s }
+            w.key("offline-sync")
+            w.beginObject()
+            w.key("version"); w.write(unsigned: UInt64(syncVersion))
+            w.key("duration-to-expiry"); w.write(unsigned: UInt64(v2.durationToExpiry))
+            if syncVersion >= 2 {
+                w.key("server-challenge"); w.write(unsigned: v2.serverChallenge)
+                w.key("flags")
+                w.beginObject()
+                w.key("report"); w.write(bool: v2.flags.contains(.report))
+                w.key("secure-invalidation"); w.write(bool: v2.flags.contains(.secureInvalidation))
+                w.key("secure-invalidation-all"); w.write(bool: v2.flags.contains(.secureInvalidationAll))
+                w.key("title-id-valid"); w.write(bool: v2.flags.contains(.titleIDValid))
+                w.key("success"); w.write(bool: v2.flags.contains(.success))
+                w.key("obj-not-found"); w.write(bool: v2.flags.contains(.objectNotFound))
+                w.key("obj-expired"); w.write(bool: v2.flags.contains(.objectExpired))
+                w.endObject()
+                w.key("title-id")
+                if v2.flags.contains(.titleIDValid) { w.write(upperHex: v2.titleID) } else { w.write(string: "") }
+                w.key("records-invalidated"); w.write(integer: Int64(v2.invalidatedStreamIDs.count))
+                w.key("invalidated-stream-ids")
+                w.beginArray()
+                for id in v2.invalidatedStreamIDs { w.write(upperHex: id) }
+                w.endArray()
+            }
+            w.endObject()
+        }
+    }
+
+    /// The fields as Foundation objects (what ``write(to:)`` writes, read back), for callers that add
+    /// their own (`ksm inspect`).
+    public static func fields(_ request: SPCRequest) -> [String: Any] {
+        var w = JSONWriter()
+        w.beginObject()
+        ClientInfo(request).write(to: &w)
+        w.endObject()
+        // The writer's output is JSON by construction.
+        return (try? LenientJSON.parse(w.bytes)) as? [String: Any] ?? [:]
     }
 
     /// Asset IDs are usually text (`skd://...`); bytes that are not UTF-8 are shown as hex.
@@ -74,12 +158,5 @@ public enum ClientInfo {
         let array = Array(bytes)
         if let s = String(validating: array, as: UTF8.self), s.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) { return s }
         return array.hexString
-    }
-
-    static func hexUpper(_ bytes: some Collection<UInt8>) -> String { bytes.hexString.uppercased() }
-
-    static func hex(_ value: UInt64, digits: Int) -> String {
-        let s = String(value, radix: 16, uppercase: true)
-        return String(repeating: "0", count: max(0, digits - s.count)) + s
     }
 }

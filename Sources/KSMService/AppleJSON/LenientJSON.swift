@@ -1,52 +1,43 @@
 import Foundation
+import Licensing
 
 /// Reads JSON the way Apple's sample inputs need: trailing commas before `}` or `]` are allowed.
 ///
 /// Apple's reference tool reads its inputs with a JSON5-tolerant parser and its samples rely on it.
-/// Only trailing commas are relaxed; everything else is strict JSON.
+/// Only trailing commas are relaxed (``JSONParser``'s `allowingTrailingCommas`); everything else is
+/// the project's strict JSON, duplicate keys refused.
 public enum LenientJSON {
     public struct InvalidJSON: Error, CustomStringConvertible {
         public let reason: String
         public var description: String { "invalid JSON: \(reason)" }
     }
 
-    /// Parses bytes into Foundation JSON objects.
-    public static func parse(_ bytes: [UInt8]) throws(InvalidJSON) -> Any {
-        let cleaned = stripTrailingCommas(bytes)
+    /// Parses bytes into a ``JSONValue``.
+    public static func value(_ bytes: [UInt8]) throws(InvalidJSON) -> JSONValue {
         do {
-            return try JSONSerialization.jsonObject(with: Data(cleaned), options: [.fragmentsAllowed])
+            return try JSONParser.parse(bytes, allowingTrailingCommas: true)
         } catch {
-            throw InvalidJSON(reason: (error as NSError).localizedDescription)
+            throw InvalidJSON(reason: error.description)
         }
     }
 
-    /// Removes each comma whose next non-space character closes an object or array, outside strings.
-    static func stripTrailingCommas(_ input: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(input.count)
-        var inString = false
-        var escaped = false
-        var i = 0
-        while i < input.count {
-            let c = input[i]
-            if inString {
-                out.append(c)
-                if escaped { escaped = false } else if c == UInt8(ascii: "\\") { escaped = true } else if c == UInt8(ascii: "\"") { inString = false }
-                i += 1
-                continue
-            }
-            if c == UInt8(ascii: "\"") { inString = true }
-            if c == UInt8(ascii: ",") {
-                var j = i + 1
-                while j < input.count, [UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t")].contains(input[j]) { j += 1 }
-                if j < input.count, input[j] == UInt8(ascii: "}") || input[j] == UInt8(ascii: "]") {
-                    i += 1
-                    continue
-                }
-            }
-            out.append(c)
-            i += 1
+    /// Parses bytes into Foundation JSON objects (``foundationObject(_:)``).
+    public static func parse(_ bytes: [UInt8]) throws(InvalidJSON) -> Any {
+        foundationObject(try value(bytes))
+    }
+
+    /// `value` in the shapes `JSONSerialization` gives: numbers and booleans as `NSNumber` (so
+    /// `as? Int`, `as? Bool` and `as? Double` convert as they always did: `1` reads as `true`, `120.0`
+    /// as `120`), strings as `String`, `[Any]`, `[String: Any]` and `NSNull`.
+    public static func foundationObject(_ value: JSONValue) -> Any {
+        switch value {
+        case .null: NSNull()
+        case .bool(let b): NSNumber(value: b)
+        case .integer(let i): NSNumber(value: i)
+        case .number(let d): NSNumber(value: d)
+        case .string(let s): s
+        case .array(let elements): elements.map(foundationObject)
+        case .object(let members): members.mapValues(foundationObject)
         }
-        return out
     }
 }

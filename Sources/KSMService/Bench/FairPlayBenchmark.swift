@@ -33,11 +33,17 @@ public struct FairPlayBenchmark: Sendable {
         self.rounds = rounds
     }
 
-    public func run(version: UInt32) throws -> Result {
+    /// The SPCs every row measures: a playback state and one returned tag.
+    func spcOptions(version: UInt32) -> SPCOptions {
         var options = SPCOptions()
         options.spcVersion = version
         options.playback = MediaPlaybackInfo(creationDate: 1_790_000_000, state: .readyToPlay, sessionID: 1)
         options.returnRequest = [.transactionID]
+        return options
+    }
+
+    public func run(version: UInt32) throws -> Result {
+        let options = spcOptions(version: version)
         let spcs = try (0..<64).map { _ in try device.makeSPC(options).spc }
         let containers = try spcs.map { try SPCContainer.parse($0[...]) }
         guard let credential = server.credentials.credential(forCertificateHash: containers[0].certificateHash),
@@ -75,6 +81,10 @@ public struct FairPlayBenchmark: Sendable {
             rsaTime += (ContinuousClock.now - start).seconds
             rsaCount += n
         }
+        return Self.result(version: version, ckcs: ckcCount, ckcTime: ckcTime, decrypts: rsaCount, rsaTime: rsaTime)
+    }
+
+    static func result(version: UInt32, ckcs ckcCount: Int, ckcTime: Double, decrypts rsaCount: Int, rsaTime: Double) -> Result {
         let ckcRate = Double(ckcCount) / ckcTime
         let rsaRate = Double(rsaCount) / rsaTime
         return Result(spcVersion: Int(version), ckcPerSecond: ckcRate.rounded(), rsaDecryptsPerSecond: rsaRate.rounded(),

@@ -27,16 +27,25 @@ public struct JSONParser {
     /// The top-level member whose plain string is kept as bytes (``parse(_:rawStringMember:maximumDepth:)``).
     private let rawMember: String?
     private var rawRange: Range<Int>?
+    /// ``parse(_:maximumDepth:allowingTrailingCommas:)``'s one leniency.
+    private let trailingCommas: Bool
 
-    private init(_ bytes: [UInt8], maximumDepth: Int, rawMember: String? = nil) {
+    private init(_ bytes: [UInt8], maximumDepth: Int, rawMember: String? = nil, trailingCommas: Bool = false) {
         self.bytes = bytes
         self.maximumDepth = maximumDepth
         self.rawMember = rawMember
+        self.trailingCommas = trailingCommas
     }
 
     /// Parses one document; only white space may surround it.
-    public static func parse(_ input: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth) throws(Error) -> JSONValue {
-        try parse(input, rawStringMember: nil, maximumDepth: maximumDepth).value
+    ///
+    /// With `allowingTrailingCommas`, one comma may follow the last member of an object or the last
+    /// element of an array (`[1, 2,]`, `{"a": 1,}`), as in JSON5 and Apple's sample requests for its
+    /// server JSON interface. An empty `[,]` or `{,}`, or two commas in a row, stay errors. Default: false.
+    public static func parse(
+        _ input: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth, allowingTrailingCommas: Bool = false
+    ) throws(Error) -> JSONValue {
+        try parse(input, rawStringMember: nil, maximumDepth: maximumDepth, allowingTrailingCommas: allowingTrailingCommas).value
     }
 
     /// Parses one document as ``parse(_:maximumDepth:)`` does, with one difference: when it is an
@@ -45,9 +54,9 @@ public struct JSONParser {
     /// A job's base64 SPC is most of its bytes and is only ever decoded: making a `String` of it
     /// first cost a copy and a validation per job. Any other string takes the usual path.
     public static func parse(
-        _ input: some Collection<UInt8>, rawStringMember: String?, maximumDepth: Int = defaultMaximumDepth
+        _ input: some Collection<UInt8>, rawStringMember: String?, maximumDepth: Int = defaultMaximumDepth, allowingTrailingCommas: Bool = false
     ) throws(Error) -> (value: JSONValue, rawString: ArraySlice<UInt8>?) {
-        var parser = JSONParser(Array(input), maximumDepth: maximumDepth, rawMember: rawStringMember)
+        var parser = JSONParser(Array(input), maximumDepth: maximumDepth, rawMember: rawStringMember, trailingCommas: allowingTrailingCommas)
         parser.skipWhiteSpace()
         let value = try parser.value(depth: 0)
         parser.skipWhiteSpace()
@@ -125,7 +134,9 @@ public struct JSONParser {
             skipWhiteSpace()
             guard index < bytes.count else { throw fail("unexpected end of input in an object") }
             switch bytes[index] {
-            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: ","):
+                index += 1
+                if trailingCommas, closes(UInt8(ascii: "}")) { return .object(members) }
             case UInt8(ascii: "}"): index += 1; return .object(members)
             default: throw fail("expected ',' or '}' in an object")
             }
@@ -147,11 +158,26 @@ public struct JSONParser {
             skipWhiteSpace()
             guard index < bytes.count else { throw fail("unexpected end of input in an array") }
             switch bytes[index] {
-            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: ","):
+                index += 1
+                if trailingCommas, closes(UInt8(ascii: "]")) { return .array(elements) }
             case UInt8(ascii: "]"): index += 1; return .array(elements)
             default: throw fail("expected ',' or ']' in an array")
             }
         }
+    }
+
+    /// After a comma: whether `bracket` comes next (past white space), which then is consumed.
+    /// Otherwise the index is left where it was.
+    private mutating func closes(_ bracket: UInt8) -> Bool {
+        let comma = index
+        skipWhiteSpace()
+        if index < bytes.count, bytes[index] == bracket {
+            index += 1
+            return true
+        }
+        index = comma
+        return false
     }
 
     /// The string starting at the opening quote when it is plain (ASCII, no escape, closed):

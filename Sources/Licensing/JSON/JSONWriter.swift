@@ -1,29 +1,48 @@
-/// Writes ``JSONValue`` trees as compact JSON bytes, without Foundation.
+/// Writes JSON as compact bytes, without Foundation: whole ``JSONValue`` trees, or documents member by
+/// member with the typed writers below.
 ///
-/// Every reply passes through here. Keys are sorted by their UTF-8 bytes, so equal trees give equal
-/// bytes (a redelivered job's reply is byte-identical). Strings escape only what RFC 8259 requires
+/// Every reply passes through here. ``write(_:)`` sorts keys by their UTF-8 bytes, so equal trees give
+/// equal bytes (a redelivered job's reply is byte-identical). Strings escape only what RFC 8259 requires
 /// (quote, backslash, control characters); `/` and non-ASCII text are written as they are.
+///
+/// Written member by member, objects and arrays nest: the writer puts the comma before every value
+/// but the first of its object or array, so a caller only says where each begins and ends, and which
+/// key comes next. Keys come out in the order written.
 public struct JSONWriter {
     public private(set) var bytes: [UInt8] = []
+
+    /// Whether the next value or key follows a sibling and so needs a comma first.
+    private var needsComma = false
 
     public init(reservingCapacity capacity: Int = 512) {
         bytes.reserveCapacity(capacity)
     }
 
+    /// Reserves room for `count` more bytes (a caller that knows what it is about to write).
+    public mutating func reserveCapacity(adding count: Int) {
+        bytes.reserveCapacity(bytes.count + count)
+    }
+
+    /// A whole value; objects with their keys sorted by UTF-8 bytes.
     public mutating func write(_ value: JSONValue) {
+        separate()
+        writeTree(value)
+    }
+
+    private mutating func writeTree(_ value: JSONValue) {
         switch value {
         case .null: append("null")
-        case .bool(let b): write(bool: b)
-        case .integer(let i): write(integer: i)
+        case .bool(let b): append(b ? "true" : "false")
+        case .integer(let i): appendDecimal(i)
         case .number(let d):
             // The parser never yields a non-finite number; a caller-made one becomes null, as JSON has none.
             append(d.isFinite ? (d == d.rounded(.towardZero) && abs(d) < 1e15 ? String(Int64(d)) : "\(d)") : "null")
-        case .string(let s): write(string: s)
+        case .string(let s): appendQuoted(s)
         case .array(let elements):
             bytes.append(UInt8(ascii: "["))
             for (offset, element) in elements.enumerated() {
                 if offset > 0 { bytes.append(UInt8(ascii: ",")) }
-                write(element)
+                writeTree(element)
             }
             bytes.append(UInt8(ascii: "]"))
         case .object(let members):
@@ -31,10 +50,10 @@ public struct JSONWriter {
             let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             for (offset, key) in keys.enumerated() {
                 if offset > 0 { bytes.append(UInt8(ascii: ",")) }
-                write(string: key)
+                appendQuoted(key)
                 bytes.append(UInt8(ascii: ":"))
                 // Every key came from `members`.
-                write(members[key] ?? .null)
+                writeTree(members[key] ?? .null)
             }
             bytes.append(UInt8(ascii: "}"))
         }
@@ -44,55 +63,147 @@ public struct JSONWriter {
         bytes.append(contentsOf: text.utf8)
     }
 
-    // MARK: Flat objects, member by member
+    /// The comma before a value or key that follows a sibling; afterwards a sibling follows.
+    private mutating func separate() {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        needsComma = true
+    }
 
-    /// Whether the next ``key(_:)`` needs a comma first.
-    private var hasMember = false
+    // MARK: Member by member
 
-    /// Opens a flat object written member by member, for envelopes written once per job, where a
-    /// `[String: JSONValue]` and its key sort cost more than the content. The caller writes keys in
-    /// UTF-8 byte order, so the bytes equal ``write(_:)`` of the same object. Not nestable.
+    /// Opens an object written member by member, for documents written once per job or result, where
+    /// a `[String: JSONValue]` and its key sort cost more than the content. Keys come out in the order
+    /// the caller writes them: in UTF-8 byte order, the bytes equal ``write(_:)`` of the same object.
     public mutating func beginObject() {
+        separate()
         bytes.append(UInt8(ascii: "{"))
-        hasMember = false
+        needsComma = false
     }
 
     /// A member's key (and the comma before it, from the second member on); then write its value.
     public mutating func key(_ key: StaticString) {
-        if hasMember { bytes.append(UInt8(ascii: ",")) }
-        hasMember = true
+        separate()
         bytes.append(UInt8(ascii: "\""))
         // `withUTF8Buffer`, not `utf8Start`: a one-scalar literal has no pointer representation.
         key.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+        needsComma = false
     }
 
     public mutating func endObject() {
         bytes.append(UInt8(ascii: "}"))
+        needsComma = true
+    }
+
+    /// Opens an array written element by element: each value written until ``endArray()`` is one.
+    public mutating func beginArray() {
+        separate()
+        bytes.append(UInt8(ascii: "["))
+        needsComma = false
+    }
+
+    public mutating func endArray() {
+        bytes.append(UInt8(ascii: "]"))
+        needsComma = true
+    }
+
+    /// A line feed, after a document (its last line, or between JSON Lines); not inside one.
+    public mutating func newline() {
+        bytes.append(0x0A)
+        needsComma = false
     }
 
     /// An integer value.
     public mutating func write(integer: Int64) {
-        append(String(integer))
+        separate()
+        appendDecimal(integer)
+    }
+
+    /// An unsigned integer value, all 64 bits of it (a FairPlay session ID or transaction ID as it is).
+    public mutating func write(unsigned: UInt64) {
+        separate()
+        appendDecimal(unsigned)
     }
 
     /// A boolean value.
     public mutating func write(bool: Bool) {
+        separate()
         append(bool ? "true" : "false")
+    }
+
+    /// `null`.
+    public mutating func writeNull() {
+        separate()
+        append("null")
     }
 
     /// A string value holding the padded base64 of `binary`, encoded straight into the output
     /// (base64 needs no escaping).
     public mutating func write(base64 binary: [UInt8]) {
+        separate()
         bytes.append(UInt8(ascii: "\""))
         Base64.append(binary, to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
+    private static let upperHexDigits = Array("0123456789ABCDEF".utf8)
+
+    /// A string value holding `binary` in upper-case hex, two digits a byte (needs no escaping).
+    public mutating func write(upperHex binary: some Collection<UInt8>) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        Self.upperHexDigits.withUnsafeBufferPointer { digits in
+            for byte in binary {
+                bytes.append(digits[Int(byte >> 4)])
+                bytes.append(digits[Int(byte & 0x0F)])
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// A string value holding `value` in upper-case hex, zero-padded to at least `digits` digits
+    /// (`write(upperHex: 0xF0100, digits: 8)` writes `"000F0100"`; a wider value keeps all its digits).
+    public mutating func write(upperHex value: UInt64, digits: Int) {
+        separate()
+        let significant = value == 0 ? 1 : (67 - value.leadingZeroBitCount) / 4
+        let count = max(digits, significant)
+        bytes.append(UInt8(ascii: "\""))
+        Self.upperHexDigits.withUnsafeBufferPointer { table in
+            for position in stride(from: count - 1, through: 0, by: -1) {
+                bytes.append(position >= 16 ? UInt8(ascii: "0") : table[Int(value >> UInt64(position * 4) & 0x0F)])
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
 
     /// A quoted string; runs that need no escape are copied in one piece.
     public mutating func write(string: String) {
+        separate()
+        appendQuoted(string)
+    }
+
+    private mutating func appendDecimal(_ value: Int64) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        appendDecimal(value.magnitude)
+    }
+
+    /// The decimal digits of `value`, most significant first, without a temporary string.
+    private mutating func appendDecimal(_ value: UInt64) {
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for UInt64.max's 20 digits
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var rest = value, start = buffer.count
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+            } while rest > 0
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
+        }
+    }
+
+    private mutating func appendQuoted(_ string: String) {
         bytes.append(UInt8(ascii: "\""))
         var text = string
         text.withUTF8 { utf8 in
