@@ -65,13 +65,13 @@ import Testing
         defer { Task { await client.close() } }
 
         func send(_ id: String, account: String = "acct", device: SimulatedDevice, asset: String, configure: (inout SPCOptions) -> Void = { _ in },
-                  entitlement: String = "", persistent: Bool = false, streamID: [UInt8]? = nil) async throws -> (LicenseReply, DeviceSession) {
+                  entitlement: String = "", persistent: Bool = false, checkIn: Bool = false, streamID: [UInt8]? = nil) async throws -> (LicenseReply, DeviceSession) {
             var options = SPCOptions()
             options.assetID = Array(asset.utf8)
             configure(&options)
             let (spc, session) = try device.makeSPC(options)
             let job = LicenseJob(id: try StoreIdentifier(id), tenant: try StoreIdentifier(Self.tenant), account: try StoreIdentifier(account), spc: spc,
-                                 entitlement: entitlement, persistent: persistent, streamID: streamID)
+                                 entitlement: entitlement, persistent: persistent, checkIn: checkIn, streamID: streamID)
             try await client.sendRaw(job.jsonBytes(), key: account, headers: [("correlation-id", Array(id.utf8))])
             return (try await client.reply(id), session)
         }
@@ -121,7 +121,8 @@ import Testing
         // then a sync SPC invalidates it and the stream ID is kept in Redis.
         let offline = "skd://pol/offline"
         let stream = [UInt8](repeating: 0x5E, count: 16)
-        let (download, downloadSession) = try await send("dl-1", account: "traveller", device: phone, asset: offline, persistent: true, streamID: stream)
+        // A download carries a playback state, as devices send it: SDK 26 sends key terms only then.
+        let (download, downloadSession) = try await send("dl-1", account: "traveller", device: phone, asset: offline, configure: play(9), persistent: true, streamID: stream)
         #expect(download.status == .ok && download.rule == "offline:dual-expiry", "\(download.reason)")
         let downloadCKC = try #require(download.ckc)
         let offlineKey = try #require(try CKCOpener.open(downloadCKC, session: downloadSession).offlineKey)
@@ -129,7 +130,7 @@ import Testing
         #expect(offlineKey.storageDuration == 172_800 && offlineKey.playbackDuration == 86_400)
         let (sync, _) = try await send("dl-sync", account: "traveller", device: phone, asset: offline, configure: {
             $0.sync = .v2(SyncV2(serverChallenge: 0, flags: [.secureInvalidation, .success], titleID: offlineKey.titleID ?? [], durationToExpiry: 0, invalidatedStreamIDs: [stream]))
-        })
+        }, checkIn: true)
         #expect(sync.status == .ok && sync.rule == "sync:check-in", "\(sync.reason)")
         let invalidated = try await fleet.store().client.send(["SMEMBERS", RedisArgument("fps:{t:\(Self.tenant):a:traveller}:invalidated")])
         #expect(invalidated.arrayValue?.compactMap(\.string) == [HexEncoding.encode(stream)])
