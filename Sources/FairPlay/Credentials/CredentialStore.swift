@@ -39,6 +39,8 @@ extension Array where Element == UInt8 {
     /// Parses hex (upper or lower case, optional spaces); nil for anything else.
     public init?(hexString: some StringProtocol) {
         var out: [UInt8] = []
+        // Room for every digit pair up front: a 16-byte key grew the array five times.
+        out.reserveCapacity(hexString.utf8.count / 2)
         var high: UInt8?
         for c in hexString.utf8 {
             let v: UInt8
