@@ -47,9 +47,18 @@ extension Collection where Element == UInt8 {
 extension Array where Element == UInt8 {
     /// Parses hex (upper or lower case, optional spaces); nil for anything else.
     public init?(hexString: some StringProtocol) {
+        // On the UTF-8 bytes in place: through the generic view, every byte was a protocol witness call.
+        guard let bytes = hexString.utf8.withContiguousStorageIfAvailable({ Self.parseHex($0) }) ?? Array(hexString.utf8).withUnsafeBufferPointer({ Self.parseHex($0) })
+        else { return nil }
+        self = bytes
+    }
+
+    private static func parseHex(_ utf8: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         var out: [UInt8] = []
+        // Room for every digit pair up front: a 16-byte key grew the array five times.
+        out.reserveCapacity(utf8.count / 2)
         var high: UInt8?
-        for c in hexString.utf8 {
+        for c in utf8 {
             let v: UInt8
             switch c {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): v = c - UInt8(ascii: "0")
@@ -65,7 +74,6 @@ extension Array where Element == UInt8 {
                 high = v
             }
         }
-        guard high == nil else { return nil }
-        self = out
+        return high == nil ? out : nil
     }
 }

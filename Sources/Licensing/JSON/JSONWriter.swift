@@ -151,13 +151,19 @@ public struct JSONWriter {
     private static let upperHexDigits = Array("0123456789ABCDEF".utf8)
 
     /// A string value holding `binary` in upper-case hex, two digits a byte (needs no escaping).
-    public mutating func write(upperHex binary: some Collection<UInt8>) {
+    public mutating func write(upperHex binary: [UInt8]) {
         separate()
         bytes.append(UInt8(ascii: "\""))
-        Self.upperHexDigits.withUnsafeBufferPointer { digits in
-            for byte in binary {
-                bytes.append(digits[Int(byte >> 4)])
-                bytes.append(digits[Int(byte & 0x0F)])
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: binary.count * 2))
+        bytes.withUnsafeMutableBufferPointer { out in
+            Self.upperHexDigits.withUnsafeBufferPointer { digits in
+                binary.withUnsafeBufferPointer { input in
+                    for (offset, byte) in input.enumerated() {
+                        out[start + 2 * offset] = digits[Int(byte >> 4)]
+                        out[start + 2 * offset + 1] = digits[Int(byte & 0x0F)]
+                    }
+                }
             }
         }
         bytes.append(UInt8(ascii: "\""))
