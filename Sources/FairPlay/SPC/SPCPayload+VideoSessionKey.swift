@@ -14,23 +14,10 @@ extension SPCPayload {
     public static let maximumVideoSessionKeyR1Length = 256
     public static let maximumVideoR2Length = 64
 
-    /// Both video TLLVs, or nil when either is absent or empty.
+    /// Both video TLLVs, or nil when either is absent or empty. Their sizes are checked where the
+    /// payload is read (`SPCPayload.init`, SDK 26 `parseTagSessionKeyR1_V3`, `parseTagR2_V3`).
     public var videoSessionKeyTLLVs: VideoSessionKeyTLLVs? {
-        guard let skR1 = tllvs[.sessionKeyR1V3]?.value, !skR1.isEmpty,
-              let r2 = tllvs[.r2V3]?.value, !r2.isEmpty
-        else { return nil }
+        guard let skR1 = sessionKeyR1V3, !skR1.isEmpty, let r2 = r2V3, !r2.isEmpty else { return nil }
         return VideoSessionKeyTLLVs(skR1: skR1, r2: r2)
-    }
-
-    /// Applies SDK 26's size checks to the video TLLVs (`parseTagSessionKeyR1_V3`, `parseTagR2_V3`),
-    /// which it makes for every SPC version.
-    /// - Throws: `parserError` naming the tag when a value is longer than its limit.
-    public func checkVideoSessionKeyTLLVs() throws(FairPlayError) {
-        if let value = tllvs[.sessionKeyR1V3]?.value, value.count > Self.maximumVideoSessionKeyR1Length {
-            throw .parser("[SK..R1] v3 of \(value.count) bytes exceeds \(Self.maximumVideoSessionKeyR1Length)", tag: .sessionKeyR1V3)
-        }
-        if let value = tllvs[.r2V3]?.value, value.count > Self.maximumVideoR2Length {
-            throw .parser("R2 v3 of \(value.count) bytes exceeds \(Self.maximumVideoR2Length)", tag: .r2V3)
-        }
     }
 }

@@ -156,10 +156,14 @@ public struct SPCPayload: Sendable {
                 }
                 formats = try (0..<Int(count)).map { i throws(FairPlayError) in try v.uint64(at: 12 + 8 * i) }
             case .sessionKeyR1V3:
-                guard v.count <= 256 else { throw .parser("[SK..R1] v3 of \(v.count) bytes exceeds 256", tag: block.tag) }
+                guard v.count <= Self.maximumVideoSessionKeyR1Length else {
+                    throw .parser("[SK..R1] v3 of \(v.count) bytes exceeds \(Self.maximumVideoSessionKeyR1Length)", tag: block.tag)
+                }
                 skR1V3 = block.value
             case .r2V3:
-                guard v.count <= 64 else { throw .parser("R2 v3 of \(v.count) bytes exceeds 64", tag: block.tag) }
+                guard v.count <= Self.maximumVideoR2Length else {
+                    throw .parser("R2 v3 of \(v.count) bytes exceeds \(Self.maximumVideoR2Length)", tag: block.tag)
+                }
                 r2V3 = block.value
             default:
                 // Apple's SPCs carry reserved TLLVs with unlisted tags: skipped, never rejected.
