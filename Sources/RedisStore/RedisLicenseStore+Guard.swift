@@ -71,7 +71,7 @@ extension RedisLicenseStore: JobGuardStore {
             if !request.countsTowardRate {
                 switch try Self.checked(reply) {
                 case .null: admissions.append(.counted(0))
-                case .bulkString(let bytes): admissions.append(.stored(bytes))
+                case .bulkString(let bytes): admissions.append(.stored(StoredAnswer(redisValue: bytes)))
                 default: throw LicenseStoreError(.corruptRecord, "stored reply of job \(request.jobID) is not a string")
                 }
                 continue
@@ -80,7 +80,7 @@ extension RedisLicenseStore: JobGuardStore {
                 throw LicenseStoreError(.corruptRecord, "admission script returned an unexpected reply")
             }
             if flag == 1, let bytes = pair[1].bytes {
-                admissions.append(.stored(bytes))
+                admissions.append(.stored(StoredAnswer(redisValue: bytes)))
             } else if let count = pair[1].integerValue, let n = Int(exactly: count) {
                 admissions.append(.counted(n))
             } else {
@@ -112,22 +112,24 @@ extension RedisLicenseStore: JobGuardStore {
         return fresh
     }
 
-    public func storeReplies(_ replies: [StoredReply]) async throws(LicenseStoreError) -> [[UInt8]?] {
+    public func storeReplies(_ replies: [StoredReply]) async throws(LicenseStoreError) -> [StoredAnswer?] {
         if replies.isEmpty { return [] }
-        func script(_ reply: StoredReply) -> RedisCommand {
-            RedisCommand.evalScript(
+        let values = replies.map(\.answer.redisValue)
+        func script(_ position: Int) -> RedisCommand {
+            let reply = replies[position]
+            return RedisCommand.evalScript(
                 Self.storeReplyScript,
                 keys: [RedisKeys.reply(reply.tenant, account: reply.account, jobID: reply.jobID)],
-                arguments: [RedisArgument(reply.bytes), RedisArgument(max(1, reply.ttlMilliseconds))])
+                arguments: [RedisArgument(values[position]), RedisArgument(max(1, reply.ttlMilliseconds))])
         }
-        guard compatibility.usesSetNXGet else { return try Self.earlierReplies(try await run(replies.map(script))) }
+        guard compatibility.usesSetNXGet else { return try Self.earlierReplies(try await run(replies.indices.map(script))) }
         // One plain command per reply (Redis 7.0+): stored unless one exists, the existing one
         // returned; no Lua, and the reply bytes are not copied into and out of a script.
-        var answers = try await run(replies.map { reply in
-            var set = RedisCommandEncoder(capacity: reply.bytes.count + 224)
+        var answers = try await run(zip(replies, values).map { reply, value in
+            var set = RedisCommandEncoder(capacity: value.count + 224)
             set.append("SET")
             set.append(RedisKeys.accountPrefix(reply.tenant, account: reply.account), RedisKeys.Account.reply, reply.jobID.value)
-            set.append(bytes: reply.bytes)
+            set.append(bytes: value)
             set.append("NX")
             set.append("PX")
             set.append(max(1, reply.ttlMilliseconds))
@@ -140,19 +142,19 @@ extension RedisLicenseStore: JobGuardStore {
         let refused = answers.indices.filter { if case .error = answers[$0] { true } else { false } }
         if !refused.isEmpty {
             if refused.contains(where: { RedisCompatibility.isSyntaxError(answers[$0]) }) { compatibility.refuseSetNXGet() }
-            let again = try await run(refused.map { script(replies[$0]) })
+            let again = try await run(refused.map(script))
             for (position, answer) in zip(refused, again) { answers[position] = answer }
         }
         return try Self.earlierReplies(answers)
     }
 
-    /// Each stored-reply answer: nil when this call stored it, else the bytes stored earlier.
-    private static func earlierReplies(_ answers: [RedisValue]) throws(LicenseStoreError) -> [[UInt8]?] {
-        var earlier: [[UInt8]?] = []
+    /// Each stored-reply answer: nil when this call stored it, else the answer stored earlier.
+    private static func earlierReplies(_ answers: [RedisValue]) throws(LicenseStoreError) -> [StoredAnswer?] {
+        var earlier: [StoredAnswer?] = []
         for answer in answers {
             switch try Self.checked(answer) {
             case .null: earlier.append(nil)
-            case .bulkString(let bytes): earlier.append(bytes)
+            case .bulkString(let bytes): earlier.append(StoredAnswer(redisValue: bytes))
             default: throw LicenseStoreError(.corruptRecord, "reply script returned an unexpected reply")
             }
         }

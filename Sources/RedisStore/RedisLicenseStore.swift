@@ -78,14 +78,20 @@ public struct RedisLicenseStore: LicenseStore {
     }
 
     public func listSlots(tenant: StoreIdentifier, account: StoreIdentifier, nowMilliseconds: Int64) async throws(LicenseStoreError) -> [LeaseSlot] {
-        let reply = try await run([
-            RedisCommand(["ZRANGEBYSCORE", RedisKeys.slots(tenant, account: account), RedisArgument("(\(nowMilliseconds)"), "+inf", "WITHSCORES"])
-        ])[0]
-        guard let flat = try Self.checked(reply).arrayValue, flat.count.isMultiple(of: 2) else {
+        // A stream ended by end-oldest keeps its member until it expires (so its renewal is answered
+        // streamEnded) but is no longer live: the ended set is read in the same round trip.
+        let replies = try await run([
+            RedisCommand(["ZRANGEBYSCORE", RedisKeys.slots(tenant, account: account), RedisArgument("(\(nowMilliseconds)"), "+inf", "WITHSCORES"]),
+            RedisCommand(["SMEMBERS", RedisKeys.endedSlots(tenant, account: account)]),
+        ])
+        guard replies.count == 2, let flat = try Self.checked(replies[0]).arrayValue, flat.count.isMultiple(of: 2),
+              let endedMembers = try Self.checked(replies[1]).arrayValue else {
             throw LicenseStoreError(.corruptRecord, "slot set of \(tenant)/\(account) is not a score list")
         }
+        let ended = Set(endedMembers.compactMap(\.string))
         var slots: [LeaseSlot] = []
         for pair in stride(from: 0, to: flat.count, by: 2) {
+            if let member = flat[pair].string, ended.contains(member) { continue }
             guard let member = flat[pair].string, let scoreText = flat[pair + 1].string,
                 let score = Double(scoreText), let expiry = Int64(exactly: score.rounded()),
                 let slot = LeaseSlot(member: member, expiresAtMilliseconds: expiry)

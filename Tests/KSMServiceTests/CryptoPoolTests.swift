@@ -153,7 +153,7 @@ struct CryptoPoolTests {
 
 @Suite struct KSMStatusTests {
     @Test func codesNamesAndRetriability() throws {
-        #expect(KSMStatus.projectCodes.map(\.rawValue) == Array((-43034 ... -43001).reversed()))
+        #expect(KSMStatus.projectCodes.map(\.rawValue) == Array((-43035 ... -43001).reversed()))
         // The policy engine's refusals carry exactly the statuses KSMStatus names.
         for refusal in PolicyRefusal.allCases {
             #expect(KSMStatus(refusal).name == refusal.statusName, "\(refusal)")
@@ -168,6 +168,14 @@ struct CryptoPoolTests {
         for status in KSMStatus.allKnown {
             #expect(doc.contains("`\(status.rawValue)`") && doc.contains(status.name), "\(status) is not documented")
         }
+        // The retriable column and the sentence above the tables agree with `isRetriable`.
+        for status in KSMStatus.projectCodes {
+            let row = doc.split(separator: "\n").first { $0.hasPrefix("| `\(status.rawValue)` |") }
+            let column = row?.split(separator: "|").dropFirst(2).first?.trimmingCharacters(in: .whitespaces)
+            #expect(column == (status.isRetriable ? "**yes**" : "no"), "\(status): retriable column \(column ?? "missing")")
+        }
+        let retriableNames = KSMStatus.allKnown.filter(\.isRetriable).map { "`\($0.name)`" }
+        #expect(doc.contains("Only \(retriableNames.dropLast().joined(separator: ", ")) and \(retriableNames.last ?? "") are retriable"))
     }
 }
 

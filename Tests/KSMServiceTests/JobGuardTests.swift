@@ -50,6 +50,20 @@ struct JobGuardTests {
         late.deadline = t0
         #expect(try #require(await processor.process([late], now: t0 + 10_000).first).jsonBytes() == first.jsonBytes())
 
+        // The same job ID with another device's SPC (or another field that shapes the answer) is not
+        // a redelivery: jobIdReused, final, no CKC, whether the stored answer is looked up first or
+        // only found when this answer is stored (a first delivery); the first answer stays stored.
+        let otherDevice = try World.job("dup-1", device: world.deviceA, World.options(World.hdAsset))
+        var download = hd.job
+        download.persistent = true
+        for (reused, firstDelivery) in [(otherDevice.job, false), (otherDevice.job, true), (download, false)] {
+            let reply = try #require(await processor.process([reused], now: t0 + 11_000, firstDeliveries: [firstDelivery]).first)
+            #expect(reply.status == .jobIdReused && reply.rule == "job:id-reused" && reply.ckc == nil && !reply.isRetriable && !reply.isDuplicate,
+                    "\(reply.status) \(reply.reason)")
+            #expect(reply.reason.contains("dup-1"))
+        }
+        #expect(try #require(await processor.process([hd.job], now: t0 + 12_000).first).jsonBytes() == first.jsonBytes())
+
         // Rate limit: acme allows 3 jobs per account per window; bob is counted apart.
         try await guards.putGuardSettings(GuardSettings(rateLimit: 3), tenant: id("acme"))
         let window = t0 + 3_600_000  // a fresh window
@@ -81,11 +95,11 @@ struct JobGuardTests {
         #expect(try await guards.claim([other]) == [false])
 
         // Two workers answering the same job: the second store returns the first's bytes.
-        let stored = StoredReply(tenant: id("acme"), account: id("alice"), jobID: id("race-1"), bytes: [1, 2, 3], ttlMilliseconds: 60_000)
+        let stored = StoredReply(tenant: id("acme"), account: id("alice"), jobID: id("race-1"), answer: StoredAnswer(bytes: [1, 2, 3], requestDigest: [UInt8](repeating: 9, count: 32)), ttlMilliseconds: 60_000)
         var second = stored
-        second.bytes = [4, 5, 6]
+        second.answer.bytes = [4, 5, 6]
         #expect(try await guards.storeReplies([stored]) == [nil])
-        #expect(try await guards.storeReplies([second]) == [[1, 2, 3]])
+        #expect(try await guards.storeReplies([second]) == [StoredAnswer(bytes: [1, 2, 3], requestDigest: [UInt8](repeating: 9, count: 32))])
     }
 
     @Test func inMemoryGuards() async throws {

@@ -158,7 +158,7 @@ private final class FailingReplyStore: JobGuardStore, @unchecked Sendable {
         try await inner.claim(claims)
     }
 
-    func storeReplies(_ replies: [StoredReply]) async throws(LicenseStoreError) -> [[UInt8]?] {
+    func storeReplies(_ replies: [StoredReply]) async throws(LicenseStoreError) -> [StoredAnswer?] {
         lock.withLock { attempts += 1 }
         throw LicenseStoreError(.unavailable, "connection reset", isRetriable: true)
     }

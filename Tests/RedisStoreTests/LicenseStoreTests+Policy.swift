@@ -44,6 +44,9 @@ extension LicenseStoreTests {
             #expect(streams[3] == .refused(reason: .streamEnded, activeCount: 1, limit: 1))
             #expect(streams[4] == .held(expiresAtMilliseconds: t + 60_010))
             #expect(streams[5] == .refused(reason: .noLiveSlot, activeCount: 1, limit: 1))
+            // `ksm admin slots` (listSlots) shows only the live stream, not the one end-oldest ended.
+            #expect(try await store.listSlots(tenant: Self.sid("acme"), account: Self.sid("alice"), nowMilliseconds: t + 40)
+                == [LeaseSlot(deviceID: Array(repeating: 2, count: 20), sessionID: 2, expiresAtMilliseconds: t + 60_010)])
 
             // Rental start: first write wins; offline records and invalidated IDs are read back.
             let asset = Array("skd://acme/rental".utf8)

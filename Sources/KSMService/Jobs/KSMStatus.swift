@@ -94,6 +94,10 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// A v2 sync SPC did not carry the server challenge the job names (`server-challenge`): nothing
     /// is recorded or invalidated.
     public static let syncChallengeMismatch = KSMStatus(rawValue: -43034)
+    /// The job ID was answered before for a different request (another SPC, or other fields that
+    /// shape the CKC) within the stored-reply window: the earlier answer would not open on this
+    /// device, and a new one under the same ID would break redelivery. Send it under a new job ID.
+    public static let jobIdReused = KSMStatus(rawValue: -43035)
 
     /// The status a policy refusal is answered with (the engine's codes travel as raw values,
     /// since Licensing cannot see this type).
@@ -107,6 +111,7 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
         .offlineNotAllowed, .offlineNeedsCapability, .leaseRenewalNotAllowed, .deviceLimitReached, .streamEnded,
         .tokenMissing, .tokenMalformed, .tokenUnknownKeyID, .tokenBadSignature, .tokenExpired, .tokenNotYetValid,
         .tokenWrongAccount, .tokenWrongAsset, .tokenWrongTenant, .overloaded, .replayedSPC, .rateLimited, .syncChallengeMismatch,
+        .jobIdReused,
     ]
 
     /// Every code a reply can carry: Apple's server codes, then the project's.
@@ -135,6 +140,7 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
         case -43031: "overloaded"
         case -43032: "replayedSPC"
         case -43033: "rateLimited"
+        case -43035: "jobIdReused"
         default:
             // The policy engine's codes (-43011...-43030, -43034) are named where they are defined.
             if isProjectCode, let refusal = PolicyRefusal.allCases.first(where: { $0.status == rawValue }) { refusal.statusName }

@@ -21,7 +21,8 @@ extension LicenseProcessor {
             guard let first = try await store.fetch([storeRequest]).first else { throw LicenseStoreError(.backend, "store answered no read") }
             result = first
         } catch {
-            out.refuse(.storeUnavailable, rule: "store:error", reason: "\(error)")
+            // `ksm admin explain` is an operator's tool: the store's own message helps there.
+            out.refuse(.storeUnavailable, rule: "store:unavailable", reason: "license store unavailable: \(StoreFailureReason.logMessage(error))")
             return out
         }
         out.rentalStartedAt = result.rentalStartedAt

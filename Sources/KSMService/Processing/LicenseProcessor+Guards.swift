@@ -61,8 +61,12 @@ extension LicenseProcessor {
         for (index, admission) in zip(indices, admitted.admissions) {
             let job = batch.jobs[index]
             switch admission {
-            case .stored(let bytes):
-                if let reply = LicenseReply(duplicate: bytes) {
+            case .stored(let stored):
+                guard stored.answers(requestDigest: job.requestDigest) else {
+                    batch.answer(index, .jobIdReused, JobIDReuse.reason(job.id, ttlMilliseconds: guards.replyTTLMilliseconds), rule: JobIDReuse.rule)
+                    continue
+                }
+                if let reply = LicenseReply(duplicate: stored.bytes) {
                     batch.answer(index, duplicate: reply)
                 } else {
                     logger.warning("stored reply does not decode; answering the job afresh", metadata: [LoggingKeys.requestID: "\(job.id)"])
@@ -109,11 +113,13 @@ extension LicenseProcessor {
     func storeReplies(_ replies: [LicenseReply], jobs: [LicenseJob], guards: JobGuards) async -> [LicenseReply] {
         var positions: [Int] = []
         var stored: [StoredReply] = []
-        for (index, reply) in replies.enumerated() where !reply.isDuplicate && !reply.isRetriable {
-            // Retriable answers are not final: the same job sent again must get a real answer.
+        for (index, reply) in replies.enumerated() where !reply.isDuplicate && !reply.isRetriable && reply.status != .jobIdReused {
+            // Retriable answers are not final: the same job sent again must get a real answer. A
+            // reused job ID keeps the answer stored for its first request.
             let job = jobs[index]
             positions.append(index)
-            stored.append(StoredReply(tenant: job.tenant, account: job.account, jobID: job.id, bytes: reply.jsonBytes(), ttlMilliseconds: guards.replyTTLMilliseconds))
+            stored.append(StoredReply(tenant: job.tenant, account: job.account, jobID: job.id,
+                                      answer: StoredAnswer(bytes: reply.jsonBytes(), requestDigest: job.requestDigest), ttlMilliseconds: guards.replyTTLMilliseconds))
         }
         if stored.isEmpty { return replies }
         var result = replies
@@ -122,26 +128,35 @@ extension LicenseProcessor {
             guard earlier.count == stored.count else {
                 throw LicenseStoreError(.backend, "guard store answered \(earlier.count) of \(stored.count) stored replies")
             }
-            for (offset, (position, bytes)) in zip(positions, earlier).enumerated() {
-                if let bytes, let first = LicenseReply(duplicate: bytes) {
-                    result[position] = first
-                } else if bytes == nil {
+            for (offset, (position, answer)) in zip(positions, earlier).enumerated() {
+                guard let answer else {
                     // Ours were kept: publish exactly those bytes, without writing the reply again.
-                    result[position].storedJSON = stored[offset].bytes
+                    result[position].storedJSON = stored[offset].answer.bytes
+                    continue
+                }
+                if let digest = stored[offset].answer.requestDigest, !answer.answers(requestDigest: digest) {
+                    // Another request took this job ID first (its message was past the log end, so
+                    // `admit` did not look): this one gets no CKC, nor the other's.
+                    let old = result[position]
+                    result[position] = LicenseReply(id: old.id, status: .jobIdReused, reason: JobIDReuse.reason(jobs[position].id, ttlMilliseconds: guards.replyTTLMilliseconds),
+                                                    tenant: old.tenant, account: old.account, rule: JobIDReuse.rule)
+                } else if let first = LicenseReply(duplicate: answer.bytes) {
+                    result[position] = first
                 }
             }
         } catch {
             // Fail closed: an answer that cannot be kept is not published, or a redelivery could
             // get a different one. The job is answered retriable and comes back.
-            let storeError = error as? LicenseStoreError
-            let retriable = storeError?.isRetriable ?? false
-            let message = storeError?.message ?? "\(error)"
+            let retriable = (error as? LicenseStoreError)?.isRetriable ?? false
+            let message = StoreFailureReason.logMessage(error)
             logger.warning("store storeReplies failed; answering \(positions.count) jobs", metadata: [LoggingKeys.reason: "\(message)", LoggingKeys.retriable: "\(retriable)"])
             for position in positions {
                 let old = result[position]
                 result[position] = retriable
-                    ? LicenseReply(id: old.id, status: .storeUnavailable, reason: "store unavailable during storeReplies: \(message)", tenant: old.tenant, account: old.account, rule: "store:unavailable")
-                    : LicenseReply(id: old.id, status: KSMStatus(.internalError), reason: "store error during storeReplies: \(message)", tenant: old.tenant, account: old.account, rule: "store:error")
+                    ? LicenseReply(id: old.id, status: .storeUnavailable, reason: StoreFailureReason.reason(during: "storeReplies", retriable: true),
+                                   tenant: old.tenant, account: old.account, rule: "store:unavailable")
+                    : LicenseReply(id: old.id, status: KSMStatus(.internalError), reason: StoreFailureReason.reason(during: "storeReplies", retriable: false),
+                                   tenant: old.tenant, account: old.account, rule: "store:error")
             }
         }
         return result

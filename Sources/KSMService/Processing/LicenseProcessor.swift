@@ -505,18 +505,17 @@ struct LicenseBatch {
 
     /// A store call failed: every job still pending gets the same answer (fail closed).
     mutating func failAll(storeError error: any Error, during call: String) {
-        let storeError = error as? LicenseStoreError
-        let retriable = storeError?.isRetriable ?? false
-        let message = storeError?.message ?? "\(error)"
+        let retriable = (error as? LicenseStoreError)?.isRetriable ?? false
+        let message = StoreFailureReason.logMessage(error)
         let pending = self.pending
         logger.warning("store \(call) failed; answering \(pending.count) jobs", metadata: [
             LoggingKeys.reason: "\(message)", LoggingKeys.retriable: "\(retriable)",
         ])
         for index in pending {
             if retriable {
-                answer(index, .storeUnavailable, "store unavailable during \(call): \(message)", rule: "store:unavailable")
+                answer(index, .storeUnavailable, StoreFailureReason.reason(during: call, retriable: true), rule: "store:unavailable")
             } else {
-                answer(index, KSMStatus(.internalError), "store error during \(call): \(message)", rule: "store:error")
+                answer(index, KSMStatus(.internalError), StoreFailureReason.reason(during: call, retriable: false), rule: "store:error")
             }
         }
     }

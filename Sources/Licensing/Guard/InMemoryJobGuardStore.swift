@@ -24,7 +24,7 @@ public final class InMemoryJobGuardStore: JobGuardStore {
 
     private struct State {
         var settings: [StoreIdentifier: GuardSettings] = [:]
-        var replies: [ReplyKey: (bytes: [UInt8], lapsesAt: ContinuousClock.Instant)] = [:]
+        var replies: [ReplyKey: (answer: StoredAnswer, lapsesAt: ContinuousClock.Instant)] = [:]
         var claims: [ClaimKey: (jobID: StoreIdentifier, lapsesAt: ContinuousClock.Instant)] = [:]
         /// Per account: (window index, count).
         var counters: [AccountKey: (window: Int64, count: Int)] = [:]
@@ -44,7 +44,7 @@ public final class InMemoryJobGuardStore: JobGuardStore {
                 settings[request.tenant] = state.settings[request.tenant] ?? .off
                 let account = AccountKey(tenant: request.tenant, account: request.account)
                 if request.mayHaveStoredReply, let stored = state.replies[ReplyKey(account: account, jobID: request.jobID)], stored.lapsesAt > now {
-                    admissions.append(.stored(stored.bytes))
+                    admissions.append(.stored(stored.answer))
                     continue
                 }
                 guard request.countsTowardRate else {
@@ -73,13 +73,13 @@ public final class InMemoryJobGuardStore: JobGuardStore {
         }
     }
 
-    public func storeReplies(_ replies: [StoredReply]) async throws(LicenseStoreError) -> [[UInt8]?] {
+    public func storeReplies(_ replies: [StoredReply]) async throws(LicenseStoreError) -> [StoredAnswer?] {
         let now = ContinuousClock.now
         return state.withLock { state in
             replies.map { reply in
                 let key = ReplyKey(account: AccountKey(tenant: reply.tenant, account: reply.account), jobID: reply.jobID)
-                if let stored = state.replies[key], stored.lapsesAt > now { return stored.bytes }
-                state.replies[key] = (reply.bytes, now + .milliseconds(reply.ttlMilliseconds))
+                if let stored = state.replies[key], stored.lapsesAt > now { return stored.answer }
+                state.replies[key] = (reply.answer, now + .milliseconds(reply.ttlMilliseconds))
                 return nil
             }
         }

@@ -15,10 +15,11 @@ public protocol JobGuardStore: Sendable {
     /// seen by the same job ID (a redelivery, not a replay); false for a replay.
     func claim(_ claims: [SPCClaim]) async throws(LicenseStoreError) -> [Bool]
 
-    /// Stores each reply's bytes unless one is stored already for that job (`SET NX PX`). Nil when
-    /// stored; otherwise the bytes stored earlier (another worker answered the same job first),
-    /// which the caller publishes instead, so every copy of an answer is byte-identical.
-    func storeReplies(_ replies: [StoredReply]) async throws(LicenseStoreError) -> [[UInt8]?]
+    /// Stores each reply's answer unless one is stored already for that job ID (`SET NX PX`). Nil
+    /// when stored; otherwise the answer stored earlier (another worker answered the same job
+    /// first), which the caller publishes instead, so every copy of an answer is byte-identical,
+    /// or refuses when its request digest differs (the job ID was reused).
+    func storeReplies(_ replies: [StoredReply]) async throws(LicenseStoreError) -> [StoredAnswer?]
 
     /// Creates or replaces a tenant's guard settings (admin).
     func putGuardSettings(_ settings: GuardSettings, tenant: StoreIdentifier) async throws(LicenseStoreError)

@@ -3,16 +3,16 @@ public struct StoredReply: Sendable, Hashable {
     public var tenant: StoreIdentifier
     public var account: StoreIdentifier
     public var jobID: StoreIdentifier
-    /// The reply exactly as it will be published.
-    public var bytes: [UInt8]
+    /// The reply exactly as it will be published, and the digest of the request it answers.
+    public var answer: StoredAnswer
     /// How long to keep it (ms): the redelivery window, not the lease idempotency window.
     public var ttlMilliseconds: Int64
 
-    public init(tenant: StoreIdentifier, account: StoreIdentifier, jobID: StoreIdentifier, bytes: [UInt8], ttlMilliseconds: Int64) {
+    public init(tenant: StoreIdentifier, account: StoreIdentifier, jobID: StoreIdentifier, answer: StoredAnswer, ttlMilliseconds: Int64) {
         self.tenant = tenant
         self.account = account
         self.jobID = jobID
-        self.bytes = bytes
+        self.answer = answer
         self.ttlMilliseconds = ttlMilliseconds
     }
 }

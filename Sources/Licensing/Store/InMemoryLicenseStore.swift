@@ -154,7 +154,7 @@ public final class InMemoryLicenseStore: LicenseStore {
     public func listSlots(tenant: StoreIdentifier, account: StoreIdentifier, nowMilliseconds: Int64) async throws(LicenseStoreError) -> [LeaseSlot] {
         let slots = state.withLock { $0.slots[AccountKey(tenant: tenant, account: account)] ?? [:] }
         return slots.compactMap { member, slot in
-            slot.expiresAt > nowMilliseconds ? LeaseSlot(member: member, expiresAtMilliseconds: slot.expiresAt) : nil
+            slot.expiresAt > nowMilliseconds && !slot.ended ? LeaseSlot(member: member, expiresAtMilliseconds: slot.expiresAt) : nil
         }.sorted { ($0.expiresAtMilliseconds, LeaseSlot.member(deviceID: $0.deviceID, sessionID: $0.sessionID)) < ($1.expiresAtMilliseconds, LeaseSlot.member(deviceID: $1.deviceID, sessionID: $1.sessionID)) }
     }
 

@@ -21,7 +21,8 @@ public protocol LicenseStore: Sendable {
     /// order, in one round trip (Redis: two when the renewal shortcut declines some).
     func acquireLeases(_ requests: [LeaseRequest]) async throws(LicenseStoreError) -> [LeaseResult]
 
-    /// The account's live slots at `nowMilliseconds`, soonest expiry first.
+    /// The account's live slots at `nowMilliseconds`, soonest expiry first: neither expired nor
+    /// ended by a newer stream (end-oldest), the ones that count against the stream limit.
     func listSlots(tenant: StoreIdentifier, account: StoreIdentifier, nowMilliseconds: Int64) async throws(LicenseStoreError) -> [LeaseSlot]
 
     /// Creates or replaces a tenant record (admin).
