@@ -7,6 +7,10 @@ import Licensing
 /// pipeline may span many tags and uses single-key commands only. Identifiers cannot contain `{`,
 /// `}` or `:` (``StoreIdentifier``), so tags cannot be forged or collide.
 enum RedisKeys {
+    /// STRING: the provisioning marker (``RedisLicenseStore/isProvisioned()``), the time of the
+    /// first provisioning in ms; no TTL.
+    static let provisioned = RedisArgument("fps:{store}:provisioned")
+
     /// HASH: the tenant record.
     static func tenant(_ tenant: StoreIdentifier) -> RedisArgument {
         RedisArgument("fps:{t:\(tenant.value)}:tenant")

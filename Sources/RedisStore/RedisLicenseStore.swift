@@ -183,8 +183,10 @@ public struct RedisLicenseStore: LicenseStore {
         for (kid, wrapped) in tenant.entitlementSecrets.sorted(by: { $0.key < $1.key }) {
             fields += [RedisArgument("tok:\(kid.value)"), RedisArgument(wrapped)]
         }
-        // Replace, not merge: a removed token key must disappear with the old record.
-        let replies = try await run([RedisCommand(["MULTI"]), RedisCommand(["DEL", RedisKeys.tenant(tenant.id)]), RedisCommand(fields), RedisCommand(["EXEC"])])
+        // Replace, not merge: a removed token key must disappear with the old record. The marker is
+        // set outside the transaction: it has a hash tag of its own (one slot in a cluster).
+        let replies = try await run([RedisCommand(["MULTI"]), RedisCommand(["DEL", RedisKeys.tenant(tenant.id)]), RedisCommand(fields), RedisCommand(["EXEC"]),
+                                     Self.markProvisionedCommand()])
         for reply in replies { _ = try Self.checked(reply) }
     }
 

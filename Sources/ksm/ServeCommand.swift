@@ -70,6 +70,8 @@ struct ServeCommand: AsyncParsableCommand {
             services.append(RotationPrefetcher(configuration: rotation, schedules: redisLicenseStore, cache: cache, status: rotationStatus, logger: logger))
         }
         let storeHealth = StoreHealth()
+        // The provisioning marker, checked beside PING: a Redis that restarted empty answers PING.
+        let provisioning = StoreHealth()
         if let port = settings.adminPort {
             services.append(AdminServer(
                 port: port,
@@ -78,10 +80,11 @@ struct ServeCommand: AsyncParsableCommand {
                     let owned = worker.statistics.snapshot.assignedPartitions
                     if owned == 0 { return .init(ok: false, detail: "no partition assigned") }
                     if !storeHealth.isUp { return .init(ok: false, detail: "redis: \(storeHealth.detail)") }
+                    if !provisioning.isUp { return .init(ok: false, detail: "redis: \(provisioning.detail)") }
                     return .init(ok: true, detail: "ok: \(owned) partitions, redis up")
                 },
                 metrics: {
-                    WorkerMetrics.render(.init(statistics: worker.statistics.snapshot, storeUp: storeHealth.isUp, stalled: worker.isStalled,
+                    WorkerMetrics.render(.init(statistics: worker.statistics.snapshot, storeUp: storeHealth.isUp, storeProvisioned: provisioning.isUp, stalled: worker.isStalled,
                                                lag: worker.consumerLag, cache: cache?.statistics, slots: slots.sample,
                                                tracing: spanExport?.snapshot))
                         + RotationMetrics.render(rotationStatus.snapshot)
@@ -101,6 +104,18 @@ struct ServeCommand: AsyncParsableCommand {
                 }
             }
         }
+        let provisioningMonitor = Task {
+            // One EXISTS while marked; a store provisioned before the marker existed gets it here
+            // (a tenant record proves provisioning; a store that lost its data holds none).
+            await provisioning.monitor(every: .seconds(5)) {
+                do {
+                    if try await redisLicenseStore.markProvisionedIfTenantsExist() { return nil }
+                    return "no provisioning marker: Redis lost its data or was never provisioned (docs/redis.md)"
+                } catch {
+                    return "provisioning check failed: \((error as? LicenseStoreError)?.message ?? "\(error)")"
+                }
+            }
+        }
         // Only with an admin port: nobody reads the gauge otherwise.
         let slotCount = Task {
             guard settings.adminPort != nil else { return }
@@ -110,6 +125,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         try await group.run()
         monitor.cancel()
+        provisioningMonitor.cancel()
         slotCount.cancel()
         pool.shutdown()
     }

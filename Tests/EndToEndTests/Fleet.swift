@@ -171,4 +171,8 @@ final class FleetClient: @unchecked Sendable {
     }
 
     func messages(on topic: String) -> [KafkaMessage] { lock.withLock { messages[topic] ?? [] } }
+
+    /// Drops the reply recorded for `id`, so the next ``reply(_:timeout:)`` waits for a new one (a
+    /// job sent again after a retriable answer).
+    func forget(_ id: String) { _ = lock.withLock { replies.removeValue(forKey: id) } }
 }

@@ -78,7 +78,11 @@ let fidelityCases: [FidelityCase] = [
     .init(id: "TLLV-VERSION-NEGOTIATION", options: { $0.protocolVersionsSupported = [1, 2]; $0.protocolVersionUsed = 1 }, apple: .noError),
     .init(id: "SPC-TRAILING-BYTES whole block", spc: { $0 + [UInt8](repeating: 9, count: 16) }, apple: .noError),
     .init(id: "SPC-TRAILING-BYTES partial block", spc: { $0 + [9] }, apple: .parameterError),
-    .init(id: "SPC-PAYLOAD-LEN-OVER", spc: { var s = $0; s[303] &+= 16; return s }, apple: .parameterError),
+    .init(id: "SPC-PAYLOAD-LEN-OVER", spc: { var s = $0
+        // The big-endian payload length at 300..<304, 16 more than the bytes that follow (no wrap of its low byte).
+        let length = s[300..<304].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } + 16
+        s.replaceSubrange(300..<304, with: withUnsafeBytes(of: length.bigEndian, Array.init))
+        return s }, apple: .parameterError),
     .init(id: "SPC-V12-HEADER-SHORT", spc: { Array($0.prefix(200)) }, apple: .parameterError),
     .init(id: "SPC-CONTAINER-VERSION", spc: { var s = $0; s[3] = 9; return s }, apple: .spcVersionError),
     .init(id: "STATUS-RSA-FAIL", spc: { var s = $0; s[40] ^= 0xFF; return s }, apple: .invalidCertificate),

@@ -85,4 +85,25 @@ import Testing
                                       tenant: Self.tenant, assetID: Self.asset, keyPeriod: nil)
         #expect(try await cache.fetch([request(1)]).first?.contentKey?.wrappedKey.first == 7)
     }
+
+    @Test("An unknown tenant is not cached: provisioned by another process, it is known on the next read")
+    func unknownTenantIsReadAgain() async throws {
+        let inner = ScriptedStore(InMemoryLicenseStore(), fetchDelay: .milliseconds(50))
+        let clock = ManualClock()
+        let cache = CachingLicenseStore(inner, timeToLive: .seconds(600), now: { clock.now() })
+        // Fifty concurrent batches still share the one read in flight.
+        let unknown = try await withThrowingTaskGroup(of: [StoreResult].self) { group in
+            for n in 0..<50 { group.addTask { try await cache.fetch([self.request(n)]) } }
+            var all: [StoreResult] = []
+            for try await r in group { all += r }
+            return all
+        }
+        #expect(unknown.count == 50 && unknown.allSatisfy { $0.tenant == nil })
+        let reads = inner.fetchCalls
+        #expect(reads < 50)
+        // Provisioned behind the cache's back (`ksm admin` is another process): the next read sees it.
+        try await inner.putTenant(TenantRecord(id: Self.tenant, keyEncryptionKeyID: try StoreIdentifier("k")))
+        #expect(try await cache.fetch([request(1)]).first?.tenant != nil)
+        #expect(inner.fetchCalls == reads + 1)
+    }
 }

@@ -227,6 +227,7 @@ final class ScriptedStore: LicenseStore, @unchecked Sendable {
     }
 
     func putTenant(_ tenant: TenantRecord) async throws(LicenseStoreError) { try await inner.putTenant(tenant) }
+    func isProvisioned() async throws(LicenseStoreError) -> Bool { try await inner.isProvisioned() }
     func putContentKey(_ key: WrappedContentKey, tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) async throws(LicenseStoreError) {
         try await inner.putContentKey(key, tenant: tenant, assetID: assetID, keyPeriod: keyPeriod)
     }

@@ -74,7 +74,10 @@ import Testing
     @Test("Cache statistics count hits, misses and single-flight joins")
     func cacheStatistics() async throws {
         // A TTL no stall of a loaded CI host outlasts: the second fetch is a hit, not a second miss.
-        let store = CachingLicenseStore(InMemoryLicenseStore(), timeToLive: .seconds(600))
+        let memory = InMemoryLicenseStore()
+        // A known tenant: an unknown one is never kept (CachingLicenseStoreTests).
+        try await memory.putTenant(TenantRecord(id: try StoreIdentifier("t"), keyEncryptionKeyID: try StoreIdentifier("k")))
+        let store = CachingLicenseStore(memory, timeToLive: .seconds(600))
         let request = StoreRequest(tenant: try StoreIdentifier("t"), account: try StoreIdentifier("a"), assetID: Array("x".utf8))
         _ = try await store.fetch([request])
         _ = try await store.fetch([request])

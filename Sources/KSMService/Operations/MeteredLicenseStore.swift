@@ -35,6 +35,10 @@ public struct MeteredLicenseStore: LicenseStore {
         }
     }
 
+    public func isProvisioned() async throws(LicenseStoreError) -> Bool {
+        try await metered("provisioned") { () async throws(LicenseStoreError) in try await inner.isProvisioned() }
+    }
+
     public func putTenant(_ tenant: TenantRecord) async throws(LicenseStoreError) {
         try await metered("put") { () async throws(LicenseStoreError) in try await inner.putTenant(tenant) }
     }

@@ -13,6 +13,8 @@ public enum WorkerMetrics {
     public struct Inputs: Sendable {
         public var statistics: WorkerStatistics.Snapshot
         public var storeUp: Bool
+        /// False when the store holds no provisioning marker (``LicenseStore/isProvisioned()``).
+        public var storeProvisioned: Bool
         public var stalled: Bool
         /// Per assigned partition (``KafkaConsumer/lag``).
         public var lag: [TopicPartition: Int64]
@@ -23,10 +25,11 @@ public enum WorkerMetrics {
         /// Nil when spans are not exported (no `--otlp-endpoint`).
         public var tracing: TraceExportStatistics.Snapshot?
 
-        public init(statistics: WorkerStatistics.Snapshot, storeUp: Bool, stalled: Bool, lag: [TopicPartition: Int64] = [:],
+        public init(statistics: WorkerStatistics.Snapshot, storeUp: Bool, storeProvisioned: Bool = true, stalled: Bool, lag: [TopicPartition: Int64] = [:],
                     cache: CacheStatistics? = nil, slots: LeaseSlotGauge.Sample? = nil, tracing: TraceExportStatistics.Snapshot? = nil) {
             self.statistics = statistics
             self.storeUp = storeUp
+            self.storeProvisioned = storeProvisioned
             self.stalled = stalled
             self.lag = lag
             self.cache = cache
@@ -109,6 +112,8 @@ public enum WorkerMetrics {
         }
         metric("ksm_assigned_partitions", "gauge", "Request partitions this worker owns.", [("", s.assignedPartitions)])
         metric("ksm_store_up", "gauge", "1 when the last Redis health check answered.", [("", inputs.storeUp ? 1 : 0)])
+        metric("ksm_store_provisioned", "gauge", "1 when Redis holds the provisioning marker; 0: it lost its data (restart without persistence) or was never provisioned.",
+               [("", inputs.storeProvisioned ? 1 : 0)])
         metric("ksm_processing_stalled", "gauge", "1 when the watchdog saw the processing loop stall.", [("", inputs.stalled ? 1 : 0)])
         return out
     }

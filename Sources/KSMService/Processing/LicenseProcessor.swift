@@ -153,11 +153,12 @@ public struct LicenseProcessor: Sendable {
                                 accountReads: request.payload.sync != nil ? .offlineRecords : .rentalStart)
         }
         guard var results = await read(requests, &batch, during: "fetch") else { return }
+        let unprovisioned = await answerIfUnprovisioned(indices, results, &batch)
         var documents = PolicyDocumentCache()
         var tokenKeyrings: [StoreIdentifier: Result<EntitlementKeyring, KeyEncryptionKeyring.KeyringError>] = [:]
         var evaluations: [Int: LicenseEvaluation] = [:]
         var rereads: [Int] = []
-        for (position, index) in indices.enumerated() {
+        for (position, index) in indices.enumerated() where !unprovisioned.contains(index) {
             guard let evaluation = check(index, results[position], in: &batch, now: now, documents: &documents, tokenKeyrings: &tokenKeyrings) else { continue }
             if let policy = evaluation.policy, policy.rentalDurationSeconds > 0, !results[position].rentalStartRead {
                 rereads.append(position)
@@ -181,6 +182,29 @@ public struct LicenseProcessor: Sendable {
         for (index, evaluation) in evaluations {
             apply(evaluation, to: index, in: &batch)
         }
+    }
+
+    /// A store that lost its data (Redis restarted without persistence) knows no tenant at all: a
+    /// final `unknownTenant` would be stored and outlive the re-provisioning. When some tenant of the
+    /// batch is unknown, the provisioning marker is asked (one round trip, on this rare path only);
+    /// without it those jobs are answered retriable. Returns the jobs answered here.
+    private func answerIfUnprovisioned(_ indices: [Int], _ results: [StoreResult], _ batch: inout LicenseBatch) async -> Set<Int> {
+        let unknown = zip(indices, results).filter { $0.1.tenant == nil }.map(\.0)
+        if unknown.isEmpty { return [] }
+        let provisioned: Bool
+        do {
+            provisioned = try await store.isProvisioned()
+        } catch {
+            logger.warning("store provisioning check failed", metadata: [LoggingKeys.reason: "\(StoreFailureReason.logMessage(error))"])
+            provisioned = false
+        }
+        if provisioned { return [] }
+        logger.error("the license store holds no provisioning marker: it lost its data or was never provisioned; answering unknown tenants retriable",
+                     metadata: ["jobs": "\(unknown.count)"])
+        for index in unknown {
+            batch.answer(index, .storeUnavailable, StoreFailureReason.notProvisioned, rule: StoreFailureReason.notProvisionedRule)
+        }
+        return Set(unknown)
     }
 
     /// One `store.fetch`; on failure every pending job is answered and nil returned.

@@ -19,6 +19,9 @@ enum StoreFailureReason {
             : "license store error while \(step); nothing was granted; retrying will not help until an operator fixes the store (the worker's log says why)"
     }
 
+    static let notProvisionedRule = "store:not-provisioned"
+    static let notProvisioned = "the license store holds no tenants (it lost its data or is being provisioned again); nothing was granted; send the same job again after retry-after-ms"
+
     /// The text to log: the store's own message, which names the backend's fault.
     static func logMessage(_ error: any Error) -> String {
         (error as? LicenseStoreError)?.message ?? "\(error)"

@@ -89,7 +89,11 @@ public final class CachingLicenseStore: LicenseStore {
                 throw error
             }
             if !plan.toLoad.isEmpty {
-                await cache.store(Dictionary(uniqueKeysWithValues: zip(plan.toLoad, results.prefix(loadRequests.count))), expires: now() + timeToLive)
+                // An unknown tenant is kept already expired: its answer is final (and stored with the
+                // job), so it must not outlive a provisioning by the TTL; only this read's waiters get it.
+                let loaded = Dictionary(uniqueKeysWithValues: zip(plan.toLoad, results.prefix(loadRequests.count)))
+                let loadedAt = now()
+                await cache.store(loaded, expires: { $0.tenant == nil ? loadedAt : loadedAt + timeToLive })
             }
             for (index, result) in zip(accountIndices, results.dropFirst(loadRequests.count)) { accountResults[index] = result }
         }
@@ -119,6 +123,11 @@ public final class CachingLicenseStore: LicenseStore {
 
     public func listSlots(tenant: StoreIdentifier, account: StoreIdentifier, nowMilliseconds: Int64) async throws(LicenseStoreError) -> [LeaseSlot] {
         try await inner.listSlots(tenant: tenant, account: account, nowMilliseconds: nowMilliseconds)
+    }
+
+    /// Never cached: it is asked only when a tenant is unknown, and must see a store that lost its data at once.
+    public func isProvisioned() async throws(LicenseStoreError) -> Bool {
+        try await inner.isProvisioned()
     }
 
     public func putTenant(_ tenant: TenantRecord) async throws(LicenseStoreError) {
@@ -183,6 +192,11 @@ public final class CachingLicenseStore: LicenseStore {
         }
 
         func store(_ results: [Key: StoreResult], expires: ContinuousClock.Instant) {
+            store(results, expires: { _ in expires })
+        }
+
+        func store(_ results: [Key: StoreResult], expires expiry: (StoreResult) -> ContinuousClock.Instant) {
+            let expires = results.values.first.map(expiry) ?? .now
             for (key, result) in results {
                 // Parsed once per load; an unparsable document counts as setting it (read it).
                 let setsRental = [result.tenantPolicy, result.assetPolicy, result.keyPeriodPolicy].contains { bytes in
@@ -190,7 +204,7 @@ public final class CachingLicenseStore: LicenseStore {
                     guard let document = try? PolicyDocument(json: bytes) else { return true }
                     return document.rental.durationSeconds != nil
                 }
-                entries[key] = (result, expires, setsRental)
+                entries[key] = (result, expiry(result), setsRental)
                 for waiter in loading.removeValue(forKey: key) ?? [] { waiter.resume(returning: .success(result)) }
             }
             if entries.count > 100_000 { entries = entries.filter { $0.value.expires > expires - .seconds(60) } }

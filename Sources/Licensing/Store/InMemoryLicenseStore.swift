@@ -162,6 +162,11 @@ public final class InMemoryLicenseStore: LicenseStore {
         state.withLock { $0.tenants[tenant.id] = tenant }
     }
 
+    /// Memory is provisioned once it holds a tenant: it cannot lose data and stay up.
+    public func isProvisioned() async throws(LicenseStoreError) -> Bool {
+        state.withLock { !$0.tenants.isEmpty }
+    }
+
     public func putContentKey(_ key: WrappedContentKey, tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) async throws(LicenseStoreError) {
         state.withLock { $0.contentKeys[ContentKeyKey(tenant: tenant, assetID: assetID, keyPeriod: keyPeriod)] = key }
     }

@@ -25,8 +25,14 @@ public protocol LicenseStore: Sendable {
     /// ended by a newer stream (end-oldest), the ones that count against the stream limit.
     func listSlots(tenant: StoreIdentifier, account: StoreIdentifier, nowMilliseconds: Int64) async throws(LicenseStoreError) -> [LeaseSlot]
 
-    /// Creates or replaces a tenant record (admin).
+    /// Creates or replaces a tenant record (admin), and marks the store provisioned.
     func putTenant(_ tenant: TenantRecord) async throws(LicenseStoreError)
+
+    /// True when the store holds the marker that provisioning (``putTenant(_:)``) writes. False
+    /// means the store lost its data (Redis restarted without persistence, or a flush) or was
+    /// never provisioned: the worker then answers unknown tenants retriable, not final, and
+    /// `/readyz` fails, until an operator provisions it again (docs/redis.md).
+    func isProvisioned() async throws(LicenseStoreError) -> Bool
 
     /// Stores a wrapped content key for an asset and key period (admin). The key must already be
     /// wrapped by the caller; see ``WrappedContentKey``.

@@ -1,0 +1,45 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Licensing
+
+/// The provisioning marker: a key that provisioning writes and only a loss of Redis's data removes
+/// (it has no TTL), so a worker can tell "tenant not provisioned" from "Redis forgot everything".
+extension RedisLicenseStore {
+    /// `SET NX`: keeps the time of the first provisioning (ms since 1970).
+    static func markProvisionedCommand() -> RedisCommand {
+        RedisCommand(["SET", RedisKeys.provisioned, RedisArgument(Self.currentTimeMilliseconds()), "NX"])
+    }
+
+    public func isProvisioned() async throws(LicenseStoreError) -> Bool {
+        let reply = try Self.checked(try await run([RedisCommand(["EXISTS", RedisKeys.provisioned])])[0])
+        guard let count = reply.integerValue else { throw LicenseStoreError(.corruptRecord, "EXISTS answered something other than a number") }
+        return count > 0
+    }
+
+    /// For stores provisioned before the marker existed: writes it when it is missing and some
+    /// tenant record exists (found with `SCAN`, once, at worker start). A store that lost its data
+    /// holds no tenant, so it stays unmarked. Returns whether the store is provisioned now.
+    public func markProvisionedIfTenantsExist() async throws(LicenseStoreError) -> Bool {
+        if try await isProvisioned() { return true }
+        var cursor = "0"
+        repeat {
+            let reply = try Self.checked(try await run([RedisCommand(["SCAN", RedisArgument(cursor), "MATCH", "fps:{t:*}:tenant", "COUNT", "1000"])])[0])
+            guard let pair = reply.arrayValue, pair.count == 2, let next = pair[0].string, let keys = pair[1].arrayValue else {
+                throw LicenseStoreError(.corruptRecord, "SCAN answered something other than a cursor and keys")
+            }
+            if !keys.isEmpty {
+                _ = try Self.checked(try await run([Self.markProvisionedCommand()])[0])
+                return true
+            }
+            cursor = next
+        } while cursor != "0"
+        return false
+    }
+
+    static func currentTimeMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+}
