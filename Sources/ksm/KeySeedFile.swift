@@ -6,18 +6,15 @@ import ArgumentParser
 
 /// Reads a tenant's key seed file (32 bytes, hex or raw) and wraps it under the tenant's KEK.
 ///
-/// Stricter than other key files: a seed yields every key of the tenant, so the file must be
-/// readable by its owner only (no group or other bits: mode 600 or 400).
+/// A seed yields every key of the tenant: it is read as every other secret file is
+/// (``SecretFile``, the same rule for who may read it), and its buffer is cleansed.
 enum KeySeedFile {
     static func read(_ path: String) throws -> [UInt8] {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-        if let mode = (attributes?[.posixPermissions] as? NSNumber)?.intValue, mode & 0o077 != 0 {
-            throw ValidationError("key seed file \(path) is readable beyond its owner (mode \(String(mode, radix: 8))); chmod 600 it")
-        }
-        guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read key seed file \(path)") }
+        var data = try SecretFile.read(path)
+        defer { FairPlayCrypto.cleanse(&data) }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         if let hex = [UInt8](hexString: text), hex.count == ContentKeyDerivation.seedLength { return hex }
-        if data.count == ContentKeyDerivation.seedLength { return Array(data) }
+        if data.count == ContentKeyDerivation.seedLength { return data }
         throw ValidationError("key seed file \(path) does not hold \(ContentKeyDerivation.seedLength) bytes (raw or hex)")
     }
 

@@ -16,7 +16,7 @@ import Testing
         return target
     }
 
-    @Test(arguments: [0o644, 0o640, 0o604, 0o660])
+    @Test(arguments: [0o644, 0o604, 0o660, 0o606, 0o666])
     func readableByOthersIsRefused(mode: Int) throws {
         let dir = try Self.copy(mode: mode)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -25,7 +25,7 @@ import Testing
         do {
             _ = try SecretFile.read(path)
         } catch {
-            #expect(error.description.contains(path) && error.description.contains("chmod 600"), "\(error)")
+            #expect(error.description.contains(path) && error.description.contains("chmod 600") && error.description.contains(String(mode, radix: 8)), "\(error)")
         }
         // The credentials loader applies the same rule to the private keys and the ASk.
         do {
@@ -36,6 +36,45 @@ import Testing
         }
         // ... unless they are the repository's public test fixtures, loaded as such.
         #expect(try CredentialsFile.load(path: dir.appendingPathComponent("certificates.json").path, access: .publicTestFixtures).count == 1)
+    }
+
+    /// Lays a file out as a Kubernetes Secret volume does: the data in a timestamped directory, a
+    /// `..data` symlink to it, and the key as a symlink through `..data`.
+    static func kubernetesLayout(mode: Int, group: gid_t? = nil, owner: uid_t? = nil) throws -> (directory: URL, path: String) {
+        let dir = try copy(mode: 0o600)
+        let data = dir.appendingPathComponent("..2026_11_24_06_00_00.000000001")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: false)
+        try FileManager.default.moveItem(at: dir.appendingPathComponent("test_ask.hex"), to: data.appendingPathComponent("test_ask.hex"))
+        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("..data").path, withDestinationPath: data.lastPathComponent)
+        let link = dir.appendingPathComponent("test_ask.hex").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "..data/test_ask.hex")
+        let target = data.appendingPathComponent("test_ask.hex").path
+        if group != nil || owner != nil { #expect(chown(target, owner ?? getuid(), group ?? getgid()) == 0) }
+        #expect(chmod(target, mode_t(mode)) == 0)
+        return (dir, link)
+    }
+
+    @Test("Kubernetes Secret volumes load: symlinks followed, 0440 and 0400 with the pod's group, root-owned")
+    func kubernetesSecretVolumesLoad() throws {
+        for mode in [0o440, 0o400, 0o640] {
+            let (dir, path) = try Self.kubernetesLayout(mode: mode, group: getegid())
+            defer { try? FileManager.default.removeItem(at: dir) }
+            #expect(try SecretFile.read(path).count == 33, "mode \(String(mode, radix: 8))")
+        }
+        // The link itself is 0777; the file it ends at decides. 0444 is readable by everyone.
+        let (dir, path) = try Self.kubernetesLayout(mode: 0o444)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        #expect { try SecretFile.read(path) } throws: { ($0 as? SecretFileError)?.reason.contains("mode 444") == true }
+    }
+
+    @Test("A group this process is not in, or another non-root owner, may not hold a secret", .enabled(if: geteuid() == 0, "needs root to chown"))
+    func foreignGroupOrOwnerIsRefused() throws {
+        let (dir, path) = try Self.kubernetesLayout(mode: 0o440, group: 54_321)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        #expect { try SecretFile.read(path) } throws: { ($0 as? SecretFileError)?.reason.contains("group 54321") == true }
+        let (other, otherPath) = try Self.kubernetesLayout(mode: 0o600, owner: 54_321)
+        defer { try? FileManager.default.removeItem(at: other) }
+        #expect { try SecretFile.read(otherPath) } throws: { ($0 as? SecretFileError)?.reason.contains("user 54321") == true }
     }
 
     @Test func ownerOnlyFilesLoad() throws {
