@@ -78,29 +78,35 @@ public final class LicenseWorker: Service, Sendable {
             group.cancelAll()
         }
         let end = deadline ?? plan.deadline(from: .now)
-        await finalCommit(consumer: consumer, before: end)
+        // The commit may retry until a second before the end; leaving and flushing share that second.
+        await finalCommit(consumer: consumer, before: end - .seconds(1))
         // Leaving the group can wait behind a rebalance the coordinator holds open (a JoinGroup held
         // until departed members' sessions time out): bounded, so the process exits inside the grace
         // period. The offsets were committed above; not waiting only means the group notices later.
-        let left = await ShutdownPlan.within(plan.remaining(until: end, atLeast: .milliseconds(500))) { await consumer.close() }
+        let left = await ShutdownPlan.within(plan.remaining(until: end - .milliseconds(300), atLeast: .milliseconds(200))) { await consumer.close() }
         if left == nil {
             logger.warning("shutdown: leaving the consumer group did not finish in time; exiting anyway (offsets were committed)")
         }
-        let flush = plan.remaining(until: end, atLeast: .milliseconds(500))
-        _ = await ShutdownPlan.within(flush + .milliseconds(500)) { await producer.close(timeout: flush) }
+        let flush = plan.remaining(until: end, atLeast: .milliseconds(200))
+        _ = await ShutdownPlan.within(flush) { await producer.close(timeout: flush) }
         logger.info("worker stopped", metadata: ["replied": "\(statistics.snapshot.replied)"])
     }
 
     /// Commits stored offsets synchronously, before leaving the group (a commit after revocation is
     /// refused), retrying a failure until `end`: an answered job whose offset did not reach the
     /// broker is answered again by the next owner.
+    ///
+    /// Why retries: when other members leave at the same time, the coordinator is rebalancing and
+    /// refuses commits (`REBALANCE_IN_PROGRESS`) until every member rejoined or its session timed out;
+    /// each attempt is bounded (1.5 s), so one held by the rebalance does not use up the time, and the
+    /// commit goes through once the rebalance completes (session.timeout.ms below the shutdown timeout).
     private func finalCommit(consumer: KafkaConsumer, before end: ContinuousClock.Instant) async {
         var attempt = 0
         while true {
             attempt += 1
             let left = end - .now
             let outcome: Result<Void, KafkaError>?
-            outcome = await ShutdownPlan.within(max(left, .milliseconds(200))) { () async -> Result<Void, KafkaError> in
+            outcome = await ShutdownPlan.within(max(min(left, .milliseconds(1500)), .milliseconds(200))) { () async -> Result<Void, KafkaError> in
                 do throws(KafkaError) { try await consumer.commit(); return .success(()) } catch { return .failure(error) }
             }
             switch outcome {
@@ -118,6 +124,10 @@ public final class LicenseWorker: Service, Sendable {
                 return
             case nil:
                 statistics.update { $0.kafkaError("consumer", .commitFailed) }
+                if ContinuousClock.now + .milliseconds(200) < end {
+                    logger.info("final commit attempt timed out; retrying")
+                    continue
+                }
                 logger.error("final commit did not finish in time; answered jobs since the last commit may be redelivered")
                 return
             }
