@@ -211,7 +211,7 @@ final class ConsumerContext: RdKafkaContext, @unchecked Sendable {
             if !autoCommit {
                 let commitErr = rd_kafka_commit(rk, nil, 0)
                 if commitErr != RD_KAFKA_RESP_ERR_NO_ERROR, commitErr != RD_KAFKA_RESP_ERR__NO_OFFSET {
-                    logger.debug("kafka consumer: commit on revoke failed", metadata: ["error": "\(commitErr.rawValue)"])
+                    report(KafkaError(commitErr, context: "commit on revoke", kind: .commitFailed))
                 }
             }
             if cooperative {
@@ -227,6 +227,11 @@ final class ConsumerContext: RdKafkaContext, @unchecked Sendable {
             _ = rd_kafka_assign(rk, nil)
             state.state.withLock { $0.assignment.removeAll() }
         }
+    }
+
+    /// Problems librdkafka only logs or calls back about become `.error` events, in order with the rest.
+    override func report(_ error: KafkaError) {
+        state.enqueue(.error(error))
     }
 
     /// Blocks the poll thread (ours, never the cooperative pool), checking every 2 ms.
@@ -250,4 +255,28 @@ func rebalanceTrampoline(
     guard let rk, let list, let opaque else { return }
     let context = RdKafkaContext.from(opaque) as! ConsumerContext  // consumers install only ConsumerContext
     context.rebalance(rk, err, list)
+}
+
+/// Global errors (`_ALL_BROKERS_DOWN`, `_TRANSPORT`, fatal errors): librdkafka calls it from
+/// `rd_kafka_consumer_poll` (the main queue is forwarded to the consumer queue), so on the poll thread.
+func consumerErrorTrampoline(_ rk: OpaquePointer?, _ err: Int32, _ reason: UnsafePointer<CChar>?, _ opaque: UnsafeMutableRawPointer?) {
+    guard let opaque else { return }
+    let context = RdKafkaContext.from(opaque)
+    let text = reason.map { String(cString: $0) } ?? ""
+    let error = KafkaError(code: KafkaError.Code(rawValue: err), message: "kafka: \(text)")
+    context.logger.warning("kafka consumer error", metadata: ["error": "\(error.code)", "kind": "\(error.kind.rawValue)", "reason": "\(text)"])
+    context.report(error)
+}
+
+/// The result of every automatic commit (and asynchronous ones); a synchronous `commit()` reports
+/// its own result by throwing. Nothing to commit is not a failure.
+func offsetCommitTrampoline(
+    _ rk: OpaquePointer?, _ err: rd_kafka_resp_err_t, _ offsets: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?,
+    _ opaque: UnsafeMutableRawPointer?
+) {
+    guard let opaque, err != RD_KAFKA_RESP_ERR_NO_ERROR, err != RD_KAFKA_RESP_ERR__NO_OFFSET else { return }
+    let context = RdKafkaContext.from(opaque)
+    let error = KafkaError(err, context: "offset commit", kind: .commitFailed)
+    context.logger.warning("kafka offset commit failed", metadata: ["error": "\(error.code)", "reason": "\(error.message)"])
+    context.report(error)
 }

@@ -72,7 +72,13 @@ public final class KafkaConsumer: Sendable {
             logger: logger, state: state, autoCommit: autoCommit,
             revocationDeadline: configuration.revocationDeadline
         )
-        config.withRaw { conf in rd_kafka_conf_set_rebalance_cb(conf, rebalanceTrampoline) }
+        config.withRaw { conf in
+            rd_kafka_conf_set_rebalance_cb(conf, rebalanceTrampoline)
+            // Without these, librdkafka only logs global errors (brokers down, transport) and commit
+            // failures; with them they become `.error` events the service counts (issue 16).
+            rd_kafka_conf_set_error_cb(conf, consumerErrorTrampoline)
+            rd_kafka_conf_set_offset_commit_cb(conf, offsetCommitTrampoline)
+        }
         let handle = try RdKafkaHandle.make(.consumer, config: config, context: context)
 
         try handle.withRaw { (rk) throws(KafkaError) in
@@ -155,7 +161,7 @@ public final class KafkaConsumer: Sendable {
             handle.withRaw { rk in rd_kafka_commit(rk, nil, 0) }
         }
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR__NO_OFFSET else {
-            throw KafkaError(err, context: "commit")
+            throw KafkaError(err, context: "commit", kind: .commitFailed)
         }
     }
 

@@ -27,6 +27,14 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
         public static let notEnoughReplicas = Code(rawValue: RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS.rawValue)
         public static let requestTimedOut = Code(rawValue: RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT.rawValue)
         public static let fatal = Code(rawValue: RD_KAFKA_RESP_ERR__FATAL.rawValue)
+        /// The record (value, key and headers) is larger than the producer's `message.max.bytes` or the
+        /// broker's limit: trying again never helps.
+        public static let messageSizeTooLarge = Code(rawValue: RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE.rawValue)
+        /// The fetch position was reset by `auto.offset.reset`: messages may have been skipped.
+        public static let autoOffsetReset = Code(rawValue: RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET.rawValue)
+        public static let offsetOutOfRange = Code(rawValue: RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE.rawValue)
+        /// Nothing was stored to commit (not a failure).
+        public static let noOffset = Code(rawValue: RD_KAFKA_RESP_ERR__NO_OFFSET.rawValue)
         /// The client was closed or destroyed (librdkafka's `_DESTROY`).
         public static let closed = Code(rawValue: RD_KAFKA_RESP_ERR__DESTROY.rawValue)
         /// Wrapper code: the processing loop stopped storing offsets (see `KafkaConsumer.Watchdog`).
@@ -55,7 +63,28 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// What an operator alerts on, in a handful of values (a metrics label): see ``Kind``.
+    public enum Kind: String, Sendable, CaseIterable {
+        /// The fetch position jumped (`auto.offset.reset`): messages were skipped or will be read again.
+        case offsetReset = "offset_reset"
+        /// Stored offsets did not reach the broker: progress since the last commit may be redone.
+        case commitFailed = "commit_failed"
+        /// No broker is reachable (`_ALL_BROKERS_DOWN`).
+        case brokersDown = "brokers_down"
+        /// A connection failed or was dropped (`_TRANSPORT`, request timeouts).
+        case transport
+        /// A record the producer or broker refuses for its size.
+        case messageTooLarge = "message_too_large"
+        /// A delivery or request that ran out of time.
+        case timedOut = "timed_out"
+        /// Anything else.
+        case other
+    }
+
     public var code: Code
+    /// The alerting category; derived from `code` unless the reporter knows better (a commit failure
+    /// keeps its broker code but is `.commitFailed`).
+    public var kind: Kind
     /// Human-readable detail (librdkafka's error string plus context).
     public var message: String
     /// True when the same operation may succeed if tried again later (broker down, queue full, timeout).
@@ -63,8 +92,9 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
     public var file: String
     public var line: UInt
 
-    public init(code: Code, message: String, isRetriable: Bool? = nil, file: String = #fileID, line: UInt = #line) {
+    public init(code: Code, message: String, isRetriable: Bool? = nil, kind: Kind? = nil, file: String = #fileID, line: UInt = #line) {
         self.code = code
+        self.kind = kind ?? Self.kind(of: code)
         self.message = message
         self.isRetriable = isRetriable ?? Self.retriableCodes.contains(code)
         self.file = file
@@ -79,6 +109,18 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
         .leaderNotAvailable, .notEnoughReplicas, .requestTimedOut, .unknownTopicOrPartition,
     ]
 
+    /// The category of a code, when nothing more is known about where the error came from.
+    static func kind(of code: Code) -> Kind {
+        switch code {
+        case .autoOffsetReset, .offsetOutOfRange: .offsetReset
+        case .allBrokersDown: .brokersDown
+        case .transport: .transport
+        case .messageSizeTooLarge: .messageTooLarge
+        case .timedOut, .messageTimedOut, .requestTimedOut: .timedOut
+        default: .other
+        }
+    }
+
     static func closed(file: String = #fileID, line: UInt = #line) -> KafkaError {
         KafkaError(code: .closed, message: "the client is closed", isRetriable: false, file: file, line: line)
     }
@@ -86,9 +128,9 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
 
 extension KafkaError {
     /// From a plain response code, with librdkafka's text for it.
-    init(_ err: rd_kafka_resp_err_t, context: String, file: String = #fileID, line: UInt = #line) {
+    init(_ err: rd_kafka_resp_err_t, context: String, kind: Kind? = nil, file: String = #fileID, line: UInt = #line) {
         let text = String(cString: rd_kafka_err2str(err))
-        self.init(code: Code(rawValue: err.rawValue), message: "\(context): \(text)", file: file, line: line)
+        self.init(code: Code(rawValue: err.rawValue), message: "\(context): \(text)", kind: kind, file: file, line: line)
     }
 
     /// Takes ownership of an `rd_kafka_error_t` and destroys it.

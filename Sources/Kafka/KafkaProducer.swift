@@ -19,6 +19,10 @@ public final class KafkaProducer: Sendable {
         /// Any librdkafka property, applied after the defaults (`enable.idempotence=true`, `acks=all`)
         /// and so able to override them. Default: empty.
         public var properties: [String: String] = [:]
+        /// Called for global errors (brokers down, transport failures): librdkafka's error callback,
+        /// on the poll thread; keep it short (count, flag). Failed deliveries are `send`'s outcomes,
+        /// not reported here. Default: nil.
+        public var onError: (@Sendable (KafkaError) -> Void)? = nil
 
         public init(bootstrapServers: String, properties: [String: String] = [:]) {
             self.bootstrapServers = bootstrapServers
@@ -39,7 +43,7 @@ public final class KafkaProducer: Sendable {
         try config.set("enable.idempotence", "true")
         try config.set("acks", "all")
         try config.set(configuration.properties)
-        let context = ProducerContext(logger: logger)
+        let context = ProducerContext(logger: logger, onError: configuration.onError)
         config.withRaw { conf in
             rd_kafka_conf_set_dr_msg_cb(conf, deliveryReportTrampoline)
             rd_kafka_conf_set_error_cb(conf, producerErrorTrampoline)
@@ -359,6 +363,16 @@ final class BatchDelivery: Sendable {
 /// reported on (destroyed with records still queued) are failed and released after `rd_kafka_destroy`.
 final class ProducerContext: RdKafkaContext, @unchecked Sendable {
     private let inFlight = Mutex<[ObjectIdentifier: DeliveryBox]>([:])
+    private let onError: (@Sendable (KafkaError) -> Void)?
+
+    init(logger: Logger, onError: (@Sendable (KafkaError) -> Void)?) {
+        self.onError = onError
+        super.init(logger: logger)
+    }
+
+    override func report(_ error: KafkaError) {
+        onError?(error)
+    }
 
     func register(_ box: DeliveryBox) {
         inFlight.withLock { $0[ObjectIdentifier(box)] = box }
@@ -400,9 +414,11 @@ private func producerErrorTrampoline(_ rk: OpaquePointer?, _ err: Int32, _ reaso
     guard let opaque else { return }
     let context = RdKafkaContext.from(opaque)
     let text = reason.map { String(cString: $0) } ?? ""
-    context.logger.debug("kafka producer error", metadata: [
-        "rdkafka.error": "\(KafkaError.Code(rawValue: err))", "rdkafka.reason": "\(text)",
+    let error = KafkaError(code: KafkaError.Code(rawValue: err), message: "kafka: \(text)")
+    context.logger.warning("kafka producer error", metadata: [
+        "rdkafka.error": "\(error.code)", "kind": "\(error.kind.rawValue)", "rdkafka.reason": "\(text)",
     ])
+    context.report(error)
 }
 
 /// A one-way flag the poll threads read on every loop.

@@ -61,7 +61,10 @@ struct ServeCommand: AsyncParsableCommand {
         let processor = LicenseProcessor(keyServer: server, store: store, keyring: keyring, pool: pool, logger: logger, guards: guards)
         let worker = LicenseWorker(configuration: settings.worker, processor: processor, logger: logger, statistics: statistics)
         let slots = LeaseSlotGauge()
-        var services: [any Service] = [worker]
+        // The worker is appended last: ServiceGroup shuts services down in reverse order, one after the
+        // other, so the worker hears SIGTERM first and its shutdown timeout is not eaten by the others;
+        // the admin port keeps answering /healthz while it drains.
+        var services: [any Service] = []
         // First in the group, so it shuts down last: it flushes the spans the worker ended while draining.
         if let spanExport { services.insert(spanExport, at: 0) }
         // Rotation prefetch (docs/scheduling.md): warms the cache with next keys before boundaries.
@@ -91,6 +94,7 @@ struct ServeCommand: AsyncParsableCommand {
                 },
                 logger: logger))
         }
+        services.append(worker)
         let group = ServiceGroup(configuration: .init(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger))
         let monitor = Task {
@@ -207,6 +211,10 @@ struct ServeOptions: ParsableArguments {
     var replyTtl: Double?
     @Option(help: "Milliseconds of one rate window; tenants' rate-limit counts jobs per account per window (env KSM_RATE_WINDOW_MS). Default: 1000.")
     var rateWindowMs: Int?
+    @Option(help: "Largest request message in bytes; a larger one is dead-lettered (cut to this size) before any work, at most 262144 (env KSM_MAX_REQUEST_BYTES). Default: 262144.")
+    var maxRequestBytes: Int?
+    @Option(help: "Seconds from SIGTERM until the worker has left its group: in-flight work, the final commit and leaving; keep it below the orchestrator's grace period (env KSM_SHUTDOWN_TIMEOUT). Default: 25.")
+    var shutdownTimeout: Double?
     @Flag(help: "Turn off stored replies, rate limits and anti-replay (one Redis round trip less per batch, redelivered jobs get fresh CKCs).")
     var noGuards = false
 
@@ -315,6 +323,20 @@ struct ServeOptions: ParsableArguments {
         var properties = (file["kafka-properties"] as? [String: String]) ?? [:]
         for pair in kafkaProperties { let (k, v) = try Self.split(pair, "--kafka-property"); properties[k] = v }
         worker.kafkaProperties = properties
+
+        let envRequestBytes: Int? = env["KSM_MAX_REQUEST_BYTES"].map { Int($0) ?? -1 }
+        let requestBytes: Int = maxRequestBytes ?? envRequestBytes ?? (file["max-request-bytes"] as? Int) ?? worker.maximumRequestBytes
+        guard (1024...LicenseJob.maximumEncodedSize).contains(requestBytes) else {
+            throw ValidationError("--max-request-bytes must be 1024...\(LicenseJob.maximumEncodedSize), got \(requestBytes)")
+        }
+        worker.maximumRequestBytes = requestBytes
+        let fileShutdown: Double? = (file["shutdown-timeout"] as? Double) ?? (file["shutdown-timeout"] as? Int).map(Double.init)
+        let envShutdown: Double? = env["KSM_SHUTDOWN_TIMEOUT"].map { Double($0) ?? -1 }
+        let shutdownSeconds: Double = shutdownTimeout ?? envShutdown ?? fileShutdown ?? 25
+        guard shutdownSeconds >= 1, shutdownSeconds <= 3600, shutdownSeconds.isFinite else {
+            throw ValidationError("--shutdown-timeout must be 1...3600 seconds, got \(shutdownSeconds)")
+        }
+        worker.shutdownTimeout = .milliseconds(Int64((shutdownSeconds * 1000).rounded()))
 
         var keks = (file["kek"] as? [String: String]) ?? [:]
         for pair in (env["KSM_KEK_FILES"] ?? "").split(separator: ",") where !pair.isEmpty {

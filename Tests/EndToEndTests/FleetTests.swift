@@ -150,7 +150,7 @@ import Testing
         #expect(metrics.1.contains("ksm_jobs_queued{class=\"continuity\"} 0"))
         #expect(metrics.1.contains("ksm_jobs_processing{class=\"new\"} 0"))
         #expect(metrics.1.contains("ksm_cache_reads_total{result=\"miss\"} 1"), "\(metrics.1)")
-        #expect(metrics.1.contains("ksm_kafka_errors_total{source=\"producer\"} 0"))
+        #expect(metrics.1.contains("ksm_kafka_errors_total{source=\"producer\",kind=\"message_too_large\"} 0"))
         // A second job for the same asset is a cache hit, and the counters move.
         let (again, _) = try await client.request(id: "admin-2", account: "a2", device: SimulatedDevice(trust: client.trust), session: 2)
         #expect(again.status == .ok)

@@ -85,8 +85,15 @@ public enum WorkerMetrics {
         metric("ksm_jobs_in_flight", "gauge", "Jobs received and not yet answered.", [("", s.inFlight)])
         metric("ksm_jobs_processing", "gauge", "Jobs taken by a batch and not yet delivered, by priority class.", perClass(s.processingByClass))
         metric("ksm_jobs_queued", "gauge", "Jobs waiting in the scheduler, by priority class.", perClass(s.queuedByClass))
-        metric("ksm_kafka_errors_total", "counter", "Kafka errors: consumer error events and failed reply deliveries.",
-               Set(["consumer", "producer"]).union(s.kafkaErrors.keys).sorted().map { (labels(["source": $0]), s.kafkaErrors[$0] ?? 0) })
+        // Every source/kind pair is always present (0 until it happens), so alerts on increase() see it.
+        let kafkaKeys = Set(["consumer", "producer"].flatMap { source in
+            KafkaError.Kind.allCases.map { WorkerStatistics.KafkaErrorKey(source: source, kind: $0.rawValue) }
+        }).union(s.kafkaErrors.keys)
+        metric("ksm_kafka_errors_total", "counter",
+               "Kafka errors by source (consumer, producer) and kind (offset_reset, commit_failed, brokers_down, transport, message_too_large, timed_out, other).",
+               kafkaKeys.sorted().map { (labels(["source": $0.source, "kind": $0.kind]), s.kafkaErrors[$0] ?? 0) })
+        metric("ksm_messages_dropped_total", "counter", "Messages given up on: neither their answer nor a headers-only dead letter could be published.",
+               [("", s.dropped)])
         metric("ksm_store_errors_total", "counter", "Redis errors, by operation and error code.",
                s.storeErrors.sorted { $0.key < $1.key }.map { (labels(["operation": $0.key.operation, "code": $0.key.code]), $0.value) })
         metric("ksm_consumer_lag", "gauge", "Messages on the broker past this worker's fetch position, per assigned partition (sampled every 2 s).",

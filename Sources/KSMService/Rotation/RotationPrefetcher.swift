@@ -42,9 +42,10 @@ public struct RotationPrefetcher: Service {
                 logger.warning("rotation prefetch pass failed; retrying next pass", metadata: ["error": "\(error)"])
             }
             do {
-                try await Task.sleep(for: configuration.interval)
+                // Graceful shutdown ends the wait: an interval's sleep must not delay the process's exit.
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: self.configuration.interval) }
             } catch {
-                return  // cancelled
+                return  // cancelled, or shutting down
             }
         }
     }

@@ -40,8 +40,12 @@ struct JobScheduler: Sendable {
     private var shed: [ScheduledJob] = []
     private var nextSequence: UInt64 = 0
 
-    init(policy: SchedulingPolicy) {
+    /// Larger request values are refused undecoded (``ScheduledJob/isOversize``).
+    let maximumRequestBytes: Int
+
+    init(policy: SchedulingPolicy, maximumRequestBytes: Int = LicenseJob.maximumEncodedSize) {
         self.policy = policy
+        self.maximumRequestBytes = maximumRequestBytes
     }
 
     /// Jobs waiting (shed ones included until handed out).
@@ -68,7 +72,7 @@ struct JobScheduler: Sendable {
     @discardableResult
     mutating func push(_ message: KafkaMessage, inFlight ahead: Int, rate: Double?, firstDelivery: Bool = false,
                        now: Int64 = LicenseProcessor.currentTimeMilliseconds()) -> ScheduledJob {
-        var job = ScheduledJob(message: message, sequence: nextSequence, firstDelivery: firstDelivery)
+        var job = ScheduledJob(message: message, sequence: nextSequence, firstDelivery: firstDelivery, maximumBytes: maximumRequestBytes)
         nextSequence &+= 1
         guard policy.enabled else {
             fifo.append(job)

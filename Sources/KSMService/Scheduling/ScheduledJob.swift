@@ -32,13 +32,23 @@ struct ScheduledJob: Sendable, HeapOrdered {
     /// or past the log end the partition had when this worker was assigned it. Its admission skips the
     /// stored-reply lookup (``AdmissionRequest/mayHaveStoredReply``).
     let firstDelivery: Bool
+    /// The value is larger than the worker's maximum request size: refused before any decoding.
+    let isOversize: Bool
 
-    init(message: KafkaMessage, sequence: UInt64, firstDelivery: Bool = false) {
+    /// - Parameter maximumBytes: a longer value is not decoded at all: it fails with
+    ///   ``isOversize`` set, and the worker dead-letters it without asking the processor.
+    init(message: KafkaMessage, sequence: UInt64, firstDelivery: Bool = false, maximumBytes: Int = LicenseJob.maximumEncodedSize) {
         let decoded: Result<LicenseJob, LicenseJobError>
-        do throws(LicenseJobError) {
-            decoded = .success(try LicenseJob(json: message.value))
-        } catch {
-            decoded = .failure(error)
+        if message.value.count > maximumBytes {
+            decoded = .failure(LicenseJobError(field: nil, "request of \(message.value.count) bytes exceeds the worker's \(maximumBytes)-byte maximum"))
+            isOversize = true
+        } else {
+            isOversize = false
+            do throws(LicenseJobError) {
+                decoded = .success(try LicenseJob(json: message.value))
+            } catch {
+                decoded = .failure(error)
+            }
         }
         box = Box(message: message, decoded: decoded)
         self.sequence = sequence

@@ -41,7 +41,8 @@ public final class LicenseWorker: Service, Sendable {
         let consumer = try KafkaConsumer(configuration: consumerConfiguration(), logger: logger)
         let producer = try KafkaProducer(configuration: producerConfiguration(), logger: logger)
         let state = WorkerState(maximumInFlight: configuration.maximumInFlight, policy: configuration.scheduling,
-                                concurrentBatches: configuration.concurrentBatches, statistics: statistics)
+                                concurrentBatches: configuration.concurrentBatches, statistics: statistics,
+                                maximumRequestBytes: configuration.maximumRequestBytes)
         self.consumer.withLock { $0 = consumer }
         defer { self.consumer.withLock { $0 = nil } }
         for (topic, error) in await producer.warmUp(topics: [configuration.repliesTopic, configuration.deadLetterTopic]) {
@@ -49,24 +50,88 @@ public final class LicenseWorker: Service, Sendable {
         }
         logger.info("worker started", metadata: ["group": "\(configuration.groupID)", "topic": "\(configuration.requestsTopic)"])
 
-        await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<max(1, configuration.concurrentBatches) {
-                group.addTask { await self.batchLoop(state: state, consumer: consumer, producer: producer) }
+        let plan = ShutdownPlan(timeout: configuration.shutdownTimeout)
+        var deadline: ContinuousClock.Instant?
+        await withTaskGroup(of: Bool.self) { group in
+            let batches = max(1, configuration.concurrentBatches)
+            for _ in 0..<batches {
+                group.addTask { await self.batchLoop(state: state, consumer: consumer, producer: producer); return true }
             }
             await readLoop(state: state, consumer: consumer)
+            // Graceful shutdown (or the consumer ended): the whole shutdown gets `shutdownTimeout` from here.
+            let end = plan.deadline(from: .now)
+            deadline = end
             await state.finish()
-            await group.waitForAll()
+            group.addTask {
+                try? await Task.sleep(until: plan.drainDeadline(before: end), clock: .continuous)
+                return false
+            }
+            var running = batches
+            while running > 0, let finished = await group.next() {
+                if finished { running -= 1; continue }
+                // Out of time: batches stop retrying publishes; their jobs are not stored as done and are
+                // redelivered to the next owner (at-least-once).
+                logger.warning("shutdown: in-flight work not finished in time; left for redelivery",
+                               metadata: ["timeout": "\(configuration.shutdownTimeout)", "inFlight": "\(statistics.snapshot.inFlight)"])
+                group.cancelAll()
+            }
+            group.cancelAll()
         }
-        do {
-            try await consumer.commit()
-        } catch {
-            // Usually a rebalance as the fleet shuts down together; close() commits the stored offsets
-            // once more, and whatever still misses is redelivered (at-least-once).
-            logger.info("commit before close did not go through; close commits again", metadata: ["error": "\(error)"])
+        let end = deadline ?? plan.deadline(from: .now)
+        // The commit may retry until a second before the end; leaving and flushing share that second.
+        await finalCommit(consumer: consumer, before: end - .seconds(1))
+        // Leaving the group can wait behind a rebalance the coordinator holds open (a JoinGroup held
+        // until departed members' sessions time out): bounded, so the process exits inside the grace
+        // period. The offsets were committed above; not waiting only means the group notices later.
+        let left = await ShutdownPlan.within(plan.remaining(until: end - .milliseconds(300), atLeast: .milliseconds(200))) { await consumer.close() }
+        if left == nil {
+            logger.warning("shutdown: leaving the consumer group did not finish in time; exiting anyway (offsets were committed)")
         }
-        await consumer.close()
-        await producer.close()
+        let flush = plan.remaining(until: end, atLeast: .milliseconds(200))
+        _ = await ShutdownPlan.within(flush) { await producer.close(timeout: flush) }
         logger.info("worker stopped", metadata: ["replied": "\(statistics.snapshot.replied)"])
+    }
+
+    /// Commits stored offsets synchronously, before leaving the group (a commit after revocation is
+    /// refused), retrying a failure until `end`: an answered job whose offset did not reach the
+    /// broker is answered again by the next owner.
+    ///
+    /// Why retries: when other members leave at the same time, the coordinator is rebalancing and
+    /// refuses commits (`REBALANCE_IN_PROGRESS`) until every member rejoined or its session timed out;
+    /// each attempt is bounded (1.5 s), so one held by the rebalance does not use up the time, and the
+    /// commit goes through once the rebalance completes (session.timeout.ms below the shutdown timeout).
+    private func finalCommit(consumer: KafkaConsumer, before end: ContinuousClock.Instant) async {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let left = end - .now
+            let outcome: Result<Void, KafkaError>?
+            outcome = await ShutdownPlan.within(max(min(left, .milliseconds(1500)), .milliseconds(200))) { () async -> Result<Void, KafkaError> in
+                do throws(KafkaError) { try await consumer.commit(); return .success(()) } catch { return .failure(error) }
+            }
+            switch outcome {
+            case .success?:
+                logger.debug("final commit done", metadata: ["attempts": "\(attempt)"])
+                return
+            case .failure(let error)?:
+                statistics.update { $0.kafkaError("consumer", .commitFailed) }
+                if ContinuousClock.now + .milliseconds(200) < end {
+                    logger.info("final commit failed; retrying", metadata: ["error": "\(error)"])
+                    try? await Task.sleep(for: .milliseconds(100))
+                    continue
+                }
+                logger.error("final commit failed; answered jobs since the last commit will be redelivered", metadata: ["error": "\(error)"])
+                return
+            case nil:
+                statistics.update { $0.kafkaError("consumer", .commitFailed) }
+                if ContinuousClock.now + .milliseconds(200) < end {
+                    logger.info("final commit attempt timed out; retrying")
+                    continue
+                }
+                logger.error("final commit did not finish in time; answered jobs since the last commit may be redelivered")
+                return
+            }
+        }
     }
 
     func consumerConfiguration() -> KafkaConsumer.Configuration {
@@ -98,6 +163,8 @@ public final class LicenseWorker: Service, Sendable {
         properties["group.instance.id"] = nil
         var c = KafkaProducer.Configuration(bootstrapServers: configuration.brokers)
         c.properties = properties
+        let statistics = self.statistics
+        c.onError = { error in statistics.update { $0.kafkaError("producer", error.kind) } }
         return c
     }
 
@@ -154,8 +221,9 @@ public final class LicenseWorker: Service, Sendable {
             statistics.update { $0.assignedPartitions = owned }
             logger.info("partitions revoked", metadata: ["partitions": "\(partitions.map { "\($0.topic)/\($0.partition)" })"])
         case .error(let error):
-            statistics.update { $0.kafkaErrors["consumer", default: 0] += 1 }
-            logger.warning("kafka consumer error", metadata: ["error": "\(error)", "retriable": "\(error.isRetriable)"])
+            statistics.update { $0.kafkaError("consumer", error.kind) }
+            let level: Logger.Level = error.kind == .offsetReset || error.kind == .commitFailed ? .error : .warning
+            logger.log(level: level, "kafka consumer error", metadata: ["error": "\(error)", "kind": "\(error.kind.rawValue)", "retriable": "\(error.isRetriable)"])
         }
     }
 
@@ -204,7 +272,10 @@ public final class LicenseWorker: Service, Sendable {
     /// What to publish for one message.
     enum Outcome: Sendable {
         case reply(LicenseReply)
+        /// The original message, bounded by ``WorkerConfiguration/deadLetterLimits``.
         case deadLetter(reason: String)
+        /// What is left when a reply or a full dead letter was refused for good (``DeadLetterRecord/headersOnly``).
+        case deadLetterHeadersOnly(reason: String, jobID: String?)
     }
 
     /// Answers a batch: shed jobs at once (`overloaded` with their retry-after hint), the rest through
@@ -212,8 +283,12 @@ public final class LicenseWorker: Service, Sendable {
     func answer(_ batch: [ScheduledJob]) async -> [Outcome] {
         var replies = [LicenseReply?](repeating: nil, count: batch.count)
         var work: [Int] = []
+        var refused: [Int: String] = [:]
         for (index, job) in batch.enumerated() {
-            if let retryAfter = job.retryAfterMilliseconds, case .success(let decoded) = job.decoded {
+            if job.isOversize, case .failure(let error) = job.decoded {
+                // Refused before any work: never decoded, never asked of the store.
+                refused[index] = error.reason
+            } else if let retryAfter = job.retryAfterMilliseconds, case .success(let decoded) = job.decoded {
                 replies[index] = LicenseReply(
                     id: decoded.id.value, status: .overloaded,
                     reason: "worker overloaded: this \(decoded.priority) job would wait longer than allowed; retry after \(retryAfter) ms",
@@ -238,8 +313,9 @@ public final class LicenseWorker: Service, Sendable {
                                                 firstDeliveries: retry.map { batch[$0].firstDelivery })
             for (index, reply) in zip(retry, again) { replies[index] = reply }
         }
-        return replies.map { entry in
-            // Every entry was filled above: shed jobs, then the processor's one reply per job.
+        return replies.enumerated().map { index, entry in
+            if let reason = refused[index] { return .deadLetter(reason: reason) }
+            // Every other entry was filled above: shed jobs, then the processor's one reply per job.
             guard var reply = entry else { return .deadLetter(reason: "internal: job left unanswered") }
             if reply.status == .storeUnavailable, reply.retryAfterMilliseconds == nil {
                 // Jittered, so clients of a whole batch do not come back at the same moment.
@@ -274,17 +350,23 @@ public final class LicenseWorker: Service, Sendable {
             if reply.isDuplicate { headers.append(("ksm-duplicate", Array("1".utf8))) }
             return KafkaProducer.Record(topic: topic, key: message.key, value: reply.jsonBytes(), headers: headers)
         case .deadLetter(let reason):
-            var headers = message.headers
-            headers.append(("dlq-reason", Array(reason.utf8)))
-            headers.append(("dlq-source", Array("\(message.topic)/\(message.partition)/\(message.offset)".utf8)))
-            return KafkaProducer.Record(topic: configuration.deadLetterTopic, key: message.key, value: message.value, headers: headers)
+            return DeadLetterRecord.make(for: message, reason: reason, topic: configuration.deadLetterTopic, limits: configuration.deadLetterLimits)
+        case .deadLetterHeadersOnly(let reason, let jobID):
+            return DeadLetterRecord.headersOnly(for: message, reason: reason, jobID: jobID, topic: configuration.deadLetterTopic)
         }
     }
 
-    /// Publishes a batch's replies (and dead letters) and waits for their delivery reports, retrying
-    /// what failed with capped backoff while Kafka is unavailable. Returns the messages whose answer
-    /// was delivered; after shutdown began, the rest are left out: their offsets are not stored and
-    /// the jobs are redelivered.
+    /// Publishes a batch's replies (and dead letters) and waits for their delivery reports. Returns
+    /// the messages whose answer is settled (delivered, or given up on after the headers-only dead
+    /// letter was refused too); the rest, left when the task is cancelled (shutdown out of time),
+    /// are not stored as done and are redelivered.
+    ///
+    /// Retriable failures (Kafka unavailable, queue full, timeouts) are retried with capped backoff
+    /// for as long as it takes. A non-retriable one is never retried as it was (issue 16: a 1 MB dead
+    /// letter refused with `MSG_SIZE_TOO_LARGE` was retried every 2 s forever and jammed its
+    /// partition): a reply or a full dead letter falls back to a headers-only dead letter naming the
+    /// job; if even that is refused for good, the message is logged at error, counted in
+    /// `ksm_messages_dropped_total`, and its offset moves on.
     func publish(_ pending: [Pending], producer: KafkaProducer) async -> [KafkaMessage] {
         var remaining = pending
         var delivered: [KafkaMessage] = []
@@ -294,11 +376,13 @@ public final class LicenseWorker: Service, Sendable {
             let records = remaining.map { record($0.outcome, for: $0.message, span: $0.span) }
             let results = await producer.send(records)
             let deliveredAt = ContinuousClock.now
-            var failed: [Pending] = []
+            var retry: [Pending] = []
             var lastError: KafkaError?
             var replied: [(status: String, tenant: String, priority: String)] = []
             var latency: [String: LatencyHistogram] = [:]
             var deadLettered = 0
+            var dropped = 0
+            var failedKinds: [KafkaError.Kind] = []
             for (job, result) in zip(remaining, results) {
                 switch result {
                 case .success(let report):
@@ -307,17 +391,36 @@ public final class LicenseWorker: Service, Sendable {
                     latency[job.priority, default: LatencyHistogram()].observe(deliveredAt - job.arrived)
                     logger.trace("published", metadata: ["topic": "\(report.topic)", "partition": "\(report.partition)", "offset": "\(report.offset)"])
                     switch job.outcome {
-                    case .deadLetter: deadLettered += 1
+                    case .deadLetter, .deadLetterHeadersOnly: deadLettered += 1
                     case .reply(let reply): replied.append((reply.status.name, reply.tenant ?? "", job.priority))
                     }
                 case .failure(let error):
-                    failed.append(job)
-                    lastError = error
+                    failedKinds.append(error.kind)
+                    if error.isRetriable {
+                        retry.append(job)
+                        lastError = error
+                    } else if let fallback = Self.fallback(for: job.outcome, after: error) {
+                        logger.warning("publish refused for good; sending a headers-only dead letter instead", metadata: [
+                            "error": "\(error)", "source": "\(job.message.topic)/\(job.message.partition)/\(job.message.offset)",
+                        ])
+                        var next = job
+                        next.outcome = fallback
+                        retry.append(next)
+                    } else {
+                        // Even the smallest record was refused: nothing more can be published for it.
+                        logger.error("dead letter refused for good; message dropped", metadata: [
+                            "error": "\(error)", "source": "\(job.message.topic)/\(job.message.partition)/\(job.message.offset)",
+                            "bytes": "\(job.message.value.count)",
+                        ])
+                        dropped += 1
+                        delivered.append(job.message)
+                    }
                 }
             }
             // One lock for the whole batch's counters.
             statistics.update { s in
                 s.deadLettered += deadLettered
+                s.dropped += dropped
                 s.replied += replied.count
                 for (status, tenant, priority) in replied {
                     s.repliesByStatus[status, default: 0] += 1
@@ -325,18 +428,32 @@ public final class LicenseWorker: Service, Sendable {
                     s.replies[key, default: 0] += 1
                 }
                 for (priority, histogram) in latency { s.endToEndLatency[priority, default: LatencyHistogram()].merge(histogram) }
-                if !failed.isEmpty {
-                    s.publishRetries += failed.count
-                    s.kafkaErrors["producer", default: 0] += failed.count
-                }
+                s.publishRetries += retry.count
+                for kind in failedKinds { s.kafkaError("producer", kind) }
             }
-            remaining = failed
-            guard let lastError else { break }
-            logger.warning("publish failed; retrying", metadata: ["error": "\(lastError)", "records": "\(failed.count)"])
-            if Task.isCancelled { break }
+            remaining = retry
+            if remaining.isEmpty || Task.isCancelled { break }
+            // Only fallbacks left: send them now; a retriable failure waits with backoff first.
+            guard let lastError else { continue }
+            logger.warning("publish failed; retrying", metadata: ["error": "\(lastError)", "records": "\(retry.count)"])
             try? await Task.sleep(for: delay)
+            if Task.isCancelled { break }
             delay = min(delay * 2, .seconds(2))
         }
         return delivered
+    }
+
+    /// What to publish instead after `outcome` was refused with a non-retriable `error`; nil once
+    /// there is nothing smaller to try.
+    static func fallback(for outcome: Outcome, after error: KafkaError) -> Outcome? {
+        switch outcome {
+        case .reply(let reply):
+            return .deadLetterHeadersOnly(reason: "reply (status \(reply.status.rawValue)) not deliverable: \(error.code): \(error.message)",
+                                          jobID: reply.id.isEmpty ? nil : reply.id)
+        case .deadLetter(let reason):
+            return .deadLetterHeadersOnly(reason: "\(reason); full dead letter refused: \(error.code)", jobID: nil)
+        case .deadLetterHeadersOnly:
+            return nil
+        }
     }
 }

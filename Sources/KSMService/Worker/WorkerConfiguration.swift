@@ -26,8 +26,15 @@ public struct WorkerConfiguration: Sendable {
     public var watchdogThreshold: Duration = .seconds(30)
     /// Priority classes, tenant weights and load shedding (docs/scheduling.md).
     public var scheduling = SchedulingPolicy()
-    /// How long shutdown waits for in-flight work before leaving the group. Default: 20 s.
-    public var shutdownGracePeriod: Duration = .seconds(20)
+    /// The whole of a graceful shutdown, from SIGTERM to leaving the group: in-flight work gets
+    /// what remains after a reserve for the final commit, leaving the group and flushing the
+    /// producer; what is not done by then is left for redelivery. Keep it below the orchestrator's
+    /// grace period (Kubernetes' `terminationGracePeriodSeconds`, 30 s by default). Default: 25 s.
+    public var shutdownTimeout: Duration = .seconds(25)
+    /// The largest request value a worker reads: a larger message is refused before any decoding and
+    /// dead-lettered (cut to this size, see ``DeadLetterRecord``). At most
+    /// `LicenseJob.maximumEncodedSize` (the decoder's own cap). Default: 256 KiB.
+    public var maximumRequestBytes = LicenseJob.maximumEncodedSize
     /// Tenants that get their own `tenant` label on `ksm_replies_by_tenant_total`; later ones are
     /// counted as `other` (``TenantLabels``). Default: 20.
     public var tenantLabelLimit = 20
@@ -36,4 +43,17 @@ public struct WorkerConfiguration: Sendable {
     public var tracing = false
 
     public init(brokers: String) { self.brokers = brokers }
+
+    /// librdkafka's default `message.max.bytes`, the producer's largest record.
+    static let producerDefaultMessageMaxBytes = 1_000_000
+
+    /// What a dead letter may carry: the value cut to ``maximumRequestBytes`` and to the producer's
+    /// `message.max.bytes` (from ``kafkaProperties``, else librdkafka's 1,000,000) less 64 KiB for
+    /// headers, key and framing, so the dead letter itself is never refused for its size.
+    var deadLetterLimits: DeadLetterRecord.Limits {
+        let producerLimit = kafkaProperties["message.max.bytes"].flatMap { Int($0) } ?? Self.producerDefaultMessageMaxBytes
+        var limits = DeadLetterRecord.Limits()
+        limits.valueBytes = max(0, min(maximumRequestBytes, producerLimit - 64 * 1024))
+        return limits
+    }
 }

@@ -22,10 +22,11 @@ actor WorkerState {
     /// partition is never recorded for a later one.
     private var assignmentGeneration: [TopicPartition: UInt64] = [:]
 
-    init(maximumInFlight: Int, policy: SchedulingPolicy = SchedulingPolicy(), concurrentBatches: Int = 1, statistics: WorkerStatistics? = nil) {
+    init(maximumInFlight: Int, policy: SchedulingPolicy = SchedulingPolicy(), concurrentBatches: Int = 1, statistics: WorkerStatistics? = nil,
+         maximumRequestBytes: Int = LicenseJob.maximumEncodedSize) {
         self.maximumInFlight = maximumInFlight
         self.statistics = statistics
-        self.scheduler = JobScheduler(policy: policy)
+        self.scheduler = JobScheduler(policy: policy, maximumRequestBytes: maximumRequestBytes)
         self.rate = ServiceRate(initial: policy.initialRate, concurrency: concurrentBatches)
     }
 

@@ -1,3 +1,4 @@
+import Kafka
 import Synchronization
 
 /// Counters a worker keeps for logs, tests, the loadgen summary and `/metrics`.
@@ -41,16 +42,32 @@ public final class WorkerStatistics: Sendable {
         public var processingByClass: [String: Int] = [:]
         /// Jobs waiting in the scheduler, per class (updated as jobs arrive and leave).
         public var queuedByClass: [String: Int] = [:]
-        /// Kafka errors by where they happened: `consumer` (error events) and `producer` (failed
-        /// deliveries, each counted once per attempt).
-        public var kafkaErrors: [String: Int] = [:]
+        /// Kafka errors by where they happened (`consumer`: error events, offset resets, commit
+        /// failures; `producer`: failed deliveries, each counted once per attempt, and global errors)
+        /// and by kind (``KafkaError/Kind``), so an operator can alert on lost progress.
+        public var kafkaErrors: [KafkaErrorKey: Int] = [:]
+        /// Messages whose answer could not be published even as a headers-only dead letter: logged
+        /// at error and given up on, so the partition moves on (issue 16).
+        public var dropped = 0
         /// Store (Redis) errors by operation (`fetch`, `lease`, `ping`, ...) and error code.
         public var storeErrors: [StoreErrorKey: Int] = [:]
         /// Assigns tenant label values; part of the snapshot so it changes under the same lock.
         var tenantLabels = TenantLabels()
 
         /// Jobs received and not yet answered or dead-lettered (revoked ones included until redone).
-        public var inFlight: Int { max(0, received - replied - deadLettered) }
+        public var inFlight: Int { max(0, received - replied - deadLettered - dropped) }
+
+        /// Counts one Kafka error.
+        mutating func kafkaError(_ source: String, _ kind: KafkaError.Kind, count: Int = 1) {
+            kafkaErrors[KafkaErrorKey(source: source, kind: kind.rawValue), default: 0] += count
+        }
+    }
+
+    /// One Kafka error series: `source` (`consumer`, `producer`) and `kind` (``KafkaError/Kind``).
+    public struct KafkaErrorKey: Sendable, Hashable, Comparable {
+        public var source: String
+        public var kind: String
+        public static func < (a: KafkaErrorKey, b: KafkaErrorKey) -> Bool { (a.source, a.kind) < (b.source, b.kind) }
     }
 
     /// One store error series.

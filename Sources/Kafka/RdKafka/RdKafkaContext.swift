@@ -28,14 +28,29 @@ class RdKafkaContext: @unchecked Sendable {
         Unmanaged<RdKafkaContext>.fromOpaque(opaque).takeUnretainedValue()
     }
 
-    /// librdkafka's syslog levels: 7 (debug) becomes trace, anything louder debug; the service decides
-    /// what deserves info, from the errors this module surfaces.
+    /// Called for librdkafka errors and warnings that mean lost progress or skipped messages (offset
+    /// resets, commit failures, brokers down): the client counts them (consumers as `.error` events,
+    /// producers through their `onError`). Runs on librdkafka's threads; keep it short.
+    func report(_ error: KafkaError) {}
+
+    /// librdkafka's syslog levels: 0-3 become error, 4 (warning) warning, 5-6 debug, 7 trace. A
+    /// warning from librdkafka means something an operator should see (issue 16: offset resets that
+    /// skipped messages and `COMMITFAIL` were invisible at debug). An offset reset is also reported
+    /// (``report(_:)``): librdkafka only logs it.
     fileprivate func log(level: Int32, facility: String, message: String) {
-        let swiftLevel: Logger.Level = level >= 7 ? .trace : .debug
+        let swiftLevel: Logger.Level = switch level {
+        case ...3: .error
+        case 4: .warning
+        case 5, 6: .debug
+        default: .trace
+        }
         logger.log(
-            level: swiftLevel, "\(message)",
+            level: swiftLevel, "kafka: \(message)",
             metadata: ["rdkafka.facility": "\(facility)", "rdkafka.level": "\(level)"]
         )
+        if level <= 4, facility == "OFFSET", message.lowercased().contains("offset reset") {
+            report(KafkaError(code: .autoOffsetReset, message: message, isRetriable: false, kind: .offsetReset))
+        }
     }
 }
 

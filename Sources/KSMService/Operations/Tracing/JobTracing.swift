@@ -93,7 +93,7 @@ public enum JobTracing {
                 attributes["fps.status_code"] = Int(reply.status.rawValue)
             }
             if serverFaults.contains(reply.status) { span.setStatus(SpanStatus(code: .error, message: reply.status.name)) }
-        case .deadLetter:
+        case .deadLetter, .deadLetterHeadersOnly:
             span.setStatus(SpanStatus(code: .error, message: "dead-lettered: not a readable job"))
         }
     }
