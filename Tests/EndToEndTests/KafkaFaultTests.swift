@@ -84,15 +84,19 @@ import Testing
         var metrics = try await FleetTests.scrape(port: port) { Self.sum($0, source: "consumer", kinds: ["brokers_down", "transport"]) > 0 }
         #expect(Self.sum(metrics, source: "consumer", kinds: ["brokers_down", "transport"]) > 0, "\(Self.kafkaLines(metrics))")
 
+        // The injected error answers the next Fetch on any connection: with the test's own consumer
+        // closed, only the worker fetches.
+        await client.close()
         try await fleet.brokerControl("request-errors Fetch 1 OFFSET_OUT_OF_RANGE")
         metrics = try await FleetTests.scrape(port: port) { Self.sum($0, source: "consumer", kinds: ["offset_reset"]) > 0 }
         #expect(Self.sum(metrics, source: "consumer", kinds: ["offset_reset"]) > 0, "\(Self.kafkaLines(metrics))")
 
+        let second = try await FleetClient(fleet: fleet)
         try await fleet.brokerControl("request-errors OffsetCommit 5 OFFSET_METADATA_TOO_LARGE")
-        _ = try await client.request(id: "trouble-1", account: "t1", device: device, session: 2)
+        _ = try await second.request(id: "trouble-1", account: "t1", device: device, session: 2)
         metrics = try await FleetTests.scrape(port: port) { Self.sum($0, source: "consumer", kinds: ["commit_failed"]) > 0 }
         #expect(Self.sum(metrics, source: "consumer", kinds: ["commit_failed"]) > 0, "\(Self.kafkaLines(metrics))")
-        await client.close()
+        await second.close()
     }
 
     // MARK: Item 5: bounded shutdown with the final commit
