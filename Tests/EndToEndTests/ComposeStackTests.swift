@@ -1,0 +1,157 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import KSMTestSupport
+import Testing
+
+/// deploy/docker-compose.yml run as it ships, without Docker (CI has no engine): every `ksm` service
+/// of the file started as a plain process of the real binary with exactly the file's command and
+/// environment, read from the YAML. Substituted, and only these: the host names `kafka` and `redis`
+/// (librdkafka's mock cluster via `ksm broker` stands in for `kafka` and `kafka-init`, a redis-server
+/// of the test's own for `redis`), each volume's mount point (a directory per container path: bind
+/// sources copied with the 0644 modes git gives them, named volumes shared), the workers' admin
+/// ports (they share one host here), and loadgen's length (a shorter run appended to its arguments).
+@Suite(.serialized, .timeLimit(.minutes(4)))
+struct ComposeStackTests {
+    /// The compose file as JSON (PyYAML resolves the `<<:` merges and anchors as compose does).
+    static func compose() throws -> [String: Any] {
+        let script = "import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script, KSMBinary.packageRoot.appendingPathComponent("deploy/docker-compose.yml").path]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, let json = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw ProcessFailure(description: "could not read deploy/docker-compose.yml with python3 + PyYAML (scripts/install-deps.sh installs it)")
+        }
+        return json
+    }
+
+    /// One compose service as this machine runs it.
+    struct Service {
+        var name: String
+        var entrypoint: [String]?
+        var command: [String]
+        var environment: [String: String]
+        /// Container path -> (source, bind or named volume).
+        var volumes: [(target: String, source: String, bind: Bool)]
+
+        init(_ name: String, _ json: [String: Any]) throws {
+            self.name = name
+            entrypoint = json["entrypoint"] as? [String]
+            command = (json["command"] as? [String]) ?? (json["command"] as? String).map { $0.split(separator: " ").map(String.init) } ?? []
+            var env: [String: String] = [:]
+            for (key, value) in json["environment"] as? [String: Any] ?? [:] { env[key] = "\(value)" }
+            environment = env
+            volumes = (json["volumes"] as? [[String: Any]] ?? []).compactMap { v in
+                guard let target = v["target"] as? String, let source = v["source"] as? String else { return nil }
+                return (target, source, (v["type"] as? String) == "bind")
+            }
+        }
+    }
+
+    /// Rewrites host names and container paths in one argument or variable, and undoes compose's `$$`.
+    struct Rewrite {
+        var bootstrap: String
+        var redisURL: String
+        var root: URL
+
+        func callAsFunction(_ text: String) -> String {
+            var out = text.replacingOccurrences(of: "$$", with: "$")
+            out = out.replacingOccurrences(of: "redis://redis:6379/0", with: redisURL)
+            out = out.replacingOccurrences(of: "kafka:9092", with: bootstrap)
+            for prefix in ["/etc/ksm/", "/var/lib/ksm"] {
+                out = out.replacingOccurrences(of: prefix, with: root.path + prefix)
+            }
+            return out
+        }
+    }
+
+    @Test("The compose stack's ksm services run as shipped: setup, three workers ready, loadgen's every CKC correct")
+    func composeStackRunsAsShipped() async throws {
+        let compose = try Self.compose()
+        let services = try (compose["services"] as? [String: [String: Any]] ?? [:]).mapValues { $0 }.map { try Service($0.key, $0.value) }
+        func service(_ name: String) throws -> Service { try #require(services.first { $0.name == name }, "no service \(name)") }
+
+        let redis = try await RedisServerProcess()
+        defer { redis.stop() }
+        let broker = try RunningProcess("broker", ["broker", "--partitions", "12"], controlInput: true)
+        let bootstrap = try await broker.firstLine()
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-compose-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let rewrite = Rewrite(bootstrap: bootstrap, redisURL: "redis://127.0.0.1:\(redis.port)/0", root: root)
+
+        // The mounts: bind sources copied at git's modes; named volumes one directory each.
+        for volume in services.flatMap(\.volumes) where !FileManager.default.fileExists(atPath: rewrite(volume.target)) {
+            let target = URL(fileURLWithPath: rewrite(volume.target))
+            try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+            if volume.bind {
+                let source = KSMBinary.packageRoot.appendingPathComponent("deploy").appendingPathComponent(volume.source).standardizedFileURL
+                try FileManager.default.copyItem(at: source, to: target)
+                for name in try FileManager.default.contentsOfDirectory(atPath: target.path) {
+                    try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: target.appendingPathComponent(name).path)
+                }
+            } else {
+                try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            }
+        }
+
+        // ksm-setup: its entrypoint and script, with `ksm` on the PATH as in the image.
+        let setup = try service("ksm-setup")
+        let shell = Process()
+        let entry = try #require(setup.entrypoint)
+        shell.executableURL = URL(fileURLWithPath: entry[0])
+        shell.arguments = Array(entry.dropFirst()) + setup.command.map(rewrite.callAsFunction)
+        var setupEnvironment = setup.environment.mapValues(rewrite.callAsFunction)
+        setupEnvironment["PATH"] = KSMBinary.url.deletingLastPathComponent().path + ":/usr/bin:/bin"
+        shell.environment = setupEnvironment
+        let setupErr = Pipe()
+        shell.standardError = setupErr
+        shell.standardOutput = FileHandle.nullDevice
+        try shell.run()
+        let setupMessages = String(decoding: setupErr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        shell.waitUntilExit()
+        #expect(shell.terminationStatus == 0, "ksm-setup failed: \(setupMessages)")
+
+        // The workers, each on an admin port of its own (compose gives each its own network).
+        var workers: [(RunningProcess, Int)] = []
+        for name in services.map(\.name).sorted() where try service(name).command.first == "serve" {
+            let worker = try service(name)
+            var environment = worker.environment.mapValues(rewrite.callAsFunction)
+            let port = try RedisServerProcess.freeLoopbackPort()
+            environment["KSM_ADMIN_PORT"] = "\(port)"
+            workers.append((try RunningProcess(name, worker.command.map(rewrite.callAsFunction), environment: environment), port))
+        }
+        #expect(workers.count == 3)
+        for (worker, port) in workers {
+            let ready = try await Self.waitForReady(port: port)
+            #expect(ready, "\(worker.name) never became ready: \(worker.stderr.suffix(3000))")
+        }
+
+        // loadgen with the file's arguments, a shorter run appended (later options win).
+        let loadgen = try service("loadgen")
+        let run = try RunningProcess("loadgen", loadgen.command.map(rewrite.callAsFunction) + ["--viewers", "300", "--rotations", "1", "--rotation-interval", "2", "--json"],
+                                     environment: loadgen.environment.mapValues(rewrite.callAsFunction))
+        let deadline = ContinuousClock.now + .seconds(120)
+        while run.process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(200)) }
+        #expect(!run.process.isRunning && run.process.terminationStatus == 0, "loadgen: \(run.stderr.suffix(3000))")
+        let report = try JSONSerialization.jsonObject(with: Data(run.lines.joined(separator: "\n").utf8)) as? [String: Any]
+        // 300 joins and one rotation of all 300: every reply correct.
+        #expect(report?["all_correct"] as? Bool == true && (report?["correct"] as? Int ?? 0) >= 600, "\(String(describing: report))")
+        for (worker, _) in workers { _ = await worker.terminate() }
+    }
+
+    static func waitForReady(port: Int) async throws -> Bool {
+        let url = try #require(URL(string: "http://127.0.0.1:\(port)/readyz"))
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            if let (_, response) = try? await URLSession.shared.data(from: url), (response as? HTTPURLResponse)?.statusCode == 200 { return true }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        return false
+    }
+}
