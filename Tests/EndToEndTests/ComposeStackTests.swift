@@ -14,21 +14,8 @@ import Testing
 /// ports (they share one host here), and loadgen's length (a shorter run appended to its arguments).
 @Suite(.serialized, .timeLimit(.minutes(4)))
 struct ComposeStackTests {
-    /// The compose file as JSON (PyYAML resolves the `<<:` merges and anchors as compose does).
     static func compose() throws -> [String: Any] {
-        let script = "import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, KSMBinary.packageRoot.appendingPathComponent("deploy/docker-compose.yml").path]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let json = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            throw ProcessFailure(description: "could not read deploy/docker-compose.yml with python3 + PyYAML (scripts/install-deps.sh installs it)")
-        }
-        return json
+        try #require(try DeployFiles.yaml("deploy/docker-compose.yml").first as? [String: Any])
     }
 
     /// One compose service as this machine runs it.
@@ -128,7 +115,7 @@ struct ComposeStackTests {
         }
         #expect(workers.count == 3)
         for (worker, port) in workers {
-            let ready = try await Self.waitForReady(port: port)
+            let ready = try await DeployFiles.waitForReady(port: port)
             #expect(ready, "\(worker.name) never became ready: \(worker.stderr.suffix(3000))")
         }
 
@@ -143,15 +130,5 @@ struct ComposeStackTests {
         // 300 joins and one rotation of all 300: every reply correct.
         #expect(report?["all_correct"] as? Bool == true && (report?["correct"] as? Int ?? 0) >= 600, "\(String(describing: report))")
         for (worker, _) in workers { _ = await worker.terminate() }
-    }
-
-    static func waitForReady(port: Int) async throws -> Bool {
-        let url = try #require(URL(string: "http://127.0.0.1:\(port)/readyz"))
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            if let (_, response) = try? await URLSession.shared.data(from: url), (response as? HTTPURLResponse)?.statusCode == 200 { return true }
-            try await Task.sleep(for: .milliseconds(250))
-        }
-        return false
     }
 }

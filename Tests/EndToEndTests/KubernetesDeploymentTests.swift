@@ -14,19 +14,7 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct KubernetesDeploymentTests {
     static func yaml(_ path: String) throws -> [[String: Any]] {
-        let script = "import json, sys, yaml; json.dump(list(yaml.safe_load_all(open(sys.argv[1]))), sys.stdout)"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, KSMBinary.packageRoot.appendingPathComponent(path).path]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let documents = try JSONSerialization.jsonObject(with: data) as? [[String: Any]] else {
-            throw ProcessFailure(description: "could not read \(path) with python3 + PyYAML")
-        }
-        return documents
+        try DeployFiles.yaml(path).compactMap { $0 as? [String: Any] }
     }
 
     /// Lays out one Secret volume at `mount` as the kubelet does.
@@ -96,13 +84,7 @@ struct KubernetesDeploymentTests {
         let port = try RedisServerProcess.freeLoopbackPort()
         env["KSM_ADMIN_PORT"] = "\(port)"
         let worker = try RunningProcess("k8s-worker", args, environment: env)
-        let url = try #require(URL(string: "http://127.0.0.1:\(port)/readyz"))
-        var ready = false
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !ready, worker.process.isRunning, ContinuousClock.now < deadline {
-            if let (_, response) = try? await URLSession.shared.data(from: url), (response as? HTTPURLResponse)?.statusCode == 200 { ready = true }
-            else { try await Task.sleep(for: .milliseconds(250)) }
-        }
+        let ready = try await DeployFiles.waitForReady(port: port) { worker.process.isRunning }
         #expect(ready, "the worker never became ready: \(worker.stderr.suffix(3000))")
         #expect(await worker.terminate() == 0)
     }
