@@ -8,6 +8,12 @@ let package = Package(
         .executable(name: "ksm", targets: ["ksm"]),
         .library(name: "FairPlay", targets: ["FairPlay"]),
         .library(name: "FairPlayDevice", targets: ["FairPlayDevice"]),
+        // The worker as a library, so a platform can embed it and bootstrap its own logging,
+        // metrics and tracing (README, "Embedding the worker").
+        .library(name: "KSMService", targets: ["KSMService"]),
+        .library(name: "Licensing", targets: ["Licensing"]),
+        .library(name: "RedisStore", targets: ["RedisStore"]),
+        .library(name: "Kafka", targets: ["Kafka"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
