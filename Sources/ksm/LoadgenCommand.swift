@@ -19,6 +19,8 @@ struct LoadgenCommand: AsyncParsableCommand {
     var repliesTopic = "fps.license.replies"
     @Flag(help: "Print the report as JSON only.")
     var json = false
+    @Option(help: "Seconds to wait for the brokers before failing with a clear error.")
+    var connectTimeout: Double = 15
 
     func run() async throws {
         guard let brokers = brokers ?? ProcessInfo.processInfo.environment["KSM_KAFKA_BROKERS"] else {
@@ -30,6 +32,8 @@ struct LoadgenCommand: AsyncParsableCommand {
         var configuration = LoadGeneratorConfiguration(brokers: brokers)
         configuration.requestsTopic = requestsTopic
         configuration.repliesTopic = repliesTopic
+        guard connectTimeout > 0, connectTimeout.isFinite else { throw ValidationError("--connect-timeout must be a positive number of seconds") }
+        configuration.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
         scenario.apply(to: &configuration)
         let test = try TestCredentials(directory: scenario.fixtures)
         let generator = LoadGenerator(configuration: configuration, catalog: scenario.catalog, trust: test.trust, logger: logger)

@@ -132,3 +132,17 @@ struct ComposeStackTests {
         for (worker, _) in workers { _ = await worker.terminate() }
     }
 }
+
+extension ComposeStackTests {
+    @Test("ksm loadgen against a broker that is not there fails within its connect timeout, saying so")
+    func loadgenWithoutBrokerFailsClearly() throws {
+        let port = try RedisServerProcess.freeLoopbackPort()
+        let began = ContinuousClock.now
+        let result = try KSMBinary.run(["loadgen", "--brokers", "127.0.0.1:\(port)", "--viewers", "1", "--connect-timeout", "2"])
+        let stderr = String(decoding: result.stderr, as: UTF8.self)
+        #expect(result.status != 0)
+        #expect(ContinuousClock.now - began < .seconds(20))
+        #expect(stderr.contains("cannot reach Kafka at 127.0.0.1:\(port)"), "\(stderr.suffix(2000))")
+        #expect(!stderr.contains("USAGE"), "a runtime error prints no usage text")
+    }
+}

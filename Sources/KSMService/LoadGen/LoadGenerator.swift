@@ -54,7 +54,16 @@ public struct LoadGenerator: Sendable {
         var producerConfig = KafkaProducer.Configuration(bootstrapServers: configuration.brokers)
         producerConfig.properties = configuration.kafkaProperties.merging(["linger.ms": "2"]) { a, _ in a }
         let producer = try KafkaProducer(configuration: producerConfig, logger: logger)
-        await producer.warmUp(topics: [configuration.requestsTopic])
+        // librdkafka retries an unreachable broker for its message timeout (300 s) without a word:
+        // a run that cannot reach Kafka fails now, saying so.
+        let connectDeadline = ContinuousClock.now + configuration.connectTimeout
+        while let failure = await producer.warmUp(topics: [configuration.requestsTopic], timeout: .seconds(2))[configuration.requestsTopic] {
+            guard ContinuousClock.now < connectDeadline else {
+                throw LoadGeneratorError.brokersUnreachable(brokers: configuration.brokers, topic: configuration.requestsTopic,
+                                                            waited: configuration.connectTimeout, reason: failure.code.description)
+            }
+            try await Task.sleep(for: .milliseconds(250))
+        }
         var consumerConfig = KafkaConsumer.Configuration(bootstrapServers: configuration.brokers, groupID: "ksm-loadgen-\(runID)",
                                                          topics: [configuration.repliesTopic], properties: configuration.kafkaProperties)
         // "earliest", not "latest": a fresh group resolves "latest" only when it first fetches, and

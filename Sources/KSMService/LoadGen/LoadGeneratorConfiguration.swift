@@ -22,6 +22,9 @@ public struct LoadGeneratorConfiguration: Sendable {
     public var replyTimeout: Duration = .seconds(60)
     /// librdkafka properties for both clients.
     public var kafkaProperties: [String: String] = [:]
+    /// How long to wait for the brokers to answer (metadata of the requests topic) before the run
+    /// fails with ``LoadGeneratorError/brokersUnreachable(brokers:topic:waited:reason:)``. Default: 15 s.
+    public var connectTimeout: Duration = .seconds(15)
 
     public init(brokers: String) { self.brokers = brokers }
 }
