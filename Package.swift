@@ -22,6 +22,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         // Deque for every FIFO (already built for swift-service-lifecycle's async-algorithms).
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        // The admin port (/healthz, /readyz, /metrics): HTTP/1.1 on swift-nio, a ServiceLifecycle Service.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // NIOCore's IOError, to name a bind failure's reason (already built for hummingbird).
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        // Metrics API for the worker; `ksm serve` bootstraps it to a Prometheus registry.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // C libraries from Debian, as system-library targets (module map + shim header only).
@@ -73,6 +80,10 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         // A real redis-server on a free loopback port, for the tests and `ksm bench`.
@@ -85,6 +96,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
 
@@ -100,6 +113,8 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         .testTarget(

@@ -10,8 +10,9 @@
   annotations.summary/description; expressions have balanced brackets, use only exported metrics,
   and cover the storm: lag, p99, error ratio, store down, stalled worker.
 
-The exported metric names are read from Sources/KSMService/Operations/WorkerMetrics.swift (the
-names passed to metric(...) and histogram(...)), so a renamed metric fails this check.
+The exported metric names are read from Sources/KSMService/Operations/MetricCatalog.swift (the
+names passed to counter(...), gauge(...) and histogram(...)), so a renamed metric fails this check.
+promtool itself (check rules, test rules, check metrics on a real scrape) runs in the Swift suite.
 """
 import json
 import os
@@ -22,7 +23,7 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OBS = os.path.join(ROOT, "deploy", "observability")
-METRICS_SOURCE = os.path.join(ROOT, "Sources", "KSMService", "Operations", "WorkerMetrics.swift")
+METRICS_SOURCE = os.path.join(ROOT, "Sources", "KSMService", "Operations", "MetricCatalog.swift")
 REQUIRED_ALERT_TOPICS = {
     "lag": "ksm_consumer_lag",
     "p99": "ksm_job_latency_seconds_bucket",
@@ -43,7 +44,7 @@ def exported_metrics():
     with open(METRICS_SOURCE, encoding="utf-8") as f:
         source = f.read()
     names = set()
-    for kind, name in re.findall(r'\b(metric|histogram)\("(ksm_[a-z0-9_]+)"', source):
+    for kind, name in re.findall(r'\b(counter|gauge|histogram)\("(ksm_[a-z0-9_]+)"', source):
         names.add(name)
         if kind == "histogram":
             names.update({name + "_bucket", name + "_sum", name + "_count"})

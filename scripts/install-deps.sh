@@ -6,6 +6,8 @@ if [ "$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq libssl-dev librdkafka-dev libhiredis-dev libjemalloc-dev redis-server pkg-config >/dev/null
+# promtool (Debian's prometheus package) for the suite's alert-rule and /metrics checks.
+$SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null
 
 # Python tools for scripts/validate-deploy.sh (offline validation of deploy/): yamllint,
 # kubernetes-validate and PyYAML from PyPI; jsonschema for the schema tests. pip comes from apt when the python3 has none.

@@ -4,6 +4,8 @@ import Foundation
 import KSMService
 import Licensing
 import Logging
+import Metrics
+import Prometheus
 import RedisStore
 import ServiceLifecycle
 import Tracing
@@ -24,6 +26,9 @@ struct ServeCommand: AsyncParsableCommand {
         case .json: LoggingSystem.bootstrap { JSONLogHandler(label: $0) }
         case .text: LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         }
+        // swift-metrics -> Prometheus text on /metrics; an embedder bootstraps its own backend instead.
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(DescribedPrometheusFactory(registry: registry))
         var logger = Logger(label: "ksm.worker")
         logger.logLevel = settings.logLevel
         logger.info("worker process starting", metadata: ["allocator": "\(Allocator.description)"])
@@ -76,6 +81,12 @@ struct ServeCommand: AsyncParsableCommand {
         // The provisioning marker, checked beside PING: a Redis that restarted empty answers PING.
         let provisioning = StoreHealth()
         if let port = settings.adminPort {
+            let metrics = WorkerMetrics(version: BuildInfo.version) {
+                WorkerMetrics.Inputs(statistics: worker.statistics.snapshot, storeUp: storeHealth.isUp, storeProvisioned: provisioning.isUp,
+                                     stalled: worker.isStalled, lag: worker.consumerLag, cache: cache?.statistics, slots: slots.sample,
+                                     tracing: spanExport?.snapshot, rotation: rotationStatus.snapshot,
+                                     process: ProcessSample.read())
+            }
             services.append(AdminServer(
                 port: port,
                 health: { worker.isStalled ? .init(ok: false, detail: "processing loop stalled") : .init(ok: true, detail: "ok") },
@@ -87,10 +98,8 @@ struct ServeCommand: AsyncParsableCommand {
                     return .init(ok: true, detail: "ok: \(owned) partitions, redis up")
                 },
                 metrics: {
-                    WorkerMetrics.render(.init(statistics: worker.statistics.snapshot, storeUp: storeHealth.isUp, storeProvisioned: provisioning.isUp, stalled: worker.isStalled,
-                                               lag: worker.consumerLag, cache: cache?.statistics, slots: slots.sample,
-                                               tracing: spanExport?.snapshot))
-                        + RotationMetrics.render(rotationStatus.snapshot)
+                    metrics.publish()
+                    return registry.emitToString()
                 },
                 logger: logger))
         }

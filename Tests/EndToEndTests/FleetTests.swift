@@ -141,14 +141,14 @@ import Testing
         #expect(ready.0 == 200, "\(ready.1)")
         let metrics = try await get("/metrics")
         #expect(metrics.1.contains("ksm_replies_total{status=\"noErr\"} 1"), "\(metrics.1)")
-        #expect(metrics.1.contains("ksm_store_up 1"))
+        #expect(metrics.1.contains("ksm_store_up 1.0"))
         let tenant = fleet.catalog.tenant
         #expect(metrics.1.contains("ksm_replies_by_tenant_total{status=\"noErr\",tenant=\"\(tenant)\",class=\"new\"} 1"), "\(metrics.1)")
         #expect(metrics.1.contains("ksm_job_latency_seconds_count{class=\"new\"} 1"))
         #expect(metrics.1.contains("ksm_job_latency_seconds_bucket{class=\"new\",le=\"+Inf\"} 1"))
         #expect(metrics.1.contains("ksm_batch_processing_seconds_count{class=\"new\"} 1"))
-        #expect(metrics.1.contains("ksm_jobs_queued{class=\"continuity\"} 0"))
-        #expect(metrics.1.contains("ksm_jobs_processing{class=\"new\"} 0"))
+        #expect(metrics.1.contains("ksm_jobs_queued{class=\"continuity\"} 0.0"))
+        #expect(metrics.1.contains("ksm_jobs_processing{class=\"new\"} 0.0"))
         #expect(metrics.1.contains("ksm_cache_reads_total{result=\"miss\"} 1"), "\(metrics.1)")
         #expect(metrics.1.contains("ksm_kafka_errors_total{source=\"producer\",kind=\"message_too_large\"} 0"))
         // A second job for the same asset is a cache hit, and the counters move.
@@ -172,11 +172,16 @@ import Testing
             }
             return text
         }
-        let sampled = try await scrapeUntil { $0.contains("ksm_consumer_lag{topic=\"fps.license.requests\",partition=\"") && $0.contains("ksm_lease_slots_in_use 2") }
-        #expect(sampled.contains("ksm_consumer_lag{topic=\"fps.license.requests\",partition=\"0\"} 0"), "\(sampled)")
-        #expect(sampled.contains("ksm_lease_slots_in_use 2"), "\(sampled)")
-        #expect(sampled.contains("ksm_lease_slots_count_complete 1"))
+        let sampled = try await scrapeUntil { $0.contains("ksm_consumer_lag{topic=\"fps.license.requests\",partition=\"") && $0.contains("ksm_lease_slots_in_use 2.0") }
+        #expect(sampled.contains("ksm_consumer_lag{topic=\"fps.license.requests\",partition=\"0\"} 0.0"), "\(sampled)")
+        #expect(sampled.contains("ksm_lease_slots_in_use 2.0"), "\(sampled)")
+        #expect(sampled.contains("ksm_lease_slots_count_complete 1.0"))
         #expect(try await get("/nope").0 == 404)
+        // A real scrape passes Prometheus's own linter; the build and process series are there.
+        #expect(sampled.contains("ksm_build_info{version=\""))
+        #expect(sampled.contains("\nprocess_resident_memory_bytes "))
+        let lint = try Promtool.checkMetrics(sampled)
+        #expect(lint.status == 0, "promtool check metrics: \(lint.output)")
         // Redis gone: not ready (fail closed), still alive.
         fleet.redis.stop()
         var notReady = try await get("/readyz")
@@ -188,7 +193,7 @@ import Testing
         #expect(notReady.0 == 503)
         #expect(notReady.1.contains("redis"))
         let down = try await get("/metrics").1
-        #expect(down.contains("ksm_store_up 0"))
+        #expect(down.contains("ksm_store_up 0.0"))
         #expect(down.contains("ksm_store_errors_total{operation=\"ping\""), "\(down)")
         #expect(try await get("/healthz").0 == 200)
         await client.close()

@@ -27,9 +27,10 @@ import Testing
         #expect(abs(h.sum - 100.324) < 1e-9)
     }
 
-    @Test("The tenant label admits the first N tenants, then says other; no tenant is unknown")
+    @Test("The tenant label admits the first N known tenants, then says other; no tenant or an unknown one is unknown and takes no slot")
     func tenantLabels() {
         var labels = TenantLabels(limit: 2)
+        #expect(labels.label(for: "typo", isKnown: false) == TenantLabels.unknown)
         #expect(labels.label(for: "a") == "a")
         #expect(labels.label(for: "b") == "b")
         #expect(labels.label(for: "c") == TenantLabels.other)
@@ -37,7 +38,7 @@ import Testing
         #expect(labels.label(for: "") == "unknown")
     }
 
-    @Test("Rendering: reply series by status/tenant/class, histograms per class, lag, cache, slots, escaped labels")
+    @Test("Publishing: reply series by status/tenant/class, histograms per class, lag, cache, slots, escaped labels, HELP for every family")
     func render() {
         var s = WorkerStatistics.Snapshot()
         s.replies[.init(status: "noErr", tenant: "ac\"me", priority: "continuity")] = 3
@@ -47,22 +48,34 @@ import Testing
         s.queuedByClass["prefetch"] = 7
         s.storeErrors[.init(operation: "fetch", code: "unavailable")] = 2
         let cache = CacheStatistics()
-        let text = WorkerMetrics.render(.init(statistics: s, storeUp: true, stalled: false,
-                                              lag: [TopicPartition(topic: "req", partition: 3): 42], cache: cache,
-                                              slots: .init(slots: 5, accounts: 4, isComplete: true)))
-        #expect(text.contains(#"ksm_replies_by_tenant_total{status="noErr",tenant="ac\"me",class="continuity"} 3"#))
+        let text = prometheusText(.init(statistics: s, storeUp: true, stalled: false,
+                                        lag: [TopicPartition(topic: "req", partition: 3): 42], cache: cache,
+                                        slots: .init(slots: 5, accounts: 4, isComplete: true), process: ProcessSample.read()),
+                                  version: "1.2.3")
+        #expect(text.contains(#"ksm_replies_by_tenant_total{status="noErr",tenant="ac\"me",class="continuity"} 3"#), "\(text)")
         #expect(text.contains(#"ksm_job_latency_seconds_bucket{class="continuity",le="0.25"} 1"#))
         #expect(text.contains(#"ksm_job_latency_seconds_bucket{class="continuity",le="0.1"} 0"#))
         #expect(text.contains(#"ksm_job_latency_seconds_count{class="prefetch"} 0"#))
-        #expect(text.contains(#"ksm_jobs_queued{class="prefetch"} 7"#))
-        #expect(text.contains(#"ksm_jobs_queued{class="new"} 0"#))
+        #expect(text.contains(#"ksm_jobs_queued{class="prefetch"} 7.0"#))
+        #expect(text.contains(#"ksm_jobs_queued{class="new"} 0.0"#))
         #expect(text.contains(#"ksm_store_errors_total{operation="fetch",code="unavailable"} 2"#))
-        #expect(text.contains(#"ksm_consumer_lag{topic="req",partition="3"} 42"#))
+        #expect(text.contains(#"ksm_consumer_lag{topic="req",partition="3"} 42.0"#))
         #expect(text.contains(#"ksm_cache_reads_total{result="join"} 0"#))
-        #expect(text.contains("ksm_lease_slots_in_use 5"))
-        // Every sample line belongs to a declared metric family.
-        let families = Set(text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { $0.split(separator: " ")[2] })
-        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+        #expect(text.contains("ksm_lease_slots_in_use 5.0"))
+        #expect(text.contains(#"ksm_build_info{version="1.2.3"} 1.0"#))
+        #expect(text.contains(#"ksm_kafka_errors_total{source="producer",kind="message_too_large"} 0"#))
+        for name in ["process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds", "process_start_time_seconds"] {
+            #expect(text.contains("\n\(name) "), "\(name)")
+        }
+        // The latency alert's 2 s target is a bucket bound, and so is 1.5 s.
+        #expect(text.contains(#"ksm_job_latency_seconds_bucket{class="new",le="1.5"} 0"#))
+        #expect(text.contains(#"ksm_job_latency_seconds_bucket{class="new",le="2.0"} 0"#))
+        // Every sample line belongs to a declared metric family, and every family has help text.
+        let lines = text.split(separator: "\n")
+        let families = Set(lines.filter { $0.hasPrefix("# TYPE ") }.map { $0.split(separator: " ")[2] })
+        let described = Set(lines.filter { $0.hasPrefix("# HELP ") }.map { $0.split(separator: " ")[2] })
+        #expect(families == described)
+        for line in lines where !line.hasPrefix("#") {
             let name = line.prefix { $0 != "{" && $0 != " " }
             let family = ["_bucket", "_sum", "_count"].reduce(Substring(name)) { n, suffix in
                 families.contains(n) ? n : (n.hasSuffix(suffix) ? n.dropLast(suffix.count) : n)

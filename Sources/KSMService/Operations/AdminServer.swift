@@ -1,14 +1,21 @@
-import Foundation
+import Hummingbird
 import Logging
+import NIOCore
 import ServiceLifecycle
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The worker's admin port: `/healthz`, `/readyz` and Prometheus `/metrics`, over plain HTTP/1.0.
+/// The worker's admin port: `/healthz`, `/readyz` and Prometheus `/metrics`, over HTTP/1.1 on
+/// hummingbird.
 ///
-/// A few requests a minute from probes and a scraper: one dedicated thread with a blocking accept
-/// loop is enough, keeps socket calls off Swift's cooperative pool, and needs no HTTP stack.
+/// Connections are served concurrently on swift-nio's event loops, so idle or slow clients cannot
+/// hold up a probe (the hand-written server before it served one connection at a time: three idle
+/// connections pushed `/healthz` past the liveness probe's 3 s timeout). By default it listens on
+/// `::`, which on Linux is dual-stack (IPv4 too, `net.ipv6.bindv6only=0`); where the host has no
+/// IPv6 it falls back to `0.0.0.0`. A `Service`: it stops accepting on graceful shutdown, after the
+/// worker (it sits before the worker in the group) so probes keep answering while the worker drains.
 public final class AdminServer: Service, Sendable {
     /// What a probe gets: HTTP status and a one-line body.
     public struct Probe: Sendable {
@@ -20,131 +27,111 @@ public final class AdminServer: Service, Sendable {
         }
     }
 
+    /// The admin port could not be opened: the message names the port and the reason.
+    public struct BindError: Error, CustomStringConvertible {
+        public var port: Int
+        public var reason: String
+        /// The socket error, if that is what it was.
+        var code: Int32?
+        public init(port: Int, reason: String) {
+            self.port = port
+            self.reason = reason
+        }
+        public var description: String { "admin port \(port) cannot be opened: \(reason); choose another --admin-port" }
+    }
+
     public let port: Int
-    let host: String
+    /// Nil: `::` (dual-stack), falling back to `0.0.0.0` without IPv6.
+    let host: String?
     let health: @Sendable () -> Probe
     let readiness: @Sendable () -> Probe
     let metrics: @Sendable () -> String
     let logger: Logger
+    /// Connections idle this long are closed. Default: 60 s.
+    let idleTimeout: Duration
 
-    public init(port: Int, host: String = "0.0.0.0", health: @escaping @Sendable () -> Probe, readiness: @escaping @Sendable () -> Probe,
+    public init(port: Int, host: String? = nil, idleTimeout: Duration = .seconds(60),
+                health: @escaping @Sendable () -> Probe, readiness: @escaping @Sendable () -> Probe,
                 metrics: @escaping @Sendable () -> String, logger: Logger) {
         self.port = port
         self.host = host
+        self.idleTimeout = idleTimeout
         self.health = health
         self.readiness = readiness
         self.metrics = metrics
         self.logger = logger
     }
 
-    public struct BindError: Error, CustomStringConvertible {
-        public var description: String
-    }
-
     public func run() async throws {
-        let fd = try bindListener()
-        let stop = StopFlag()
-        let done = AsyncStream<Void>.makeStream()
-        let thread = Thread { [self] in
-            self.acceptLoop(fd, stop: stop)
-            close(fd)
-            done.continuation.finish()
+        guard (0...65535).contains(port) else { throw BindError(port: port, reason: "a port is a number from 1 to 65535") }
+        if let host {
+            try await serve(on: host)
+            return
         }
-        thread.name = "ksm-admin"
-        thread.start()
-        logger.info("admin port listening", metadata: ["port": "\(port)"])
-        await withGracefulShutdownHandler {
-            for await _ in done.stream {}
-        } onGracefulShutdown: {
-            stop.set()
+        do {
+            try await serve(on: "::")
+        } catch let error as BindError where error.isMissingIPv6 {
+            logger.notice("no IPv6 on this host: the admin port listens on IPv4 only", metadata: ["port": "\(port)"])
+            try await serve(on: "0.0.0.0")
         }
     }
 
-    private func bindListener() throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw BindError(description: "admin port: socket() failed: errno \(errno)") }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr(host)
-        let bound = withUnsafePointer(to: &address) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        guard bound, listen(fd, 16) == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            throw BindError(description: "admin port \(host):\(port): \(reason)")
-        }
-        return fd
-    }
-
-    private func acceptLoop(_ fd: Int32, stop: StopFlag) {
-        while !stop.isSet {
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, 200) > 0 else { continue }
-            let client = accept(fd, nil, nil)
-            guard client >= 0 else { continue }
-            serve(client)
-            close(client)
+    private func serve(on host: String) async throws {
+        let started = StartFlag()
+        let application = Application(
+            router: router(),
+            server: .http1(configuration: .init(idleTimeout: .nanoseconds(Int64(idleTimeout.components.seconds) * 1_000_000_000))),
+            configuration: .init(address: .hostname(host, port: port), serverName: "ksm-admin"),
+            onServerRunning: { [logger, port] channel in
+                started.set()
+                logger.info("admin port listening", metadata: ["port": "\(port)", "address": "\(channel.localAddress.map { "\($0)" } ?? host)"])
+            },
+            logger: logger
+        )
+        do {
+            try await application.run()
+        } catch {
+            guard !started.isSet else { throw error }
+            throw BindError(port: port, reason: Self.reason(error), code: (error as? IOError)?.errnoCode)
         }
     }
 
-    private func serve(_ client: Int32) {
-        var timeout = timeval(tv_sec: 1, tv_usec: 0)
-        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var request: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1024)
-        // Read the request head (capped at 8 KiB); only its first line matters.
-        while request.count < 8192, !request.containsHeaderEnd {
-            let n = buffer.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
-            guard n > 0 else { break }
-            request.append(contentsOf: buffer[0..<n])
+    private func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get("/healthz") { [health] _, _ in Self.text(health()) }
+        router.get("/readyz") { [readiness] _, _ in Self.text(readiness()) }
+        router.get("/metrics") { [metrics] _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                     body: .init(byteBuffer: ByteBuffer(string: metrics())))
         }
-        let line = String(decoding: request.prefix { $0 != 0x0D && $0 != 0x0A }, as: UTF8.self)
-        let parts = line.split(separator: " ")
-        let (status, type, body): (String, String, String)
-        if parts.count >= 2, parts[0] == "GET" {
-            switch parts[1].split(separator: "?").first ?? "" {
-            case "/healthz":
-                let probe = health()
-                (status, type, body) = (probe.ok ? "200 OK" : "503 Service Unavailable", "text/plain", probe.detail + "\n")
-            case "/readyz":
-                let probe = readiness()
-                (status, type, body) = (probe.ok ? "200 OK" : "503 Service Unavailable", "text/plain", probe.detail + "\n")
-            case "/metrics":
-                (status, type, body) = ("200 OK", "text/plain; version=0.0.4", metrics())
-            default:
-                (status, type, body) = ("404 Not Found", "text/plain", "try /healthz, /readyz or /metrics\n")
-            }
-        } else {
-            (status, type, body) = ("405 Method Not Allowed", "text/plain", "GET only\n")
-        }
-        let payload = Array(body.utf8)
-        let response = Array("HTTP/1.0 \(status)\r\nContent-Type: \(type)\r\nContent-Length: \(payload.count)\r\nConnection: close\r\n\r\n".utf8) + payload
-        var sent = 0
-        while sent < response.count {
-            let n = response[sent...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard n > 0 else { break }
-            sent += n
-        }
+        return router
+    }
+
+    private static func text(_ probe: Probe) -> Response {
+        Response(status: probe.ok ? .ok : .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"],
+                 body: .init(byteBuffer: ByteBuffer(string: probe.detail + "\n")))
+    }
+
+    /// A person's reason, not a debug description: the C library's text for a socket error.
+    private static func reason(_ error: any Error) -> String {
+        if let io = error as? IOError { return String(cString: strerror(io.errnoCode)).lowercased() }
+        return "\(error)"
     }
 }
 
-/// A flag set once from any thread.
-final class StopFlag: @unchecked Sendable {
-    // @unchecked: the Bool is only read and written under `lock`.
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
-    func set() { lock.lock(); value = true; lock.unlock() }
+extension AdminServer.BindError {
+    init(port: Int, reason: String, code: Int32?) {
+        self.init(port: port, reason: reason)
+        self.code = code
+    }
+
+    /// The host has no IPv6 (`::` cannot be bound, IPv4 may still work).
+    var isMissingIPv6: Bool { code == EAFNOSUPPORT || code == EADDRNOTAVAIL }
 }
 
-extension Array where Element == UInt8 {
-    fileprivate var containsHeaderEnd: Bool {
-        guard count >= 4 else { return false }
-        for i in 0...(count - 4) where self[i] == 0x0D && self[i + 1] == 0x0A && self[i + 2] == 0x0D && self[i + 3] == 0x0A { return true }
-        return false
-    }
+/// Set once the server is listening; read after `run()` returned or threw.
+private final class StartFlag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
 }

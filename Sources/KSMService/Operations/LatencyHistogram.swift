@@ -1,12 +1,17 @@
-/// A Prometheus histogram with fixed bucket bounds, kept as plain counts so a batch can fill a local
-/// copy and merge it under one lock (`merge`), instead of taking a lock per observation.
+/// A histogram with fixed bucket bounds, kept as plain counts so a batch can fill a local copy and
+/// merge it under one lock (`merge`), instead of taking a lock per observation.
+///
+/// The worker's accumulator: ``WorkerMetrics`` moves what was added since its last publish into a
+/// swift-metrics `Timer` with the same bounds (``replay(since:_:)``), off the hot path.
 public struct LatencyHistogram: Sendable, Hashable {
-    /// Upper bounds in seconds. From 5 ms (a cache-hit batch) to 30 s (the new-session wait limit),
-    /// dense around the 0.1-2.5 s a live event's p99 target sits in.
-    public static let bounds: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+    /// Upper bounds in seconds (``MetricCatalog/latencyBounds``).
+    public static var bounds: [Double] { MetricCatalog.latencyBounds }
 
     /// Observations per bucket (not cumulative); the last entry is the +Inf bucket.
-    public private(set) var counts = [Int](repeating: 0, count: LatencyHistogram.bounds.count + 1)
+    public private(set) var counts = [Int](repeating: 0, count: MetricCatalog.latencyBounds.count + 1)
+    /// Sum of the observations per bucket, in seconds: the mean of a bucket's new observations lies
+    /// inside that bucket, so replaying it keeps every bucket count and the total sum.
+    public private(set) var sums = [Double](repeating: 0, count: MetricCatalog.latencyBounds.count + 1)
     public private(set) var sum: Double = 0
     public private(set) var count = 0
 
@@ -15,6 +20,7 @@ public struct LatencyHistogram: Sendable, Hashable {
     public mutating func observe(seconds: Double) {
         let index = Self.bounds.firstIndex { seconds <= $0 } ?? Self.bounds.count
         counts[index] += 1
+        sums[index] += seconds
         sum += seconds
         count += 1
     }
@@ -25,7 +31,10 @@ public struct LatencyHistogram: Sendable, Hashable {
     }
 
     public mutating func merge(_ other: LatencyHistogram) {
-        for index in counts.indices { counts[index] += other.counts[index] }
+        for index in counts.indices {
+            counts[index] += other.counts[index]
+            sums[index] += other.sums[index]
+        }
         sum += other.sum
         count += other.count
     }
@@ -39,6 +48,29 @@ public struct LatencyHistogram: Sendable, Hashable {
             out.append((index < Self.bounds.count ? Self.format(Self.bounds[index]) : "+Inf", running))
         }
         return out
+    }
+
+    /// Calls `record` with nanosecond values whose bucket counts equal what this histogram gained
+    /// since `earlier`, and whose sum equals the sum gained (to a nanosecond per observation): each
+    /// bucket's new observations are replayed at their mean, clamped into the bucket.
+    public func replay(since earlier: LatencyHistogram, _ record: (Int64) -> Void) {
+        for index in counts.indices {
+            let n = counts[index] - earlier.counts[index]
+            guard n > 0 else { continue }
+            let lower = index == 0 ? Int64(0) : Self.nanoseconds(Self.bounds[index - 1]) + 1
+            let upper = index < Self.bounds.count ? Self.nanoseconds(Self.bounds[index]) : Int64.max
+            let mean = Self.nanoseconds((sums[index] - earlier.sums[index]) / Double(n))
+            let value = min(max(mean, lower), upper)
+            for _ in 0..<n { record(value) }
+        }
+    }
+
+    /// `seconds` as a `Duration` rounded to the nanosecond (the bounds of the exported histogram).
+    static func duration(seconds: Double) -> Duration { .nanoseconds(nanoseconds(seconds)) }
+
+    static func nanoseconds(_ seconds: Double) -> Int64 {
+        let ns = (seconds * 1e9).rounded()
+        return ns >= Double(Int64.max) ? Int64.max : Int64(max(0, ns))
     }
 
     static func format(_ value: Double) -> String {

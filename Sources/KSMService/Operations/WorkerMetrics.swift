@@ -1,15 +1,23 @@
+import CoreMetrics
+import ServiceLifecycle
 import Kafka
 import Licensing
+import Synchronization
 
-/// Prometheus text exposition (format 0.0.4) of a worker, written by hand and rendered on demand.
+/// Publishes a worker's figures to swift-metrics: counters, gauges and latency timers.
 ///
-/// Hand-written rather than swift-prometheus: the series are few and fixed, the hot path only bumps
-/// plain counters in ``WorkerStatistics`` under one lock per batch, and a scrape (a few a minute)
-/// pays for the formatting. Names and labels are listed in the README's Operations section; label
-/// values are bounded (status names, three classes, at most `tenant-label-limit` tenants + `other`,
-/// the worker's own partitions).
-public enum WorkerMetrics {
-    /// Everything a scrape reads; each source is cheap to read from the admin thread.
+/// The hot path stays as cheap as before: the worker counts in ``WorkerStatistics`` under one lock
+/// per batch, never per job. ``publish()`` (called by `ksm serve` before each `/metrics` scrape, or
+/// every few seconds by ``run()`` for an embedder whose backend pushes) reads one snapshot and hands
+/// swift-metrics what changed since the last publish: counter deltas, gauge values, and latency
+/// observations replayed bucket by bucket (``LatencyHistogram/replay(since:_:)``). Handlers come
+/// from the factory given, by default the global `MetricsSystem.factory`, so an embedder that
+/// bootstrapped its own backend gets the same series. Names, labels and help texts: ``MetricCatalog``.
+///
+/// Label values are bounded: status names, three classes, at most `tenant-label-limit` tenants plus
+/// `other` and `unknown`, the worker's own partitions.
+public final class WorkerMetrics: Service, Sendable {
+    /// Everything a publish reads; each source is cheap to read from any thread.
     public struct Inputs: Sendable {
         public var statistics: WorkerStatistics.Snapshot
         public var storeUp: Bool
@@ -24,9 +32,14 @@ public enum WorkerMetrics {
         public var slots: LeaseSlotGauge.Sample?
         /// Nil when spans are not exported (no `--otlp-endpoint`).
         public var tracing: TraceExportStatistics.Snapshot?
+        /// Nil when rotation prefetch is off.
+        public var rotation: RotationStatus.Snapshot?
+        /// Nil where `/proc` cannot be read (``ProcessSample/read()``).
+        public var process: ProcessSample?
 
         public init(statistics: WorkerStatistics.Snapshot, storeUp: Bool, storeProvisioned: Bool = true, stalled: Bool, lag: [TopicPartition: Int64] = [:],
-                    cache: CacheStatistics? = nil, slots: LeaseSlotGauge.Sample? = nil, tracing: TraceExportStatistics.Snapshot? = nil) {
+                    cache: CacheStatistics? = nil, slots: LeaseSlotGauge.Sample? = nil, tracing: TraceExportStatistics.Snapshot? = nil,
+                    rotation: RotationStatus.Snapshot? = nil, process: ProcessSample? = nil) {
             self.statistics = statistics
             self.storeUp = storeUp
             self.storeProvisioned = storeProvisioned
@@ -35,112 +48,183 @@ public enum WorkerMetrics {
             self.cache = cache
             self.slots = slots
             self.tracing = tracing
+            self.rotation = rotation
+            self.process = process
         }
     }
 
     /// The classes always exported (zero included), so a dashboard's series exist before traffic.
     static let classes = ["continuity", "new", "prefetch"]
 
-    public static func render(_ s: WorkerStatistics.Snapshot, storeUp: Bool, stalled: Bool) -> String {
-        render(Inputs(statistics: s, storeUp: storeUp, stalled: stalled))
+    /// One series: metric name and its labels in export order.
+    struct SeriesKey: Hashable {
+        var name: String
+        var labels: [String]
+        init(_ name: String, _ labels: KeyValuePairs<String, String> = [:]) {
+            self.name = name
+            self.labels = labels.flatMap { [$0.key, $0.value] }
+        }
+        var dimensions: [(String, String)] {
+            stride(from: 0, to: labels.count, by: 2).map { (labels[$0], labels[$0 + 1]) }
+        }
     }
 
-    public static func render(_ inputs: Inputs) -> String {
-        let s = inputs.statistics
-        var out = ""
-        out.reserveCapacity(8192)
-        func header(_ name: String, _ type: String, _ help: String) {
-            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
-        }
-        func metric(_ name: String, _ type: String, _ help: String, _ samples: [(String, Int)]) {
-            header(name, type, help)
-            for (labels, value) in samples { out += "\(name)\(labels) \(value)\n" }
-        }
-        func perClass(_ values: [String: Int]) -> [(String, Int)] {
-            Set(classes).union(values.keys).sorted().map { (labels(["class": $0]), values[$0] ?? 0) }
-        }
-        func histogram(_ name: String, _ help: String, _ values: [String: LatencyHistogram]) {
-            header(name, "histogram", help)
-            for priority in Set(classes).union(values.keys).sorted() {
-                let h = values[priority] ?? LatencyHistogram()
-                for (le, count) in h.cumulative { out += "\(name)_bucket\(labels(["class": priority, "le": le])) \(count)\n" }
-                out += "\(name)_sum\(labels(["class": priority])) \(h.sum)\n"
-                out += "\(name)_count\(labels(["class": priority])) \(h.count)\n"
+    /// What was last handed to swift-metrics, and the handlers, each created once.
+    struct State {
+        var counters: [SeriesKey: Counter] = [:]
+        var counterValues: [SeriesKey: Int] = [:]
+        var cpuSeconds: FloatingPointCounter?
+        var cpuPublished: Double = 0
+        var gauges: [SeriesKey: Gauge] = [:]
+        var timers: [SeriesKey: Timer] = [:]
+        var histograms: [SeriesKey: LatencyHistogram] = [:]
+        var lagSeries: Set<SeriesKey> = []
+    }
+
+    private let factory: any MetricsFactory
+    private let inputs: @Sendable () -> Inputs
+    private let interval: Duration
+    private let state = Mutex(State())
+
+    /// - Parameters:
+    ///   - version: the `version` label of `ksm_build_info`.
+    ///   - factory: where handlers come from. Default: the bootstrapped `MetricsSystem.factory`.
+    ///   - interval: how often ``run()`` publishes. Default: 5 s.
+    ///   - inputs: read at each publish.
+    public init(version: String, factory: any MetricsFactory = MetricsSystem.factory, interval: Duration = .seconds(5),
+                inputs: @escaping @Sendable () -> Inputs) {
+        self.factory = factory
+        self.inputs = inputs
+        self.interval = interval
+        state.withLock { state in
+            self.gauge(&state, SeriesKey("ksm_build_info", ["version": version]), 1)
+            // Series a dashboard or an alert's increase() needs before the first event.
+            for name in ["ksm_jobs_received_total", "ksm_dead_letters_total", "ksm_batches_total", "ksm_store_retries_total",
+                         "ksm_publish_retries_total", "ksm_consumer_pauses_total", "ksm_messages_dropped_total"] {
+                self.count(&state, SeriesKey(name), 0)
+            }
+            for source in ["consumer", "producer"] {
+                for kind in KafkaError.Kind.allCases {
+                    self.count(&state, SeriesKey("ksm_kafka_errors_total", ["source": source, "kind": kind.rawValue]), 0)
+                }
             }
         }
+        publish()
+    }
 
-        metric("ksm_jobs_received_total", "counter", "License jobs consumed from Kafka.", [("", s.received)])
-        metric("ksm_replies_total", "counter", "Replies published, by status.",
-               s.repliesByStatus.sorted { $0.key < $1.key }.map { (labels(["status": $0.key]), $0.value) })
-        metric("ksm_replies_by_tenant_total", "counter",
-               "Replies published, by status, tenant (first N tenants, then \"other\") and priority class.",
-               s.replies.sorted { $0.key < $1.key }.map { (labels(["status": $0.key.status, "tenant": $0.key.tenant, "class": $0.key.priority]), $0.value) })
-        metric("ksm_dead_letters_total", "counter", "Messages sent to the dead-letter topic.", [("", s.deadLettered)])
-        metric("ksm_batches_total", "counter", "Batches processed (one Redis round trip each).", [("", s.batches)])
-        metric("ksm_store_retries_total", "counter", "Batches retried after a Redis outage.", [("", s.storeRetries)])
-        metric("ksm_publish_retries_total", "counter", "Reply publishes retried after a Kafka error.", [("", s.publishRetries)])
-        metric("ksm_consumer_pauses_total", "counter", "Times the consumer paused for backpressure.", [("", s.pauses)])
-        histogram("ksm_job_latency_seconds", "Job received from Kafka until its reply's delivery report, by priority class.", s.endToEndLatency)
-        histogram("ksm_batch_processing_seconds", "Processing time of one batch (store round trips and crypto), by the class of its first job.", s.batchLatency)
-        metric("ksm_jobs_in_flight", "gauge", "Jobs received and not yet answered.", [("", s.inFlight)])
-        metric("ksm_jobs_processing", "gauge", "Jobs taken by a batch and not yet delivered, by priority class.", perClass(s.processingByClass))
-        metric("ksm_jobs_queued", "gauge", "Jobs waiting in the scheduler, by priority class.", perClass(s.queuedByClass))
-        // Every source/kind pair is always present (0 until it happens), so alerts on increase() see it.
-        let kafkaKeys = Set(["consumer", "producer"].flatMap { source in
-            KafkaError.Kind.allCases.map { WorkerStatistics.KafkaErrorKey(source: source, kind: $0.rawValue) }
-        }).union(s.kafkaErrors.keys)
-        metric("ksm_kafka_errors_total", "counter",
-               "Kafka errors by source (consumer, producer) and kind (offset_reset, commit_failed, brokers_down, transport, message_too_large, timed_out, other).",
-               kafkaKeys.sorted().map { (labels(["source": $0.source, "kind": $0.kind]), s.kafkaErrors[$0] ?? 0) })
-        metric("ksm_messages_dropped_total", "counter", "Messages given up on: neither their answer nor a headers-only dead letter could be published.",
-               [("", s.dropped)])
-        metric("ksm_store_errors_total", "counter", "Redis errors, by operation and error code.",
-               s.storeErrors.sorted { $0.key < $1.key }.map { (labels(["operation": $0.key.operation, "code": $0.key.code]), $0.value) })
-        metric("ksm_consumer_lag", "gauge", "Messages on the broker past this worker's fetch position, per assigned partition (sampled every 2 s).",
-               inputs.lag.sorted { ($0.key.topic, $0.key.partition) < ($1.key.topic, $1.key.partition) }
-                   .map { (labels(["topic": $0.key.topic, "partition": "\($0.key.partition)"]), Int($0.value)) })
+    /// Publishes every `interval` until graceful shutdown, then once more.
+    public func run() async throws {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            publish()
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
+        }
+        publish()
+    }
+
+    /// Hands swift-metrics what changed since the last publish. Serialized: concurrent callers wait.
+    public func publish() {
+        let inputs = inputs()
+        state.withLock { publish(inputs, into: &$0) }
+    }
+
+    private func publish(_ inputs: Inputs, into state: inout State) {
+        let s = inputs.statistics
+        count(&state, SeriesKey("ksm_jobs_received_total"), s.received)
+        for (status, n) in s.repliesByStatus { count(&state, SeriesKey("ksm_replies_total", ["status": status]), n) }
+        for (key, n) in s.replies {
+            count(&state, SeriesKey("ksm_replies_by_tenant_total", ["status": key.status, "tenant": key.tenant, "class": key.priority]), n)
+        }
+        count(&state, SeriesKey("ksm_dead_letters_total"), s.deadLettered)
+        count(&state, SeriesKey("ksm_batches_total"), s.batches)
+        count(&state, SeriesKey("ksm_store_retries_total"), s.storeRetries)
+        count(&state, SeriesKey("ksm_publish_retries_total"), s.publishRetries)
+        count(&state, SeriesKey("ksm_consumer_pauses_total"), s.pauses)
+        count(&state, SeriesKey("ksm_messages_dropped_total"), s.dropped)
+        for (key, n) in s.kafkaErrors { count(&state, SeriesKey("ksm_kafka_errors_total", ["source": key.source, "kind": key.kind]), n) }
+        for (key, n) in s.storeErrors { count(&state, SeriesKey("ksm_store_errors_total", ["operation": key.operation, "code": key.code]), n) }
+        for priority in Set(Self.classes).union(s.endToEndLatency.keys) {
+            histogram(&state, SeriesKey("ksm_job_latency_seconds", ["class": priority]), s.endToEndLatency[priority] ?? LatencyHistogram())
+        }
+        for priority in Set(Self.classes).union(s.batchLatency.keys) {
+            histogram(&state, SeriesKey("ksm_batch_processing_seconds", ["class": priority]), s.batchLatency[priority] ?? LatencyHistogram())
+        }
+        gauge(&state, SeriesKey("ksm_jobs_in_flight"), Double(s.inFlight))
+        for priority in Set(Self.classes).union(s.processingByClass.keys) {
+            gauge(&state, SeriesKey("ksm_jobs_processing", ["class": priority]), Double(s.processingByClass[priority] ?? 0))
+        }
+        for priority in Set(Self.classes).union(s.queuedByClass.keys) {
+            gauge(&state, SeriesKey("ksm_jobs_queued", ["class": priority]), Double(s.queuedByClass[priority] ?? 0))
+        }
+        // A revoked partition's lag series goes away rather than freezing at its last value.
+        var lagSeries: Set<SeriesKey> = []
+        for (partition, lag) in inputs.lag {
+            let key = SeriesKey("ksm_consumer_lag", ["topic": partition.topic, "partition": "\(partition.partition)"])
+            lagSeries.insert(key)
+            gauge(&state, key, Double(lag))
+        }
+        for gone in state.lagSeries.subtracting(lagSeries) { state.gauges.removeValue(forKey: gone)?.destroy() }
+        state.lagSeries = lagSeries
         if let cache = inputs.cache {
-            metric("ksm_cache_reads_total", "counter", "Cached store reads: hit (fresh entry), miss (read from Redis), join (waited for a read in flight).",
-                   [(labels(["result": "hit"]), cache.hits), (labels(["result": "join"]), cache.joins), (labels(["result": "miss"]), cache.misses)])
+            count(&state, SeriesKey("ksm_cache_reads_total", ["result": "hit"]), cache.hits)
+            count(&state, SeriesKey("ksm_cache_reads_total", ["result": "join"]), cache.joins)
+            count(&state, SeriesKey("ksm_cache_reads_total", ["result": "miss"]), cache.misses)
         }
         if let slots = inputs.slots {
-            metric("ksm_lease_slots_in_use", "gauge", "Unexpired lease slots in the store (periodic count).", [("", slots.slots)])
-            metric("ksm_lease_slot_accounts", "gauge", "Accounts holding at least one unexpired slot (periodic count).", [("", slots.accounts)])
-            metric("ksm_lease_slots_count_complete", "gauge", "1 when the last slot count saw every slot set.", [("", slots.isComplete ? 1 : 0)])
+            gauge(&state, SeriesKey("ksm_lease_slots_in_use"), Double(slots.slots))
+            gauge(&state, SeriesKey("ksm_lease_slot_accounts"), Double(slots.accounts))
+            gauge(&state, SeriesKey("ksm_lease_slots_count_complete"), slots.isComplete ? 1 : 0)
         }
         if let tracing = inputs.tracing {
-            metric("ksm_trace_spans_exported_total", "counter", "Spans the OTLP collector accepted.", [("", tracing.exported)])
-            metric("ksm_trace_spans_dropped_total", "counter",
-                   "Spans lost: queue_full (export queue full), export_failed (every attempt failed), rejected (partial success), shutdown.",
-                   tracing.dropped.sorted { $0.key < $1.key }.map { (labels(["reason": $0.key]), $0.value) })
-            metric("ksm_trace_export_errors_total", "counter", "Failed OTLP export attempts (retries included), by reason: connection, timeout, http, protocol.",
-                   tracing.exportErrors.sorted { $0.key < $1.key }.map { (labels(["reason": $0.key]), $0.value) })
-            metric("ksm_trace_spans_queued", "gauge", "Finished spans waiting for export.", [("", tracing.queued)])
+            count(&state, SeriesKey("ksm_trace_spans_exported_total"), tracing.exported)
+            for (reason, n) in tracing.dropped { count(&state, SeriesKey("ksm_trace_spans_dropped_total", ["reason": reason]), n) }
+            for (reason, n) in tracing.exportErrors { count(&state, SeriesKey("ksm_trace_export_errors_total", ["reason": reason]), n) }
+            gauge(&state, SeriesKey("ksm_trace_spans_queued"), Double(tracing.queued))
         }
-        metric("ksm_assigned_partitions", "gauge", "Request partitions this worker owns.", [("", s.assignedPartitions)])
-        metric("ksm_store_up", "gauge", "1 when the last Redis health check answered.", [("", inputs.storeUp ? 1 : 0)])
-        metric("ksm_store_provisioned", "gauge", "1 when Redis holds the provisioning marker; 0: it lost its data (restart without persistence) or was never provisioned.",
-               [("", inputs.storeProvisioned ? 1 : 0)])
-        metric("ksm_processing_stalled", "gauge", "1 when the watchdog saw the processing loop stall.", [("", inputs.stalled ? 1 : 0)])
-        return out
-    }
-
-    /// `{a="x",b="y"}` in the given order, values escaped as the exposition format requires.
-    static func labels(_ pairs: KeyValuePairs<String, String>) -> String {
-        "{" + pairs.map { "\($0.key)=\"\(escape($0.value))\"" }.joined(separator: ",") + "}"
-    }
-
-    static func escape(_ value: String) -> String {
-        guard value.contains(where: { $0 == "\\" || $0 == "\"" || $0 == "\n" }) else { return value }
-        var out = ""
-        for c in value {
-            switch c {
-            case "\\": out += "\\\\"
-            case "\"": out += "\\\""
-            case "\n": out += "\\n"
-            default: out.append(c)
+        if let rotation = inputs.rotation {
+            gauge(&state, SeriesKey("ksm_expected_rotation_load"), Double(rotation.expectedLoad))
+            gauge(&state, SeriesKey("ksm_rotation_schedules_due"), Double(rotation.dueSchedules))
+            count(&state, SeriesKey("ksm_rotation_keys_prefetched_total"), rotation.keysPrefetched)
+            count(&state, SeriesKey("ksm_rotation_prefetch_failures_total"), rotation.failedPasses)
+        }
+        gauge(&state, SeriesKey("ksm_assigned_partitions"), Double(s.assignedPartitions))
+        gauge(&state, SeriesKey("ksm_store_up"), inputs.storeUp ? 1 : 0)
+        gauge(&state, SeriesKey("ksm_store_provisioned"), inputs.storeProvisioned ? 1 : 0)
+        gauge(&state, SeriesKey("ksm_processing_stalled"), inputs.stalled ? 1 : 0)
+        if let process = inputs.process {
+            let cpu = state.cpuSeconds ?? FloatingPointCounter(label: "process_cpu_seconds_total", dimensions: [], factory: factory)
+            state.cpuSeconds = cpu
+            if process.cpuSeconds > state.cpuPublished {
+                cpu.increment(by: process.cpuSeconds - state.cpuPublished)
+                state.cpuPublished = process.cpuSeconds
             }
+            gauge(&state, SeriesKey("process_resident_memory_bytes"), Double(process.residentBytes))
+            gauge(&state, SeriesKey("process_open_fds"), Double(process.openFileDescriptors))
+            gauge(&state, SeriesKey("process_max_fds"), Double(process.maxFileDescriptors))
+            gauge(&state, SeriesKey("process_start_time_seconds"), process.startTimeSeconds)
         }
-        return out
+    }
+
+    /// Moves a counter to `total` (counters only grow: a smaller total publishes nothing).
+    private func count(_ state: inout State, _ key: SeriesKey, _ total: Int) {
+        let counter = state.counters[key] ?? Counter(label: key.name, dimensions: key.dimensions, factory: factory)
+        state.counters[key] = counter
+        let published = state.counterValues[key] ?? 0
+        if total > published {
+            counter.increment(by: total - published)
+            state.counterValues[key] = total
+        }
+    }
+
+    private func gauge(_ state: inout State, _ key: SeriesKey, _ value: Double) {
+        let gauge = state.gauges[key] ?? Gauge(label: key.name, dimensions: key.dimensions, factory: factory)
+        state.gauges[key] = gauge
+        gauge.record(value)
+    }
+
+    private func histogram(_ state: inout State, _ key: SeriesKey, _ total: LatencyHistogram) {
+        let timer = state.timers[key] ?? Timer(label: key.name, dimensions: key.dimensions, factory: factory)
+        state.timers[key] = timer
+        total.replay(since: state.histograms[key] ?? LatencyHistogram()) { timer.recordNanoseconds($0) }
+        state.histograms[key] = total
     }
 }

@@ -427,13 +427,15 @@ public final class LicenseWorker: Service, Sendable {
                 }
             }
             // One lock for the whole batch's counters.
+            let unknownTenant = KSMStatus.unknownTenant.name
             statistics.update { s in
                 s.deadLettered += deadLettered
                 s.dropped += dropped
                 s.replied += replied.count
                 for (status, tenant, priority) in replied {
                     s.repliesByStatus[status, default: 0] += 1
-                    let key = WorkerStatistics.ReplyKey(status: status, tenant: s.tenantLabels.label(for: tenant), priority: priority)
+                    let tenantLabel = s.tenantLabels.label(for: tenant, isKnown: status != unknownTenant)
+                    let key = WorkerStatistics.ReplyKey(status: status, tenant: tenantLabel, priority: priority)
                     s.replies[key, default: 0] += 1
                 }
                 for (priority, histogram) in latency { s.endToEndLatency[priority, default: LatencyHistogram()].merge(histogram) }

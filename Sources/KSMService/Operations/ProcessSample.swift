@@ -1,0 +1,76 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The standard `process_*` figures of this process, read from `/proc/self` at scrape time.
+///
+/// swift-prometheus 2.4 has no process collector; these are the four series every Prometheus
+/// client exports (plus the descriptor limit), read the way the Go and Python clients read them.
+/// Nil fields: not on Linux, or `/proc` unreadable.
+public struct ProcessSample: Sendable, Hashable {
+    /// User + system CPU time, in seconds.
+    public var cpuSeconds: Double
+    public var residentBytes: Int
+    public var openFileDescriptors: Int
+    public var maxFileDescriptors: Int
+    /// Seconds since the Unix epoch.
+    public var startTimeSeconds: Double
+
+    /// Reads `/proc/self/stat`, `/proc/stat` (boot time) and `/proc/self/fd`. Returns nil where
+    /// `/proc` is missing or unreadable.
+    public static func read() -> ProcessSample? {
+        #if os(Linux)
+        guard let stat = readFile("/proc/self/stat"),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        // Fields after "pid (comm) ": index 0 is field 3 (state); utime is field 14, stime 15,
+        // starttime 22, rss 24 (proc(5)).
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 21, let utime = Double(fields[11]), let stime = Double(fields[12]),
+              let start = Double(fields[19]), let rssPages = Int(fields[21]) else { return nil }
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        guard ticks > 0, pageSize > 0 else { return nil }
+        let bootTime = readFile("/proc/stat")?
+            .split(separator: "\n").first { $0.hasPrefix("btime ") }
+            .flatMap { Double($0.dropFirst(6).trimmingPrefixSpaces) } ?? 0
+        var limit = rlimit()
+        let maxFDs = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 ? Int(clamping: limit.rlim_cur) : 0
+        return ProcessSample(cpuSeconds: (utime + stime) / ticks, residentBytes: rssPages * pageSize,
+                             openFileDescriptors: countOpenFileDescriptors(), maxFileDescriptors: maxFDs,
+                             startTimeSeconds: bootTime + start / ticks)
+        #else
+        return nil
+        #endif
+    }
+
+    #if os(Linux)
+    private static func readFile(_ path: String) -> String? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
+            if n <= 0 { break }
+            bytes.append(contentsOf: buffer[0..<n])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func countOpenFileDescriptors() -> Int {
+        guard let dir = opendir("/proc/self/fd") else { return 0 }
+        defer { closedir(dir) }
+        var count = 0
+        while let entry = readdir(dir) {
+            let isDot = withUnsafeBytes(of: entry.pointee.d_name) { $0.first == UInt8(ascii: ".") }
+            if !isDot { count += 1 }
+        }
+        // The directory stream itself holds one descriptor while counting.
+        return max(0, count - 1)
+    }
+    #endif
+}
+
+extension Substring {
+    fileprivate var trimmingPrefixSpaces: Substring { drop { $0 == " " } }
+}
