@@ -43,12 +43,17 @@ import Glibc
         try await Self.running(Self.server(port: port), port: port) {
             let idle = try (0..<50).map { _ in try BlockingHTTP.connect("127.0.0.1", port) }
             defer { for fd in idle { close(fd) } }
-            let start = ContinuousClock.now
-            let (status, body) = try await BlockingHTTP.get("127.0.0.1", port, "/healthz")
-            let elapsed = ContinuousClock.now - start
-            #expect(status == 200)
-            #expect(body == "ok\n")
-            #expect(elapsed < .milliseconds(100), "\(elapsed)")
+            // The fastest of five: the suite runs tests in parallel on 2 cores, and one request may
+            // wait for a core; a server blocked by the idle connections would be slow every time.
+            var fastest = Duration.seconds(60)
+            for _ in 0..<5 {
+                let start = ContinuousClock.now
+                let (status, body) = try await BlockingHTTP.get("127.0.0.1", port, "/healthz")
+                fastest = min(fastest, ContinuousClock.now - start)
+                #expect(status == 200)
+                #expect(body == "ok\n")
+            }
+            #expect(fastest < .milliseconds(100), "\(fastest)")
         }
     }
 
