@@ -16,6 +16,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         // Deque for every FIFO (already built for swift-service-lifecycle's async-algorithms).
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        // `ksm serve`'s layered configuration (flags > environment > JSON file); default traits (JSON).
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        // Test-only: the deployment manifests are read as YAML to run their `ksm` command lines.
+        .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
     ],
     targets: [
         // C libraries from Debian, as system-library targets (module map + shim header only).
@@ -67,6 +71,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),
         // A real redis-server on a free loopback port, for the tests and `ksm bench`.
@@ -98,7 +103,10 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["FairPlay", "FairPlayDevice", "KSMService", "Kafka", "RedisStore", "Licensing", "KSMTestSupport", "ksm"]
+            dependencies: [
+                "FairPlay", "FairPlayDevice", "KSMService", "Kafka", "RedisStore", "Licensing", "KSMTestSupport", "ksm",
+                .product(name: "Yams", package: "Yams"),
+            ]
         ),
     ]
 )
