@@ -29,6 +29,10 @@ let package = Package(
         // Metrics API for the worker; `ksm serve` bootstraps it to a Prometheus registry.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // `ksm serve`'s layered configuration (flags > environment > JSON file); default traits (JSON).
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        // Test-only: the deployment manifests are read as YAML to run their `ksm` command lines.
+        .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
     ],
     targets: [
         // C libraries from Debian, as system-library targets (module map + shim header only).
@@ -84,6 +88,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),
         // A real redis-server on a free loopback port, for the tests and `ksm bench`.
@@ -119,7 +124,10 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["FairPlay", "FairPlayDevice", "KSMService", "Kafka", "RedisStore", "Licensing", "KSMTestSupport", "ksm"]
+            dependencies: [
+                "FairPlay", "FairPlayDevice", "KSMService", "Kafka", "RedisStore", "Licensing", "KSMTestSupport", "ksm",
+                .product(name: "Yams", package: "Yams"),
+            ]
         ),
     ]
 )

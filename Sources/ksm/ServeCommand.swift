@@ -20,8 +20,53 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var options: ServeOptions
 
+    @Flag(help: "Resolve the configuration (flags, environment, config file; key files and credentials are read) without connecting to Kafka or Redis, print it with secrets redacted and exit: 0 if it is usable, 64 naming every problem otherwise.")
+    var checkConfig = false
+
     func run() async throws {
-        let settings = try options.resolve(environment: ProcessInfo.processInfo.environment)
+        do {
+            try await runChecked()
+        } catch let failure as CommandFailure {
+            throw failure.report(command: "serve")
+        }
+    }
+
+    private func runChecked() async throws {
+        let settings: ServeConfiguration
+        do {
+            settings = try options.resolve(environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw CommandFailure.configuration(error.problems.map(\.message))
+        }
+        if checkConfig {
+            try Self.check(settings)
+            return
+        }
+        do {
+            try await serve(settings)
+        } catch let failure as CommandFailure {
+            throw failure
+        } catch {
+            throw CommandFailure.runtime(CommandFailure.sentence(for: error))
+        }
+    }
+
+    /// `--check-config`: what `ksm serve` would run with, and the files it would read.
+    static func check(_ settings: ServeConfiguration) throws {
+        var problems: [String] = []
+        do { _ = try settings.keyring() } catch { problems.append(CommandFailure.sentence(for: error)) }
+        do {
+            _ = try CommandSupport.server(credentials: settings.credentials, library: settings.fpscryptoLibrary,
+                                          generation: settings.fpscryptoGeneration, versions: settings.protocolVersions)
+        } catch {
+            problems.append(CommandFailure.sentence(for: error))
+        }
+        guard problems.isEmpty else { throw CommandFailure.configuration(problems) }
+        print(settings.summary)
+        print("configuration OK: nothing was connected to; ksm serve would start with these settings")
+    }
+
+    private func serve(_ settings: ServeConfiguration) async throws {
         switch settings.logFormat {
         case .json: LoggingSystem.bootstrap { JSONLogHandler(label: $0) }
         case .text: LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
@@ -31,7 +76,7 @@ struct ServeCommand: AsyncParsableCommand {
         MetricsSystem.bootstrap(DescribedPrometheusFactory(registry: registry))
         var logger = Logger(label: "ksm.worker")
         logger.logLevel = settings.logLevel
-        logger.info("worker process starting", metadata: ["allocator": "\(Allocator.description)"])
+        logger.info("worker process starting", metadata: ["allocator": "\(Allocator.description)", "version": "\(KSMVersion.current)"])
 
         let server = try CommandSupport.server(
             credentials: settings.credentials, library: settings.fpscryptoLibrary, generation: settings.fpscryptoGeneration, versions: settings.protocolVersions)
@@ -40,7 +85,7 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             redis = try RedisClient(configuration: try RedisClientConfiguration(url: settings.redisURL), logger: logger)
         } catch {
-            throw ValidationError("redis: \(error)")
+            throw CommandFailure.runtime("Cannot use the Redis URL \(Redaction.redactedURL(settings.redisURL)): \(CommandFailure.sentence(for: error)) Check --redis-url or KSM_REDIS_URL.")
         }
         let pool = CryptoPool(threadCount: settings.cryptoThreads)
         let statistics = WorkerStatistics(tenantLabelLimit: settings.worker.tenantLabelLimit)
@@ -81,7 +126,7 @@ struct ServeCommand: AsyncParsableCommand {
         // The provisioning marker, checked beside PING: a Redis that restarted empty answers PING.
         let provisioning = StoreHealth()
         if let port = settings.adminPort {
-            let metrics = WorkerMetrics(version: BuildInfo.version) {
+            let metrics = WorkerMetrics(version: KSMVersion.current) {
                 WorkerMetrics.Inputs(statistics: worker.statistics.snapshot, storeUp: storeHealth.isUp, storeProvisioned: provisioning.isUp,
                                      stalled: worker.isStalled, lag: worker.consumerLag, cache: cache?.statistics, slots: slots.sample,
                                      tracing: spanExport?.snapshot, rotation: rotationStatus.snapshot,
@@ -146,7 +191,7 @@ struct ServeCommand: AsyncParsableCommand {
 
 /// Flags of `ksm serve`, and how they combine with the config file and the environment.
 struct ServeOptions: ParsableArguments {
-    @Option(help: "JSON config file with the same keys as the long flags (e.g. \"brokers\", \"redis-url\", \"kek\": {\"id\": \"path\"}).")
+    @Option(help: "JSON config file with the same keys as the long flags (e.g. \"brokers\", \"redis-url\", \"kek\": {\"id\": \"path\"}); unknown keys are refused (env KSM_CONFIG).")
     var config: String?
     @Option(help: "Kafka bootstrap servers (env KSM_KAFKA_BROKERS).")
     var brokers: String?
@@ -227,166 +272,43 @@ struct ServeOptions: ParsableArguments {
     @Flag(help: "Turn off stored replies, rate limits and anti-replay (one Redis round trip less per batch, redelivered jobs get fresh CKCs).")
     var noGuards = false
 
-    struct Settings {
-        var worker: WorkerConfiguration
-        var redisURL: String
-        var credentials: String
-        var fpscryptoLibrary: String?
-        var fpscryptoGeneration: FPSCryptoLibrary.Generation = .default
-        var keks: [String: String]
-        var cryptoThreads: Int
-        var protocolVersions: [UInt32]
-        var logLevel: Logger.Level
-        var logFormat: LogFormat = .text
-        var slotCountInterval: Duration = .seconds(15)
-        var adminPort: Int?
-        var cacheTTL: Duration
-        /// Nil: no rotation prefetch.
-        var rotation: RotationPrefetchConfiguration?
-        var guardsEnabled = true
-        var replyTTLMilliseconds: Int64 = 15 * 60 * 1000
-        var rateWindowMilliseconds: Int64 = 1000
-        /// Nil: spans are not exported (no endpoint, or tracing off).
-        var otlp: OTLPTracingConfiguration?
-        /// An endpoint was configured without `--tracing`: worth a warning.
-        var otlpWithoutTracing = false
-
-        /// Loads every key-encryption key; refuses a file others can read.
-        func keyring() throws -> KeyEncryptionKeyring {
-            let keyring = KeyEncryptionKeyring()
-            // Key material straight from the environment (a Kubernetes Secret as env): read once, then
-            // removed from this process's environment so no child process inherits it.
-            if let text = getenv("KSM_KEKS").map({ String(cString: $0) }) {
-                unsetenv("KSM_KEKS")
-                for pair in text.split(separator: ",") where !pair.isEmpty {
-                    let (id, hex) = try ServeOptions.split(String(pair), "KSM_KEKS")
-                    guard var key = [UInt8](hexString: hex), key.count == 16 || key.count == 32 else {
-                        throw ValidationError("KSM_KEKS: key-encryption key \(id) is not 16 or 32 bytes of hex")
-                    }
-                    do {
-                        try keyring.add(id: try StoreIdentifier(id), key: &key)
-                    } catch {
-                        throw ValidationError("key-encryption key \(id): \(error)")
-                    }
-                }
-            }
-            for (id, path) in keks.sorted(by: { $0.key < $1.key }) {
-                var key = try KeyFile.read(path)
-                do {
-                    try keyring.add(id: try StoreIdentifier(id), key: &key)
-                } catch {
-                    throw ValidationError("key-encryption key \(id): \(error)")
-                }
-            }
-            return keyring
-        }
+    /// The flags given, by config-file key, for ``ServeConfiguration/resolve(flags:environment:configFile:defaultInstanceID:)``.
+    var flagValues: [String: ConfigFlagValue] {
+        var values: [String: ConfigFlagValue] = [:]
+        let strings: [(String, String?)] = [
+            ("brokers", brokers), ("group", group), ("requests-topic", requestsTopic), ("replies-topic", repliesTopic),
+            ("dlq-topic", dlqTopic), ("redis-url", redisURL), ("credentials", credentials), ("fpscrypto-library", fpscryptoLibrary),
+            ("fpscrypto-generation", fpscryptoGeneration), ("instance-id", instanceId), ("log-level", logLevel),
+            ("log-format", logFormat), ("otlp-endpoint", otlpEndpoint),
+        ]
+        for (key, value) in strings { if let value { values[key] = .string(value) } }
+        let integers: [(String, Int?)] = [
+            ("max-batch-size", maxBatchSize), ("concurrent-batches", concurrentBatches), ("max-in-flight", maxInFlight),
+            ("crypto-threads", cryptoThreads), ("otlp-schedule-delay-ms", otlpScheduleDelayMs), ("otlp-timeout-ms", otlpTimeoutMs),
+            ("tenant-label-limit", tenantLabelLimit), ("admin-port", adminPort), ("rate-window-ms", rateWindowMs),
+            ("max-request-bytes", maxRequestBytes),
+        ]
+        for (key, value) in integers { if let value { values[key] = .integer(value) } }
+        let numbers: [(String, Double?)] = [
+            ("trace-sample-ratio", traceSampleRatio), ("slot-count-interval", slotCountInterval), ("cache-ttl", cacheTtl),
+            ("prefetch-max-wait", prefetchMaxWait), ("new-session-max-wait", newSessionMaxWait), ("rotation-lead", rotationLead),
+            ("rotation-interval", rotationInterval), ("reply-ttl", replyTtl), ("shutdown-timeout", shutdownTimeout),
+        ]
+        for (key, value) in numbers { if let value { values[key] = .number(value) } }
+        if tracing { values["tracing"] = .boolean(true) }
+        if noScheduling { values["scheduling"] = .boolean(false) }
+        if noGuards { values["guards"] = .boolean(false) }
+        if !keks.isEmpty { values["kek"] = .list(keks) }
+        if !kafkaProperties.isEmpty { values["kafka-properties"] = .list(kafkaProperties) }
+        if !tenantWeights.isEmpty { values["tenant-weights"] = .list(tenantWeights) }
+        if !protocolVersions.isEmpty { values["protocol-versions"] = .list(protocolVersions.map(String.init)) }
+        if let config { values["config"] = .string(config) }
+        return values
     }
 
-    func resolve(environment env: [String: String]) throws -> Settings {
-        var file: [String: Any] = [:]
-        if let config {
-            guard let data = FileManager.default.contents(atPath: config) else { throw ValidationError("cannot read config file \(config)") }
-            do {
-                guard let object = try LenientJSON.parse(Array(data)) as? [String: Any] else { throw ValidationError("config file \(config) is not a JSON object") }
-                file = object
-            } catch let error as LenientJSON.InvalidJSON {
-                throw ValidationError("config file \(config): \(error)")
-            }
-        }
-        func pick(_ flag: String?, _ envName: String, _ key: String) -> String? {
-            flag ?? env[envName] ?? (file[key] as? String)
-        }
-        func pickInt(_ flag: Int?, _ key: String) -> Int? { flag ?? (file[key] as? Int) }
-
-        guard let brokers = pick(self.brokers, "KSM_KAFKA_BROKERS", "brokers") else { throw ValidationError("no Kafka brokers: pass --brokers or set KSM_KAFKA_BROKERS") }
-        guard let redisURL = pick(self.redisURL, "KSM_REDIS_URL", "redis-url") else { throw ValidationError("no Redis: pass --redis-url or set KSM_REDIS_URL") }
-        guard let credentials = pick(self.credentials, "KSM_CREDENTIALS", "credentials") else { throw ValidationError("no credentials: pass --credentials or set KSM_CREDENTIALS") }
-
-        var worker = WorkerConfiguration(brokers: brokers)
-        worker.groupID = pick(group, "KSM_KAFKA_GROUP", "group") ?? worker.groupID
-        worker.requestsTopic = pick(requestsTopic, "KSM_REQUESTS_TOPIC", "requests-topic") ?? worker.requestsTopic
-        worker.repliesTopic = pick(repliesTopic, "KSM_REPLIES_TOPIC", "replies-topic") ?? worker.repliesTopic
-        worker.deadLetterTopic = pick(dlqTopic, "KSM_DLQ_TOPIC", "dlq-topic") ?? worker.deadLetterTopic
-        worker.instanceID = pick(instanceId, "KSM_INSTANCE_ID", "instance-id")
-        worker.maximumBatchSize = pickInt(maxBatchSize, "max-batch-size") ?? worker.maximumBatchSize
-        worker.concurrentBatches = pickInt(concurrentBatches, "concurrent-batches") ?? worker.concurrentBatches
-        worker.maximumInFlight = pickInt(maxInFlight, "max-in-flight") ?? worker.maximumInFlight
-        guard worker.maximumBatchSize > 0, worker.concurrentBatches > 0, worker.maximumInFlight > 0 else {
-            throw ValidationError("batch size, concurrent batches and in-flight limit must be positive")
-        }
-        worker.scheduling.enabled = !(noScheduling || (file["scheduling"] as? Bool) == false)
-        var weights = ((file["tenant-weights"] as? [String: Any]) ?? [:]).compactMapValues { ($0 as? Double) ?? ($0 as? Int).map(Double.init) }
-        for pair in tenantWeights {
-            let (tenant, text) = try Self.split(pair, "--tenant-weight")
-            guard let weight = Double(text), weight > 0, weight.isFinite else { throw ValidationError("--tenant-weight \(tenant): weight must be a positive number, got \(text)") }
-            weights[tenant] = weight
-        }
-        worker.scheduling.tenantWeights = weights
-        func seconds(_ flag: Double?, _ key: String, default value: Duration) throws -> Duration {
-            guard let s = flag ?? (file[key] as? Double) ?? (file[key] as? Int).map(Double.init) else { return value }
-            guard s > 0, s.isFinite else { throw ValidationError("--\(key) must be a positive number of seconds") }
-            return .milliseconds(Int64((s * 1000).rounded()))
-        }
-        worker.scheduling.prefetchMaximumWait = try seconds(prefetchMaxWait, "prefetch-max-wait", default: worker.scheduling.prefetchMaximumWait)
-        worker.scheduling.newSessionMaximumWait = try seconds(newSessionMaxWait, "new-session-max-wait", default: worker.scheduling.newSessionMaximumWait)
-        var properties = (file["kafka-properties"] as? [String: String]) ?? [:]
-        for pair in kafkaProperties { let (k, v) = try Self.split(pair, "--kafka-property"); properties[k] = v }
-        worker.kafkaProperties = properties
-
-        let envRequestBytes: Int? = env["KSM_MAX_REQUEST_BYTES"].map { Int($0) ?? -1 }
-        let requestBytes: Int = maxRequestBytes ?? envRequestBytes ?? (file["max-request-bytes"] as? Int) ?? worker.maximumRequestBytes
-        guard (1024...LicenseJob.maximumEncodedSize).contains(requestBytes) else {
-            throw ValidationError("--max-request-bytes must be 1024...\(LicenseJob.maximumEncodedSize), got \(requestBytes)")
-        }
-        worker.maximumRequestBytes = requestBytes
-        let fileShutdown: Double? = (file["shutdown-timeout"] as? Double) ?? (file["shutdown-timeout"] as? Int).map(Double.init)
-        let envShutdown: Double? = env["KSM_SHUTDOWN_TIMEOUT"].map { Double($0) ?? -1 }
-        let shutdownSeconds: Double = shutdownTimeout ?? envShutdown ?? fileShutdown ?? 25
-        guard shutdownSeconds >= 1, shutdownSeconds <= 3600, shutdownSeconds.isFinite else {
-            throw ValidationError("--shutdown-timeout must be 1...3600 seconds, got \(shutdownSeconds)")
-        }
-        worker.shutdownTimeout = .milliseconds(Int64((shutdownSeconds * 1000).rounded()))
-
-        var keks = (file["kek"] as? [String: String]) ?? [:]
-        for pair in (env["KSM_KEK_FILES"] ?? "").split(separator: ",") where !pair.isEmpty {
-            let (k, v) = try Self.split(String(pair), "KSM_KEK_FILES"); keks[k] = v
-        }
-        for pair in self.keks { let (k, v) = try Self.split(pair, "--kek"); keks[k] = v }
-
-        let levelName = logLevel ?? env["KSM_LOG_LEVEL"] ?? (file["log-level"] as? String) ?? "info"
-        guard let level = Logger.Level(rawValue: levelName) else { throw ValidationError("unknown log level \(levelName)") }
-        var rotation: RotationPrefetchConfiguration? = RotationPrefetchConfiguration()
-        let lead = rotationLead ?? env["KSM_ROTATION_LEAD"].flatMap { Double($0) } ?? (file["rotation-lead"] as? Double) ?? (file["rotation-lead"] as? Int).map(Double.init) ?? 30
-        guard lead >= 0, lead.isFinite else { throw ValidationError("--rotation-lead must be zero or a positive number of seconds") }
-        if lead == 0 { rotation = nil } else {
-            rotation?.leadTime = .milliseconds(Int64((lead * 1000).rounded()))
-            rotation?.interval = try seconds(rotationInterval, "rotation-interval", default: .seconds(5))
-        }
-        let formatName = logFormat ?? env["KSM_LOG_FORMAT"] ?? (file["log-format"] as? String) ?? "text"
-        guard let format = LogFormat(rawValue: formatName) else { throw ValidationError("unknown log format \(formatName): text or json") }
-        worker.tracing = tracing || (file["tracing"] as? Bool) == true
-        worker.tenantLabelLimit = pickInt(tenantLabelLimit, "tenant-label-limit") ?? worker.tenantLabelLimit
-        guard worker.tenantLabelLimit >= 0 else { throw ValidationError("--tenant-label-limit must not be negative") }
-        let slotInterval = try seconds(slotCountInterval, "slot-count-interval", default: .seconds(15))
-        let versions = !protocolVersions.isEmpty ? protocolVersions : ((file["protocol-versions"] as? [Int])?.map { UInt32($0) } ?? [])
-        var settings = Settings(worker: worker, redisURL: redisURL, credentials: credentials,
-                        fpscryptoLibrary: fpscryptoLibrary ?? (file["fpscrypto-library"] as? String), keks: keks,
-                        cryptoThreads: pickInt(cryptoThreads, "crypto-threads") ?? ProcessInfo.processInfo.activeProcessorCount,
-                        protocolVersions: versions, logLevel: level, logFormat: format, slotCountInterval: slotInterval,
-                        adminPort: adminPort ?? env["KSM_ADMIN_PORT"].flatMap { Int($0) } ?? (file["admin-port"] as? Int),
-                        cacheTTL: .milliseconds(Int64(((cacheTtl ?? env["KSM_CACHE_TTL"].flatMap { Double($0) } ?? (file["cache-ttl"] as? Double) ?? 2) * 1000).rounded())),
-                        rotation: rotation)
-        settings.fpscryptoGeneration = try CommandSupport.generation(
-            fpscryptoGeneration ?? (file["fpscrypto-generation"] as? String) ?? FPSCryptoLibrary.Generation.default.name)
-        settings.guardsEnabled = !(noGuards || (file["guards"] as? Bool) == false)
-        let replySeconds = replyTtl ?? env["KSM_REPLY_TTL"].flatMap { Double($0) } ?? (file["reply-ttl"] as? Double) ?? (file["reply-ttl"] as? Int).map(Double.init) ?? 900
-        guard replySeconds > 0, replySeconds.isFinite else { throw ValidationError("--reply-ttl must be a positive number of seconds") }
-        settings.replyTTLMilliseconds = Int64((replySeconds * 1000).rounded())
-        let window = rateWindowMs ?? env["KSM_RATE_WINDOW_MS"].flatMap { Int($0) } ?? (file["rate-window-ms"] as? Int) ?? 1000
-        guard window > 0 else { throw ValidationError("--rate-window-ms must be positive") }
-        settings.rateWindowMilliseconds = Int64(window)
-        try resolveTracing(&settings, environment: env, file: file)
-        return settings
+    func resolve(environment env: [String: String]) throws(ServeConfigurationError) -> ServeConfiguration {
+        try ServeConfiguration.resolve(flags: flagValues, environment: env, configFile: config,
+                                       defaultInstanceID: ServeOptions.defaultInstanceID())
     }
 
     static func split(_ pair: String, _ name: String) throws -> (String, String) {
@@ -395,9 +317,36 @@ struct ServeOptions: ParsableArguments {
     }
 }
 
-/// `--log-format`: swift-log's text lines or ``JSONLogHandler``'s JSON lines.
-enum LogFormat: String {
-    case text, json
+extension ServeConfiguration {
+    /// Loads every key-encryption key; refuses a file others can read.
+    func keyring() throws -> KeyEncryptionKeyring {
+        let keyring = KeyEncryptionKeyring()
+        // Key material straight from the environment (a Kubernetes Secret as env): read once, then
+        // removed from this process's environment so no child process inherits it.
+        if let text = getenv("KSM_KEKS").map({ String(cString: $0) }) {
+            unsetenv("KSM_KEKS")
+            for pair in text.split(separator: ",") where !pair.isEmpty {
+                let (id, hex) = try ServeOptions.split(String(pair), "KSM_KEKS")
+                guard var key = [UInt8](hexString: hex), key.count == 16 || key.count == 32 else {
+                    throw ValidationError("KSM_KEKS: key-encryption key \(id) is not 16 or 32 bytes of hex")
+                }
+                do {
+                    try keyring.add(id: try StoreIdentifier(id), key: &key)
+                } catch {
+                    throw ValidationError("key-encryption key \(id): \(error)")
+                }
+            }
+        }
+        for (id, path) in keyEncryptionKeyFiles.sorted(by: { $0.key < $1.key }) {
+            var key = try KeyFile.read(path)
+            do {
+                try keyring.add(id: try StoreIdentifier(id), key: &key)
+            } catch {
+                throw ValidationError("key-encryption key \(id): \(error)")
+            }
+        }
+        return keyring
+    }
 }
 
 /// Reads secret key files: hex text or raw bytes of 16 or 32 bytes, never readable by group or

@@ -1,0 +1,4 @@
+/// `--log-format`: swift-log's text lines or ``JSONLogHandler``'s JSON lines.
+public enum LogFormat: String, Sendable, CaseIterable {
+    case text, json
+}

@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+import Yams
+
+/// `ksm serve --check-config` and the start-up refusals, through the real binary.
+@Suite struct ServeConfigurationCommandTests {
+    static func run(_ arguments: [String], environment: [String: String]) throws -> KSMBinary.Result {
+        let process = Process()
+        process.executableURL = KSMBinary.url
+        process.arguments = arguments
+        process.environment = environment.merging(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]) { a, _ in a }
+        process.currentDirectoryURL = KSMBinary.packageRoot
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return .init(status: process.terminationStatus, stdout: Array(stdout), stderr: Array(stderr))
+    }
+
+    static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+
+    static func baseEnvironment() throws -> [String: String] {
+        ["KSM_KAFKA_BROKERS": "127.0.0.1:1", "KSM_REDIS_URL": "redis://ksm:hunter2@127.0.0.1:1/0",
+         "KSM_CREDENTIALS": try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json")]
+    }
+
+    @Test("ksm --version prints the version")
+    func version() throws {
+        let result = try KSMBinary.run(["--version"])
+        #expect(result.status == 0)
+        #expect(Self.text(result.stdout).trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").count == 3)
+    }
+
+    @Test("--check-config prints the settings with secrets redacted and exits 0, connecting to nothing")
+    func checkConfigRedacts() throws {
+        var env = try Self.baseEnvironment()
+        env["KSM_KAFKA_PROPERTIES"] = "sasl.password=hunter3;security.protocol=SASL_SSL"
+        let result = try Self.run(["serve", "--check-config"], environment: env)
+        let out = Self.text(result.stdout)
+        #expect(result.status == 0, "\(Self.text(result.stderr))")
+        #expect(out.contains("redis-url") && out.contains("SASL_SSL"))
+        #expect(!out.contains("hunter2") && !out.contains("hunter3"))
+    }
+
+    @Test("--check-config names every problem and exits 64")
+    func checkConfigProblems() throws {
+        var env = try Self.baseEnvironment()
+        env["KSM_ADMIN_PORT"] = "notanumber"
+        env["KSM_CACHE_TTL"] = "inf"
+        let result = try Self.run(["serve", "--check-config", "--trace-sample-ratio", "5"], environment: env)
+        let err = Self.text(result.stderr)
+        #expect(result.status == 64)
+        #expect(err.contains("KSM_ADMIN_PORT") && err.contains("KSM_CACHE_TTL") && err.contains("--trace-sample-ratio"))
+        #expect(!err.contains("USAGE"))
+    }
+
+    @Test("--admin-port 99999 is refused with exit status 64, without usage text or a crash")
+    func adminPortOutOfRange() throws {
+        let result = try Self.run(["serve", "--admin-port", "99999"], environment: try Self.baseEnvironment())
+        #expect(result.status == 64)
+        #expect(Self.text(result.stderr).contains("--admin-port") && !Self.text(result.stderr).contains("USAGE"))
+    }
+
+    @Test("KSM_ADMIN_PORT=notanumber is refused with exit status 64")
+    func adminPortNotANumber() throws {
+        var env = try Self.baseEnvironment()
+        env["KSM_ADMIN_PORT"] = "notanumber"
+        let result = try Self.run(["serve"], environment: env)
+        #expect(result.status == 64)
+        #expect(Self.text(result.stderr).contains("KSM_ADMIN_PORT"))
+    }
+
+    /// The `ksm serve` command lines and environment blocks of deploy/, with their file paths
+    /// replaced by placeholder files laid out here (mode 0600 copies of the fixtures).
+    @Test("every ksm serve in deploy/docker-compose.yml and the Kubernetes Deployment resolves with --check-config")
+    func deployManifestsResolve() throws {
+        let root = KSMBinary.packageRoot.appendingPathComponent("deploy")
+        let kek = NSTemporaryDirectory() + "ksm-deploy-kek-\(getpid())"
+        try Data(String(repeating: "ab", count: 16).utf8).write(to: URL(fileURLWithPath: kek))
+        chmod(kek, 0o600)
+        let credentials = try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json")
+        func localize(_ env: [String: String]) -> [String: String] {
+            var env = env
+            if env["KSM_CREDENTIALS"] != nil { env["KSM_CREDENTIALS"] = credentials }
+            if let files = env["KSM_KEK_FILES"] {
+                env["KSM_KEK_FILES"] = files.split(separator: ",").map { "\($0.split(separator: "=")[0])=\(kek)" }.joined(separator: ",")
+            }
+            return env
+        }
+        var checked = 0
+        // Compose: services whose command starts with `serve`, environment merged from anchors by YAML.
+        let compose = try Yams.load(yaml: String(contentsOf: root.appendingPathComponent("docker-compose.yml"), encoding: .utf8)) as? [String: Any]
+        for (name, service) in (compose?["services"] as? [String: Any]) ?? [:] {
+            guard let service = service as? [String: Any], let command = service["command"] as? [Any],
+                  command.first as? String == "serve" else { continue }
+            let env = ((service["environment"] as? [String: Any]) ?? [:]).mapValues { "\($0)" }
+            let result = try Self.run(command.map { "\($0)" } + ["--check-config"], environment: localize(env))
+            #expect(result.status == 0, "compose service \(name): \(Self.text(result.stderr))")
+            checked += 1
+        }
+        // Kubernetes: the Deployment's container args and env, the ConfigMap it loads as env.
+        let documents = try Yams.load_all(yaml: String(contentsOf: root.appendingPathComponent("kubernetes/deployment.yaml"), encoding: .utf8))
+        var configMaps: [String: [String: String]] = [:]
+        for file in try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("kubernetes/common").path) where file.hasSuffix(".yaml") {
+            for case let doc as [String: Any] in try Yams.load_all(yaml: String(contentsOf: root.appendingPathComponent("kubernetes/common/\(file)"), encoding: .utf8))
+            where doc["kind"] as? String == "ConfigMap" {
+                let name = (doc["metadata"] as? [String: Any])?["name"] as? String ?? ""
+                configMaps[name] = ((doc["data"] as? [String: Any]) ?? [:]).mapValues { "\($0)" }
+            }
+        }
+        for case let doc as [String: Any] in documents where doc["kind"] as? String == "Deployment" {
+            let spec = ((doc["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any]
+            for case let container as [String: Any] in (spec?["containers"] as? [Any]) ?? [] {
+                guard let args = container["args"] as? [Any], args.first as? String == "serve" else { continue }
+                var env: [String: String] = [:]
+                for case let source as [String: Any] in (container["envFrom"] as? [Any]) ?? [] {
+                    if let name = (source["configMapRef"] as? [String: Any])?["name"] as? String { env.merge(configMaps[name] ?? [:]) { _, b in b } }
+                }
+                for case let variable as [String: Any] in (container["env"] as? [Any]) ?? [] {
+                    guard let name = variable["name"] as? String else { continue }
+                    // Secret references become placeholders: the value's shape is what is checked.
+                    env[name] = (variable["value"] as? String) ?? (name == "KSM_REDIS_URL" ? "redis://:placeholder@redis:6379/0" : "placeholder")
+                }
+                let result = try Self.run(args.map { "\($0)" } + ["--check-config"], environment: localize(env))
+                #expect(result.status == 0, "Deployment container: \(Self.text(result.stderr))")
+                checked += 1
+            }
+        }
+        #expect(checked >= 2)
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import KSMService
+import Testing
+
+/// `ksm serve`'s configuration: layering, and one named error per mistake.
+@Suite struct ServeConfigurationTests {
+    static let required: [String: String] = ["KSM_KAFKA_BROKERS": "k:9092", "KSM_REDIS_URL": "redis://r:6379/0", "KSM_CREDENTIALS": "/c.json"]
+
+    func file(_ json: String) throws -> String {
+        let path = NSTemporaryDirectory() + "ksm-config-\(UUID().uuidString).json"
+        try Data(json.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    func problems(flags: [String: ConfigFlagValue] = [:], env: [String: String] = required, json: String? = nil) throws -> ServeConfigurationError {
+        let path = try json.map(file)
+        do {
+            _ = try ServeConfiguration.resolve(flags: flags, environment: env, configFile: path)
+        } catch {
+            return error
+        }
+        Issue.record("configuration was accepted")
+        return ServeConfigurationError(problems: [])
+    }
+
+    @Test("flags win over the environment, which wins over the file")
+    func precedence() throws {
+        let path = try file(#"{"group": "from-file", "requests-topic": "file-topic", "replies-topic": "file-replies", "admin-port": 7000}"#)
+        var env = Self.required
+        env["KSM_KAFKA_GROUP"] = "from-env"
+        env["KSM_REQUESTS_TOPIC"] = "env-topic"
+        env["KSM_ADMIN_PORT"] = "8000"
+        let c = try ServeConfiguration.resolve(flags: ["group": .string("from-flag"), "admin-port": .integer(9000)], environment: env, configFile: path)
+        #expect(c.worker.groupID == "from-flag")
+        #expect(c.worker.requestsTopic == "env-topic")
+        #expect(c.worker.repliesTopic == "file-replies")
+        #expect(c.adminPort == 9000)
+    }
+
+    @Test("an unknown config-file key is refused by name, with the likely key")
+    func unknownKey() throws {
+        let error = try problems(json: #"{"redsi-url": "redis://x"}"#)
+        #expect(error.problems.first?.kind == .unknownKey)
+        #expect(error.description.contains("redsi-url") && error.description.contains("redis-url"))
+    }
+
+    @Test("a number where a string is expected is refused by key")
+    func wrongType() throws {
+        let error = try problems(json: #"{"group": 5}"#)
+        #expect(error.problems.map(\.kind) == [.wrongType])
+        #expect(error.names("group"))
+    }
+
+    @Test("a kafka-properties map with numbers and booleans is kept whole, as librdkafka strings")
+    func kafkaPropertiesKeptWhole() throws {
+        let path = try file(#"{"kafka-properties": {"security.protocol": "SASL_SSL", "session.timeout.ms": 10000, "enable.idempotence": true}}"#)
+        let c = try ServeConfiguration.resolve(flags: ["kafka-properties": .list(["client.id=flag"])], environment: Self.required, configFile: path)
+        #expect(c.worker.kafkaProperties == ["security.protocol": "SASL_SSL", "session.timeout.ms": "10000", "enable.idempotence": "true", "client.id": "flag"])
+    }
+
+    @Test("a kafka-properties map holding an object is refused whole, naming the entry")
+    func kafkaPropertiesRefused() throws {
+        let error = try problems(json: #"{"kafka-properties": {"security.protocol": "SASL_SSL", "bad": {"x": 1}}}"#)
+        #expect(error.problems.map(\.kind) == [.wrongType])
+        #expect(error.names("\"bad\""))
+    }
+
+    @Test("--admin-port 99999 is out of range")
+    func adminPortFlagOutOfRange() throws {
+        let error = try problems(flags: ["admin-port": .integer(99_999)])
+        #expect(error.problems.map(\.kind) == [.outOfRange])
+        #expect(error.names("--admin-port"))
+    }
+
+    @Test("KSM_ADMIN_PORT=notanumber is refused, not ignored")
+    func adminPortNotANumber() throws {
+        var env = Self.required
+        env["KSM_ADMIN_PORT"] = "notanumber"
+        let error = try problems(env: env)
+        #expect(error.problems.map(\.kind) == [.wrongType])
+        #expect(error.names("KSM_ADMIN_PORT"))
+    }
+
+    @Test("--trace-sample-ratio outside 0...1 is out of range")
+    func sampleRatio() throws {
+        let error = try problems(flags: ["trace-sample-ratio": .number(5)])
+        #expect(error.names("--trace-sample-ratio") && error.problems.map(\.kind) == [.outOfRange])
+    }
+
+    @Test("a negative --cache-ttl is out of range")
+    func negativeCacheTTL() throws {
+        let error = try problems(flags: ["cache-ttl": .number(-1)])
+        #expect(error.names("--cache-ttl") && error.problems.map(\.kind) == [.outOfRange])
+    }
+
+    @Test("KSM_CACHE_TTL=inf is out of range")
+    func infiniteCacheTTL() throws {
+        var env = Self.required
+        env["KSM_CACHE_TTL"] = "inf"
+        let error = try problems(env: env)
+        #expect(error.names("KSM_CACHE_TTL") && error.problems.map(\.kind) == [.outOfRange])
+    }
+
+    @Test("a negative integer in the config file is out of range, not a trap")
+    func negativeIntegerInFile() throws {
+        let error = try problems(json: #"{"protocol-versions": [-1], "max-batch-size": -3}"#)
+        #expect(error.names("max-batch-size") && error.names("protocol-versions"))
+        #expect(error.problems.allSatisfy { $0.kind == .outOfRange })
+    }
+
+    @Test("durations and counts below their minimum are refused")
+    func durationsAndCounts() throws {
+        var env = Self.required
+        env["KSM_SHUTDOWN_TIMEOUT"] = "0"
+        let error = try problems(flags: ["concurrent-batches": .integer(0), "reply-ttl": .number(0)], env: env)
+        #expect(error.names("KSM_SHUTDOWN_TIMEOUT") && error.names("--concurrent-batches") && error.names("--reply-ttl"))
+    }
+
+    @Test("every problem is reported, not only the first")
+    func everyProblem() throws {
+        let error = try problems(flags: ["admin-port": .integer(0)], env: [:], json: #"{"redsi-url": "x", "cache-ttl": "2"}"#)
+        #expect(error.problems.count >= 5)
+    }
+
+    @Test("every setting has an environment variable")
+    func everySettingHasAVariable() {
+        #expect(ServeSetting.all.allSatisfy { $0.environment != nil })
+    }
+
+    @Test("--check-config's summary redacts the Redis password and librdkafka secrets")
+    func summaryRedacts() throws {
+        var env = Self.required
+        env["KSM_REDIS_URL"] = "redis://user:hunter2@r:6379/0"
+        env["KSM_KAFKA_PROPERTIES"] = "sasl.password=hunter3;security.protocol=SASL_SSL"
+        let c = try ServeConfiguration.resolve(flags: [:], environment: env)
+        #expect(!c.summary.contains("hunter2") && !c.summary.contains("hunter3"))
+        #expect(c.summary.contains("SASL_SSL") && c.summary.contains("redis://user:<redacted>@r:6379/0"))
+    }
+}
