@@ -27,7 +27,7 @@ struct StoreLostStateTests {
         }
         func poll(_ path: String, until condition: ((Int, String)) -> Bool) async throws -> (Int, String) {
             var answer = try await get(path)
-            let deadline = ContinuousClock.now + .seconds(20)
+            let deadline = ContinuousClock.now + .seconds(45)
             while !condition(answer), ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(200))
                 answer = try await get(path)
