@@ -101,7 +101,9 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
         self.line = line
     }
 
-    public var description: String { "KafkaError(\(code): \(message), retriable: \(isRetriable)) at \(file):\(line)" }
+    /// A sentence for logs and people: librdkafka's message and its code; where it was raised
+    /// (`file`, `line`) stays in the value for debugging, out of the text.
+    public var description: String { "Kafka: \(message) (\(code))" }
 
     /// Codes that are transient by nature; librdkafka's own `rd_kafka_error_is_retriable` wins where available.
     static let retriableCodes: Set<Code> = [

@@ -45,9 +45,8 @@ public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
         return RedisError(.serverError, message, isRetriable: transient.contains(prefix), file: file, line: line)
     }
 
-    public var description: String {
-        "RedisError(\(code)\(isRetriable ? ", retriable" : ""): \(message)"
-    }
+    /// A sentence for logs and people; the code and where it was raised stay in the value.
+    public var description: String { "Redis: \(message)" }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.code == rhs.code && lhs.message == rhs.message && lhs.isRetriable == rhs.isRetriable

@@ -38,9 +38,8 @@ public struct LicenseStoreError: Error, Sendable, Hashable, CustomStringConverti
         self.line = line
     }
 
-    public var description: String {
-        "LicenseStoreError(\(code)\(isRetriable ? ", retriable" : ""): \(message)"
-    }
+    /// The message, a sentence for logs and people; the code and where it was raised stay in the value.
+    public var description: String { message }
 
     // Equality ignores where the error was raised.
     public static func == (lhs: Self, rhs: Self) -> Bool {
