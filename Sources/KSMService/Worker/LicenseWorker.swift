@@ -46,7 +46,10 @@ public final class LicenseWorker: Service, Sendable {
         self.consumer.withLock { $0 = consumer }
         defer { self.consumer.withLock { $0 = nil } }
         for (topic, error) in await producer.warmUp(topics: [configuration.repliesTopic, configuration.deadLetterTopic]) {
-            logger.warning("no metadata for a reply topic yet", metadata: ["topic": "\(topic)", "error": "\(error)"])
+            // Not fatal (librdkafka keeps trying, and /readyz stays 503 without partitions), but said
+            // plainly within seconds: an unreachable broker is otherwise silent.
+            logger.error("cannot reach Kafka at \(configuration.brokers) yet: no metadata for topic \(topic) within 5 s (\(error.code)); retrying, not ready until it answers",
+                         metadata: ["topic": "\(topic)"])
         }
         logger.info("worker started", metadata: ["group": "\(configuration.groupID)", "topic": "\(configuration.requestsTopic)"])
 
