@@ -142,7 +142,7 @@ extension ComposeStackTests {
         let stderr = String(decoding: result.stderr, as: UTF8.self)
         #expect(result.status != 0)
         #expect(ContinuousClock.now - began < .seconds(20))
-        #expect(stderr.contains("cannot reach Kafka at 127.0.0.1:\(port)"), "\(stderr.suffix(2000))")
+        #expect(stderr.contains("ksm loadgen: error: Cannot reach Kafka at 127.0.0.1:\(port)"), "\(stderr.suffix(2000))")
         #expect(!stderr.contains("USAGE"), "a runtime error prints no usage text")
     }
 }
