@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import Tracing
+import W3CTraceContext
 
 /// W3C trace context for license jobs, and one span per job through swift-distributed-tracing.
 ///
@@ -10,8 +11,9 @@ import Tracing
 /// also gets a consumer span `fps.license` whose parent is extracted from the job's headers by the
 /// bootstrapped tracer, with events `received` (at arrival), `processed` and `published`, and the
 /// tracer injects the span's own context into the reply instead of the pass-through. With
-/// `--otlp-endpoint` the bootstrapped tracer is ``OTelTracer`` and spans are exported over OTLP/HTTP
-/// (README, "Tracing"); without one the no-op tracer makes spans free.
+/// `--otlp-endpoint` the bootstrapped tracer is swift-otel's (parent-based ratio sampler, W3C
+/// propagator, batch span processor, OTLP/HTTP exporter; README, "Tracing"); without one the no-op
+/// tracer makes spans free.
 public enum JobTracing {
     /// The W3C Trace Context header names, as Kafka header keys.
     public static let traceparent = "traceparent"
@@ -34,20 +36,26 @@ public enum JobTracing {
         }
     }
 
+    /// The longest `tracestate` passed on: the W3C spec lets a vendor drop a longer one (section 3.3.1.5).
+    public static let maximumTraceStateLength = 512
+
     /// The trace headers to copy from a job to its reply: a well-formed `traceparent` and, with it,
-    /// `tracestate` (at most 512 bytes, as the W3C spec lets a vendor truncate). Nothing otherwise.
+    /// `tracestate` (at most 512 printable bytes, as the W3C spec lets a vendor truncate). Nothing otherwise.
     public static func passThrough(_ headers: [(String, [UInt8])]) -> [(String, [UInt8])] {
         guard let parent = headers.last(where: { $0.0 == traceparent })?.1, isValidTraceparent(parent) else { return [] }
         var out = [(traceparent, parent)]
-        if let state = headers.last(where: { $0.0 == tracestate })?.1, state.count <= TraceContext.maximumTraceStateLength { out.append((tracestate, state)) }
+        if let state = headers.last(where: { $0.0 == tracestate })?.1, !state.isEmpty, state.count <= maximumTraceStateLength,
+           state.allSatisfy({ (0x20...0x7E).contains($0) }) {
+            out.append((tracestate, state))
+        }
         return out
     }
 
-    /// `version-traceid-parentid-flags` in lowercase hex (W3C Trace Context, section 3.2): 2-32-16-2
-    /// digits, and neither the trace ID nor the parent ID all zeros. Version `ff` is invalid
-    /// (``TraceContext/init(traceparent:tracestate:)`` has the rules).
+    /// A `traceparent` as W3C Trace Context (section 3.2) defines it, checked by swift-otel's
+    /// swift-w3c-trace-context: `version-traceid-parentid-flags` in lowercase hex, neither ID all zeros.
     public static func isValidTraceparent(_ bytes: [UInt8]) -> Bool {
-        TraceContext(traceparent: bytes) != nil
+        guard let text = String(validating: bytes, as: UTF8.self) else { return false }
+        return (try? W3CTraceContext.TraceContext(traceParentHeaderValue: text)) != nil
     }
 
     /// Starts a job's span under the context the tracer extracts from the job's headers, back-dated
