@@ -62,7 +62,9 @@ public enum JobTracing {
     /// to its arrival.
     static func start(_ job: ScheduledJob, tracer: any Tracer = InstrumentationSystem.tracer) -> any Span {
         var context = InstrumentationContext.topLevel
-        tracer.extract(job.message.headers, into: &context, using: HeaderExtractor())
+        // Only a well-formed traceparent reaches the tracer: swift-otel logs a warning, with every
+        // header of the job, for each one it cannot parse; a malformed one just starts a new trace.
+        tracer.extract(passThrough(job.message.headers), into: &context, using: HeaderExtractor())
         let arrival = WallInstant(job.arrived)
         let span = startSpan(tracer, context: context, at: arrival)
         guard span.isRecording else { return span }

@@ -70,6 +70,9 @@ public struct OTLPTracingConfiguration: Sendable {
         var attributes = resourceAttributes
         attributes["service.name"] = serviceName
         attributes["service.instance.id"] = serviceInstanceID
+        // swift-otel 1.6 leaves the SDK's resource attributes out; collectors and vendors group by them.
+        attributes["telemetry.sdk.name"] = "swift-otel"
+        attributes["telemetry.sdk.language"] = "swift"
         configuration.resourceAttributes = attributes
         // `parentBasedTraceIDRatio(ratio:)` is nil only outside 0...1, which resolve() refuses.
         configuration.traces.sampler = .parentBasedTraceIDRatio(ratio: rootSampleRatio) ?? .parentBasedAlwaysOn
