@@ -238,11 +238,11 @@ struct ServeOptions: ParsableArguments {
     var logFormat: String?
     @Flag(help: "Open a span per job through the bootstrapped tracer; traceparent headers pass to replies either way (README, Tracing).")
     var tracing = false
-    @Option(help: "With --tracing: export spans as OTLP/HTTP JSON to this http:// URL, used as it is, e.g. http://127.0.0.1:4318/v1/traces (env OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces). Default: off.")
+    @Option(help: "With --tracing: export spans through swift-otel over OTLP/HTTP (protobuf, or http/json with OTEL_EXPORTER_OTLP_PROTOCOL) to this http:// or https:// URL, used as it is, e.g. http://127.0.0.1:4318/v1/traces (env OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces). Default: off.")
     var otlpEndpoint: String?
     @Option(help: "Milliseconds a finished span may wait before its batch is exported (env OTEL_BSP_SCHEDULE_DELAY). Default: 5000.")
     var otlpScheduleDelayMs: Int?
-    @Option(help: "Milliseconds one batch export may take, retries included (env OTEL_EXPORTER_OTLP_TIMEOUT). Default: 10000.")
+    @Option(help: "Milliseconds one batch export may take, retries included, and the final flush at shutdown (env OTEL_EXPORTER_OTLP_TIMEOUT). Default: 10000.")
     var otlpTimeoutMs: Int?
     @Option(help: "Fraction of root traces (jobs without a valid traceparent; a traceparent's sampled flag decides for the others) recorded, 0 to 1 (env OTEL_TRACES_SAMPLER_ARG). Default: 1.")
     var traceSampleRatio: Double?

@@ -26,6 +26,10 @@ import Testing
         // swift-otel exports over https too (AsyncHTTPClient with NIOSSL).
         #expect(try resolve(flags: Settings(endpoint: "https://collector:4318/v1/traces"))?.endpoint == "https://collector:4318/v1/traces")
         #expect(try resolve(flags: Settings(endpoint: "http://[::1]:4318/v1/traces"))?.endpoint == "http://[::1]:4318/v1/traces")
+        // A query (where some vendors put an API key) is sent, but never printed.
+        let keyed = try #require(try resolve(flags: Settings(endpoint: "http://c:4318/v1/traces?api_key=s3cret")))
+        #expect(keyed.endpoint == "http://c:4318/v1/traces?api_key=s3cret")
+        #expect(keyed.summary.contains("http://c:4318/v1/traces?...") && !keyed.summary.contains("s3cret"))
     }
 
     @Test("Endpoints that are not http(s) URLs with a host are refused, the setting named and the URL not echoed")

@@ -49,9 +49,11 @@ public struct OTLPTracingConfiguration: Sendable {
         self.serviceInstanceID = serviceInstanceID
     }
 
-    /// For the start-up log line: endpoint, sampling, batching, and header names only.
+    /// For the start-up log line: endpoint (its query replaced by `?...`, as vendors put API keys
+    /// there), sampling, batching, and header names only.
     public var summary: String {
-        "OTLP \(wireProtocol.rawValue) to \(endpoint), service \(serviceName), root sampling ratio \(rootSampleRatio), "
+        let shownEndpoint = endpoint.firstIndex(of: "?").map { endpoint[..<$0] + "?..." } ?? endpoint
+        return "OTLP \(wireProtocol.rawValue) to \(shownEndpoint), service \(serviceName), root sampling ratio \(rootSampleRatio), "
             + "batches of up to \(maximumExportBatchSize) every \(scheduleDelay), queue \(maximumQueueSize), "
             + "timeout \(exportTimeout), headers \(headers.map(\.name))"
     }
