@@ -9,8 +9,9 @@ import Licensing
 import Testing
 
 extension FleetTests {
-    @Test("ksm serve --tracing --otlp-endpoint: fps.license spans continue each job's trace and reach a collector through swift-otel (after a 503 retry); each reply names its span as parent; --log-format json writes one JSON object per line")
-    func otlpExportAndJSONLogs() async throws {
+    @Test("ksm serve --tracing --otlp-endpoint: fps.license spans continue each job's trace and reach a collector through swift-otel (after a 503 retry), in protobuf (the default) or JSON; each reply names its span as parent; --log-format json writes one JSON object per line",
+          arguments: ["http/protobuf", "http/json"])
+    func otlpExportAndJSONLogs(encoding: String) async throws {
         let fleet = try await Fleet()
         let collector = try OTLPTestCollector(script: [.init(status: 503)])
         defer { collector.stop() }
@@ -18,8 +19,7 @@ extension FleetTests {
         let worker = try await fleet.startWorker(
             extraArguments: ["--log-format", "json", "--log-level", "debug", "--tracing", "--otlp-endpoint", collector.tracesURL,
                              "--otlp-schedule-delay-ms", "200", "--admin-port", "\(adminPort)"],
-            // OTLP JSON (swift-otel's default is protobuf), so this collector can read the spans.
-            environment: ["OTEL_SERVICE_NAME": "ksm-e2e", "OTEL_EXPORTER_OTLP_HEADERS": "x-e2e=yes", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"])
+            environment: ["OTEL_SERVICE_NAME": "ksm-e2e", "OTEL_EXPORTER_OTLP_HEADERS": "x-e2e=yes", "OTEL_EXPORTER_OTLP_PROTOCOL": encoding])
         let client = try await FleetClient(fleet: fleet)
         let device = SimulatedDevice(trust: client.trust)
         let traceID = "0af7651916cd43dd8448eb211c80319c"
@@ -40,10 +40,10 @@ extension FleetTests {
         let requests = try await collector.wait(timeout: .seconds(30)) { (try? Self.spans(in: $0).count) == 5 }
         #expect(await worker.terminate() == 0)
         #expect(requests.count >= 2)
-        #expect(requests.first?.header("content-type") == "application/json")
-        #expect(requests.allSatisfy { $0.target == "/v1/traces" && $0.header("x-e2e") == "yes" })
+        let contentType = encoding == "http/json" ? "application/json" : "application/x-protobuf"
+        #expect(requests.allSatisfy { $0.target == "/v1/traces" && $0.header("x-e2e") == "yes" && $0.header("content-type") == contentType })
         for request in requests {
-            let root = try JSONValue(parsing: request.body)
+            let root = try Self.document(request)
             let resource = try #require(root["resourceSpans"]?[0]?["resource"]?["attributes"])
             #expect(resource.attribute("service.name") == .object(["stringValue": .string("ksm-e2e")]))
             #expect(resource.attribute("telemetry.sdk.language") == .object(["stringValue": .string("swift")]))
@@ -106,12 +106,17 @@ extension FleetTests {
         await client.close()
     }
 
+    /// A request's body as OTLP JSON: parsed, or read from protobuf.
+    static func document(_ request: OTLPTestCollector.Request) throws -> JSONValue {
+        request.header("content-type") == "application/x-protobuf" ? try OTLPProtobufReader.request(request.body) : try JSONValue(parsing: request.body)
+    }
+
     /// Every span in the collector's requests, by span ID, with `traceId`, `spanId` and
     /// `parentSpanId` in hex: OTLP JSON says hex, but swift-otel's JSON (SwiftProtobuf) writes IDs as base64.
     static func spans(in requests: [OTLPTestCollector.Request]) throws -> [String: JSONValue] {
         var spans: [String: JSONValue] = [:]
         for request in requests {
-            let root = try JSONValue(parsing: request.body)
+            let root = try document(request)
             for resource in root["resourceSpans"]?.arrayValue ?? [] {
                 for scope in resource["scopeSpans"]?.arrayValue ?? [] {
                     for span in scope["spans"]?.arrayValue ?? [] {

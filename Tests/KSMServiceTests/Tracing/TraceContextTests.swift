@@ -64,6 +64,18 @@ import Tracing
         for _ in 0..<50 { #expect(JobTracing.start(ScheduledJob(message: root, sequence: 0), tracer: all).isRecording) }
     }
 
+    @Test("A later traceparent version is read as version 00 fields (W3C 3.2.4): the span continues its trace")
+    func laterVersion() throws {
+        let tracer = try TracingFixtures.tracer()
+        let message = message(headers("cc" + TracingFixtures.traceparent.dropFirst(2) + "-what-ever"))
+        let span = JobTracing.start(ScheduledJob(message: message, sequence: 0), tracer: tracer)
+        let parts = fields(text(JobTracing.replyHeaders(for: message, span: span, tracer: tracer), "traceparent"))
+        span.end()
+        #expect(parts.count == 4 && parts[0] == "00" && parts[1] == TracingFixtures.traceID)
+        #expect(JobTracing.passThrough(headers("cc" + TracingFixtures.traceparent.dropFirst(2) + "x")).isEmpty)
+        #expect(JobTracing.passThrough(headers(TracingFixtures.traceparent + "-extra")).isEmpty)
+    }
+
     @Test("A job without a usable traceparent starts a new trace: the reply carries a fresh lowercase trace ID")
     func rootSpans() throws {
         let tracer = try TracingFixtures.tracer()

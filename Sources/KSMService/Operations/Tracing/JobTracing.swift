@@ -51,20 +51,42 @@ public enum JobTracing {
         return out
     }
 
-    /// A `traceparent` as W3C Trace Context (section 3.2) defines it, checked by swift-otel's
-    /// swift-w3c-trace-context: `version-traceid-parentid-flags` in lowercase hex, neither ID all zeros.
+    /// A `traceparent` as W3C Trace Context (section 3.2) defines it: `version-traceid-parentid-flags`
+    /// in lowercase hex, neither ID all zeros, version `ff` invalid (``versionZero(_:)`` has the rules).
     public static func isValidTraceparent(_ bytes: [UInt8]) -> Bool {
-        guard let text = String(validating: bytes, as: UTF8.self) else { return false }
-        return (try? W3CTraceContext.TraceContext(traceParentHeaderValue: text)) != nil
+        versionZero(bytes) != nil
+    }
+
+    /// The `traceparent` as version 00, or nil when it is malformed. Version 00 is checked by
+    /// swift-w3c-trace-context (swift-otel's own parser), which knows no other version; a later
+    /// version is read as W3C Trace Context 3.2.4 says: its first 55 characters as version 00 fields,
+    /// followed by nothing or by a dash and fields of its own, which are dropped.
+    static func versionZero(_ bytes: [UInt8]) -> [UInt8]? {
+        let lowercaseHex = Set("0123456789abcdef".utf8)
+        guard bytes.count >= 55, bytes.prefix(2).allSatisfy(lowercaseHex.contains) else { return nil }
+        let version = bytes.prefix(2)
+        guard version != Array("ff".utf8)[...] else { return nil }
+        // Version 00 is exactly 55 characters; a later one may go on after a dash.
+        if version == Array("00".utf8)[...] {
+            guard bytes.count == 55 else { return nil }
+        } else {
+            guard bytes.count == 55 || bytes[55] == UInt8(ascii: "-") else { return nil }
+        }
+        let candidate = Array("00".utf8) + bytes[2..<55]
+        let text = String(decoding: candidate, as: UTF8.self)
+        return (try? W3CTraceContext.TraceContext(traceParentHeaderValue: text)) != nil ? candidate : nil
     }
 
     /// Starts a job's span under the context the tracer extracts from the job's headers, back-dated
     /// to its arrival.
     static func start(_ job: ScheduledJob, tracer: any Tracer = InstrumentationSystem.tracer) -> any Span {
         var context = InstrumentationContext.topLevel
-        // Only a well-formed traceparent reaches the tracer: swift-otel logs a warning, with every
-        // header of the job, for each one it cannot parse; a malformed one just starts a new trace.
-        tracer.extract(passThrough(job.message.headers), into: &context, using: HeaderExtractor())
+        // Only a well-formed traceparent reaches the tracer, as version 00: swift-otel logs a warning,
+        // with every header of the job, for each one it cannot parse (a later version included); a
+        // malformed one just starts a new trace.
+        var carrier = passThrough(job.message.headers)
+        if let parent = carrier.first, let zero = versionZero(parent.1) { carrier[0].1 = zero }
+        tracer.extract(carrier, into: &context, using: HeaderExtractor())
         let arrival = WallInstant(job.arrived)
         let span = startSpan(tracer, context: context, at: arrival)
         guard span.isRecording else { return span }
