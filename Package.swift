@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
 
 let package = Package(
@@ -31,6 +31,12 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // `ksm serve`'s layered configuration (flags > environment > JSON file); default traits (JSON).
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        // Tracing: swift-otel's tracer, batch span processor, sampler, W3C propagator and OTLP/HTTP
+        // exporter. Only the OTLPHTTP trait: the gRPC exporter would build grpc-swift for a
+        // transport the deployments do not use (README, "Tracing").
+        .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
+        // W3C trace-context parsing for the pass-through with tracing off (swift-otel's own dependency).
+        .package(url: "https://github.com/swift-otel/swift-w3c-trace-context", from: "1.0.0"),
         // Test-only: the deployment manifests are read as YAML to run their `ksm` command lines.
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
     ],
@@ -89,6 +95,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "W3CTraceContext", package: "swift-w3c-trace-context"),
             ]
         ),
         // A real redis-server on a free loopback port, for the tests and `ksm bench`.
@@ -120,6 +128,7 @@ let package = Package(
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "OTel", package: "swift-otel"),
             ]
         ),
         .testTarget(

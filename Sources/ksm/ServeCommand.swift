@@ -99,11 +99,15 @@ struct ServeCommand: AsyncParsableCommand {
         let guards = settings.guardsEnabled
             ? JobGuards(store: redisLicenseStore, replyTTLMilliseconds: settings.replyTTLMilliseconds, rateWindowMilliseconds: settings.rateWindowMilliseconds) : nil
         // The tracer is bootstrapped before the worker exists, so its first span already goes to it.
-        let spanExport = settings.otlp.map { otlp in
-            BatchSpanProcessor(exporter: OTLPHTTPExporter(configuration: otlp), configuration: otlp.batch, logger: logger)
-        }
-        if let otlp = settings.otlp, let spanExport {
-            InstrumentationSystem.bootstrap(OTelTracer(sampler: otlp.sampler, processor: spanExport, limits: otlp.limits))
+        // swift-otel bootstraps InstrumentationSystem and returns its exporter, batch span processor
+        // and tracer as one Service; it sees only the environment ksm did not resolve itself.
+        var spanExport: (any Service)?
+        if let otlp = settings.otlp {
+            do {
+                spanExport = try otlp.bootstrap(logger: logger, environment: ProcessInfo.processInfo.environment)
+            } catch {
+                throw CommandFailure.runtime("Cannot start span export: \(CommandFailure.sentence(for: error)) Check the tracing settings (README, \"Tracing\").")
+            }
             logger.info("exporting spans", metadata: ["otlp": "\(otlp.summary)"])
         } else if settings.otlpWithoutTracing {
             logger.warning("an OTLP endpoint is configured but tracing is off: pass --tracing (or \"tracing\": true) to export spans")
@@ -115,7 +119,8 @@ struct ServeCommand: AsyncParsableCommand {
         // other, so the worker hears SIGTERM first and its shutdown timeout is not eaten by the others;
         // the admin port keeps answering /healthz while it drains.
         var services: [any Service] = []
-        // First in the group, so it shuts down last: it flushes the spans the worker ended while draining.
+        // First in the group, so it shuts down last: swift-otel's batch processor flushes the spans the
+        // worker ended while draining (bounded by --otlp-timeout-ms), then its exporter shuts down.
         if let spanExport { services.insert(spanExport, at: 0) }
         // Rotation prefetch (docs/scheduling.md): warms the cache with next keys before boundaries.
         let rotationStatus = RotationStatus()
@@ -129,7 +134,7 @@ struct ServeCommand: AsyncParsableCommand {
             let metrics = WorkerMetrics(version: KSMVersion.current) {
                 WorkerMetrics.Inputs(statistics: worker.statistics.snapshot, storeUp: storeHealth.isUp, storeProvisioned: provisioning.isUp,
                                      stalled: worker.isStalled, lag: worker.consumerLag, cache: cache?.statistics, slots: slots.sample,
-                                     tracing: spanExport?.snapshot, rotation: rotationStatus.snapshot,
+                                     rotation: rotationStatus.snapshot,
                                      process: ProcessSample.read())
             }
             services.append(AdminServer(
@@ -233,11 +238,11 @@ struct ServeOptions: ParsableArguments {
     var logFormat: String?
     @Flag(help: "Open a span per job through the bootstrapped tracer; traceparent headers pass to replies either way (README, Tracing).")
     var tracing = false
-    @Option(help: "With --tracing: export spans as OTLP/HTTP JSON to this http:// URL, used as it is, e.g. http://127.0.0.1:4318/v1/traces (env OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces). Default: off.")
+    @Option(help: "With --tracing: export spans through swift-otel over OTLP/HTTP (protobuf, or http/json with OTEL_EXPORTER_OTLP_PROTOCOL) to this http:// or https:// URL, used as it is, e.g. http://127.0.0.1:4318/v1/traces (env OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces). Default: off.")
     var otlpEndpoint: String?
     @Option(help: "Milliseconds a finished span may wait before its batch is exported (env OTEL_BSP_SCHEDULE_DELAY). Default: 5000.")
     var otlpScheduleDelayMs: Int?
-    @Option(help: "Milliseconds one batch export may take, retries included (env OTEL_EXPORTER_OTLP_TIMEOUT). Default: 10000.")
+    @Option(help: "Milliseconds one batch export may take, retries included, and the final flush at shutdown (env OTEL_EXPORTER_OTLP_TIMEOUT). Default: 10000.")
     var otlpTimeoutMs: Int?
     @Option(help: "Fraction of root traces (jobs without a valid traceparent; a traceparent's sampled flag decides for the others) recorded, 0 to 1 (env OTEL_TRACES_SAMPLER_ARG). Default: 1.")
     var traceSampleRatio: Double?

@@ -9,8 +9,9 @@ import Licensing
 import Testing
 
 extension FleetTests {
-    @Test("ksm serve --tracing --otlp-endpoint: fps.license spans continue each job's trace and reach a collector (after a 503 retry); each reply names its span as parent; --log-format json writes one JSON object per line")
-    func otlpExportAndJSONLogs() async throws {
+    @Test("ksm serve --tracing --otlp-endpoint: fps.license spans continue each job's trace and reach a collector through swift-otel (after a 503 retry), in protobuf (the default) or JSON; each reply names its span as parent; --log-format json writes one JSON object per line",
+          arguments: ["http/protobuf", "http/json"])
+    func otlpExportAndJSONLogs(encoding: String) async throws {
         let fleet = try await Fleet()
         let collector = try OTLPTestCollector(script: [.init(status: 503)])
         defer { collector.stop() }
@@ -18,7 +19,7 @@ extension FleetTests {
         let worker = try await fleet.startWorker(
             extraArguments: ["--log-format", "json", "--log-level", "debug", "--tracing", "--otlp-endpoint", collector.tracesURL,
                              "--otlp-schedule-delay-ms", "200", "--admin-port", "\(adminPort)"],
-            environment: ["OTEL_SERVICE_NAME": "ksm-e2e", "OTEL_EXPORTER_OTLP_HEADERS": "x-e2e=yes"])
+            environment: ["OTEL_SERVICE_NAME": "ksm-e2e", "OTEL_EXPORTER_OTLP_HEADERS": "x-e2e=yes", "OTEL_EXPORTER_OTLP_PROTOCOL": encoding])
         let client = try await FleetClient(fleet: fleet)
         let device = SimulatedDevice(trust: client.trust)
         let traceID = "0af7651916cd43dd8448eb211c80319c"
@@ -35,26 +36,20 @@ extension FleetTests {
         // Not a job: dead-lettered, and its span says so.
         try await client.sendRaw(Array("not json".utf8), headers: [("traceparent", Array("00-\(traceID)-b7ad6b7169203335-01".utf8))])
 
-        // Exported on the 200 ms schedule, after one retry; /metrics counts them.
-        let metrics = try await Self.scrape(port: adminPort) { $0.contains("ksm_trace_spans_exported_total 5") }
-        #expect(metrics.contains("ksm_trace_spans_exported_total 5"), "\(metrics)")
-        #expect(metrics.contains("ksm_trace_export_errors_total{reason=\"http\"} 1"))
-        #expect(metrics.contains("ksm_trace_spans_dropped_total{reason=\"queue_full\"} 0"))
+        // Exported on the 200 ms schedule, the first request answered 503 and retried by swift-otel.
+        let requests = try await collector.wait(timeout: .seconds(30)) { (try? Self.spans(in: $0).count) == 5 }
         #expect(await worker.terminate() == 0)
-
-        let requests = collector.requests
         #expect(requests.count >= 2)
-        #expect(requests.allSatisfy { $0.target == "/v1/traces" && $0.header("content-type") == "application/json" && $0.header("x-e2e") == "yes" })
-        var spans: [String: JSONValue] = [:]  // by span ID: the 503'd request and its retry carry the same spans
+        let contentType = encoding == "http/json" ? "application/json" : "application/x-protobuf"
+        #expect(requests.allSatisfy { $0.target == "/v1/traces" && $0.header("x-e2e") == "yes" && $0.header("content-type") == contentType })
         for request in requests {
-            let root = try JSONValue(parsing: request.body)
+            let root = try Self.document(request)
             let resource = try #require(root["resourceSpans"]?[0]?["resource"]?["attributes"])
             #expect(resource.attribute("service.name") == .object(["stringValue": .string("ksm-e2e")]))
             #expect(resource.attribute("telemetry.sdk.language") == .object(["stringValue": .string("swift")]))
-            for span in root["resourceSpans"]?[0]?["scopeSpans"]?[0]?["spans"]?.arrayValue ?? [] {
-                if let id = span["spanId"]?.stringValue { spans[id] = span }
-            }
         }
+        // By span ID: the 503'd request and its retry carry the same spans.
+        let spans = try Self.spans(in: requests)
         #expect(spans.count == 5)
         let replies = client.messages(on: "fps.license.replies")
         func span(of id: String) throws -> JSONValue {
@@ -109,6 +104,39 @@ extension FleetTests {
         // The exporter's headers may carry API keys: their values never reach the log.
         #expect(worker.stderr.contains("x-e2e") && !worker.stderr.contains("yes\""))
         await client.close()
+    }
+
+    /// A request's body as OTLP JSON: parsed, or read from protobuf.
+    static func document(_ request: OTLPTestCollector.Request) throws -> JSONValue {
+        request.header("content-type") == "application/x-protobuf" ? try OTLPProtobufReader.request(request.body) : try JSONValue(parsing: request.body)
+    }
+
+    /// Every span in the collector's requests, by span ID, with `traceId`, `spanId` and
+    /// `parentSpanId` in hex: OTLP JSON says hex, but swift-otel's JSON (SwiftProtobuf) writes IDs as base64.
+    static func spans(in requests: [OTLPTestCollector.Request]) throws -> [String: JSONValue] {
+        var spans: [String: JSONValue] = [:]
+        for request in requests {
+            let root = try document(request)
+            for resource in root["resourceSpans"]?.arrayValue ?? [] {
+                for scope in resource["scopeSpans"]?.arrayValue ?? [] {
+                    for span in scope["spans"]?.arrayValue ?? [] {
+                        guard case .object(var members) = span else { continue }
+                        for key in ["traceId", "spanId", "parentSpanId"] {
+                            if let id = members[key]?.stringValue { members[key] = .string(hexID(id)) }
+                        }
+                        if let id = members["spanId"]?.stringValue { spans[id] = .object(members) }
+                    }
+                }
+            }
+        }
+        return spans
+    }
+
+    /// A trace or span ID in lowercase hex, whether written as hex or as base64.
+    private static func hexID(_ id: String) -> String {
+        if (id.count == 32 || id.count == 16), id.allSatisfy(\.isHexDigit) { return id.lowercased() }
+        guard let bytes = Data(base64Encoded: id) else { return id }
+        return bytes.map { String(format: "%02x", $0) }.joined()
     }
 
     /// GETs /metrics until `condition` holds (10 s at most); returns the last text.

@@ -119,7 +119,8 @@ public struct ServeSetting: Sendable {
         ServeSetting("log-format", env: "KSM_LOG_FORMAT", .string),
         ServeSetting("tracing", env: "KSM_TRACING", .boolean),
         // The OpenTelemetry settings keep the SDK's environment variable names (OTLPTracingConfiguration
-        // reads them, with their own rules: OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces, headers as k=v lists).
+        // reads them, with their own rules: OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces, headers as k=v lists,
+        // and maps them onto swift-otel's configuration).
         ServeSetting("otlp-endpoint", env: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", .string),
         ServeSetting("otlp-headers", env: "OTEL_EXPORTER_OTLP_HEADERS", .map(.strings), secret: true),
         ServeSetting("otlp-schedule-delay-ms", env: "OTEL_BSP_SCHEDULE_DELAY", .integer(1...3_600_000)),

@@ -30,15 +30,13 @@ public final class WorkerMetrics: Service, Sendable {
         public var cache: CacheStatistics?
         /// Nil until the first lease slot count finished.
         public var slots: LeaseSlotGauge.Sample?
-        /// Nil when spans are not exported (no `--otlp-endpoint`).
-        public var tracing: TraceExportStatistics.Snapshot?
         /// Nil when rotation prefetch is off.
         public var rotation: RotationStatus.Snapshot?
         /// Nil where `/proc` cannot be read (``ProcessSample/read()``).
         public var process: ProcessSample?
 
         public init(statistics: WorkerStatistics.Snapshot, storeUp: Bool, storeProvisioned: Bool = true, stalled: Bool, lag: [TopicPartition: Int64] = [:],
-                    cache: CacheStatistics? = nil, slots: LeaseSlotGauge.Sample? = nil, tracing: TraceExportStatistics.Snapshot? = nil,
+                    cache: CacheStatistics? = nil, slots: LeaseSlotGauge.Sample? = nil,
                     rotation: RotationStatus.Snapshot? = nil, process: ProcessSample? = nil) {
             self.statistics = statistics
             self.storeUp = storeUp
@@ -47,7 +45,6 @@ public final class WorkerMetrics: Service, Sendable {
             self.lag = lag
             self.cache = cache
             self.slots = slots
-            self.tracing = tracing
             self.rotation = rotation
             self.process = process
         }
@@ -173,12 +170,6 @@ public final class WorkerMetrics: Service, Sendable {
             gauge(&state, SeriesKey("ksm_lease_slots_in_use"), Double(slots.slots))
             gauge(&state, SeriesKey("ksm_lease_slot_accounts"), Double(slots.accounts))
             gauge(&state, SeriesKey("ksm_lease_slots_count_complete"), slots.isComplete ? 1 : 0)
-        }
-        if let tracing = inputs.tracing {
-            count(&state, SeriesKey("ksm_trace_spans_exported_total"), tracing.exported)
-            for (reason, n) in tracing.dropped { count(&state, SeriesKey("ksm_trace_spans_dropped_total", ["reason": reason]), n) }
-            for (reason, n) in tracing.exportErrors { count(&state, SeriesKey("ksm_trace_export_errors_total", ["reason": reason]), n) }
-            gauge(&state, SeriesKey("ksm_trace_spans_queued"), Double(tracing.queued))
         }
         if let rotation = inputs.rotation {
             gauge(&state, SeriesKey("ksm_expected_rotation_load"), Double(rotation.expectedLoad))

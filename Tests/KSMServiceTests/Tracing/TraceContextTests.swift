@@ -3,6 +3,8 @@ import Kafka
 import Testing
 import Tracing
 
+/// W3C trace context through swift-otel's tracer and propagator, and the pass-through that works
+/// with tracing off. What the spans hold on export is checked against a collector in FleetTests.
 @Suite struct TraceContextTests {
     private func headers(_ traceparent: String, _ tracestate: String? = nil) -> [(String, [UInt8])] {
         var out: [(String, [UInt8])] = [("correlation-id", Array("c-1".utf8)), ("traceparent", Array(traceparent.utf8))]
@@ -10,161 +12,103 @@ import Tracing
         return out
     }
 
-    @Test("traceparent: a job's context is extracted, the span continues its trace, and the reply's traceparent names the span as parent")
-    func extractInjectRoundTrip() throws {
-        let processor = CollectingProcessor()
-        let tracer = OTelTracer(processor: processor)
-        var context = InstrumentationContext.topLevel
-        tracer.extract(headers(TracingFixtures.traceparent, "vendor=abc,other=1"), into: &context, using: JobTracing.HeaderExtractor())
-        let remote = try #require(context.traceContext)
-        #expect(remote.traceID.hexString == TracingFixtures.traceID)
-        #expect(remote.spanID.hexString == TracingFixtures.parentSpanID)
-        #expect(remote.isSampled && remote.isRemote)
-
-        let span = tracer.startSpan("fps.license", context: context, ofKind: .consumer)
-        var reply: [(String, [UInt8])] = []
-        tracer.inject(span.context, into: &reply, using: JobTracing.HeaderInjector())
-        span.end()
-        let injected = try #require(reply.first { $0.0 == "traceparent" }).1
-        let own = try #require(TraceContext(traceparent: injected))
-        let ended = try #require(processor.ended.first)
-        #expect(String(decoding: injected, as: UTF8.self) == "00-\(TracingFixtures.traceID)-\(ended.context.spanID.hexString)-01")
-        #expect(own.traceID == remote.traceID)
-        #expect(own.spanID != remote.spanID)
-        #expect(ended.parentSpanID == remote.spanID)
-        #expect(ended.parentIsRemote == true)
-        #expect(ended.kind == .consumer)
-        #expect(reply.first { $0.0 == "tracestate" }.map { String(decoding: $0.1, as: UTF8.self) } == "vendor=abc,other=1")
+    private func message(_ headers: [(String, [UInt8])]) -> KafkaMessage {
+        KafkaMessage(topic: "fps.license.requests", partition: 3, offset: 42, key: nil, value: Array("not a job".utf8), headers: headers)
     }
 
-    @Test("An unsampled parent: no span is recorded, but the reply still carries the trace with a new parent-id and flags 00")
-    func unsampledParentPropagates() throws {
-        let processor = CollectingProcessor()
-        let tracer = OTelTracer(sampler: .parentBased(rootRatio: 1), processor: processor)
-        var context = InstrumentationContext.topLevel
-        tracer.extract(headers("00-\(TracingFixtures.traceID)-\(TracingFixtures.parentSpanID)-00"), into: &context, using: JobTracing.HeaderExtractor())
-        let span = tracer.startSpan("fps.license", context: context, ofKind: .consumer)
-        #expect(!span.isRecording)
-        span.attributes["fps.request_id"] = "r-1"
-        span.addEvent("processed")
-        span.end()
-        #expect(processor.ended.isEmpty)
-        var reply: [(String, [UInt8])] = []
-        tracer.inject(span.context, into: &reply, using: JobTracing.HeaderInjector())
-        let text = String(decoding: try #require(reply.first { $0.0 == "traceparent" }).1, as: UTF8.self)
-        #expect(text.hasPrefix("00-\(TracingFixtures.traceID)-"))
-        #expect(text.hasSuffix("-00"))
-        #expect(!text.contains(TracingFixtures.parentSpanID))
+    private func text(_ headers: [(String, [UInt8])], _ name: String) -> String? {
+        headers.first { $0.0 == name }.map { String(decoding: $0.1, as: UTF8.self) }
     }
 
-    @Test("A job without a usable traceparent starts a new trace: random, non-zero, lowercase IDs and no parent")
-    func rootSpans() throws {
-        let processor = CollectingProcessor()
-        let tracer = OTelTracer(processor: processor)
-        var context = InstrumentationContext.topLevel
-        tracer.extract(headers("00-\(TracingFixtures.traceID.uppercased())-\(TracingFixtures.parentSpanID)-01"), into: &context, using: JobTracing.HeaderExtractor())
-        #expect(context.traceContext == nil)
-        var traceIDs: Set<TraceID> = []
-        for _ in 0..<200 {
-            let span = tracer.startSpan("root", context: context)
-            span.end()
-        }
-        for span in processor.ended {
-            #expect(span.parentSpanID == nil && span.parentIsRemote == nil)
-            #expect(span.context.traceID != TraceID(high: 0, low: 0))
-            #expect(span.context.spanID.value != 0)
-            #expect(span.context.traceID.hexString.count == 32 && span.context.spanID.hexString.count == 16)
-            #expect(span.context.traceID.hexString == span.context.traceID.hexString.lowercased())
-            traceIDs.insert(span.context.traceID)
-        }
-        #expect(traceIDs.count == 200)
-        #expect(processor.ended.count == 200)
+    /// `00-traceid-spanid-flags` split into its four fields.
+    private func fields(_ traceparent: String?) -> [String] {
+        traceparent.map { $0.split(separator: "-").map(String.init) } ?? []
     }
 
-    @Test("traceparent parsing follows W3C Trace Context: versions, zero IDs, case, flags, tracestate limits")
-    func parsing() {
-        let valid = TracingFixtures.traceparent
-        #expect(TraceContext(traceparent: Array(valid.utf8))?.isSampled == true)
-        #expect(TraceContext(traceparent: Array("00-\(TracingFixtures.traceID)-\(TracingFixtures.parentSpanID)-02".utf8))?.isSampled == false)
-        for bad in ["", "00-\(TracingFixtures.traceID)-\(TracingFixtures.parentSpanID)", valid + "-extra",
-                    "ff" + valid.dropFirst(2), "00-00000000000000000000000000000000-\(TracingFixtures.parentSpanID)-01",
-                    "00-\(TracingFixtures.traceID)-0000000000000000-01", "00_\(TracingFixtures.traceID)-\(TracingFixtures.parentSpanID)-01",
-                    "00-\(TracingFixtures.traceID)-\(TracingFixtures.parentSpanID)-0g", "0A" + valid.dropFirst(2)] {
-            #expect(TraceContext(traceparent: Array(bad.utf8)) == nil, "\(bad)")
-        }
-        // A later version may append fields after a dash.
-        #expect(TraceContext(traceparent: Array(("cc" + valid.dropFirst(2) + "-what-ever").utf8)) != nil)
-        #expect(TraceContext(traceparent: Array(("cc" + valid.dropFirst(2) + "x").utf8)) == nil)
-        // tracestate: kept when printable and at most 512 bytes, dropped alone otherwise.
-        #expect(TraceContext(traceparent: Array(valid.utf8), tracestate: Array("a=1".utf8))?.traceState == "a=1")
-        let long = String(repeating: "a", count: 513)
-        let withLong = TraceContext(traceparent: Array(valid.utf8), tracestate: Array(long.utf8))
-        #expect(withLong != nil && withLong?.traceState == nil)
-        #expect(TraceContext(traceparent: Array(valid.utf8), tracestate: [0x61, 0x0A, 0x62])?.traceState == nil)
-        #expect(TraceContext(traceID: TraceID(high: 1, low: 2), spanID: SpanID(3), isSampled: false).traceparent
-                == "00-00000000000000010000000000000002-0000000000000003-00")
-    }
-
-    @Test("Span API: status rules, recordError, end once, attribute limit")
-    func spanAPI() throws {
-        let processor = CollectingProcessor()
-        var limits = SpanLimits()
-        limits.attributeCount = 2
-        let tracer = OTelTracer(processor: processor, limits: limits)
-        let span = tracer.startSpan("op", context: .topLevel, ofKind: .client)
-        span.attributes["c"] = "3"
-        span.attributes["a"] = 1
-        span.attributes["b"] = true
-        span.setStatus(SpanStatus(code: .ok, message: "ignored"))
-        span.setStatus(SpanStatus(code: .error, message: "after ok: ignored"))
-        struct Failure: Error, CustomStringConvertible { var description: String { "store down" } }
-        span.recordError(Failure())
-        span.operationName = "renamed"
+    @Test("A job's span continues the job's trace: the reply's traceparent keeps the trace ID and tracestate and names the span as parent")
+    func replyNamesTheJobSpan() throws {
+        let tracer = try TracingFixtures.tracer()
+        let message = message(headers(TracingFixtures.traceparent, "edge=1"))
+        let span = JobTracing.start(ScheduledJob(message: message, sequence: 0), tracer: tracer)
         #expect(span.isRecording)
-        span.end()
-        #expect(!span.isRecording)
-        span.attributes["late"] = "x"
-        span.end()
-        #expect(processor.ended.count == 1)
-        let ended = try #require(processor.ended.first)
-        #expect(ended.name == "renamed")
-        #expect(ended.status == SpanStatus(code: .ok))
-        #expect(ended.attributes.count == 2 && ended.droppedAttributes == 1)
-        #expect(ended.attributes.get("a") == .int64(1) && ended.attributes.get("b") == .bool(true) && ended.attributes.get("c") == nil)
-        let exception = try #require(ended.events.first)
-        #expect(exception.name == "exception")
-        #expect(exception.attributes.get("exception.message") == .string("store down"))
-        #expect(exception.attributes.get("exception.type").map { "\($0)" }?.contains("Failure") == true)
-        #expect(ended.endNanoseconds >= ended.startNanoseconds)
-    }
-
-    @Test("A job's span: JobTracing opens a consumer span from the Kafka headers; the reply gets the tracer's injection, or the pass-through with the no-op tracer")
-    func jobSpanAndReplyHeaders() throws {
-        let message = KafkaMessage(topic: "fps.license.requests", partition: 3, offset: 42, key: nil, value: Array("not a job".utf8),
-                                   headers: headers(TracingFixtures.traceparent, "edge=1"))
-        let job = ScheduledJob(message: message, sequence: 0)
-        let processor = CollectingProcessor()
-        let tracer = OTelTracer(processor: processor)
-        let span = JobTracing.start(job, tracer: tracer)
         JobTracing.recordOutcome(.deadLetter(reason: "not JSON"), on: span)
         let reply = JobTracing.replyHeaders(for: message, span: span, tracer: tracer)
         span.end()
-        let ended = try #require(processor.ended.first)
-        #expect(ended.name == "fps.license" && ended.kind == .consumer)
-        #expect(ended.context.traceID.hexString == TracingFixtures.traceID)
-        #expect(ended.parentSpanID?.hexString == TracingFixtures.parentSpanID)
-        #expect(ended.attributes.get("messaging.kafka.message.offset") == .int64(42))
-        #expect(ended.attributes.get("messaging.destination.name") == .string("fps.license.requests"))
-        #expect(ended.events.map(\.name) == ["received", "processed"])
-        #expect(ended.status?.code == .error)
-        #expect(reply.map(\.0) == ["traceparent", "tracestate"])
-        #expect(reply.first.map { String(decoding: $0.1, as: UTF8.self) } == "00-\(TracingFixtures.traceID)-\(ended.context.spanID.hexString)-01")
+        let parts = fields(text(reply, "traceparent"))
+        #expect(parts.count == 4)
+        #expect(parts.first == "00" && parts.dropFirst().first == TracingFixtures.traceID)
+        #expect(parts.dropFirst(2).first != TracingFixtures.parentSpanID && parts.dropFirst(2).first?.count == 16)
+        #expect(parts.last == "01")
+        #expect(text(reply, "tracestate") == "edge=1")
+    }
 
-        // The no-op tracer injects nothing: the job's own headers pass through unchanged.
+    @Test("An unsampled parent is honoured whatever the root ratio: nothing is recorded, but the reply carries the trace with a new parent-id and flags 00")
+    func unsampledParentPropagates() throws {
+        let tracer = try TracingFixtures.tracer(rootSampleRatio: 1)
+        let message = message(headers("00-\(TracingFixtures.traceID)-\(TracingFixtures.parentSpanID)-00"))
+        let span = JobTracing.start(ScheduledJob(message: message, sequence: 0), tracer: tracer)
+        #expect(!span.isRecording)
+        let parts = fields(text(JobTracing.replyHeaders(for: message, span: span, tracer: tracer), "traceparent"))
+        span.end()
+        #expect(parts.count == 4 && parts[1] == TracingFixtures.traceID && parts[2] != TracingFixtures.parentSpanID && parts[3] == "00")
+    }
+
+    @Test("A sampled parent is honoured at root ratio 0; root spans follow the ratio (0 records none, 1 all)")
+    func parentBasedRatioSampling() throws {
+        let none = try TracingFixtures.tracer(rootSampleRatio: 0)
+        let sampledParent = message(headers(TracingFixtures.traceparent))
+        #expect(JobTracing.start(ScheduledJob(message: sampledParent, sequence: 0), tracer: none).isRecording)
+        let root = message([])
+        for _ in 0..<50 { #expect(!JobTracing.start(ScheduledJob(message: root, sequence: 0), tracer: none).isRecording) }
+        let all = try TracingFixtures.tracer(rootSampleRatio: 1)
+        for _ in 0..<50 { #expect(JobTracing.start(ScheduledJob(message: root, sequence: 0), tracer: all).isRecording) }
+    }
+
+    @Test("A later traceparent version is read as version 00 fields (W3C 3.2.4): the span continues its trace")
+    func laterVersion() throws {
+        let tracer = try TracingFixtures.tracer()
+        let message = message(headers("cc" + TracingFixtures.traceparent.dropFirst(2) + "-what-ever"))
+        let span = JobTracing.start(ScheduledJob(message: message, sequence: 0), tracer: tracer)
+        let parts = fields(text(JobTracing.replyHeaders(for: message, span: span, tracer: tracer), "traceparent"))
+        span.end()
+        #expect(parts.count == 4 && parts[0] == "00" && parts[1] == TracingFixtures.traceID)
+        #expect(JobTracing.passThrough(headers("cc" + TracingFixtures.traceparent.dropFirst(2) + "x")).isEmpty)
+        #expect(JobTracing.passThrough(headers(TracingFixtures.traceparent + "-extra")).isEmpty)
+    }
+
+    @Test("A job without a usable traceparent starts a new trace: the reply carries a fresh lowercase trace ID")
+    func rootSpans() throws {
+        let tracer = try TracingFixtures.tracer()
+        var traceIDs: Set<String> = []
+        for bad in ["junk", "00-\(TracingFixtures.traceID.uppercased())-\(TracingFixtures.parentSpanID)-01",
+                    "00-00000000000000000000000000000000-\(TracingFixtures.parentSpanID)-01"] {
+            let message = message(headers(bad))
+            let span = JobTracing.start(ScheduledJob(message: message, sequence: 0), tracer: tracer)
+            let parts = fields(text(JobTracing.replyHeaders(for: message, span: span, tracer: tracer), "traceparent"))
+            span.end()
+            #expect(parts.count == 4, "\(bad)")
+            guard parts.count == 4 else { continue }
+            #expect(parts[1] != TracingFixtures.traceID && parts[1].count == 32 && parts[1] == parts[1].lowercased(), "\(bad)")
+            traceIDs.insert(parts[1])
+        }
+        #expect(traceIDs.count == 3)
+    }
+
+    @Test("With tracing off the job's own well-formed traceparent and tracestate pass through; malformed ones and long or unprintable tracestate do not")
+    func passThrough() {
+        let valid = TracingFixtures.traceparent
         let noop = NoOpTracer()
-        let passThrough = JobTracing.replyHeaders(for: message, span: JobTracing.start(job, tracer: noop), tracer: noop)
-        #expect(passThrough.map(\.0) == ["traceparent", "tracestate"])
-        #expect(passThrough.first?.1 == Array(TracingFixtures.traceparent.utf8))
-        #expect(JobTracing.replyHeaders(for: message, span: nil, tracer: tracer).first?.1 == Array(TracingFixtures.traceparent.utf8))
+        let message = message(headers(valid, "edge=1"))
+        let reply = JobTracing.replyHeaders(for: message, span: JobTracing.start(ScheduledJob(message: message, sequence: 0), tracer: noop), tracer: noop)
+        #expect(reply.map(\.0) == ["traceparent", "tracestate"])
+        #expect(reply.first?.1 == Array(valid.utf8))
+        #expect(JobTracing.replyHeaders(for: message, span: nil, tracer: noop).map(\.0) == ["traceparent", "tracestate"])
+        for bad in ["", "junk", "00-\(TracingFixtures.traceID)-\(TracingFixtures.parentSpanID)", "ff" + valid.dropFirst(2),
+                    "00-00000000000000000000000000000000-\(TracingFixtures.parentSpanID)-01", "00-\(TracingFixtures.traceID)-0000000000000000-01",
+                    "00-\(TracingFixtures.traceID.uppercased())-\(TracingFixtures.parentSpanID)-01"] {
+            #expect(JobTracing.passThrough(headers(bad, "a=1")).isEmpty, "\(bad)")
+        }
+        #expect(JobTracing.passThrough(headers(valid, String(repeating: "a", count: 513))).map(\.0) == ["traceparent"])
+        #expect(JobTracing.passThrough([("traceparent", Array(valid.utf8)), ("tracestate", [0x61, 0x0A, 0x62])]).map(\.0) == ["traceparent"])
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import Tracing
+import W3CTraceContext
 
 /// W3C trace context for license jobs, and one span per job through swift-distributed-tracing.
 ///
@@ -10,8 +11,9 @@ import Tracing
 /// also gets a consumer span `fps.license` whose parent is extracted from the job's headers by the
 /// bootstrapped tracer, with events `received` (at arrival), `processed` and `published`, and the
 /// tracer injects the span's own context into the reply instead of the pass-through. With
-/// `--otlp-endpoint` the bootstrapped tracer is ``OTelTracer`` and spans are exported over OTLP/HTTP
-/// (README, "Tracing"); without one the no-op tracer makes spans free.
+/// `--otlp-endpoint` the bootstrapped tracer is swift-otel's (parent-based ratio sampler, W3C
+/// propagator, batch span processor, OTLP/HTTP exporter; README, "Tracing"); without one the no-op
+/// tracer makes spans free.
 public enum JobTracing {
     /// The W3C Trace Context header names, as Kafka header keys.
     public static let traceparent = "traceparent"
@@ -34,27 +36,57 @@ public enum JobTracing {
         }
     }
 
+    /// The longest `tracestate` passed on: the W3C spec lets a vendor drop a longer one (section 3.3.1.5).
+    public static let maximumTraceStateLength = 512
+
     /// The trace headers to copy from a job to its reply: a well-formed `traceparent` and, with it,
-    /// `tracestate` (at most 512 bytes, as the W3C spec lets a vendor truncate). Nothing otherwise.
+    /// `tracestate` (at most 512 printable bytes, as the W3C spec lets a vendor truncate). Nothing otherwise.
     public static func passThrough(_ headers: [(String, [UInt8])]) -> [(String, [UInt8])] {
         guard let parent = headers.last(where: { $0.0 == traceparent })?.1, isValidTraceparent(parent) else { return [] }
         var out = [(traceparent, parent)]
-        if let state = headers.last(where: { $0.0 == tracestate })?.1, state.count <= TraceContext.maximumTraceStateLength { out.append((tracestate, state)) }
+        if let state = headers.last(where: { $0.0 == tracestate })?.1, !state.isEmpty, state.count <= maximumTraceStateLength,
+           state.allSatisfy({ (0x20...0x7E).contains($0) }) {
+            out.append((tracestate, state))
+        }
         return out
     }
 
-    /// `version-traceid-parentid-flags` in lowercase hex (W3C Trace Context, section 3.2): 2-32-16-2
-    /// digits, and neither the trace ID nor the parent ID all zeros. Version `ff` is invalid
-    /// (``TraceContext/init(traceparent:tracestate:)`` has the rules).
+    /// A `traceparent` as W3C Trace Context (section 3.2) defines it: `version-traceid-parentid-flags`
+    /// in lowercase hex, neither ID all zeros, version `ff` invalid (``versionZero(_:)`` has the rules).
     public static func isValidTraceparent(_ bytes: [UInt8]) -> Bool {
-        TraceContext(traceparent: bytes) != nil
+        versionZero(bytes) != nil
+    }
+
+    /// The `traceparent` as version 00, or nil when it is malformed. Version 00 is checked by
+    /// swift-w3c-trace-context (swift-otel's own parser), which knows no other version; a later
+    /// version is read as W3C Trace Context 3.2.4 says: its first 55 characters as version 00 fields,
+    /// followed by nothing or by a dash and fields of its own, which are dropped.
+    static func versionZero(_ bytes: [UInt8]) -> [UInt8]? {
+        let lowercaseHex = Set("0123456789abcdef".utf8)
+        guard bytes.count >= 55, bytes.prefix(2).allSatisfy(lowercaseHex.contains) else { return nil }
+        let version = bytes.prefix(2)
+        guard version != Array("ff".utf8)[...] else { return nil }
+        // Version 00 is exactly 55 characters; a later one may go on after a dash.
+        if version == Array("00".utf8)[...] {
+            guard bytes.count == 55 else { return nil }
+        } else {
+            guard bytes.count == 55 || bytes[55] == UInt8(ascii: "-") else { return nil }
+        }
+        let candidate = Array("00".utf8) + bytes[2..<55]
+        let text = String(decoding: candidate, as: UTF8.self)
+        return (try? W3CTraceContext.TraceContext(traceParentHeaderValue: text)) != nil ? candidate : nil
     }
 
     /// Starts a job's span under the context the tracer extracts from the job's headers, back-dated
     /// to its arrival.
     static func start(_ job: ScheduledJob, tracer: any Tracer = InstrumentationSystem.tracer) -> any Span {
         var context = InstrumentationContext.topLevel
-        tracer.extract(job.message.headers, into: &context, using: HeaderExtractor())
+        // Only a well-formed traceparent reaches the tracer, as version 00: swift-otel logs a warning,
+        // with every header of the job, for each one it cannot parse (a later version included); a
+        // malformed one just starts a new trace.
+        var carrier = passThrough(job.message.headers)
+        if let parent = carrier.first, let zero = versionZero(parent.1) { carrier[0].1 = zero }
+        tracer.extract(carrier, into: &context, using: HeaderExtractor())
         let arrival = WallInstant(job.arrived)
         let span = startSpan(tracer, context: context, at: arrival)
         guard span.isRecording else { return span }

@@ -20,7 +20,7 @@ extension OTLPTracingConfiguration {
         }
     }
 
-    /// Header names the exporter writes itself.
+    /// Header names the exporter (swift-otel over AsyncHTTPClient) writes itself.
     static let reservedHeaders: Set<String> = ["host", "content-length", "content-type", "transfer-encoding", "connection", "user-agent"]
 
     /// Combines flags, the environment and the config file (flags win, then the environment, then
@@ -30,8 +30,8 @@ extension OTLPTracingConfiguration {
     /// Environment variables read (OpenTelemetry SDK names): `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (as
     /// it is), else `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`; `OTEL_EXPORTER_OTLP_HEADERS` and
     /// `OTEL_EXPORTER_OTLP_TRACES_HEADERS` (`k=v,k2=v2`, values percent-decoded);
-    /// `OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT` (ms); `OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL` (`http/json`,
-    /// or `http/protobuf`, which collectors serve on the same path; `grpc` is refused);
+    /// `OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT` (ms); `OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL` (`http/protobuf`,
+    /// the default, or `http/json`; `grpc` is refused: swift-otel is built without its gRPC exporter);
     /// `OTEL_SERVICE_NAME`; `OTEL_RESOURCE_ATTRIBUTES`; `OTEL_TRACES_SAMPLER`
     /// (`parentbased_traceidratio`, the default here, `parentbased_always_on`, `parentbased_always_off`)
     /// and `OTEL_TRACES_SAMPLER_ARG` (the root ratio, 0...1, default 1); `OTEL_BSP_SCHEDULE_DELAY`,
@@ -49,27 +49,32 @@ extension OTLPTracingConfiguration {
                 throw OTLPConfigurationError("OTEL_TRACES_EXPORTER=\(exporter): only otlp (or none) is supported")
             }
         }
+        var wireProtocol = WireProtocol.httpProtobuf
         for name in ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"] {
             guard let proto = value(name)?.lowercased() else { continue }
-            guard proto == "http/json" || proto == "http/protobuf" else {
-                throw OTLPConfigurationError("\(name)=\(proto): this exporter sends OTLP/HTTP with JSON (http/json); use the collector's OTLP/HTTP receiver (port 4318), not gRPC")
+            guard let known = WireProtocol(rawValue: proto) else {
+                throw OTLPConfigurationError("\(name)=\(proto): this worker exports OTLP/HTTP (http/protobuf or http/json); use the collector's OTLP/HTTP receiver (port 4318), not gRPC")
             }
+            wireProtocol = known
             break
         }
 
-        let endpoint: OTLPEndpoint
+        let endpoint: String
         if let url = flags.endpoint {
-            endpoint = try OTLPEndpoint(url: url)
+            endpoint = try checkedEndpoint(url, name: "--otlp-endpoint")
         } else if let url = value("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
-            endpoint = try OTLPEndpoint(url: url)
+            endpoint = try checkedEndpoint(url, name: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
         } else if let url = value("OTEL_EXPORTER_OTLP_ENDPOINT") {
-            endpoint = try OTLPEndpoint(baseURL: url)
+            // The base URL of every signal: traces go to its /v1/traces (OpenTelemetry's rule).
+            let base = try checkedEndpoint(url, name: "OTEL_EXPORTER_OTLP_ENDPOINT")
+            endpoint = (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/v1/traces"
         } else if let url = file.endpoint {
-            endpoint = try OTLPEndpoint(url: url)
+            endpoint = try checkedEndpoint(url, name: "otlp-endpoint")
         } else {
             return nil
         }
         var configuration = OTLPTracingConfiguration(endpoint: endpoint, serviceInstanceID: serviceInstanceID)
+        configuration.wireProtocol = wireProtocol
 
         // Lowest layer first; names compare case-insensitively, the last layer's spelling is kept.
         var headers: [String: (name: String, value: String)] = [:]
@@ -100,23 +105,23 @@ extension OTLPTracingConfiguration {
         }
         if let ms = try milliseconds(flags.timeoutMilliseconds, ["OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"],
                                      file.timeoutMilliseconds, what: "--otlp-timeout-ms") {
-            configuration.batch.exportTimeout = .milliseconds(ms)
+            configuration.exportTimeout = .milliseconds(ms)
         }
         if let ms = try milliseconds(flags.scheduleDelayMilliseconds, ["OTEL_BSP_SCHEDULE_DELAY"], file.scheduleDelayMilliseconds,
                                      what: "--otlp-schedule-delay-ms") {
-            configuration.batch.scheduleDelay = .milliseconds(ms)
+            configuration.scheduleDelay = .milliseconds(ms)
         }
         if let queue = try milliseconds(nil, ["OTEL_BSP_MAX_QUEUE_SIZE"], nil, what: "OTEL_BSP_MAX_QUEUE_SIZE") {
-            configuration.batch.maximumQueueSize = queue
+            configuration.maximumQueueSize = queue
         }
         if let size = try milliseconds(nil, ["OTEL_BSP_MAX_EXPORT_BATCH_SIZE"], nil, what: "OTEL_BSP_MAX_EXPORT_BATCH_SIZE") {
-            guard size <= configuration.batch.maximumQueueSize else {
-                throw OTLPConfigurationError("OTEL_BSP_MAX_EXPORT_BATCH_SIZE (\(size)) must not exceed the queue size (\(configuration.batch.maximumQueueSize))")
+            guard size <= configuration.maximumQueueSize else {
+                throw OTLPConfigurationError("OTEL_BSP_MAX_EXPORT_BATCH_SIZE (\(size)) must not exceed the queue size (\(configuration.maximumQueueSize))")
             }
-            configuration.batch.maximumExportBatchSize = size
+            configuration.maximumExportBatchSize = size
         }
 
-        configuration.sampler = .parentBased(rootRatio: try sampleRatio(flag: flags.sampleRatio, value: value, file: file.sampleRatio))
+        configuration.rootSampleRatio = try sampleRatio(flag: flags.sampleRatio, value: value, file: file.sampleRatio)
 
         if let text = value("OTEL_RESOURCE_ATTRIBUTES") {
             for (key, attribute) in try parseList(text, name: "OTEL_RESOURCE_ATTRIBUTES") { configuration.resourceAttributes[key] = attribute }
@@ -180,11 +185,29 @@ extension OTLPTracingConfiguration {
                 bytes.append(byte)
                 continue
             }
-            guard utf8.count >= 2, let value = HexDigits.uint64(Array(utf8.prefix(2)).map { $0 | 0x20 }) else { return nil }
-            bytes.append(UInt8(value))
+            guard utf8.count >= 2, let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(value)
             utf8 = utf8.dropFirst(2)
         }
         return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// An absolute http or https URL with a host; the error names the setting, never the URL (its
+    /// query may hold an API key).
+    static func checkedEndpoint(_ url: String, name: String) throws(OTLPConfigurationError) -> String {
+        let lowered = url.lowercased()
+        guard let scheme = ["http://", "https://"].first(where: { lowered.hasPrefix($0) }) else {
+            throw OTLPConfigurationError("\(name) must be an http:// or https:// URL")
+        }
+        let rest = url.dropFirst(scheme.count)
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard !authority.isEmpty, !authority.contains(" "), !authority.hasPrefix(":") else {
+            throw OTLPConfigurationError("\(name) must name a host, as in http://collector:4318/v1/traces")
+        }
+        guard url.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else {
+            throw OTLPConfigurationError("\(name) holds a space or control character")
+        }
+        return url
     }
 
     /// An HTTP field name is a token (RFC 9110, 5.1); a value holds no CR, LF, NUL or other control
