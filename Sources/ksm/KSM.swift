@@ -35,6 +35,9 @@ struct KSM: AsyncParsableCommand {
             Self.exit(withError: exit)
         } catch let clean as CleanExit {
             Self.exit(withError: clean)
+        } catch where !(error is ValidationError) && String(reflecting: type(of: error)).hasPrefix("ArgumentParser.") {
+            // The parser's own signals from `run` (a help or version request): it prints them.
+            Self.exit(withError: error)
         } catch {
             let name = arguments.first { !$0.hasPrefix("-") } ?? "ksm"
             let failure: CommandFailure = (error as? CommandFailure)

@@ -34,4 +34,14 @@ import Testing
         #expect(result.status == 64)
         #expect(String(decoding: result.stderr, as: UTF8.self).contains("Usage:"))
     }
+
+    @Test("help for a subcommand still prints its usage and exits 0")
+    func subcommandHelp() throws {
+        for arguments in [["admin", "put-tenant", "--help"], ["serve", "--help"], ["--help"], ["help", "admin"]] {
+            let result = try KSMBinary.run(arguments)
+            let out = String(decoding: result.stdout + result.stderr, as: UTF8.self)
+            #expect(result.status == 0, "\(arguments): \(out)")
+            #expect(out.contains("USAGE"), "\(arguments): \(out)")
+        }
+    }
 }
