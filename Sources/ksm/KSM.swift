@@ -33,10 +33,8 @@ struct KSM: AsyncParsableCommand {
             }
         } catch let exit as ExitCode {
             Self.exit(withError: exit)
-        } catch let clean as CleanExit {
-            Self.exit(withError: clean)
-        } catch where !(error is ValidationError) && String(reflecting: type(of: error)).hasPrefix("ArgumentParser.") {
-            // The parser's own signals from `run` (a help or version request): it prints them.
+        } catch where Self.exitCode(for: error).isSuccess {
+            // The parser's own signals from `run` (a help or version request, `CleanExit`): it prints them.
             Self.exit(withError: error)
         } catch {
             let name = arguments.first { !$0.hasPrefix("-") } ?? "ksm"
