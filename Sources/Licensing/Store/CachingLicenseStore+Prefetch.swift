@@ -38,8 +38,8 @@ extension CachingLicenseStore {
             await cache.fail(claimed, error)
             throw error
         }
-        let expires = now() + max(holdFor, timeToLive)
-        await cache.store(Dictionary(uniqueKeysWithValues: zip(claimed, results)), expires: expires)
+        let loadedAt = now()
+        await cache.store(Dictionary(uniqueKeysWithValues: zip(claimed, results)), at: loadedAt, expires: loadedAt + max(holdFor, timeToLive))
         statistics.prefetch(claimed.count)
         return claimed.count
     }

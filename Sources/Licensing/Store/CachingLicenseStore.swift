@@ -89,11 +89,7 @@ public final class CachingLicenseStore: LicenseStore {
                 throw error
             }
             if !plan.toLoad.isEmpty {
-                // An unknown tenant is kept already expired: its answer is final (and stored with the
-                // job), so it must not outlive a provisioning by the TTL; only this read's waiters get it.
-                let loaded = Dictionary(uniqueKeysWithValues: zip(plan.toLoad, results.prefix(loadRequests.count)))
-                let loadedAt = now()
-                await cache.store(loaded, expires: { $0.tenant == nil ? loadedAt : loadedAt + timeToLive })
+                await cache.store(Dictionary(uniqueKeysWithValues: zip(plan.toLoad, results.prefix(loadRequests.count))), at: now(), expires: now() + timeToLive)
             }
             for (index, result) in zip(accountIndices, results.dropFirst(loadRequests.count)) { accountResults[index] = result }
         }
@@ -191,12 +187,10 @@ public final class CachingLicenseStore: LicenseStore {
             return plan
         }
 
-        func store(_ results: [Key: StoreResult], expires: ContinuousClock.Instant) {
-            store(results, expires: { _ in expires })
-        }
-
-        func store(_ results: [Key: StoreResult], expires expiry: (StoreResult) -> ContinuousClock.Instant) {
-            let expires = results.values.first.map(expiry) ?? .now
+        /// Keeps `results` until `expires`; a result without a tenant only until `now` (expired at
+        /// once): its answer is final (and stored with the job), so it must not outlive a
+        /// provisioning; only the waiters of this read get it.
+        func store(_ results: [Key: StoreResult], at now: ContinuousClock.Instant, expires: ContinuousClock.Instant) {
             for (key, result) in results {
                 // Parsed once per load; an unparsable document counts as setting it (read it).
                 let setsRental = [result.tenantPolicy, result.assetPolicy, result.keyPeriodPolicy].contains { bytes in
@@ -204,7 +198,7 @@ public final class CachingLicenseStore: LicenseStore {
                     guard let document = try? PolicyDocument(json: bytes) else { return true }
                     return document.rental.durationSeconds != nil
                 }
-                entries[key] = (result, expiry(result), setsRental)
+                entries[key] = (result, result.tenant == nil ? now : expires, setsRental)
                 for waiter in loading.removeValue(forKey: key) ?? [] { waiter.resume(returning: .success(result)) }
             }
             if entries.count > 100_000 { entries = entries.filter { $0.value.expires > expires - .seconds(60) } }
