@@ -93,12 +93,8 @@ extension SPCContainer {
     ///   when the tag does not match.
     public func decryptVersion3Payload(with privateKey: RSAPrivateKey) throws(FairPlayError) -> [UInt8] {
         guard version == 3 else { throw .internal("decryptVersion3Payload called on an SPC version \(version) container") }
-        var unwrapped: [UInt8]
-        do {
-            unwrapped = try privateKey.decryptOAEP(wrappedKey, digest: .sha256)
-        } catch where error.status == .parserError {
-            throw FairPlayError(.invalidCertificate, "the SPC v3 master key does not decrypt under the certificate's 2048-bit key (RSA-OAEP-SHA256)")
-        }
+        // A key that does not decrypt is invalidCertificateErr, as `decryptOAEP` throws it.
+        var unwrapped = try privateKey.decryptOAEP(wrappedKey, digest: .sha256)
         defer { FairPlayCrypto.cleanse(&unwrapped) }
         guard unwrapped.count >= 16 else { throw .param("the SPC v3 master key is \(unwrapped.count) bytes, under 16") }
         var masterKey = Array(unwrapped.prefix(16))

@@ -20,6 +20,13 @@ public struct SecurityLevel: RawRepresentable, Hashable, Sendable, Comparable, C
 
     public static func < (lhs: SecurityLevel, rhs: SecurityLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// True when a client at this level may get content that requires `required`: always for
+    /// audio, otherwise this level is at least `required` (SDK 26's rule; an unknown level can rank
+    /// below audio, so the audio exemption must not be left to the comparison).
+    public func satisfies(_ required: SecurityLevel) -> Bool {
+        required == .audio || self >= required
+    }
+
     public var name: String {
         switch self {
         case .audio: "audio"

@@ -120,7 +120,7 @@ public final class FPSCryptoLibrary: @unchecked Sendable {
                                                             var laidOut = KSMKeyPayloadFields(generation: generation, inputs: .init(
                                                                 contentKey: keyP, contentIV: ivP, contentType: contentType,
                                                                 skR1: skR1P, r2: r2P, r1Integrity: intP,
-                                                                supportedKeyFormats: fmtP, cryptoVersionUsed: UInt64(payload.protocolVersionUsed ?? 1),
+                                                                supportedKeyFormats: fmtP, cryptoVersionUsed: UInt64(payload.protocolVersionUsed),
                                                                 provisioningData: provP, certHash: hashP,
                                                                 clientHU: huP, contentKeyTLLVPayload: tllvP, r1: r1P,
                                                                 skR1Video: skR1VideoP, r2Video: r2VideoP, sessionKeyToUse: sessionKeyToUse))

@@ -63,7 +63,7 @@ public enum PolicyEngine {
         if client.kdlBelowMinimum {
             return .refuse(.securityLevelKDL, "Kext Deny List \(c.kdlVersion ?? 0) is below the minimum \(p.minimumKDLVersion)")
         }
-        if required != .audio, client.level < required {
+        if !client.level.satisfies(required) {
             return .refuse(.securityLevelBelowMinimum, "client security level \(client.level) (\(client.source)) is below the required \(required)")
         }
         if c.isVirtualMachine, case .cap(let cap) = p.virtualMachine, cap < required {
@@ -154,16 +154,15 @@ public enum PolicyEngine {
         let lease = p.leaseDurationSeconds
         let duration = Self.streamDuration(lease: lease, rental: rentalSeconds)
         guard let state else {
-            if lease > 0 {
-                // SDK 26 issues such a client its key without a duration TLLV; with no session to bind
-                // it to, it takes no slot. A policy may refuse it instead.
-                if p.leaseRequiresPlaybackState {
-                    return .refuse(.leaseNeedsPlaybackState, "the policy leases keys only to SPCs with a media playback state, and this one has none")
-                }
-                let terms = LicenseTerms(includesContentKey: true, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, startsRental: startsRental, registersDevice: registers)
-                return .issue(terms, rule: "lease:no-playback-state", reason: "no media playback state: key issued without a duration TLLV and without a slot")
+            // SDK 26 issues a leased key to a client without a playback state, without a duration
+            // TLLV; with no session to bind it to, it takes no slot. A policy may refuse it instead.
+            if lease > 0, p.leaseRequiresPlaybackState {
+                return .refuse(.leaseNeedsPlaybackState, "the policy leases keys only to SPCs with a media playback state, and this one has none")
             }
             let terms = LicenseTerms(includesContentKey: true, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, startsRental: startsRental, registersDevice: registers)
+            if lease > 0 {
+                return .issue(terms, rule: "lease:no-playback-state", reason: "no media playback state: key issued without a duration TLLV and without a slot")
+            }
             return .issue(terms, rule: rentalSeconds == nil ? "policy:granted" : "rental:granted", reason: "key issued, duration \(duration.kind)")
         }
         if stopped {

@@ -37,7 +37,7 @@ public struct ClientSecurity: Hashable, Sendable {
 
     /// True when the client meets `required`: audio always, otherwise its level is at least `required`.
     public func meets(_ required: SecurityLevel) -> Bool {
-        required == .audio || level >= required
+        level.satisfies(required)
     }
 
     /// True when a reported Kext Deny List version lies below `minimum` (SDK 26 refuses such a client).
