@@ -209,10 +209,9 @@ final class ConsumerContext: RdKafkaContext, @unchecked Sendable {
             state.enqueue(.revoked(partitions), first: true)
             if !closing { waitForRevocationAck() }
             if !autoCommit {
-                let commitErr = rd_kafka_commit(rk, nil, 0)
-                if commitErr != RD_KAFKA_RESP_ERR_NO_ERROR, commitErr != RD_KAFKA_RESP_ERR__NO_OFFSET {
-                    report(KafkaError(commitErr, context: "commit on revoke", kind: .commitFailed))
-                }
+                // A failure reaches the offset-commit callback (it is queued for synchronous commits
+                // too), which reports it once.
+                _ = rd_kafka_commit(rk, nil, 0)
             }
             if cooperative {
                 if let error = rd_kafka_incremental_unassign(rk, list) {
@@ -268,8 +267,8 @@ func consumerErrorTrampoline(_ rk: OpaquePointer?, _ err: Int32, _ reason: Unsaf
     context.report(error)
 }
 
-/// The result of every automatic commit (and asynchronous ones); a synchronous `commit()` reports
-/// its own result by throwing. Nothing to commit is not a failure.
+/// The result of every commit: automatic, asynchronous and synchronous alike (librdkafka queues the
+/// callback for all of them once it is set). Nothing to commit is not a failure.
 func offsetCommitTrampoline(
     _ rk: OpaquePointer?, _ err: rd_kafka_resp_err_t, _ offsets: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?,
     _ opaque: UnsafeMutableRawPointer?
