@@ -1,5 +1,6 @@
 import FairPlay
 import Kafka
+import Licensing
 
 /// Builds the dead-letter record of a message the worker cannot answer, never larger than the
 /// producer accepts.
@@ -78,10 +79,8 @@ struct DeadLetterRecord: Sendable {
     }
 
     private static func digestHeaders(for message: KafkaMessage) -> [(String, [UInt8])] {
-        let hex = FairPlayCrypto.sha256(message.value).map { byte in
-            let digits = Array("0123456789abcdef".utf8)
-            return [digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]]
-        }.flatMap { $0 }
+        var hex: [UInt8] = []
+        HexEncoding.append(FairPlayCrypto.sha256(message.value), to: &hex)
         return [(Header.truncated, Array(String(message.value.count).utf8)), (Header.sha256, hex)]
     }
 }
