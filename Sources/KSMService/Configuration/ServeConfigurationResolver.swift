@@ -381,8 +381,8 @@ struct ServeConfigurationResolver {
         worker.shutdownTimeout = seconds("shutdown-timeout", default: 25)
         worker.scheduling.enabled = boolean("scheduling", default: true)
         worker.scheduling.tenantWeights = map("tenant-weights").compactMapValues { Double($0) }
-        worker.scheduling.prefetchMaximumWait = seconds("prefetch-max-wait", default: Self.seconds(worker.scheduling.prefetchMaximumWait))
-        worker.scheduling.newSessionMaximumWait = seconds("new-session-max-wait", default: Self.seconds(worker.scheduling.newSessionMaximumWait))
+        worker.scheduling.prefetchMaximumWait = seconds("prefetch-max-wait", default: worker.scheduling.prefetchMaximumWait.seconds)
+        worker.scheduling.newSessionMaximumWait = seconds("new-session-max-wait", default: worker.scheduling.newSessionMaximumWait.seconds)
         worker.tenantLabelLimit = integer("tenant-label-limit", default: worker.tenantLabelLimit) ?? worker.tenantLabelLimit
         worker.tracing = boolean("tracing", default: false)
 
@@ -439,10 +439,6 @@ struct ServeConfigurationResolver {
         guard let setting = ServeSetting.byKey[key] else { return }
         let where_ = source(of: setting) ?? key
         problems.append(.init(.invalidValue, source: where_, message: "\(where_) is \"\(value)\", which \(key) does not accept: \(fix)."))
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// The OTLP exporter: checked here like every setting, then handed to ``OTLPTracingConfiguration``,
