@@ -6,16 +6,12 @@ import ArgumentParser
 
 /// Reads a tenant's key seed file (32 bytes, hex or raw) and wraps it under the tenant's KEK.
 ///
-/// A seed yields every key of the tenant: it is read as every other secret file is
-/// (``SecretFile``, the same rule for who may read it), and its buffer is cleansed.
+/// A seed yields every key of the tenant: it is read as a key file is (``KeyFile``: the secret-file
+/// rule for who may read it, hex or raw, buffers cleansed), only its length differs.
 enum KeySeedFile {
     static func read(_ path: String) throws -> [UInt8] {
-        var data = try SecretFile.read(path)
-        defer { FairPlayCrypto.cleanse(&data) }
-        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        if let hex = [UInt8](hexString: text), hex.count == ContentKeyDerivation.seedLength { return hex }
-        if data.count == ContentKeyDerivation.seedLength { return data }
-        throw ValidationError("key seed file \(path) does not hold \(ContentKeyDerivation.seedLength) bytes (raw or hex)")
+        try KeyFile.read(path, lengths: [ContentKeyDerivation.seedLength],
+                         wrongLength: "key seed file \(path) does not hold \(ContentKeyDerivation.seedLength) bytes (raw or hex)")
     }
 
     /// The seed at `path`, wrapped (RFC 3394) under the KEK given as `ID=PATH`, whose ID must be `kekID`.

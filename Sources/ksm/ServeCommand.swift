@@ -357,13 +357,16 @@ extension ServeConfiguration {
 /// Reads secret key files: hex text or raw bytes of 16 or 32 bytes, never readable by group or
 /// others (``SecretFile``); the text read is cleansed once decoded.
 enum KeyFile {
-    static func read(_ path: String) throws -> [UInt8] {
+    /// - Parameters:
+    ///   - lengths: the key lengths accepted (a KEK: 16 or 32 bytes).
+    ///   - wrongLength: the message when the file holds another length.
+    static func read(_ path: String, lengths: Set<Int> = [16, 32], wrongLength: String? = nil) throws -> [UInt8] {
         var data: [UInt8]
         do { data = try SecretFile.read(path) } catch { throw ValidationError(error.description) }
         defer { FairPlayCrypto.cleanse(&data) }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        if let hex = [UInt8](hexString: text), hex.count == 16 || hex.count == 32 { return hex }
-        if data.count == 16 || data.count == 32 { return data }
-        throw ValidationError("key file \(path) holds neither 16 nor 32 bytes (raw or hex)")
+        if let hex = [UInt8](hexString: text), lengths.contains(hex.count) { return hex }
+        if lengths.contains(data.count) { return data }
+        throw ValidationError(wrongLength ?? "key file \(path) holds neither 16 nor 32 bytes (raw or hex)")
     }
 }
