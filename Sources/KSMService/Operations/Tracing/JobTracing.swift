@@ -42,13 +42,18 @@ public enum JobTracing {
     /// The trace headers to copy from a job to its reply: a well-formed `traceparent` and, with it,
     /// `tracestate` (at most 512 printable bytes, as the W3C spec lets a vendor truncate). Nothing otherwise.
     public static func passThrough(_ headers: [(String, [UInt8])]) -> [(String, [UInt8])] {
-        guard let parent = headers.last(where: { $0.0 == traceparent })?.1, isValidTraceparent(parent) else { return [] }
+        passThroughAndVersionZero(headers).headers
+    }
+
+    /// ``passThrough(_:)``, and the `traceparent` as version 00 (nil when none passes), read once.
+    static func passThroughAndVersionZero(_ headers: [(String, [UInt8])]) -> (headers: [(String, [UInt8])], versionZero: [UInt8]?) {
+        guard let parent = headers.last(where: { $0.0 == traceparent })?.1, let zero = versionZero(parent) else { return ([], nil) }
         var out = [(traceparent, parent)]
         if let state = headers.last(where: { $0.0 == tracestate })?.1, !state.isEmpty, state.count <= maximumTraceStateLength,
            state.allSatisfy({ (0x20...0x7E).contains($0) }) {
             out.append((tracestate, state))
         }
-        return out
+        return (out, zero)
     }
 
     /// A `traceparent` as W3C Trace Context (section 3.2) defines it: `version-traceid-parentid-flags`
@@ -62,12 +67,12 @@ public enum JobTracing {
     /// version is read as W3C Trace Context 3.2.4 says: its first 55 characters as version 00 fields,
     /// followed by nothing or by a dash and fields of its own, which are dropped.
     static func versionZero(_ bytes: [UInt8]) -> [UInt8]? {
-        let lowercaseHex = Set("0123456789abcdef".utf8)
-        guard bytes.count >= 55, bytes.prefix(2).allSatisfy(lowercaseHex.contains) else { return nil }
-        let version = bytes.prefix(2)
-        guard version != Array("ff".utf8)[...] else { return nil }
+        func lowercaseHex(_ c: UInt8) -> Bool { (0x30...0x39).contains(c) || (0x61...0x66).contains(c) }
+        guard bytes.count >= 55, lowercaseHex(bytes[0]), lowercaseHex(bytes[1]) else { return nil }
+        let f = UInt8(ascii: "f"), zero = UInt8(ascii: "0")
+        guard !(bytes[0] == f && bytes[1] == f) else { return nil }
         // Version 00 is exactly 55 characters; a later one may go on after a dash.
-        if version == Array("00".utf8)[...] {
+        if bytes[0] == zero && bytes[1] == zero {
             guard bytes.count == 55 else { return nil }
         } else {
             guard bytes.count == 55 || bytes[55] == UInt8(ascii: "-") else { return nil }
@@ -84,8 +89,8 @@ public enum JobTracing {
         // Only a well-formed traceparent reaches the tracer, as version 00: swift-otel logs a warning,
         // with every header of the job, for each one it cannot parse (a later version included); a
         // malformed one just starts a new trace.
-        var carrier = passThrough(job.message.headers)
-        if let parent = carrier.first, let zero = versionZero(parent.1) { carrier[0].1 = zero }
+        var (carrier, zero) = passThroughAndVersionZero(job.message.headers)
+        if let zero { carrier[0].1 = zero }
         tracer.extract(carrier, into: &context, using: HeaderExtractor())
         let arrival = WallInstant(job.arrived)
         let span = startSpan(tracer, context: context, at: arrival)
