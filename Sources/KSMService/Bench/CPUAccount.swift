@@ -60,11 +60,15 @@ public struct CPUAccount: Sendable, Equatable {
     /// utime + stime of a /proc stat file, in seconds. The fields after the command name, which is
     /// in parentheses and may itself contain spaces or parentheses, so the last `)` is the anchor.
     static func cpuSeconds(statPath: String) -> Double? {
-        guard let text = try? String(contentsOfFile: statPath, encoding: .utf8), let close = text.lastIndex(of: ")") else { return nil }
-        let fields = text[text.index(after: close)...].split(separator: " ")
         // After ")": state(3) ppid(4) ... utime is field 14 and stime field 15 of the whole line.
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        guard let fields = statFields(statPath), fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
         return (user + system) / Double(ticksPerSecond)
+    }
+
+    /// The fields of a /proc stat file after the command name: index 0 is field 3 (state).
+    static func statFields(_ statPath: String) -> [Substring]? {
+        guard let text = try? String(contentsOfFile: statPath, encoding: .utf8), let close = text.lastIndex(of: ")") else { return nil }
+        return text[text.index(after: close)...].split(separator: " ")
     }
 
     static let ticksPerSecond: Int = {

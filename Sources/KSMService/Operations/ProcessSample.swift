@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,19 +21,11 @@ public struct ProcessSample: Sendable, Hashable {
     /// `/proc` is missing or unreadable.
     public static func read() -> ProcessSample? {
         #if os(Linux)
-        guard let stat = readFile("/proc/self/stat"),
-              let close = stat.lastIndex(of: ")") else { return nil }
-        // Fields after "pid (comm) ": index 0 is field 3 (state); utime is field 14, stime 15,
-        // starttime 22, rss 24 (proc(5)).
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 21, let utime = Double(fields[11]), let stime = Double(fields[12]),
-              let start = Double(fields[19]), let rssPages = Int(fields[21]) else { return nil }
-        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
-        guard ticks > 0, pageSize > 0 else { return nil }
-        let bootTime = readFile("/proc/stat")?
-            .split(separator: "\n").first { $0.hasPrefix("btime ") }
-            .flatMap { Double($0.dropFirst(6).trimmingPrefixSpaces) } ?? 0
+        // Fields after "pid (comm) " (CPUAccount reads the same file): index 0 is field 3 (state);
+        // utime is field 14, stime 15, starttime 22, rss 24 (proc(5)).
+        guard let fields = CPUAccount.statFields("/proc/self/stat"), fields.count > 21, let utime = Double(fields[11]),
+              let stime = Double(fields[12]), let start = Double(fields[19]), let rssPages = Int(fields[21]) else { return nil }
+        let ticks = Double(CPUAccount.ticksPerSecond)
         var limit = rlimit()
         let maxFDs = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 ? Int(clamping: limit.rlim_cur) : 0
         return ProcessSample(cpuSeconds: (utime + stime) / ticks, residentBytes: rssPages * pageSize,
@@ -44,18 +37,12 @@ public struct ProcessSample: Sendable, Hashable {
     }
 
     #if os(Linux)
-    private static func readFile(_ path: String) -> String? {
-        guard let file = fopen(path, "r") else { return nil }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
-            if n <= 0 { break }
-            bytes.append(contentsOf: buffer[0..<n])
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    private static let pageSize = max(1, sysconf(Int32(_SC_PAGESIZE)))
+
+    /// The boot time from `/proc/stat`, read once: it and the start time never change.
+    private static let bootTime: Double = (try? String(contentsOfFile: "/proc/stat", encoding: .utf8))?
+        .split(separator: "\n").first { $0.hasPrefix("btime ") }
+        .flatMap { Double($0.dropFirst(6).drop { $0 == " " }) } ?? 0
 
     private static func countOpenFileDescriptors() -> Int {
         guard let dir = opendir("/proc/self/fd") else { return 0 }
@@ -69,8 +56,4 @@ public struct ProcessSample: Sendable, Hashable {
         return max(0, count - 1)
     }
     #endif
-}
-
-extension Substring {
-    fileprivate var trimmingPrefixSpaces: Substring { drop { $0 == " " } }
 }
