@@ -71,7 +71,7 @@ step "scripts/check-observability.py"
 
 # --- 4. optional tools ------------------------------------------------------------------------------
 if command -v kubectl >/dev/null 2>&1 && kubectl kustomize --help >/dev/null 2>&1; then
-    for dir in deploy/kubernetes deploy/kubernetes/statefulset; do
+    for dir in deploy/kubernetes deploy/kubernetes/statefulset deploy/kubernetes/provision; do
         step "kubectl kustomize $dir"
         if out=$(kubectl kustomize "$dir" 2>&1); then
             echo "$(grep -c '^kind:' <<<"$out") resources"

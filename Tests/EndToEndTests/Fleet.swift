@@ -108,18 +108,22 @@ final class FleetClient: @unchecked Sendable {
     private var messages: [String: [KafkaMessage]] = [:]
     private var reader: Task<Void, Never>?
 
-    init(fleet: Fleet, topics: [String] = ["fps.license.replies"]) async throws {
-        var p = KafkaProducer.Configuration(bootstrapServers: fleet.bootstrap)
+    convenience init(fleet: Fleet, topics: [String] = ["fps.license.replies"]) async throws {
+        try await self.init(bootstrap: fleet.bootstrap, catalog: fleet.catalog, topics: topics)
+    }
+
+    init(bootstrap: String, catalog: DemoCatalog, topics: [String] = ["fps.license.replies"]) async throws {
+        var p = KafkaProducer.Configuration(bootstrapServers: bootstrap)
         p.properties = ["linger.ms": "1"]
         producer = try KafkaProducer(configuration: p)
-        var c = KafkaConsumer.Configuration(bootstrapServers: fleet.bootstrap, groupID: "test-client-\(UUID().uuidString)", topics: topics)
+        var c = KafkaConsumer.Configuration(bootstrapServers: bootstrap, groupID: "test-client-\(UUID().uuidString)", topics: topics)
         c.properties = ["auto.offset.reset": "earliest", "fetch.wait.max.ms": "10", "session.timeout.ms": "6000"]
         consumer = try KafkaConsumer(configuration: c)
         let root = KSMBinary.packageRoot.appendingPathComponent("Fixtures/test-credentials")
         let ask = [UInt8](hexString: try String(contentsOf: root.appendingPathComponent("test_ask.hex"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))!
         trust = try DeviceTrust(certificateDER: Array(try Data(contentsOf: root.appendingPathComponent("test_certificate.der"))),
                                 publicKey2048: try RSAPublicKey(publicKeyPEMOrDER: Array(try Data(contentsOf: root.appendingPathComponent("test_public_key_2048.pem")))), ask: ask)
-        catalog = fleet.catalog
+        self.catalog = catalog
         let consumer = self.consumer
         reader = Task { [weak self] in
             for await event in consumer.events {

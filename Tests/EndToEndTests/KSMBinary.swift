@@ -46,11 +46,15 @@ enum KSMBinary {
         var json: Any? { try? JSONSerialization.jsonObject(with: Data(stdout)) }
     }
 
-    /// Runs `ksm` with arguments and optional standard input, in the package root, and waits.
-    static func run(_ arguments: [String], input: [UInt8]? = nil) throws -> Result {
+    /// Runs `ksm` with arguments and optional standard input, in the package root, and waits. With
+    /// `environment`, the process gets only that (and this process's PATH), as a container would.
+    static func run(_ arguments: [String], input: [UInt8]? = nil, environment: [String: String]? = nil) throws -> Result {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
+        if let environment {
+            process.environment = environment.merging(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]) { a, _ in a }
+        }
         process.currentDirectoryURL = packageRoot
         let out = Pipe(), err = Pipe(), inPipe = Pipe()
         process.standardOutput = out

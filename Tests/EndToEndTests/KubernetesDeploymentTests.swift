@@ -1,91 +1,174 @@
+import FairPlay
+import FairPlayDevice
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import KSMService
 import KSMTestSupport
+import Licensing
 import Testing
 
-/// deploy/kubernetes/deployment.yaml's worker container run as the kubelet would run it, without a
-/// cluster: the image's entrypoint with the manifest's `args`, the ConfigMap's data as environment
-/// (`envFrom`) and the Redis URL Secret's value, and each Secret volume laid out as Kubernetes lays
-/// it out (the data in a timestamped directory, `..data` a symlink to it, every key a symlink
-/// through `..data`, files at the volume's `defaultMode` and the pod's `fsGroup`). Substituted: the
-/// brokers and Redis addresses, and the mount points (a directory per container path).
-@Suite(.serialized, .timeLimit(.minutes(2)))
+/// deploy/kubernetes run as the kubelet would run it, without a cluster: the provisioning Job's
+/// containers in order, then the Deployment's worker, each the image's entrypoint with the
+/// manifest's `args` (`$(VAR)` expanded from the container's env, as Kubernetes does), environment
+/// from `envFrom` ConfigMaps and `valueFrom` references, and each Secret or ConfigMap volume laid out
+/// as the kubelet lays it out (the data in a timestamped directory, `..data` a symlink to it, every
+/// key a symlink through `..data`, files at the volume's `defaultMode` and the pod's group).
+/// Substituted: the brokers and Redis addresses, the admin port, the mount points (a directory per
+/// container path), and the Secrets' values (the test credentials and fresh random keys).
+@Suite(.serialized, .timeLimit(.minutes(3)))
 struct KubernetesDeploymentTests {
-    static func yaml(_ path: String) throws -> [[String: Any]] {
+    static func documents(_ path: String) throws -> [[String: Any]] {
         try DeployFiles.yaml(path).compactMap { $0 as? [String: Any] }
     }
 
-    /// Lays out one Secret volume at `mount` as the kubelet does.
-    static func secretVolume(at mount: URL, files: [String: Data], mode: Int) throws {
-        let fm = FileManager.default
-        let data = mount.appendingPathComponent("..2026_11_24_06_00_00.000000001")
-        try fm.createDirectory(at: data, withIntermediateDirectories: true)
-        for (key, content) in files {
-            let file = data.appendingPathComponent(key)
-            try content.write(to: file)
-            #expect(chown(file.path, getuid(), getegid()) == 0)
-            #expect(chmod(file.path, mode_t(mode)) == 0)
-            try fm.createSymbolicLink(atPath: mount.appendingPathComponent(key).path, withDestinationPath: "..data/\(key)")
-        }
-        try fm.createSymbolicLink(atPath: mount.appendingPathComponent("..data").path, withDestinationPath: data.lastPathComponent)
+    static func random(bytes: Int) -> Data {
+        Data(HexEncoding.encode((0..<bytes).map { _ in UInt8.random(in: 0...255) }).utf8)
     }
 
-    @Test("The Deployment's worker starts from its Secret volumes (symlinks, 0440) and becomes ready")
-    func deploymentWorkerBecomesReady() async throws {
-        let deployment = try #require(try Self.yaml("deploy/kubernetes/deployment.yaml").first { $0["kind"] as? String == "Deployment" })
-        let configMap = try #require(try Self.yaml("deploy/kubernetes/common/configmap.yaml").first { $0["kind"] as? String == "ConfigMap" })
-        let pod = try #require((deployment["spec"] as? [String: Any])?["template"] as? [String: Any])
-        let podSpec = try #require(pod["spec"] as? [String: Any])
-        let container = try #require((podSpec["containers"] as? [[String: Any]])?.first)
-        let args = try #require(container["args"] as? [String])
+    /// What the cluster holds: ConfigMaps and Secrets by name, each key's bytes.
+    struct Cluster {
+        var configMaps: [String: [String: Data]] = [:]
+        var secrets: [String: [String: Data]] = [:]
+        /// Where this test puts the container paths.
+        var root: URL
 
+        /// Lays out one Secret or ConfigMap volume at `mount` as the kubelet does.
+        func project(_ files: [String: Data], at mount: URL, mode: Int) throws {
+            let fm = FileManager.default
+            let data = mount.appendingPathComponent("..2026_11_24_06_00_00.000000001")
+            try fm.createDirectory(at: data, withIntermediateDirectories: true)
+            for (key, content) in files {
+                let file = data.appendingPathComponent(key)
+                try content.write(to: file)
+                #expect(chown(file.path, getuid(), getegid()) == 0)
+                #expect(chmod(file.path, mode_t(mode)) == 0)
+                try fm.createSymbolicLink(atPath: mount.appendingPathComponent(key).path, withDestinationPath: "..data/\(key)")
+            }
+            try fm.createSymbolicLink(atPath: mount.appendingPathComponent("..data").path, withDestinationPath: data.lastPathComponent)
+        }
+
+        /// Mounts the container's volumes (once per mount point) and returns its arguments and
+        /// environment, `$(VAR)` expanded and container paths moved under `root`.
+        func prepare(_ container: [String: Any], podSpec: [String: Any]) throws -> (args: [String], environment: [String: String]) {
+            var environment: [String: String] = [:]
+            for source in container["envFrom"] as? [[String: Any]] ?? [] {
+                let name = try #require((source["configMapRef"] as? [String: Any])?["name"] as? String)
+                for (key, value) in try #require(configMaps[name], "no ConfigMap \(name)") { environment[key] = String(decoding: value, as: UTF8.self) }
+            }
+            for variable in container["env"] as? [[String: Any]] ?? [] {
+                let name = try #require(variable["name"] as? String)
+                if let value = variable["value"] as? String { environment[name] = value; continue }
+                let from = try #require(variable["valueFrom"] as? [String: Any])
+                if let ref = from["secretKeyRef"] as? [String: Any] {
+                    environment[name] = try #require(secrets[ref["name"] as? String ?? ""]?[ref["key"] as? String ?? ""]).utf8String
+                } else if let ref = from["configMapKeyRef"] as? [String: Any] {
+                    environment[name] = try #require(configMaps[ref["name"] as? String ?? ""]?[ref["key"] as? String ?? ""]).utf8String
+                }
+            }
+            let volumes = podSpec["volumes"] as? [[String: Any]] ?? []
+            for mount in container["volumeMounts"] as? [[String: Any]] ?? [] {
+                let name = try #require(mount["name"] as? String)
+                let target = URL(fileURLWithPath: root.path + (try #require(mount["mountPath"] as? String)))
+                guard !FileManager.default.fileExists(atPath: target.path), let volume = volumes.first(where: { $0["name"] as? String == name }) else { continue }
+                if let secret = volume["secret"] as? [String: Any] {
+                    let name = try #require(secret["secretName"] as? String)
+                    try project(try #require(secrets[name], "no Secret \(name)"), at: target, mode: secret["defaultMode"] as? Int ?? 0o644)
+                } else if let configMap = volume["configMap"] as? [String: Any] {
+                    let name = try #require(configMap["name"] as? String)
+                    var files = try #require(configMaps[name], "no ConfigMap \(name)")
+                    if let items = configMap["items"] as? [[String: Any]] {
+                        files = Dictionary(uniqueKeysWithValues: try items.map { item in
+                            (try #require(item["path"] as? String), try #require(files[item["key"] as? String ?? ""]))
+                        })
+                    }
+                    try project(files, at: target, mode: configMap["defaultMode"] as? Int ?? 0o644)
+                } else {
+                    try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
+                }
+            }
+            let localized = environment.mapValues { $0.replacingOccurrences(of: "/etc/ksm/", with: root.path + "/etc/ksm/") }
+            let args = (container["args"] as? [Any] ?? []).map { argument in
+                var text = "\(argument)"
+                for (key, value) in environment { text = text.replacingOccurrences(of: "$(\(key))", with: value) }
+                return text.replacingOccurrences(of: "/etc/ksm/", with: root.path + "/etc/ksm/")
+            }
+            return (args, localized)
+        }
+    }
+
+    @Test("The provisioning Job and the Deployment's worker, run as the kubelet runs them, answer a job with the seed's key")
+    func provisionedDeploymentAnswersJobs() async throws {
+        let deployment = try #require(try Self.documents("deploy/kubernetes/deployment.yaml").first { $0["kind"] as? String == "Deployment" })
+        let job = try #require(try Self.documents("deploy/kubernetes/provision/job.yaml").first { $0["kind"] as? String == "Job" })
         let redis = try await RedisServerProcess()
         defer { redis.stop() }
         let broker = try RunningProcess("broker", ["broker", "--partitions", "6"], controlInput: true)
         let bootstrap = try await broker.firstLine()
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-k8s-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
-        // Provisioned, as an operator would before the rollout (readiness needs the store's marker).
-        let seeded = try KSMBinary.run(["admin", "seed-demo", "--redis-url", "redis://127.0.0.1:\(redis.port)/0", "--kek-out", root.path + "-demo-kek.hex"])
-        #expect(seeded.status == 0, "\(String(decoding: seeded.stderr, as: UTF8.self))")
-        defer { try? FileManager.default.removeItem(atPath: root.path + "-demo-kek.hex") }
 
-        // The Secret volumes, from the pod's volumes and the container's mounts.
-        var mounts: [String: String] = [:]
-        for mount in container["volumeMounts"] as? [[String: Any]] ?? [] {
-            if let name = mount["name"] as? String, let path = mount["mountPath"] as? String { mounts[name] = path }
+        var cluster = Cluster(root: root)
+        for path in ["deploy/kubernetes/common/configmap.yaml", "deploy/kubernetes/provision/tenant.yaml"] {
+            for doc in try Self.documents(path) where doc["kind"] as? String == "ConfigMap" {
+                let name = try #require((doc["metadata"] as? [String: Any])?["name"] as? String)
+                cluster.configMaps[name] = ((doc["data"] as? [String: String]) ?? [:]).mapValues { Data($0.utf8) }
+            }
         }
+        cluster.configMaps["ksm-config"]?["KSM_KAFKA_BROKERS"] = Data(bootstrap.utf8)
+        let adminPort = try RedisServerProcess.freeLoopbackPort()
+        cluster.configMaps["ksm-config"]?["KSM_ADMIN_PORT"] = Data("\(adminPort)".utf8)
+        // The Secrets, with the keys secret.template.yaml names.
         let credentials = KSMBinary.packageRoot.appendingPathComponent("Fixtures/test-credentials")
         var credentialFiles: [String: Data] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: credentials.path) {
             credentialFiles[name] = try Data(contentsOf: credentials.appendingPathComponent(name))
         }
-        let environment = (configMap["data"] as? [String: String]) ?? [:]
-        // Each KEK the ConfigMap names gets a key of the ksm-kek Secret (16 random bytes, hex).
-        var kekFiles: [String: Data] = [:]
-        for pair in (environment["KSM_KEK_FILES"] ?? "").split(separator: ",") {
-            let path = pair.split(separator: "=", maxSplits: 1).last.map(String.init) ?? ""
-            kekFiles[URL(fileURLWithPath: path).lastPathComponent] = Data((0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined().utf8)
-        }
-        for volume in podSpec["volumes"] as? [[String: Any]] ?? [] {
-            guard let name = volume["name"] as? String, let secret = volume["secret"] as? [String: Any], let path = mounts[name] else { continue }
-            let mode = secret["defaultMode"] as? Int ?? 0o644
-            let files = secret["secretName"] as? String == "ksm-credentials" ? credentialFiles : kekFiles
-            try Self.secretVolume(at: URL(fileURLWithPath: root.path + path), files: files, mode: mode)
+        cluster.secrets["ksm-credentials"] = credentialFiles
+        let kekFiles = try #require(cluster.configMaps["ksm-config"]?["KSM_KEK_FILES"]?.utf8String)
+        cluster.secrets["ksm-kek"] = Dictionary(uniqueKeysWithValues: kekFiles.split(separator: ",").map { pair in
+            (URL(fileURLWithPath: String(pair.split(separator: "=", maxSplits: 1).last ?? "")).lastPathComponent, Self.random(bytes: 32))
+        })
+        let seed = Self.random(bytes: 32)
+        cluster.secrets["ksm-key-seed"] = ["seed": seed]
+        cluster.secrets["ksm-redis"] = ["url": Data("redis://127.0.0.1:\(redis.port)/0".utf8)]
+
+        // The Job: its init containers, then its containers, each to a zero exit.
+        let jobPod = try #require(((job["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any])
+        for container in (jobPod["initContainers"] as? [[String: Any]] ?? []) + (jobPod["containers"] as? [[String: Any]] ?? []) {
+            let (args, environment) = try cluster.prepare(container, podSpec: jobPod)
+            let result = try KSMBinary.run(args, environment: environment)
+            #expect(result.status == 0, "\(container["name"] ?? "?"): \(String(decoding: result.stderr, as: UTF8.self))")
         }
 
-        var env = environment.mapValues { value in
-            value.replacingOccurrences(of: "/etc/ksm/", with: root.path + "/etc/ksm/")
-        }
-        env["KSM_KAFKA_BROKERS"] = bootstrap
-        env["KSM_REDIS_URL"] = "redis://127.0.0.1:\(redis.port)/0"
-        let port = try RedisServerProcess.freeLoopbackPort()
-        env["KSM_ADMIN_PORT"] = "\(port)"
-        let worker = try RunningProcess("k8s-worker", args, environment: env)
-        let ready = try await DeployFiles.waitForReady(port: port) { worker.process.isRunning }
-        #expect(ready, "the worker never became ready: \(worker.stderr.suffix(3000))")
+        // The worker: ready, then a job for the Job's tenant answered with the seed's key.
+        let podSpec = try #require(((deployment["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any])
+        let (args, environment) = try cluster.prepare(try #require((podSpec["containers"] as? [[String: Any]])?.first), podSpec: podSpec)
+        let worker = try RunningProcess("k8s-worker", args, environment: environment)
+        let ready = try await DeployFiles.waitForReady(port: adminPort) { worker.process.isRunning }
+        try #require(ready, "the worker never became ready: \(worker.stderr.suffix(3000))")
+
+        let tenant = try #require(cluster.configMaps["ksm-tenant"]?["tenant"]?.utf8String)
+        let client = try await FleetClient(bootstrap: bootstrap, catalog: DemoCatalog())
+        let asset = "skd://\(tenant)/live-1"
+        var options = SPCOptions()
+        options.assetID = Array(asset.utf8)
+        options.playback = MediaPlaybackInfo(creationDate: UInt32(Date().timeIntervalSince1970), state: .readyToPlay, sessionID: 7)
+        let (spc, session) = try SimulatedDevice(trust: client.trust).makeSPC(options)
+        let request = LicenseJob(id: try StoreIdentifier("k8s-1"), tenant: try StoreIdentifier(tenant), account: try StoreIdentifier("viewer-1"), spc: spc)
+        try await client.sendRaw(request.jsonBytes(), key: "viewer-1")
+        let reply = try await client.reply("k8s-1", timeout: .seconds(60))
+        await client.close()
+        let ckc = try #require(reply.ckc, "no CKC: \(reply)")
+        let seedBytes = try #require([UInt8](hexString: seed.utf8String))
+        let opened = try CKCOpener.open(ckc, session: session)
+        #expect(opened.contentKey == (try ContentKeyDerivation.derive(seed: seedBytes, assetID: Array(asset.utf8))).key)
+        #expect(opened.keyDuration?.keyType == .lease, "the Job's policy grants a lease")
         #expect(await worker.terminate() == 0)
     }
+}
+
+private extension Data {
+    var utf8String: String { String(decoding: self, as: UTF8.self) }
 }

@@ -5,20 +5,7 @@ import Yams
 /// `ksm serve --check-config` and the start-up refusals, through the real binary.
 @Suite struct ServeConfigurationCommandTests {
     static func run(_ arguments: [String], environment: [String: String]) throws -> KSMBinary.Result {
-        let process = Process()
-        process.executableURL = KSMBinary.url
-        process.arguments = arguments
-        process.environment = environment.merging(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]) { a, _ in a }
-        process.currentDirectoryURL = KSMBinary.packageRoot
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return .init(status: process.terminationStatus, stdout: Array(stdout), stderr: Array(stderr))
+        try KSMBinary.run(arguments, environment: environment)
     }
 
     static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
