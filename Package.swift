@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         // Deque for every FIFO (already built for swift-service-lifecycle's async-algorithms).
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/swift-extras/swift-extras-base64", from: "1.2.0"),
         // The admin port (/healthz, /readyz, /metrics): HTTP/1.1 on swift-nio, a ServiceLifecycle Service.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         // NIOCore's IOError, to name a bind failure's reason (already built for hummingbird).
@@ -70,7 +71,7 @@ let package = Package(
         // An Apple device in software: builds SPCs, opens CKCs.
         .target(name: "FairPlayDevice", dependencies: ["FairPlay"]),
         // Policy and decisions, no I/O.
-        .target(name: "Licensing", dependencies: ["FairPlay", "COpenSSL"]),
+        .target(name: "Licensing", dependencies: ["FairPlay", "COpenSSL", .product(name: "ExtrasBase64", package: "swift-extras-base64")]),
         // librdkafka wrapper: group consumer, idempotent producer, mock cluster.
         .target(
             name: "Kafka",

@@ -93,6 +93,21 @@ struct EntitlementTokenTests {
         #expect(throws: EntitlementError.self) { try verify(String(decoding: bytes, as: UTF8.self)) }
     }
 
+    @Test("a token has one spelling: the signature's unused trailing bits set, or padding added, is refused")
+    func oneSpelling() throws {
+        let token = EntitlementToken.sign(Self.claims(), keyID: "k2", secret: Self.secret)
+        _ = try verify(token)
+        // A 32-byte MAC is 43 symbols; the last carries 4 bits of the MAC and 2 unused bits.
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        var bytes = Array(token.utf8)
+        let last = try #require(alphabet.firstIndex(of: bytes[bytes.count - 1]))
+        bytes[bytes.count - 1] = alphabet[last | 1]
+        #expect(last & 3 == 0)
+        #expect(throws: EntitlementError.self) { try verify(String(decoding: bytes, as: UTF8.self)) }
+        #expect(throws: EntitlementError.self) { try verify(token + "=") }
+        #expect(throws: EntitlementError.self) { try verify(token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/") + "x") }
+    }
+
     @Test("each token failure maps to its own refusal in the engine")
     func engineMapsTokenFailures() throws {
         let p = try policy(#"{"content-type": "hd"}"#)
