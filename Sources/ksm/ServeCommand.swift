@@ -198,83 +198,83 @@ struct ServeCommand: AsyncParsableCommand {
 struct ServeOptions: ParsableArguments {
     @Option(help: "JSON config file with the same keys as the long flags (e.g. \"brokers\", \"redis-url\", \"kek\": {\"id\": \"path\"}); unknown keys are refused (env KSM_CONFIG).")
     var config: String?
-    @Option(help: "Kafka bootstrap servers (env KSM_KAFKA_BROKERS).")
+    @Option(help: .setting("brokers", "Kafka bootstrap servers."))
     var brokers: String?
-    @Option(help: "Consumer group (env KSM_KAFKA_GROUP). Default: fps-ksm.")
+    @Option(help: .setting("group", "Consumer group. Default: fps-ksm."))
     var group: String?
-    @Option(help: "Requests topic (env KSM_REQUESTS_TOPIC). Default: fps.license.requests.")
+    @Option(help: .setting("requests-topic", "Requests topic. Default: fps.license.requests."))
     var requestsTopic: String?
-    @Option(help: "Replies topic (env KSM_REPLIES_TOPIC). Default: fps.license.replies.")
+    @Option(help: .setting("replies-topic", "Replies topic. Default: fps.license.replies."))
     var repliesTopic: String?
-    @Option(help: "Dead-letter topic (env KSM_DLQ_TOPIC). Default: fps.license.dlq.")
+    @Option(help: .setting("dlq-topic", "Dead-letter topic. Default: fps.license.dlq."))
     var dlqTopic: String?
-    @Option(help: "redis://[user:pass@]host:port/db (env KSM_REDIS_URL).")
+    @Option(help: .setting("redis-url", "redis://[user:pass@]host:port/db."))
     var redisURL: String?
-    @Option(help: "Apple's certificates.json shape (env KSM_CREDENTIALS).")
+    @Option(help: .setting("credentials", "Apple's certificates.json shape."))
     var credentials: String?
-    @Option(help: "Apple's libfpscrypto, for provisioning-data credentials.")
+    @Option(help: .setting("fpscrypto-library", "Apple's libfpscrypto, for provisioning-data credentials."))
     var fpscryptoLibrary: String?
-    @Option(help: "Which SDK's libfpscrypto that is: sdk26 (struct version 2, opens SPC v3) or sdk5 (struct version 1). Default: sdk26.")
+    @Option(help: .setting("fpscrypto-generation", "Which SDK's libfpscrypto that is: sdk26 (struct version 2, opens SPC v3) or sdk5 (struct version 1). Default: sdk26."))
     var fpscryptoGeneration: String?
-    @Option(name: .customLong("kek"), help: "Key-encryption key ID=PATH (hex or raw 16/32 bytes); repeatable (env KSM_KEK_FILES=ID=PATH,...).")
+    @Option(name: .customLong("kek"), help: .setting("kek", "Key-encryption key ID=PATH (hex or raw 16/32 bytes); repeatable."))
     var keks: [String] = []
-    @Option(name: .customLong("kafka-property"), help: "librdkafka KEY=VALUE passed through; repeatable.")
+    @Option(name: .customLong("kafka-property"), help: .setting("kafka-properties", "librdkafka KEY=VALUE passed through; repeatable."))
     var kafkaProperties: [String] = []
-    @Option(help: "Static membership group.instance.id, e.g. the pod name (env KSM_INSTANCE_ID).")
+    @Option(help: .setting("instance-id", "Static membership group.instance.id, e.g. the pod name."))
     var instanceId: String?
-    @Option(help: "Largest batch (one Redis round trip each). Default: 64.")
+    @Option(help: .setting("max-batch-size", "Largest batch (one Redis round trip each). Default: 64."))
     var maxBatchSize: Int?
-    @Option(help: "Batches processed at once. Default: 4.")
+    @Option(help: .setting("concurrent-batches", "Batches processed at once. Default: 4."))
     var concurrentBatches: Int?
-    @Option(help: "Jobs in flight before the consumer pauses. Default: 16384.")
+    @Option(help: .setting("max-in-flight", "Jobs in flight before the consumer pauses. Default: 16384."))
     var maxInFlight: Int?
-    @Option(help: "Threads for RSA and AES work. Default: the number of cores.")
+    @Option(help: .setting("crypto-threads", "Threads for RSA and AES work. Default: the number of cores."))
     var cryptoThreads: Int?
-    @Option(parsing: .upToNextOption, help: "FPS protocol versions accepted as the version a device used. Default: any, as Apple's SDK 26.")
+    @Option(parsing: .upToNextOption, help: .setting("protocol-versions", "FPS protocol versions accepted as the version a device used. Default: any, as Apple's SDK 26."))
     var protocolVersions: [UInt32] = []
-    @Option(help: "trace, debug, info, notice, warning, error (env KSM_LOG_LEVEL). Default: info.")
+    @Option(help: .setting("log-level", "trace, debug, info, notice, warning, error. Default: info."))
     var logLevel: String?
-    @Option(help: "text (swift-log's default lines) or json (one JSON object per line) (env KSM_LOG_FORMAT). Default: text.")
+    @Option(help: .setting("log-format", "text (swift-log's default lines) or json (one JSON object per line). Default: text."))
     var logFormat: String?
-    @Flag(help: "Open a span per job through the bootstrapped tracer; traceparent headers pass to replies either way (README, Tracing).")
+    @Flag(help: .setting("tracing", "Open a span per job through the bootstrapped tracer; traceparent headers pass to replies either way (README, Tracing)."))
     var tracing = false
-    @Option(help: "With --tracing: export spans through swift-otel over OTLP/HTTP (protobuf, or http/json with OTEL_EXPORTER_OTLP_PROTOCOL) to this http:// or https:// URL, used as it is, e.g. http://127.0.0.1:4318/v1/traces (env OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces). Default: off.")
+    @Option(help: .setting("otlp-endpoint", "With --tracing: export spans through swift-otel over OTLP/HTTP (protobuf, or http/json with OTEL_EXPORTER_OTLP_PROTOCOL) to this http:// or https:// URL, used as it is, e.g. http://127.0.0.1:4318/v1/traces (or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces). Default: off."))
     var otlpEndpoint: String?
-    @Option(help: "Milliseconds a finished span may wait before its batch is exported (env OTEL_BSP_SCHEDULE_DELAY). Default: 5000.")
+    @Option(help: .setting("otlp-schedule-delay-ms", "Milliseconds a finished span may wait before its batch is exported. Default: 5000."))
     var otlpScheduleDelayMs: Int?
-    @Option(help: "Milliseconds one batch export may take, retries included, and the final flush at shutdown (env OTEL_EXPORTER_OTLP_TIMEOUT). Default: 10000.")
+    @Option(help: .setting("otlp-timeout-ms", "Milliseconds one batch export may take, retries included, and the final flush at shutdown. Default: 10000."))
     var otlpTimeoutMs: Int?
-    @Option(help: "Fraction of root traces (jobs without a valid traceparent; a traceparent's sampled flag decides for the others) recorded, 0 to 1 (env OTEL_TRACES_SAMPLER_ARG). Default: 1.")
+    @Option(help: .setting("trace-sample-ratio", "Fraction of root traces (jobs without a valid traceparent; a traceparent's sampled flag decides for the others) recorded, 0 to 1. Default: 1."))
     var traceSampleRatio: Double?
-    @Option(help: "Tenants that get their own tenant label in /metrics; the rest count as \"other\". Default: 20.")
+    @Option(help: .setting("tenant-label-limit", "Tenants that get their own tenant label in /metrics; the rest count as \"other\". Default: 20."))
     var tenantLabelLimit: Int?
-    @Option(help: "Seconds between counts of the lease slots in use, for /metrics. Default: 15.")
+    @Option(help: .setting("slot-count-interval", "Seconds between counts of the lease slots in use, for /metrics. Default: 15."))
     var slotCountInterval: Double?
-    @Option(help: "Admin port for /healthz, /readyz and /metrics (env KSM_ADMIN_PORT). Default: off.")
+    @Option(help: .setting("admin-port", "Admin port for /healthz, /readyz and /metrics. Default: off."))
     var adminPort: Int?
-    @Option(help: "Seconds a worker caches tenants, wrapped keys and policies (single-flight); 0 turns the cache off. Default: 2.")
+    @Option(help: .setting("cache-ttl", "Seconds a worker caches tenants, wrapped keys and policies (single-flight); 0 turns the cache off. Default: 2."))
     var cacheTtl: Double?
-    @Flag(help: "Serve jobs first in, first out: no priority classes, tenant weights or shedding (docs/scheduling.md).")
+    @Flag(help: .setting("scheduling", "Serve jobs first in, first out: no priority classes, tenant weights or shedding (docs/scheduling.md)."))
     var noScheduling = false
-    @Option(name: .customLong("tenant-weight"), help: "TENANT=WEIGHT: a tenant's share of the worker inside a priority class; repeatable. Default: 1.")
+    @Option(name: .customLong("tenant-weight"), help: .setting("tenant-weights", "TENANT=WEIGHT: a tenant's share of the worker inside a priority class; repeatable. Default: 1."))
     var tenantWeights: [String] = []
-    @Option(help: "Seconds a prefetch job may wait before it is shed with a retry-after hint. Default: 1.")
+    @Option(help: .setting("prefetch-max-wait", "Seconds a prefetch job may wait before it is shed with a retry-after hint. Default: 1."))
     var prefetchMaxWait: Double?
-    @Option(help: "Seconds a new-session job may wait before it is shed with a retry-after hint. Default: 30.")
+    @Option(help: .setting("new-session-max-wait", "Seconds a new-session job may wait before it is shed with a retry-after hint. Default: 30."))
     var newSessionMaxWait: Double?
-    @Option(help: "Seconds before a key-rotation boundary the next key is prefetched (needs the cache); 0 turns prefetch off (env KSM_ROTATION_LEAD). Default: 30.")
+    @Option(help: .setting("rotation-lead", "Seconds before a key-rotation boundary the next key is prefetched (needs the cache); 0 turns prefetch off. Default: 30."))
     var rotationLead: Double?
-    @Option(help: "Seconds between rotation prefetch passes. Default: 5.")
+    @Option(help: .setting("rotation-interval", "Seconds between rotation prefetch passes. Default: 5."))
     var rotationInterval: Double?
-    @Option(help: "Seconds a reply is kept in Redis so a redelivered job gets the same bytes (env KSM_REPLY_TTL). Default: 900.")
+    @Option(help: .setting("reply-ttl", "Seconds a reply is kept in Redis so a redelivered job gets the same bytes. Default: 900."))
     var replyTtl: Double?
-    @Option(help: "Milliseconds of one rate window; tenants' rate-limit counts jobs per account per window (env KSM_RATE_WINDOW_MS). Default: 1000.")
+    @Option(help: .setting("rate-window-ms", "Milliseconds of one rate window; tenants' rate-limit counts jobs per account per window. Default: 1000."))
     var rateWindowMs: Int?
-    @Option(help: "Largest request message in bytes; a larger one is dead-lettered (cut to this size) before any work, at most 262144 (env KSM_MAX_REQUEST_BYTES). Default: 262144.")
+    @Option(help: .setting("max-request-bytes", "Largest request message in bytes; a larger one is dead-lettered (cut to this size) before any work, at most 262144. Default: 262144."))
     var maxRequestBytes: Int?
-    @Option(help: "Seconds from SIGTERM until the worker has left its group: in-flight work, the final commit and leaving; keep it below the orchestrator's grace period (env KSM_SHUTDOWN_TIMEOUT). Default: 25.")
+    @Option(help: .setting("shutdown-timeout", "Seconds from SIGTERM until the worker has left its group: in-flight work, the final commit and leaving; keep it below the orchestrator's grace period. Default: 25."))
     var shutdownTimeout: Double?
-    @Flag(help: "Turn off stored replies, rate limits and anti-replay (one Redis round trip less per batch, redelivered jobs get fresh CKCs).")
+    @Flag(help: .setting("guards", "Turn off stored replies, rate limits and anti-replay (one Redis round trip less per batch, redelivered jobs get fresh CKCs)."))
     var noGuards = false
 
     /// The flags given, by config-file key, for ``ServeConfiguration/resolve(flags:environment:configFile:defaultInstanceID:)``.

@@ -1,4 +1,5 @@
 import Foundation
+import KSMService
 import Testing
 import Yams
 
@@ -13,6 +14,19 @@ import Yams
     static func baseEnvironment() throws -> [String: String] {
         ["KSM_KAFKA_BROKERS": "127.0.0.1:1", "KSM_REDIS_URL": "redis://ksm:hunter2@127.0.0.1:1/0",
          "KSM_CREDENTIALS": try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json")]
+    }
+
+    @Test("ksm serve --help names every flag's environment variable, from the setting table the resolver reads")
+    func helpNamesEveryEnvironmentVariable() throws {
+        let help = try KSMBinary.run(["serve", "--help"])
+        #expect(help.status == 0)
+        // Help wraps lines at spaces; the variables hold none.
+        let text = Self.text(help.stdout)
+        for setting in ServeSetting.all where setting.flagName != nil {
+            let variable = try #require(setting.environment)
+            #expect(text.contains(variable), "\(setting.flagName ?? setting.key) does not name \(variable)")
+        }
+        #expect(text.contains(ServeSetting.configFileEnvironment))
     }
 
     @Test("ksm --version prints the version")
