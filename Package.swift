@@ -12,6 +12,7 @@ let package = Package(
         // metrics and tracing (README, "Embedding the worker").
         .library(name: "KSMService", targets: ["KSMService"]),
         .library(name: "Licensing", targets: ["Licensing"]),
+        .library(name: "Wire", targets: ["Wire"]),
         .library(name: "RedisStore", targets: ["RedisStore"]),
         .library(name: "Kafka", targets: ["Kafka"]),
     ],
@@ -66,12 +67,14 @@ let package = Package(
             providers: [.apt(["libjemalloc-dev"])]
         ),
 
+        // Wire formats shared by every layer: JSON parser and writer, base64, hex.
+        .target(name: "Wire", dependencies: [.product(name: "ExtrasBase64", package: "swift-extras-base64")]),
         // The protocol: pure and synchronous, OpenSSL for every primitive.
-        .target(name: "FairPlay", dependencies: ["COpenSSL"]),
+        .target(name: "FairPlay", dependencies: ["COpenSSL", "Wire"]),
         // An Apple device in software: builds SPCs, opens CKCs.
         .target(name: "FairPlayDevice", dependencies: ["FairPlay"]),
         // Policy and decisions, no I/O.
-        .target(name: "Licensing", dependencies: ["FairPlay", "COpenSSL", .product(name: "ExtrasBase64", package: "swift-extras-base64")]),
+        .target(name: "Licensing", dependencies: ["FairPlay", "COpenSSL", "Wire"]),
         // librdkafka wrapper: group consumer, idempotent producer, mock cluster.
         .target(
             name: "Kafka",
@@ -80,13 +83,13 @@ let package = Package(
         // hiredis wrapper and the Redis-backed license store.
         .target(
             name: "RedisStore",
-            dependencies: ["CHiredis", "Licensing", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["CHiredis", "Licensing", "Wire", .product(name: "Logging", package: "swift-log")]
         ),
         // The worker: jobs, batching, scheduling, crypto pool, publishing, offsets, lifecycle.
         .target(
             name: "KSMService",
             dependencies: [
-                "FairPlay", "FairPlayDevice", "Licensing", "Kafka", "RedisStore",
+                "FairPlay", "FairPlayDevice", "Licensing", "Kafka", "RedisStore", "Wire",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -105,7 +108,7 @@ let package = Package(
         .executableTarget(
             name: "ksm",
             dependencies: [
-                "KSMService", "FairPlay", "FairPlayDevice", "Kafka", "RedisStore", "Licensing", "KSMTestSupport", "CJemalloc",
+                "KSMService", "FairPlay", "FairPlayDevice", "Kafka", "RedisStore", "Licensing", "Wire", "KSMTestSupport", "CJemalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -115,14 +118,15 @@ let package = Package(
             ]
         ),
 
-        .testTarget(name: "FairPlayTests", dependencies: ["FairPlay", "FairPlayDevice", "KSMTestSupport"]),
+        .testTarget(name: "FairPlayTests", dependencies: ["FairPlay", "FairPlayDevice", "Wire", "KSMTestSupport"]),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
-        .testTarget(name: "LicensingTests", dependencies: ["Licensing", "KSMTestSupport"]),
-        .testTarget(name: "RedisStoreTests", dependencies: ["RedisStore", "KSMTestSupport"]),
+        .testTarget(name: "WireTests", dependencies: ["Wire", "KSMTestSupport"]),
+        .testTarget(name: "LicensingTests", dependencies: ["Licensing", "Wire", "KSMTestSupport"]),
+        .testTarget(name: "RedisStoreTests", dependencies: ["RedisStore", "Wire", "KSMTestSupport"]),
         .testTarget(
             name: "KSMServiceTests",
             dependencies: [
-                "KSMService", "FairPlayDevice", "Licensing", "RedisStore", "Kafka", "KSMTestSupport",
+                "KSMService", "FairPlayDevice", "Licensing", "RedisStore", "Kafka", "Wire", "KSMTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -135,7 +139,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "FairPlay", "FairPlayDevice", "KSMService", "Kafka", "RedisStore", "Licensing", "KSMTestSupport", "ksm",
+                "FairPlay", "FairPlayDevice", "KSMService", "Kafka", "RedisStore", "Licensing", "Wire", "KSMTestSupport", "ksm",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),

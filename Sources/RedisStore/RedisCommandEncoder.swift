@@ -1,4 +1,5 @@
 import Licensing
+import Wire
 
 /// A command's arguments written straight into their wire form, RESP bulk strings
 /// (`$<length>\r\n<bytes>\r\n`), in one growing buffer.

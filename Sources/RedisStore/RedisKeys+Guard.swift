@@ -1,4 +1,5 @@
 import Licensing
+import Wire
 
 /// Keys of the job guards (schemas/redis-data-model.md, "Job guards").
 extension RedisKeys {

@@ -1,4 +1,5 @@
 import Licensing
+import Wire
 
 /// Key names of rotation schedules and per-asset viewer sets (schemas/redis-data-model.md).
 extension RedisKeys {

@@ -1,4 +1,5 @@
 import Licensing
+import Wire
 
 /// The Redis key names of the license store; schemas/redis-data-model.md describes each.
 ///

@@ -1,4 +1,5 @@
 import Licensing
+import Wire
 
 /// The device registry of an account, for operators: the devices counted against a policy's
 /// `max-devices` (registered by the lease script the first time a device gets a license under a

@@ -1,4 +1,5 @@
 import Licensing
+import Wire
 
 /// Rotation schedules and viewer counts in Redis. Each method is one or two pipelined round trips
 /// and runs in the background (admin, or a worker's prefetch task), never per job.

@@ -1,4 +1,5 @@
 import Licensing
+import Wire
 
 /// A ``LicenseStore`` over Redis: every batch is one pipelined round trip on one connection (a lease
 /// batch takes a second one only for renewals the short renewal script declined).

@@ -1,4 +1,5 @@
 import Licensing
+import Wire
 
 /// How a stored answer sits in Redis: `sha256:<64 hex digits>\n` and then the reply bytes, readable
 /// in `redis-cli`. A value without the prefix is a bare reply stored by an earlier release: it has no

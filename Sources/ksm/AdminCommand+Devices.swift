@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Licensing
 import RedisStore
+import Wire
 
 extension AdminCommand {
     /// `ksm admin devices`: the devices an account has registered under a device limit.

@@ -4,6 +4,7 @@ import Foundation
 import KSMService
 import Licensing
 import RedisStore
+import Wire
 
 /// `ksm admin put-rotation`, `rotations`, `remove-rotation` and `derive-key`: the rotation
 /// schedule workers prefetch from, and the key-seed derivation a packager must match.

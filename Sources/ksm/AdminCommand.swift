@@ -5,6 +5,7 @@ import KSMService
 import Licensing
 import Logging
 import RedisStore
+import Wire
 
 /// `ksm admin`: loads tenants, credential references, wrapped keys and policies into Redis, and lists slots.
 struct AdminCommand: AsyncParsableCommand {

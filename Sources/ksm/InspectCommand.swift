@@ -2,6 +2,7 @@ import ArgumentParser
 import FairPlay
 import Foundation
 import KSMService
+import Wire
 
 /// `ksm inspect`: everything an SPC says, as JSON.
 struct InspectCommand: ParsableCommand {

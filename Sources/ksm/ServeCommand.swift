@@ -9,6 +9,7 @@ import Prometheus
 import RedisStore
 import ServiceLifecycle
 import Tracing
+import Wire
 
 /// `ksm serve`: one KSM worker of the fleet. Configuration from a JSON file, then environment
 /// variables, then flags (each overrides the one before).

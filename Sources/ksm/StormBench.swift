@@ -7,6 +7,7 @@ import KSMTestSupport
 import Licensing
 import Logging
 import RedisStore
+import Wire
 
 /// `ksm bench storm`: the key-rotation storm through real `ksm serve` processes, three ways in one run:
 /// smoothing on (scheduler + cache) with one worker process, smoothing off (FIFO, no cache) with one,
@@ -111,7 +112,7 @@ struct StormBench: AsyncParsableCommand {
         let catalog = DemoCatalog(tenant: "storm", streams: 8, periods: 2)
         let keyring = KeyEncryptionKeyring()
         var kek = catalog.demoKeyEncryptionKey
-        let kekHex = kek.map { String(format: "%02x", $0) }.joined()
+        let kekHex = HexEncoding.encode(kek)
         try keyring.add(id: try StoreIdentifier(catalog.keyEncryptionKeyID), key: &kek)
         try await catalog.provision(store, keyring: keyring, certificateHashes: test.credentials.map(\.certificateHash))
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-storm-\(UInt32.random(in: 0...UInt32.max))")

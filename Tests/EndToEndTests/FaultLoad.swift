@@ -5,6 +5,7 @@ import Kafka
 import KSMService
 import Licensing
 import Synchronization
+import Wire
 
 /// License jobs through a fleet while a fault happens, as a platform edge sends them: every job from
 /// a device of its own, for an account of its own (so each granted job holds exactly one lease slot),

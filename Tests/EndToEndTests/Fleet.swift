@@ -6,6 +6,7 @@ import KSMService
 import KSMTestSupport
 import Licensing
 @testable import RedisStore
+import Wire
 
 /// A real fleet on loopback: redis-server, `ksm broker`, the demo catalogue seeded with `ksm admin`,
 /// and `ksm serve` workers, all separate processes of the real binary.

@@ -7,6 +7,7 @@ import FoundationNetworking
 import KSMTestSupport
 import Licensing
 import Testing
+import Wire
 
 extension FleetTests {
     @Test("ksm serve --tracing --otlp-endpoint: fps.license spans continue each job's trace and reach a collector through swift-otel (after a 503 retry), in protobuf (the default) or JSON; each reply names its span as parent; --log-format json writes one JSON object per line",

@@ -8,6 +8,7 @@ import KSMTestSupport
 import KSMService
 import Licensing
 import Testing
+import Wire
 
 /// The fleet as it runs in production, on loopback: redis-server, `ksm broker`, two `ksm serve`
 /// processes in one consumer group, and `ksm loadgen` or a test client on Kafka.

@@ -8,6 +8,7 @@ import KSMService
 import KSMTestSupport
 import Licensing
 import Testing
+import Wire
 
 /// deploy/kubernetes run as the kubelet would run it, without a cluster: the provisioning Job's
 /// containers in order, then the Deployment's worker, each the image's entrypoint with the

@@ -1,4 +1,5 @@
 import Licensing
+import Wire
 
 /// Reads an OTLP `ExportTraceServiceRequest` in protobuf (what swift-otel sends by default) into the
 /// shape of OTLP JSON (`resourceSpans[].scopeSpans[].spans[]`, hex IDs, string nanoseconds, integer

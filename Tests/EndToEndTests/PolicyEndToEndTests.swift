@@ -5,6 +5,7 @@ import KSMService
 import Licensing
 import RedisStore
 import Testing
+import Wire
 
 /// The policy engine through Kafka and Redis with the real binary: one fleet (redis-server,
 /// `ksm broker`, one `ksm serve`), a tenant provisioned with `ksm admin` (token secret wrapped under

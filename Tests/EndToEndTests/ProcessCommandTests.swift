@@ -2,6 +2,7 @@ import FairPlay
 import FairPlayDevice
 import Foundation
 import Testing
+import Wire
 
 /// `ksm process` and `ksm inspect` as a user runs them: the real binary, files in, JSON out.
 @Suite(.serialized) struct ProcessCommandTests {

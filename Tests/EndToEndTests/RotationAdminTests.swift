@@ -4,6 +4,7 @@ import KSMTestSupport
 import Licensing
 import RedisStore
 import Testing
+import Wire
 
 /// `ksm admin put-rotation`, `rotations`, `remove-rotation`, `put-tenant --key-seed` and
 /// `derive-key` with the real binary against a real redis-server.

@@ -2,6 +2,7 @@ import FairPlay
 import FairPlayDevice
 import Foundation
 import Testing
+import Wire
 
 /// Apple's FairPlay Streaming Server SDK 2.0.3 verification vectors (../shared/vectors/apple-sdk-2.0.3).
 @Suite struct AppleVectorTests {

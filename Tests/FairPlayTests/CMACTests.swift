@@ -1,5 +1,6 @@
 import FairPlay
 import Testing
+import Wire
 
 /// AES-CMAC through OpenSSL's EVP_MAC, against RFC 4493 section 4's examples (key
 /// 2b7e1516 28aed2a6 abf71588 09cf4f3c; the messages are prefixes of the same 64 bytes).

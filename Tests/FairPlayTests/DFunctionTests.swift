@@ -1,6 +1,7 @@
 import FairPlay
 import Foundation
 import Testing
+import Wire
 
 @Suite struct DFunctionTests {
     /// Rows of the table in ../shared/vectors/dfunction-vectors.md.

@@ -1,6 +1,7 @@
 import FairPlay
 import FairPlayDevice
 import Foundation
+import Wire
 
 /// Paths to test data: the project's Fixtures/ and the team's ../shared beside the checkout.
 enum Fixtures {

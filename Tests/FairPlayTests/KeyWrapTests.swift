@@ -1,5 +1,6 @@
 import FairPlay
 import Testing
+import Wire
 
 /// AES Key Wrap against RFC 3394 section 4 test vectors (128- and 256-bit KEKs; OpenSSL also has
 /// 192-bit wrap, which this project does not accept as a KEK size).

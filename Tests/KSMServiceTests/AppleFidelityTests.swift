@@ -4,6 +4,7 @@ import Foundation
 import KSMService
 import Licensing
 import Testing
+import Wire
 
 /// One row of docs/apple-fidelity.md: an SPC (and what the request asks for) and the status Apple's
 /// SDK 26 answers it with, checked through `ksm process`'s processor and the worker's policy path.

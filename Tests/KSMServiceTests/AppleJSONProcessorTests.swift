@@ -4,6 +4,7 @@ import Foundation
 import KSMService
 import Licensing
 import Testing
+import Wire
 
 /// `ksm process`'s core: Apple's server JSON from bytes in to bytes out.
 @Suite("Apple's server JSON (AppleJSONProcessor)")

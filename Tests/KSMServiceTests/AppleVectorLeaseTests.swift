@@ -4,6 +4,7 @@ import Foundation
 import KSMService
 import Licensing
 import Testing
+import Wire
 
 /// Apple's own device SPCs (../shared/vectors/apple-sdk-2.0.3, FPS/ and FPS-Lease/) asked for under a
 /// lease, as issue 15 requires: SDK 26 issues each a CKC, with a content key duration only when the

@@ -4,6 +4,7 @@ import Foundation
 import KSMService
 import Licensing
 import Logging
+import Wire
 
 /// Test credentials (copied in shape from Tests/FairPlayTests/Fixtures.swift): set A in
 /// Fixtures/test-credentials, set B in Fixtures/test-credentials-b (see their READMEs).

@@ -6,6 +6,7 @@ import Licensing
 import KSMTestSupport
 import Testing
 @testable import KSMService
+import Wire
 
 
 /// Thousands of corrupted job envelopes through the decoder and the worker: every one is decoded

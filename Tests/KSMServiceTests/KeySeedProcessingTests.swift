@@ -3,6 +3,7 @@ import FairPlayDevice
 import KSMService
 import Licensing
 import Testing
+import Wire
 
 /// A tenant with a key seed: assets with no stored key get the derived key (docs/key-seeds.md),
 /// checked by opening the CKC with the simulated device.

@@ -4,6 +4,7 @@ import Foundation
 import KSMService
 import Licensing
 import Testing
+import Wire
 
 /// The policy engine through the worker: layers from the store, tokens, lease lifecycle, device
 /// limit, end-oldest, rental period, offline dual expiry and sync, explain. The clock is `now`.

@@ -6,6 +6,7 @@ import KSMService
 import Licensing
 import RedisStore
 import Testing
+import Wire
 
 /// The worker's pipeline end to end, with the simulated device as the oracle: every CKC is opened
 /// the way a device opens it, and must carry the key the store holds (wrapped) for the asset.

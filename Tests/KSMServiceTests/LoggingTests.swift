@@ -6,6 +6,7 @@ import Licensing
 import Logging
 import Synchronization
 import Testing
+import Wire
 
 /// Captures every log entry (message and metadata, flattened to text) at trace level.
 /// A value type, as swift-log expects: each Logger copy carries its own metadata.

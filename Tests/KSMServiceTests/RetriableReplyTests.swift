@@ -6,6 +6,7 @@ import KSMTestSupport
 import Licensing
 import Testing
 @testable import KSMService
+import Wire
 
 /// A retriable answer (`storeUnavailable`, `overloaded`, `rateLimited`: "no license, ask again")
 /// never carries a CKC, on any path of the worker that makes one, and a reply reads back from its

@@ -1,5 +1,6 @@
 import Licensing
 import Testing
+import Wire
 
 @Suite("Entitlement tokens")
 struct EntitlementTokenTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Licensing
 import Testing
+import Wire
 
 /// The key-seed derivation of docs/key-seeds.md. The vectors were computed with Python's `hmac`
 /// module (an implementation independent of this one, the snippet in the doc); the same table is

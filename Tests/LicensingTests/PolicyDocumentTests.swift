@@ -2,6 +2,7 @@ import FairPlay
 import Foundation
 import Licensing
 import Testing
+import Wire
 
 @Suite("Policy documents")
 struct PolicyDocumentTests {

@@ -1,5 +1,6 @@
 import Licensing
 import Testing
+import Wire
 
 @Suite struct RotationScheduleTests {
     static func id(_ text: String) -> StoreIdentifier {

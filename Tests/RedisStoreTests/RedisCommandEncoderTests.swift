@@ -2,6 +2,7 @@ import Licensing
 import Testing
 
 @testable import RedisStore
+import Wire
 
 /// The wire form written without hiredis's formatter must be exactly RESP: these compare bytes.
 struct RedisCommandEncoderTests {

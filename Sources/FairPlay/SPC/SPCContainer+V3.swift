@@ -1,3 +1,4 @@
+import Wire
 /// SPC version 3 (FairPlay Streaming Server SDK 26), as SDK 26's `parseSPCV3Header`,
 /// `getEncryptionKeyAndIV`, `verifySPCIntegrity` and `decryptSPCData` read it:
 ///

@@ -1,3 +1,4 @@
+import Wire
 /// The FairPlay key server module: opens SPCs and builds CKCs, following the guide's table 2-1 steps.
 ///
 /// Pure and synchronous; safe to call from many threads at once (private keys keep their own

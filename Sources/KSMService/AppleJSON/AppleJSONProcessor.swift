@@ -1,6 +1,7 @@
 import FairPlay
 import Foundation
 import Licensing
+import Wire
 
 /// Apple's server JSON interface (SDK 26): `fairplay-streaming-request` in, `fairplay-streaming-response` out.
 ///

@@ -1,5 +1,6 @@
 import FairPlay
 import Licensing
+import Wire
 
 /// The `fairplay-streaming-response` of Apple's server JSON interface: one result per operation.
 public struct AppleJSONResponse: Sendable {

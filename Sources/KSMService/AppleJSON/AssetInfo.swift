@@ -1,5 +1,6 @@
 import FairPlay
 import Licensing
+import Wire
 
 /// One `create-ckc` operation's own fields (`check-in` and its one `asset-info`), read with the
 /// leniency of Apple's SDK 26 JSON reader (`base/parse_json`), which its sample inputs rely on.

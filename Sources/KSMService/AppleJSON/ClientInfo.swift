@@ -1,5 +1,6 @@
 import FairPlay
 import Licensing
+import Wire
 
 /// What an SPC says about the client, in the field names and encodings of Apple's server JSON
 /// (`get-client-info` and the informational fields of `create-ckc`, SDK 26).

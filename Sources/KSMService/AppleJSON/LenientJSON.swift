@@ -1,5 +1,6 @@
 import Foundation
 import Licensing
+import Wire
 
 /// Reads JSON the way Apple's sample inputs need: trailing commas before `}` or `]` are allowed.
 ///

@@ -1,6 +1,7 @@
 import FairPlay
 import FairPlayDevice
 import Licensing
+import Wire
 
 extension FairPlayBenchmark {
     /// The whole `ksm process` path in process: one `create-ckc` request of `spcCount` SPCs, from its

@@ -3,6 +3,7 @@ import FairPlay
 import Foundation
 import Licensing
 import Logging
+import Wire
 
 /// Resolves ``ServeConfiguration`` from three layers, collecting every problem on the way.
 ///

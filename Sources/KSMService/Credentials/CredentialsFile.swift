@@ -1,5 +1,6 @@
 import FairPlay
 import Foundation
+import Wire
 
 /// Loads Apple's `certificates.json` credentials file shape.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import Licensing
+import Wire
 
 /// One license request as the platform's edge puts it on Kafka: who asks, for what, with which SPC.
 ///

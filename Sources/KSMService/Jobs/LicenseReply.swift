@@ -1,5 +1,6 @@
 import Foundation
 import Licensing
+import Wire
 
 /// The answer to one job, as published on the reply topic (schemas/license-reply.schema.json).
 ///

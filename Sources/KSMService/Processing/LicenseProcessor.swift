@@ -2,6 +2,7 @@ import FairPlay
 import Foundation
 import Licensing
 import Logging
+import Wire
 
 /// Turns a batch of license jobs into replies: the worker's core, independent of Kafka.
 ///

@@ -1,5 +1,6 @@
 import FairPlay
 import Licensing
+import Wire
 
 /// What `ksm admin explain` prints: the decision for one job, the terms, the effective policy with
 /// the layer that set each field, and the write the worker would make. Never key material.

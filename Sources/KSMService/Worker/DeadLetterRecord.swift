@@ -1,6 +1,7 @@
 import FairPlay
 import Kafka
 import Licensing
+import Wire
 
 /// Builds the dead-letter record of a message the worker cannot answer, never larger than the
 /// producer accepts.

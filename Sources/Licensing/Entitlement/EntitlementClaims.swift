@@ -1,3 +1,4 @@
+import Wire
 /// The claims of an entitlement token: who may play what until when, and optional policy overrides.
 ///
 /// JSON names: `sub` (account), `asset` (exact asset ID) or `asset_pattern` (a prefix ending in `*`),

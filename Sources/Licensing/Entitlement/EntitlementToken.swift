@@ -1,3 +1,4 @@
+import Wire
 /// A platform-signed entitlement token: a JWT in compact form (RFC 7519), HMAC-SHA256 only.
 ///
 /// `base64url(header) "." base64url(claims) "." base64url(HMAC-SHA256(secret, first two parts))`,

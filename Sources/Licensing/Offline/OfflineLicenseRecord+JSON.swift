@@ -1,3 +1,4 @@
+import Wire
 /// The stored form of an offline license record: compact JSON, bytes as lower-case hex.
 ///
 /// `{"stream", "title"?, "asset" (hex), "device" (hex), "issued", "storage", "playback",

@@ -1,4 +1,5 @@
 import FairPlay
+import Wire
 
 extension PolicyDocument {
     /// The largest policy document read: 64 KiB.

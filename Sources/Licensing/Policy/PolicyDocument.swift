@@ -1,4 +1,5 @@
 import FairPlay
+import Wire
 
 /// One stored policy document: a tenant's defaults, an asset's or key period's overrides, or the
 /// `policy` claim of an entitlement token (schemas/policy.schema.json).

@@ -1,3 +1,4 @@
+import Wire
 /// The schedule as flat text fields: the Redis hash `fps:{t:<tenant>}:rot:<asset>` stores exactly
 /// these, and `ksm admin put-rotation` parses the same spellings.
 ///

@@ -1,3 +1,4 @@
+import Wire
 /// One live lease slot of an account.
 public struct LeaseSlot: Sendable, Hashable {
     public var deviceID: [UInt8]

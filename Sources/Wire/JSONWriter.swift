@@ -147,25 +147,11 @@ public struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-    private static let upperHexDigits = Array("0123456789ABCDEF".utf8)
-
     /// A string value holding `binary` in upper-case hex, two digits a byte (needs no escaping).
     public mutating func write(upperHex binary: [UInt8]) {
         separate()
         bytes.append(UInt8(ascii: "\""))
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: binary.count * 2))
-        bytes.withUnsafeMutableBufferPointer { out in
-            Self.upperHexDigits.withUnsafeBufferPointer { digits in
-                binary.withUnsafeBufferPointer { input in
-                    for (offset, byte) in input.enumerated() {
-                        out[start + 2 * offset] = digits[Int(byte >> 4)]
-                        out[start + 2 * offset + 1] = digits[Int(byte & 0x0F)]
-                    }
-                }
-            }
-        }
+        HexEncoding.append(binary, to: &bytes, uppercase: true)
         bytes.append(UInt8(ascii: "\""))
     }
 
@@ -174,13 +160,11 @@ public struct JSONWriter {
     public mutating func write(upperHex value: UInt64, digits: Int) {
         separate()
         let significant = value == 0 ? 1 : (67 - value.leadingZeroBitCount) / 4
-        let count = max(digits, significant)
         bytes.append(UInt8(ascii: "\""))
-        Self.upperHexDigits.withUnsafeBufferPointer { table in
-            for position in stride(from: count - 1, through: 0, by: -1) {
-                bytes.append(position >= 16 ? UInt8(ascii: "0") : table[Int(value >> UInt64(position * 4) & 0x0F)])
-            }
-        }
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: max(0, digits - significant)))
+        // The value's bytes, most significant first, as hex; an odd digit count drops a leading 0.
+        let wide = HexEncoding.encode(withUnsafeBytes(of: value.bigEndian, Array.init), uppercase: true).utf8
+        bytes.append(contentsOf: wide.suffix(significant))
         bytes.append(UInt8(ascii: "\""))
     }
 
@@ -226,8 +210,7 @@ public struct JSONWriter {
                 case 0x0C: bytes.append(contentsOf: [0x5C, UInt8(ascii: "f")])
                 default:
                     bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30])
-                    bytes.append(Self.hexDigits[Int(byte >> 4)])
-                    bytes.append(Self.hexDigits[Int(byte & 0x0F)])
+                    HexEncoding.append([byte], to: &bytes)
                 }
                 runStart = offset + 1
             }

@@ -1,5 +1,5 @@
 import Foundation
-import Licensing
+import Wire
 import Testing
 
 @Suite("JSON writer member by member, and the parser's trailing commas")

@@ -1,6 +1,6 @@
 import Foundation
 import KSMTestSupport
-import Licensing
+import Wire
 import Testing
 
 @Suite("Base64")

@@ -1,5 +1,5 @@
 import Foundation
-import Licensing
+import Wire
 import KSMTestSupport
 import Testing
 
