@@ -2,6 +2,7 @@ import CoreMetrics
 import ServiceLifecycle
 import Kafka
 import Licensing
+import RedisStore
 import Synchronization
 
 /// Publishes a worker's figures to swift-metrics: counters, gauges and latency timers.

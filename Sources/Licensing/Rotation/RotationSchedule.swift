@@ -47,3 +47,21 @@ public struct RotationSchedule: Sendable, Hashable {
         return id
     }()
 }
+
+extension RotationSchedule {
+    /// Parses a boundary as an operator writes it: milliseconds since 1970 (`1767225600000`), or
+    /// relative to `nowMilliseconds` as `+90s`, `+15m` or `+2h`. Nil when the text is neither.
+    public static func parseBoundary(_ text: String, nowMilliseconds: Int64) -> Int64? {
+        if let absolute = Int64(text), absolute >= 0 { return absolute }
+        guard text.hasPrefix("+"), let unit = text.last else { return nil }
+        let scale: Int64
+        switch unit {
+        case "s": scale = 1000
+        case "m": scale = 60_000
+        case "h": scale = 3_600_000
+        default: return nil
+        }
+        guard let amount = Int64(text.dropFirst().dropLast()), amount >= 0, amount <= 1_000_000 else { return nil }
+        return nowMilliseconds + amount * scale
+    }
+}

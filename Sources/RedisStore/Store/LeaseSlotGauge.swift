@@ -1,4 +1,3 @@
-import RedisStore
 import Synchronization
 
 /// Lease slots in use across the store, counted every `interval` (default 15 s) rather than per
@@ -10,6 +9,12 @@ public final class LeaseSlotGauge: Sendable {
         public var slots: Int
         public var accounts: Int
         public var isComplete: Bool
+
+        package init(slots: Int, accounts: Int, isComplete: Bool) {
+            self.slots = slots
+            self.accounts = accounts
+            self.isComplete = isComplete
+        }
     }
 
     private let last = Mutex<Sample?>(nil)
@@ -26,7 +31,7 @@ public final class LeaseSlotGauge: Sendable {
     public func monitor(client: RedisClient, every interval: Duration = .seconds(15), onError: @Sendable (RedisError) -> Void) async {
         while !Task.isCancelled {
             do throws(RedisError) {
-                let sample = try await count(client: client, nowMilliseconds: LicenseProcessor.currentTimeMilliseconds())
+                let sample = try await count(client: client, nowMilliseconds: RedisLicenseStore.currentTimeMilliseconds())
                 last.withLock { $0 = sample }
             } catch {
                 onError(error)

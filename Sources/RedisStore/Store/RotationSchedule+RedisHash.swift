@@ -1,6 +1,8 @@
+import Licensing
 import Wire
+
 /// The schedule as flat text fields: the Redis hash `fps:{t:<tenant>}:rot:<asset>` stores exactly
-/// these, and `ksm admin put-rotation` parses the same spellings.
+/// these.
 ///
 /// Fields: `boundary` (ms since 1970, decimal), `next_asset` (hex), `current_period` and
 /// `next_period` (identifiers, absent when unset), `keys` (decimal, default 1).
@@ -33,21 +35,5 @@ extension RotationSchedule {
         }
         self.init(tenant: tenant, assetID: assetID, currentPeriod: try period("current_period"), nextAssetID: next,
                   nextPeriod: try period("next_period"), boundaryMilliseconds: boundary, keysPerViewer: keys)
-    }
-
-    /// Parses a boundary as an operator writes it: milliseconds since 1970 (`1767225600000`), or
-    /// relative to `nowMilliseconds` as `+90s`, `+15m` or `+2h`. Nil when the text is neither.
-    public static func parseBoundary(_ text: String, nowMilliseconds: Int64) -> Int64? {
-        if let absolute = Int64(text), absolute >= 0 { return absolute }
-        guard text.hasPrefix("+"), let unit = text.last else { return nil }
-        let scale: Int64
-        switch unit {
-        case "s": scale = 1000
-        case "m": scale = 60_000
-        case "h": scale = 3_600_000
-        default: return nil
-        }
-        guard let amount = Int64(text.dropFirst().dropLast()), amount >= 0, amount <= 1_000_000 else { return nil }
-        return nowMilliseconds + amount * scale
     }
 }
