@@ -89,7 +89,7 @@ let package = Package(
         .target(
             name: "KSMService",
             dependencies: [
-                "FairPlay", "FairPlayDevice", "Licensing", "Kafka", "RedisStore", "Wire",
+                "FairPlay", "Licensing", "Kafka", "RedisStore", "Wire",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -105,10 +105,20 @@ let package = Package(
         ),
         // A real redis-server on a free loopback port, for the tests and `ksm bench`.
         .target(name: "KSMTestSupport", dependencies: ["RedisStore"]),
+        // Load and benchmarks: the load generator, `ksm bench`'s runs and reports, the demo catalogue
+        // and the test credentials. The only library that simulates devices or starts servers.
+        .target(
+            name: "KSMLoad",
+            dependencies: [
+                "KSMService", "FairPlay", "FairPlayDevice", "Licensing", "Kafka", "RedisStore", "Wire", "KSMTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
         .executableTarget(
             name: "ksm",
             dependencies: [
-                "KSMService", "FairPlay", "FairPlayDevice", "Kafka", "RedisStore", "Licensing", "Wire", "KSMTestSupport", "CJemalloc",
+                "KSMService", "KSMLoad", "FairPlay", "FairPlayDevice", "Kafka", "RedisStore", "Licensing", "Wire", "KSMTestSupport", "CJemalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -139,7 +149,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "FairPlay", "FairPlayDevice", "KSMService", "Kafka", "RedisStore", "Licensing", "Wire", "KSMTestSupport", "ksm",
+                "FairPlay", "FairPlayDevice", "KSMService", "KSMLoad", "Kafka", "RedisStore", "Licensing", "Wire", "KSMTestSupport", "ksm",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),

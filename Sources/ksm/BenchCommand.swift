@@ -3,6 +3,7 @@ import FairPlay
 import FairPlayDevice
 import Foundation
 import Kafka
+import KSMLoad
 import KSMService
 import KSMTestSupport
 import Licensing

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KSMLoad
 import KSMService
 import Logging
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import FairPlay
 import Foundation
 import Kafka
+import KSMLoad
 import KSMService
 import KSMTestSupport
 import Licensing

@@ -4,6 +4,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import KSMLoad
 import KSMService
 import KSMTestSupport
 import Licensing

@@ -1,4 +1,5 @@
 import FairPlay
+import KSMService
 import Licensing
 
 /// The demo tenant's catalogue: live streams with rotating key periods, keys derived from a seed.
@@ -6,18 +7,18 @@ import Licensing
 /// Test data only: `ksm admin seed-demo` writes it into a store (keys wrapped under the demo KEK)
 /// and `ksm loadgen` derives the same keys to check every CKC it gets back.
 /// Key of (stream, period) = SHA-256(seed | asset ID)[0..16]; IV = SHA-256("iv" | asset ID)[0..16].
-public struct DemoCatalog: Sendable {
-    public var tenant: String
-    public var streams: Int
-    public var periods: Int
-    public var keySeed: [UInt8]
-    public var keyEncryptionKeyID: String
-    public var maxConcurrentStreams: Int
-    public var leaseDurationSeconds: UInt32
+package struct DemoCatalog: Sendable {
+    package var tenant: String
+    package var streams: Int
+    package var periods: Int
+    package var keySeed: [UInt8]
+    package var keyEncryptionKeyID: String
+    package var maxConcurrentStreams: Int
+    package var leaseDurationSeconds: UInt32
     /// The policy every demo asset gets: HD, HDCP type 0, the lease above.
-    public var policy: [UInt8] { Array(#"{"content-type":"hd","hdcp-type":0,"lease-duration":\#(leaseDurationSeconds)}"#.utf8) }
+    package var policy: [UInt8] { Array(#"{"content-type":"hd","hdcp-type":0,"lease-duration":\#(leaseDurationSeconds)}"#.utf8) }
 
-    public init(tenant: String = "demo", streams: Int = 4, periods: Int = 4, keySeed: [UInt8] = Array("FairPlayKSM demo".utf8),
+    package init(tenant: String = "demo", streams: Int = 4, periods: Int = 4, keySeed: [UInt8] = Array("FairPlayKSM demo".utf8),
                 keyEncryptionKeyID: String = "demo-kek", maxConcurrentStreams: Int = 2, leaseDurationSeconds: UInt32 = 300) {
         self.tenant = tenant
         self.streams = streams
@@ -28,17 +29,17 @@ public struct DemoCatalog: Sendable {
         self.leaseDurationSeconds = leaseDurationSeconds
     }
 
-    public func assetID(stream: Int, period: Int) -> String { "skd://\(tenant)/stream-\(stream)/period-\(period)" }
+    package func assetID(stream: Int, period: Int) -> String { "skd://\(tenant)/stream-\(stream)/period-\(period)" }
 
-    public func contentKey(assetID: String) -> [UInt8] { Array(FairPlayCrypto.sha256(keySeed + Array(assetID.utf8)).prefix(16)) }
+    package func contentKey(assetID: String) -> [UInt8] { Array(FairPlayCrypto.sha256(keySeed + Array(assetID.utf8)).prefix(16)) }
 
-    public func contentIV(assetID: String) -> [UInt8] { Array(FairPlayCrypto.sha256(Array("iv".utf8) + Array(assetID.utf8)).prefix(16)) }
+    package func contentIV(assetID: String) -> [UInt8] { Array(FairPlayCrypto.sha256(Array("iv".utf8) + Array(assetID.utf8)).prefix(16)) }
 
     /// The demo key-encryption key: derived from the seed too, so a demo needs no secret files.
-    public var demoKeyEncryptionKey: [UInt8] { Array(FairPlayCrypto.sha256(Array("kek".utf8) + keySeed).prefix(16)) }
+    package var demoKeyEncryptionKey: [UInt8] { Array(FairPlayCrypto.sha256(Array("kek".utf8) + keySeed).prefix(16)) }
 
     /// Writes tenant, policy and every key period into a store.
-    public func provision(_ store: any LicenseStore, keyring: KeyEncryptionKeyring, certificateHashes: [[UInt8]]) async throws {
+    package func provision(_ store: any LicenseStore, keyring: KeyEncryptionKeyring, certificateHashes: [[UInt8]]) async throws {
         let tenantID = try StoreIdentifier(tenant)
         let kek = try StoreIdentifier(keyEncryptionKeyID)
         try await store.putTenant(TenantRecord(id: tenantID, certificateHashes: certificateHashes, keyEncryptionKeyID: kek,

@@ -2,6 +2,7 @@ import FairPlay
 import FairPlayDevice
 import Foundation
 import Kafka
+import KSMService
 import Licensing
 import Logging
 import Synchronization
@@ -13,22 +14,22 @@ import Synchronization
 ///
 /// A shed job (`overloaded`) or a fail-closed one (`storeUnavailable`) is sent again after its
 /// `retry-after-ms`, as a client would; its latency runs from the first send to the final CKC.
-public struct StormBenchmark: Sendable {
-    public struct Configuration: Sendable {
-        public var brokers: String
+package struct StormBenchmark: Sendable {
+    package struct Configuration: Sendable {
+        package var brokers: String
         /// Viewers already playing; each asks for the next key period (priority continuity, playback
         /// state 3: a lease renewal).
-        public var viewers = 20_000
+        package var viewers = 20_000
         /// Viewers pressing play during the storm (priority new, playback state 1).
-        public var joiners = 2_000
+        package var joiners = 2_000
         /// The storm is sent spread over this window.
-        public var window: Duration = .seconds(1)
+        package var window: Duration = .seconds(1)
         /// Give up waiting for replies after this long.
-        public var timeout: Duration = .seconds(180)
-        public var requestsTopic = "fps.license.requests"
-        public var repliesTopic = "fps.license.replies"
+        package var timeout: Duration = .seconds(180)
+        package var requestsTopic = "fps.license.requests"
+        package var repliesTopic = "fps.license.replies"
 
-        public init(brokers: String) { self.brokers = brokers }
+        package init(brokers: String) { self.brokers = brokers }
     }
 
     /// One prepared request: the SPC and what the device needs to check the answer.
@@ -42,13 +43,13 @@ public struct StormBenchmark: Sendable {
     }
 
     /// Topics may change between runs (each run uses its own, so runs never see each other's jobs).
-    public var configuration: Configuration
-    public let catalog: DemoCatalog
+    package var configuration: Configuration
+    package let catalog: DemoCatalog
     let prepared: [Prepared]
     let logger: Logger
 
     /// Makes every SPC up front (on `pool`), so no device-side RSA runs during a measured storm.
-    public init(configuration: Configuration, catalog: DemoCatalog, trust: DeviceTrust, pool: CryptoPool, logger: Logger) async throws {
+    package init(configuration: Configuration, catalog: DemoCatalog, trust: DeviceTrust, pool: CryptoPool, logger: Logger) async throws {
         self.configuration = configuration
         self.catalog = catalog
         self.logger = logger
@@ -68,8 +69,8 @@ public struct StormBenchmark: Sendable {
         guard prepared.count == total else { throw StormError("could not make every SPC (\(prepared.count) of \(total))") }
     }
 
-    public struct StormError: Error, CustomStringConvertible {
-        public let description: String
+    package struct StormError: Error, CustomStringConvertible {
+        package let description: String
         init(_ description: String) { self.description = description }
     }
 
@@ -77,7 +78,7 @@ public struct StormBenchmark: Sendable {
     func account(run: String, index: Int) -> String { "storm-\(run)-\(index)" }
 
     /// Gives every playing viewer of `run` its lease slot before the storm (they are already watching).
-    public func seedLeases(run: String, store: any LicenseStore) async throws {
+    package func seedLeases(run: String, store: any LicenseStore) async throws {
         let tenant = try StoreIdentifier(catalog.tenant)
         let now = LicenseProcessor.currentTimeMilliseconds()
         for chunk in stride(from: 0, to: configuration.viewers, by: 1_000) {
@@ -95,7 +96,7 @@ public struct StormBenchmark: Sendable {
     /// `sample` is given) on `pool`, no Kafka, no Redis; and this process's CPU time per CKC meanwhile.
     /// The whole set takes several seconds, as the storm does: a sample of a fraction of a second
     /// varied by a third between runs on a shared host (docs/performance.md).
-    public func inProcessRate(server: KeyServerModule, pool: CryptoPool, sample: Int? = nil) async -> Baseline {
+    package func inProcessRate(server: KeyServerModule, pool: CryptoPool, sample: Int? = nil) async -> Baseline {
         let spcs = prepared.prefix(sample ?? prepared.count).map(\.spc)
         let baseline = InProcessBaseline(server: server, pool: pool, spcs: spcs)
         await baseline.warmUp()
@@ -107,12 +108,12 @@ public struct StormBenchmark: Sendable {
     }
 
     /// One in-process baseline measurement (``inProcessRate(server:pool:sample:)``).
-    public struct Baseline: Sendable {
-        public var ckcPerSecond: Double
+    package struct Baseline: Sendable {
+        package var ckcPerSecond: Double
         /// This process's CPU time per CKC while it ran.
-        public var cpuMicrosecondsPerJob: Double
+        package var cpuMicrosecondsPerJob: Double
         /// The share of the machine the hypervisor took meanwhile (``HostTime``).
-        public var hostSteal: Double?
+        package var hostSteal: Double?
     }
 
     /// What the client saw of one job.
@@ -142,7 +143,7 @@ public struct StormBenchmark: Sendable {
     /// job's final answer.
     /// - Parameter processes: other processes to charge CPU time to (workers, redis-server), by
     ///   component name; this process (client and mock broker) is always counted.
-    public func run(_ run: String, label: String, processes: [String: [Int32]] = [:]) async throws -> StormReport {
+    package func run(_ run: String, label: String, processes: [String: [Int32]] = [:]) async throws -> StormReport {
         let tenant = catalog.tenant
         let bodies: [[UInt8]] = try prepared.indices.map { index in
             let p = prepared[index]

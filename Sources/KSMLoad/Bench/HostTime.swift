@@ -1,20 +1,21 @@
 import Foundation
+import KSMService
 
 /// The whole machine's CPU time from `/proc/stat`, to tell how much of a phase the hypervisor took
 /// (steal): on a shared VM a benchmark's seconds are not all its own, and a ratio of two phases
 /// moves with how much each one lost. Elsewhere than Linux every reading is zero.
-public struct HostTime: Sendable, Equatable {
+package struct HostTime: Sendable, Equatable {
     /// Clock ticks summed over all CPUs: everything (user through steal) and steal alone.
-    public var total: Double
-    public var steal: Double
+    package var total: Double
+    package var steal: Double
 
-    public init(total: Double = 0, steal: Double = 0) {
+    package init(total: Double = 0, steal: Double = 0) {
         self.total = total
         self.steal = steal
     }
 
     /// Now, from the first (`cpu`) line: user nice system idle iowait irq softirq steal.
-    public static func sample() -> HostTime {
+    package static func sample() -> HostTime {
         guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
               let line = text.split(separator: "\n").first, line.hasPrefix("cpu ") else { return HostTime() }
         let fields = line.split(separator: " ").dropFirst().prefix(8).compactMap { Double($0) }
@@ -24,7 +25,7 @@ public struct HostTime: Sendable, Equatable {
 
     /// The share of the machine's time the hypervisor took between `before` and `self`, rounded to
     /// a thousandth; nil when nothing was read.
-    public func stealFraction(since before: HostTime) -> Double? {
+    package func stealFraction(since before: HostTime) -> Double? {
         let total = self.total - before.total
         guard total > 0 else { return nil }
         return ((steal - before.steal) / total * 1000).rounded() / 1000

@@ -1,4 +1,3 @@
-import ArgumentParser
 import FairPlay
 import FairPlayDevice
 import Foundation
@@ -6,15 +5,20 @@ import KSMService
 
 /// The project's generated test credentials (Fixtures/test-credentials): the server side and what a
 /// simulated device knows. Used by the load generator, the demo and the benchmarks; never production.
-struct TestCredentials {
-    let credentials: [ApplicationCredential]
-    let trust: DeviceTrust
+package struct TestCredentials {
+    /// Why the fixtures could not be read; `description` says which file and what to do.
+    package struct LoadError: Error, CustomStringConvertible {
+        package var description: String
+    }
 
-    init(directory: String) throws {
+    package let credentials: [ApplicationCredential]
+    package let trust: DeviceTrust
+
+    package init(directory: String) throws {
         let dir = URL(fileURLWithPath: directory)
         func file(_ name: String) throws -> [UInt8] {
             guard let data = FileManager.default.contents(atPath: dir.appendingPathComponent(name).path) else {
-                throw ValidationError("cannot read \(name) in \(directory); run from the repository root or pass --fixtures")
+                throw LoadError(description: "cannot read \(name) in \(directory); run from the repository root or pass --fixtures")
             }
             return Array(data)
         }
@@ -22,10 +26,10 @@ struct TestCredentials {
             // The repository's published test credentials: git checks them out 0644, so no mode check.
             credentials = try CredentialsFile.load(path: dir.appendingPathComponent("certificates.json").path, access: .publicTestFixtures)
         } catch {
-            throw ValidationError("\(error)")
+            throw LoadError(description: "\(error)")
         }
         guard case .applicationSecretKey(let ask) = credentials.first?.sessionKeySource else {
-            throw ValidationError("test credentials in \(directory) must use an ASk")
+            throw LoadError(description: "test credentials in \(directory) must use an ASk")
         }
         trust = try DeviceTrust(certificateDER: try file("test_certificate.der"),
                                 publicKey2048: try RSAPublicKey(publicKeyPEMOrDER: try file("test_public_key_2048.pem")), ask: ask)

@@ -1,5 +1,6 @@
 import FairPlay
 import FairPlayDevice
+import KSMService
 import Licensing
 import Wire
 
@@ -11,7 +12,7 @@ extension FairPlayBenchmark {
     /// Each operation asks for an `sd` key with a 600 s lease and HDCP type 0, as Apple's sample
     /// request does; the first (untimed) response is checked: every result must carry status 0 and a
     /// CKC, or this throws rather than time answers that are errors.
-    public func runProcess(version: UInt32, spcCount: Int = 2000, rounds: Int = 4) throws -> Result {
+    package func runProcess(version: UInt32, spcCount: Int = 2000, rounds: Int = 4) throws -> Result {
         let options = spcOptions(version: version)
         let spcs = try (0..<spcCount).map { _ in try device.makeSPC(options).spc }
         let containers = try spcs.map { try SPCContainer.parse($0[...]) }

@@ -1,4 +1,5 @@
 import FairPlay
+import KSMService
 
 /// The baseline every end-to-end figure is a ratio against: SPC to CKC on the crypto pool (all its
 /// threads), no Kafka, no Redis. One definition, so `bench e2e` and `bench storm` measure the same.

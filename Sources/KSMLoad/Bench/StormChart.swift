@@ -1,10 +1,11 @@
+import KSMService
 /// Draws storm runs as one SVG: queued work, replies per second, and p99 latency per priority class
 /// over time, one panel each, one line per run (and per class). Hand-written SVG: no dependency,
 /// and the file diffs well in git.
-public enum StormChart {
+package enum StormChart {
     static let palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
 
-    public static func svg(_ runs: [StormReport], title: String) -> String {
+    package static func svg(_ runs: [StormReport], title: String) -> String {
         let width = 900.0, panelHeight = 200.0, left = 70.0, right = 20.0, top = 40.0, gap = 50.0
         let height = top + 3 * panelHeight + 3 * gap
         let maxT = max(runs.flatMap { $0.timeline.map(\.t) }.max() ?? 1, 1) + 0.25

@@ -1,13 +1,14 @@
+import KSMService
 /// What a load run measured. `allCorrect` is the exit criterion of `ksm loadgen` and `ksm demo`.
-public struct LoadReport: Codable, Sendable {
-    public struct Latency: Codable, Sendable {
-        public var p50: Double
-        public var p90: Double
-        public var p99: Double
-        public var max: Double
+package struct LoadReport: Codable, Sendable {
+    package struct Latency: Codable, Sendable {
+        package var p50: Double
+        package var p90: Double
+        package var p99: Double
+        package var max: Double
 
         /// Percentiles (milliseconds) of a set of samples; zeros when empty.
-        public init(milliseconds samples: [Double]) {
+        package init(milliseconds samples: [Double]) {
             let sorted = samples.sorted()
             // Nearest-rank percentile, rounded to 0.1 ms.
             func at(_ q: Double) -> Double {
@@ -22,23 +23,23 @@ public struct LoadReport: Codable, Sendable {
         }
     }
 
-    public var sent = 0
-    public var replies = 0
+    package var sent = 0
+    package var replies = 0
     /// Replies whose CKC opened on the simulated device with exactly the expected key and IV.
-    public var correct = 0
+    package var correct = 0
     /// Replies that were wrong (bad status, CKC that does not open, wrong key), by reason.
-    public var wrong: [String: Int] = [:]
-    public var missing = 0
-    public var duplicates = 0
-    public var statuses: [String: Int] = [:]
-    public var seconds: Double = 0
-    public var repliesPerSecond: Double = 0
-    public var latencyMilliseconds = Latency(milliseconds: [])
+    package var wrong: [String: Int] = [:]
+    package var missing = 0
+    package var duplicates = 0
+    package var statuses: [String: Int] = [:]
+    package var seconds: Double = 0
+    package var repliesPerSecond: Double = 0
+    package var latencyMilliseconds = Latency(milliseconds: [])
     /// Latency of the rotation bursts alone.
-    public var burstLatencyMilliseconds = Latency(milliseconds: [])
-    public var burstDrainSeconds: Double = 0
+    package var burstLatencyMilliseconds = Latency(milliseconds: [])
+    package var burstDrainSeconds: Double = 0
 
-    public var allCorrect: Bool { sent > 0 && correct == sent && missing == 0 && wrong.isEmpty }
+    package var allCorrect: Bool { sent > 0 && correct == sent && missing == 0 && wrong.isEmpty }
 
     enum CodingKeys: String, CodingKey {
         case sent, replies, correct, wrong, missing, duplicates, statuses, seconds
@@ -47,9 +48,9 @@ public struct LoadReport: Codable, Sendable {
         case allCorrect = "all_correct"
     }
 
-    public init() {}
+    package init() {}
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(sent, forKey: .sent)
         try c.encode(replies, forKey: .replies)
@@ -66,7 +67,7 @@ public struct LoadReport: Codable, Sendable {
         try c.encode(allCorrect, forKey: .allCorrect)
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         sent = try c.decode(Int.self, forKey: .sent)
         replies = try c.decode(Int.self, forKey: .replies)

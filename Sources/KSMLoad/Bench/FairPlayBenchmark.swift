@@ -1,18 +1,19 @@
 import FairPlay
 import FairPlayDevice
 import Foundation
+import KSMService
 
 /// SPC-to-CKC throughput on one thread against the floor it cannot beat: the RSA-OAEP private decrypt
 /// of the same SPCs with the same keys, measured in the same run, interleaved to share machine noise.
-public struct FairPlayBenchmark: Sendable {
-    public struct Result: Codable, Sendable {
-        public var spcVersion: Int
-        public var ckcPerSecond: Double
-        public var rsaDecryptsPerSecond: Double
+package struct FairPlayBenchmark: Sendable {
+    package struct Result: Codable, Sendable {
+        package var spcVersion: Int
+        package var ckcPerSecond: Double
+        package var rsaDecryptsPerSecond: Double
         /// ckcPerSecond / rsaDecryptsPerSecond: 1.0 would mean everything but RSA is free.
-        public var ratio: Double
-        public var microsecondsPerCKC: Double
-        public var microsecondsPerRSADecrypt: Double
+        package var ratio: Double
+        package var microsecondsPerCKC: Double
+        package var microsecondsPerRSADecrypt: Double
 
         enum CodingKeys: String, CodingKey {
             case spcVersion = "spc_version", ckcPerSecond = "ckc_per_second", rsaDecryptsPerSecond = "rsa_decrypts_per_second"
@@ -20,13 +21,13 @@ public struct FairPlayBenchmark: Sendable {
         }
     }
 
-    public var server: KeyServerModule
-    public var device: SimulatedDevice
+    package var server: KeyServerModule
+    package var device: SimulatedDevice
     /// Total measuring time per SPC version, split into interleaved rounds.
-    public var seconds: Double
-    public var rounds: Int
+    package var seconds: Double
+    package var rounds: Int
 
-    public init(server: KeyServerModule, device: SimulatedDevice, seconds: Double = 4, rounds: Int = 8) {
+    package init(server: KeyServerModule, device: SimulatedDevice, seconds: Double = 4, rounds: Int = 8) {
         self.server = server
         self.device = device
         self.seconds = seconds
@@ -42,7 +43,7 @@ public struct FairPlayBenchmark: Sendable {
         return options
     }
 
-    public func run(version: UInt32) throws -> Result {
+    package func run(version: UInt32) throws -> Result {
         let options = spcOptions(version: version)
         let spcs = try (0..<64).map { _ in try device.makeSPC(options).spc }
         let containers = try spcs.map { try SPCContainer.parse($0[...]) }
@@ -90,13 +91,5 @@ public struct FairPlayBenchmark: Sendable {
         return Result(spcVersion: Int(version), ckcPerSecond: ckcRate.rounded(), rsaDecryptsPerSecond: rsaRate.rounded(),
                       ratio: (ckcRate / rsaRate * 1000).rounded() / 1000,
                       microsecondsPerCKC: (1e7 / ckcRate).rounded() / 10, microsecondsPerRSADecrypt: (1e7 / rsaRate).rounded() / 10)
-    }
-}
-
-extension Duration {
-    /// The duration in seconds as a Double.
-    public var seconds: Double {
-        let (s, atto) = components
-        return Double(s) + Double(atto) / 1e18
     }
 }

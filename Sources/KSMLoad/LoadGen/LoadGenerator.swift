@@ -2,19 +2,20 @@ import FairPlay
 import FairPlayDevice
 import Foundation
 import Kafka
+import KSMService
 import Licensing
 import Logging
 import Synchronization
 
 /// Simulated Apple devices watching live streams: sends license jobs through Kafka, opens every CKC
 /// that comes back with the device's own session, and checks the key against the catalogue.
-public struct LoadGenerator: Sendable {
-    public let configuration: LoadGeneratorConfiguration
-    public let catalog: DemoCatalog
-    public let trust: DeviceTrust
+package struct LoadGenerator: Sendable {
+    package let configuration: LoadGeneratorConfiguration
+    package let catalog: DemoCatalog
+    package let trust: DeviceTrust
     let logger: Logger
 
-    public init(configuration: LoadGeneratorConfiguration, catalog: DemoCatalog, trust: DeviceTrust, logger: Logger) {
+    package init(configuration: LoadGeneratorConfiguration, catalog: DemoCatalog, trust: DeviceTrust, logger: Logger) {
         self.configuration = configuration
         self.catalog = catalog
         self.trust = trust
@@ -44,7 +45,7 @@ public struct LoadGenerator: Sendable {
     }
 
     /// Runs the whole scenario and returns what it measured. `progress` gets a line about once a second.
-    public func run(progress: (@Sendable (String) -> Void)? = nil) async throws -> LoadReport {
+    package func run(progress: (@Sendable (String) -> Void)? = nil) async throws -> LoadReport {
         let runID = String(UInt64.random(in: 0..<UInt64.max), radix: 36)
         let viewers = (0..<configuration.viewers).map { _ in SimulatedDevice(trust: trust) }
         let sessions = (0..<configuration.viewers).map { _ in UInt64.random(in: 1..<UInt64.max) }

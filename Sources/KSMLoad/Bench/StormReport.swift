@@ -1,19 +1,20 @@
 import FairPlayDevice
 import Foundation
+import KSMService
 
 /// What one storm run measured: correctness of every answer, drain time, latency per priority class,
 /// and a timeline (for the chart) in 250 ms buckets.
-public struct StormReport: Codable, Sendable {
-    public struct Bucket: Codable, Sendable {
+package struct StormReport: Codable, Sendable {
+    package struct Bucket: Codable, Sendable {
         /// Seconds since the storm started (bucket start).
-        public var t: Double
+        package var t: Double
         /// Jobs sent but not finally answered at the end of the bucket.
-        public var queued: Int
+        package var queued: Int
         /// Final answers per second during the bucket.
-        public var repliesPerSecond: Double
+        package var repliesPerSecond: Double
         /// p99 latency (ms) of the continuity and new answers that arrived in the bucket; nil if none.
-        public var continuityP99: Double?
-        public var newP99: Double?
+        package var continuityP99: Double?
+        package var newP99: Double?
 
         enum CodingKeys: String, CodingKey {
             case t, queued
@@ -21,29 +22,29 @@ public struct StormReport: Codable, Sendable {
         }
     }
 
-    public var label: String
-    public var jobs: Int
-    public var correct: Int
-    public var wrong: Int
-    public var missing: Int
+    package var label: String
+    package var jobs: Int
+    package var correct: Int
+    package var wrong: Int
+    package var missing: Int
     /// Jobs that got more than one final answer (the client keeps the first).
-    public var duplicates: Int
+    package var duplicates: Int
     /// Retriable replies (overloaded, storeUnavailable) that made the client send again.
-    public var retriableReplies: Int
-    public var drainSeconds: Double
-    public var continuityLatency: LoadReport.Latency
-    public var newLatency: LoadReport.Latency
-    public var timeline: [Bucket]
+    package var retriableReplies: Int
+    package var drainSeconds: Double
+    package var continuityLatency: LoadReport.Latency
+    package var newLatency: LoadReport.Latency
+    package var timeline: [Bucket]
     /// CPU microseconds per job during the storm, by component (``CPUAccount``): the workers, this
     /// process's crypto pool, Swift threads and librdkafka threads (client and mock broker), and
     /// redis-server. `workers/crypto`, `workers/swift` and `workers/kafka-client` split `workers` by
     /// thread and are not part of `total` (sum the components without them). Nil in figures saved
     /// before it existed.
-    public var cpuMicrosecondsPerJob: [String: Double]?
+    package var cpuMicrosecondsPerJob: [String: Double]?
     /// CPU time over the cores' time during the storm: below 1, cores were idle or taken by the host.
-    public var cpuUtilization: Double?
+    package var cpuUtilization: Double?
     /// The share of the machine's CPU time the hypervisor took during the storm (``HostTime``).
-    public var hostSteal: Double?
+    package var hostSteal: Double?
 
     enum CodingKeys: String, CodingKey {
         case label, jobs, correct, wrong, missing, duplicates, timeline
@@ -52,7 +53,7 @@ public struct StormReport: Codable, Sendable {
         case cpuMicrosecondsPerJob = "cpu_us_per_job", cpuUtilization = "cpu_utilization", hostSteal = "host_steal"
     }
 
-    public var allCorrect: Bool { correct == jobs && wrong == 0 && missing == 0 }
+    package var allCorrect: Bool { correct == jobs && wrong == 0 && missing == 0 }
 
     init(label: String, start: ContinuousClock.Instant, end: ContinuousClock.Instant, prepared: [StormBenchmark.Prepared],
          catalog: DemoCatalog, state: StormBenchmark.Tracker.State) {

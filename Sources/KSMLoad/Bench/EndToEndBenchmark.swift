@@ -2,6 +2,7 @@ import FairPlay
 import FairPlayDevice
 import Foundation
 import Kafka
+import KSMService
 import Licensing
 import Logging
 import Synchronization
@@ -9,34 +10,34 @@ import Synchronization
 /// End-to-end CKCs per second through Kafka and Redis, against the in-process FairPlay rate on the
 /// same cores measured in the same run. Jobs are made before the clock starts, so the load generator's
 /// own RSA work does not count; every reply is checked after the clock stops.
-public struct EndToEndBenchmark: Sendable {
-    public struct Result: Codable, Sendable {
-        public var jobs: Int
-        public var correct: Int
-        public var workers: Int
-        public var cryptoThreads: Int
-        public var inProcessCKCPerSecond: Double
+package struct EndToEndBenchmark: Sendable {
+    package struct Result: Codable, Sendable {
+        package var jobs: Int
+        package var correct: Int
+        package var workers: Int
+        package var cryptoThreads: Int
+        package var inProcessCKCPerSecond: Double
         /// `LicenseProcessor` with Redis, batches of 128 one after another, no Kafka.
-        public var processorCKCPerSecond: Double
-        public var endToEndCKCPerSecond: Double
-        public var ratio: Double
+        package var processorCKCPerSecond: Double
+        package var endToEndCKCPerSecond: Double
+        package var ratio: Double
         /// Replies per second between the 10th and the 90th percentile of arrivals: the fleet's
         /// sustained rate once the pipeline is full, without the ramp (first fetch, first batch) and
         /// the tail (the last batches), which weigh on short runs.
-        public var steadyCKCPerSecond: Double
-        public var steadyRatio: Double
+        package var steadyCKCPerSecond: Double
+        package var steadyRatio: Double
         /// From the first send to the first reply: the pipeline's fill time.
-        public var firstReplyMilliseconds: Double
+        package var firstReplyMilliseconds: Double
         /// CPU microseconds per job by component during the end-to-end run (``CPUAccount``), and
         /// during the in-process baseline: the difference is what Kafka, Redis and the worker cost.
-        public var cpuMicrosecondsPerJob: [String: Double]
-        public var inProcessCPUMicrosecondsPerJob: [String: Double]
+        package var cpuMicrosecondsPerJob: [String: Double]
+        package var inProcessCPUMicrosecondsPerJob: [String: Double]
         /// CPU time spent during the end-to-end run over the cores' time: below 1, the pipeline left
         /// cores idle (waiting on round trips) rather than running out of CPU.
-        public var cpuUtilization: Double
-        public var latencyMilliseconds: LoadReport.Latency
+        package var cpuUtilization: Double
+        package var latencyMilliseconds: LoadReport.Latency
         /// Batches the workers processed: jobs / batches is the mean batch size.
-        public var batches: Int
+        package var batches: Int
 
         enum CodingKeys: String, CodingKey {
             case jobs, correct, workers, ratio, batches
@@ -50,24 +51,24 @@ public struct EndToEndBenchmark: Sendable {
         }
     }
 
-    public var brokers: String
-    public var store: any LicenseStore
-    public var server: KeyServerModule
-    public var trust: DeviceTrust
-    public var catalog: DemoCatalog
-    public var keyring: KeyEncryptionKeyring
-    public var jobs: Int
-    public var workers: Int
+    package var brokers: String
+    package var store: any LicenseStore
+    package var server: KeyServerModule
+    package var trust: DeviceTrust
+    package var catalog: DemoCatalog
+    package var keyring: KeyEncryptionKeyring
+    package var jobs: Int
+    package var workers: Int
     /// Partitions of the requests topic.
-    public var partitions: Int
+    package var partitions: Int
     /// Worker batch size and concurrent batches (defaults: the worker's).
-    public var batchSize = WorkerConfiguration(brokers: "").maximumBatchSize
-    public var concurrentBatches = WorkerConfiguration(brokers: "").concurrentBatches
+    package var batchSize = WorkerConfiguration(brokers: "").maximumBatchSize
+    package var concurrentBatches = WorkerConfiguration(brokers: "").concurrentBatches
     /// redis-server's process ID, to charge its CPU time to the run (nil: Redis is elsewhere).
-    public var redisPID: Int32?
-    public var logger: Logger
+    package var redisPID: Int32?
+    package var logger: Logger
 
-    public init(brokers: String, store: any LicenseStore, server: KeyServerModule, trust: DeviceTrust, catalog: DemoCatalog,
+    package init(brokers: String, store: any LicenseStore, server: KeyServerModule, trust: DeviceTrust, catalog: DemoCatalog,
                 keyring: KeyEncryptionKeyring, jobs: Int, workers: Int, partitions: Int = 12, logger: Logger) {
         self.brokers = brokers
         self.store = store
@@ -90,7 +91,7 @@ public struct EndToEndBenchmark: Sendable {
         var asset: String
     }
 
-    public func run() async throws -> Result {
+    package func run() async throws -> Result {
         let pool = CryptoPool()
         defer { pool.shutdown() }
         // Jobs: one viewer each (own account, own lease slot), spread over the catalogue's streams.
