@@ -138,19 +138,25 @@ struct ServeCommand: AsyncParsableCommand {
                                      rotation: rotationStatus.snapshot,
                                      process: ProcessSample.read())
             }
+            @Sendable func readiness() -> AdminServer.Probe {
+                let owned = worker.statistics.snapshot.assignedPartitions
+                if owned == 0 { return .init(ok: false, detail: "no partition assigned") }
+                if !storeHealth.isUp { return .init(ok: false, detail: "redis: \(storeHealth.detail)") }
+                if !provisioning.isUp { return .init(ok: false, detail: "redis: \(provisioning.detail)") }
+                return .init(ok: true, detail: "ok: \(owned) partitions, redis up")
+            }
             services.append(AdminServer(
                 port: port,
                 health: { worker.isStalled ? .init(ok: false, detail: "processing loop stalled") : .init(ok: true, detail: "ok") },
-                readiness: {
-                    let owned = worker.statistics.snapshot.assignedPartitions
-                    if owned == 0 { return .init(ok: false, detail: "no partition assigned") }
-                    if !storeHealth.isUp { return .init(ok: false, detail: "redis: \(storeHealth.detail)") }
-                    if !provisioning.isUp { return .init(ok: false, detail: "redis: \(provisioning.detail)") }
-                    return .init(ok: true, detail: "ok: \(owned) partitions, redis up")
-                },
+                readiness: readiness,
                 metrics: {
                     metrics.publish()
                     return registry.emitToString()
+                },
+                status: {
+                    let s = worker.statistics.snapshot
+                    return WorkerStatus(ready: readiness().ok, stalled: worker.isStalled, assignedPartitions: s.assignedPartitions,
+                                        partitionChanges: s.partitionChanges, received: s.received, replied: s.replied)
                 },
                 logger: logger))
         }

@@ -43,29 +43,30 @@ final class Fleet: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Starts one more `ksm serve` and waits until it owns partitions.
-    @discardableResult
+    /// Starts one more `ksm serve`, with an admin port (the one in `extraArguments`, or a free one),
+    /// and with `waitForAssignment` waits until its first assignment arrived (`/status`).
     /// `kekFromFile: false` leaves the KEK out of the arguments (the caller passes it another way).
+    @discardableResult
     func startWorker(waitForAssignment: Bool = true, extraArguments: [String] = [], environment: [String: String] = [:],
                      kekFromFile: Bool = true) async throws -> RunningProcess {
+        let given = extraArguments.firstIndex(of: "--admin-port").flatMap { Int(extraArguments[$0 + 1]) }
+        let port = try given ?? RedisServerProcess.freeLoopbackPort()
         let worker = try RunningProcess("worker-\(workers.count)", [
             "serve", "--brokers", bootstrap, "--redis-url", redisURL, "--credentials", try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
             "--kafka-property", "session.timeout.ms=6000", "--kafka-property", "heartbeat.interval.ms=300",
-        ] + (kekFromFile ? ["--kek", "demo-kek=\(kekPath)"] : []) + extraArguments, environment: environment)
+        ] + (kekFromFile ? ["--kek", "demo-kek=\(kekPath)"] : []) + (given == nil ? ["--admin-port", "\(port)"] : []) + extraArguments,
+            environment: environment)
+        worker.adminPort = port
         workers.append(worker)
-        if waitForAssignment { try await worker.waitForLog("partitions assigned") }
+        if waitForAssignment { try await worker.waitForStatus("a first assignment") { $0.partitionChanges >= 1 } }
         return worker
     }
 
     /// Waits until every running worker owns at least one partition: the cooperative rebalances
-    /// after workers join are over (an empty first assignment also logs "partitions assigned").
+    /// after workers join are over.
     func waitUntilBalanced(timeout: Duration = .seconds(30)) async throws {
-        let deadline = ContinuousClock.now + timeout
         for worker in workers where worker.process.isRunning {
-            while !worker.stderr.contains("partitions=[\"") {
-                guard ContinuousClock.now < deadline else { throw ProcessFailure(description: "\(worker.name) owns no partition; stderr:\n\(worker.stderr.suffix(2000))") }
-                try await Task.sleep(for: .milliseconds(50))
-            }
+            try await worker.waitForStatus(timeout: timeout, "owning a partition") { $0.assignedPartitions > 0 }
         }
     }
 

@@ -13,6 +13,8 @@ final class RunningProcess: @unchecked Sendable {
     private var stderrText = ""
     private var partialLine = ""
     let name: String
+    /// The admin port of a `ksm serve` started with one (``status()``).
+    var adminPort: Int?
     /// Standard input, when started with `controlInput: true` (e.g. `ksm broker`'s control channel).
     private let input: Pipe?
 
@@ -82,17 +84,6 @@ final class RunningProcess: @unchecked Sendable {
             try await Task.sleep(for: .milliseconds(20))
         }
         throw ProcessFailure(description: "\(name) printed no matching line; stdout: \(lines.suffix(5)) stderr:\n\(stderr.suffix(2000))")
-    }
-
-    /// Waits until stderr contains `text`.
-    func waitForLog(_ text: String, timeout: Duration = .seconds(30)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            if stderr.contains(text) { return }
-            guard process.isRunning, ContinuousClock.now < deadline else { break }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        throw ProcessFailure(description: "\(name) never logged \"\(text)\"; stderr:\n\(stderr.suffix(3000))")
     }
 
     /// SIGKILL: no goodbye, as a crashed or OOM-killed worker.

@@ -73,6 +73,25 @@ import Glibc
         }
     }
 
+    @Test("/status answers the worker's state as JSON that WorkerStatus reads back; without a status source there is no route")
+    func statusRoute() async throws {
+        let port = try RedisServerProcess.freeLoopbackPort()
+        let state = WorkerStatus(ready: true, stalled: false, assignedPartitions: 3, partitionChanges: 2, received: 10, replied: 9)
+        let server = AdminServer(port: port, health: { .init(ok: true, detail: "ok") }, readiness: { .init(ok: true, detail: "ok") },
+                                 metrics: { "" }, status: { state }, logger: Self.logger)
+        try await Self.running(server, port: port) {
+            let answer = try await BlockingHTTP.get("127.0.0.1", port, "/status")
+            #expect(answer.status == 200)
+            #expect(WorkerStatus(json: Array(answer.body.utf8)) == state, "\(answer.body)")
+        }
+        let other = try RedisServerProcess.freeLoopbackPort()
+        try await Self.running(Self.server(port: other), port: other) {
+            let answer = try await BlockingHTTP.get("127.0.0.1", other, "/status")
+            #expect(answer.status == 404)
+        }
+        #expect(WorkerStatus(json: Array(#"{"ready": true}"#.utf8)) == nil)
+    }
+
     @Test("A port in use is a startup error naming the port")
     func portInUse() async throws {
         let (fd, port) = try LoopbackSocket.bound()

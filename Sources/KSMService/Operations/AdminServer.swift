@@ -7,8 +7,8 @@ import Synchronization
 import Glibc
 #endif
 
-/// The worker's admin port: `/healthz`, `/readyz` and Prometheus `/metrics`, over HTTP/1.1 on
-/// hummingbird.
+/// The worker's admin port: `/healthz`, `/readyz`, Prometheus `/metrics` and `/status` (one JSON
+/// object for tests, benchmarks and scripts, so none reads log text), over HTTP/1.1 on hummingbird.
 ///
 /// Connections are served concurrently on swift-nio's event loops, so idle or slow clients cannot
 /// hold up a probe (the hand-written server before it served one connection at a time: three idle
@@ -46,19 +46,22 @@ public final class AdminServer: Service, Sendable {
     let health: @Sendable () -> Probe
     let readiness: @Sendable () -> Probe
     let metrics: @Sendable () -> String
+    /// Nil: no `/status` route.
+    let status: (@Sendable () -> WorkerStatus)?
     let logger: Logger
     /// Connections idle this long are closed. Default: 60 s.
     let idleTimeout: Duration
 
     public init(port: Int, host: String? = nil, idleTimeout: Duration = .seconds(60),
                 health: @escaping @Sendable () -> Probe, readiness: @escaping @Sendable () -> Probe,
-                metrics: @escaping @Sendable () -> String, logger: Logger) {
+                metrics: @escaping @Sendable () -> String, status: (@Sendable () -> WorkerStatus)? = nil, logger: Logger) {
         self.port = port
         self.host = host
         self.idleTimeout = idleTimeout
         self.health = health
         self.readiness = readiness
         self.metrics = metrics
+        self.status = status
         self.logger = logger
     }
 
@@ -103,6 +106,11 @@ public final class AdminServer: Service, Sendable {
         router.get("/metrics") { [metrics] _, _ in
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                      body: .init(byteBuffer: ByteBuffer(string: metrics())))
+        }
+        if let status {
+            router.get("/status") { _, _ in
+                Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: status().jsonBytes)))
+            }
         }
         return router
     }

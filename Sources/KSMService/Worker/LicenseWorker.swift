@@ -219,13 +219,19 @@ public final class LicenseWorker: Service, Sendable {
                 await state.recordLogEnds(ends, generations: generations)
             }
             let owned = (try? consumer.assignment().count) ?? partitions.count
-            statistics.update { $0.assignedPartitions = owned }
+            statistics.update {
+                $0.assignedPartitions = owned
+                $0.partitionChanges += 1
+            }
             logger.info("partitions assigned", metadata: ["partitions": "\(partitions.map { "\($0.topic)/\($0.partition)" })"])
         case .revoked(let partitions):
             // Finished jobs stored their offsets as they finished; queued ones are the new owner's.
             await state.revoke(partitions)
             let owned = (try? consumer.assignment().count).map { max(0, $0 - partitions.count) } ?? 0
-            statistics.update { $0.assignedPartitions = owned }
+            statistics.update {
+                $0.assignedPartitions = owned
+                $0.partitionChanges += 1
+            }
             logger.info("partitions revoked", metadata: ["partitions": "\(partitions.map { "\($0.topic)/\($0.partition)" })"])
         case .error(let error):
             statistics.update { $0.kafkaError("consumer", error.kind) }

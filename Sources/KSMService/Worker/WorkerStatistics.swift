@@ -28,6 +28,9 @@ public final class WorkerStatistics: Sendable {
         public var pauses = 0
         /// Partitions this worker owns now; readiness means at least one.
         public var assignedPartitions = 0
+        /// Assignment changes seen (each assigned or revoked event, an empty first assignment
+        /// included): a count that stops moving tells a test or a benchmark the group has settled.
+        public var partitionChanges = 0
         /// Replies published, by status name (low cardinality: Apple's and the project's codes).
         public var repliesByStatus: [String: Int] = [:]
         /// Replies published by status, tenant (bounded) and priority class.

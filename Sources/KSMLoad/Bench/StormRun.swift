@@ -1,0 +1,229 @@
+import FairPlay
+import Foundation
+import Kafka
+import KSMService
+import KSMTestSupport
+import Licensing
+import Logging
+import RedisStore
+import Wire
+
+/// The key-rotation storm through real `ksm serve` processes (``WorkerProcess``), one scenario after
+/// another, each against the in-process rate measured just before and after it: what `ksm bench
+/// storm` runs and reports.
+package struct StormRun {
+    /// Why the run could not be made; `description` is a sentence for the person at the terminal.
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
+        package init(_ description: String) { self.description = description }
+    }
+
+    package var fixtures: String
+    package var viewers: Int
+    package var joiners: Int
+    package var scenarios: [Scenario]
+    /// Extra `ksm serve` flags for every worker.
+    package var workerFlags: [String]
+    /// The `ksm` binary the workers run.
+    package var executable: URL
+    /// Named in the output (the allocator the bench runs on).
+    package var allocator: String?
+    /// One progress line for the person watching.
+    package var progress: @Sendable (String) -> Void
+
+    package init(fixtures: String, viewers: Int, joiners: Int, scenarios: [Scenario], workerFlags: [String], executable: URL,
+                 allocator: String?, progress: @escaping @Sendable (String) -> Void) {
+        self.fixtures = fixtures
+        self.viewers = viewers
+        self.joiners = joiners
+        self.scenarios = scenarios
+        self.workerFlags = workerFlags
+        self.executable = executable
+        self.allocator = allocator
+        self.progress = progress
+    }
+
+    package struct Scenario: Sendable {
+        package var name: String
+        package var label: String
+        package var processes: Int
+        package var flags: [String]
+    }
+
+    package static let known: [String: Scenario] = [
+        "on": Scenario(name: "on", label: "smoothing on, 1 worker", processes: 1, flags: []),
+        "off": Scenario(name: "off", label: "smoothing off, 1 worker", processes: 1, flags: ["--no-scheduling", "--cache-ttl", "0"]),
+        "on-2": Scenario(name: "on-2", label: "smoothing on, 2 workers", processes: 2, flags: []),
+        "scheduler-only": Scenario(name: "scheduler-only", label: "scheduler, no cache, 1 worker", processes: 1, flags: ["--cache-ttl", "0"]),
+        "cache-only": Scenario(name: "cache-only", label: "cache, FIFO, 1 worker", processes: 1, flags: ["--no-scheduling"]),
+    ]
+
+    package struct Output: Codable, Sendable {
+        package var machine: String
+        /// The allocator the bench and its workers ran on (``Allocator``).
+        package var allocator: String?
+        package var jobs: Int
+        package var inProcessCKCPerSecond: Double
+        /// CPU time per CKC in process (all threads of the bench process while the baseline ran).
+        package var inProcessCPUMicrosecondsPerJob: Double?
+        /// Jobs over the mean of every baseline measurement (for the chart's title).
+        package var idealDrainSeconds: Double
+        package var runs: [StormReport]
+        /// Each run's ideal: jobs over the mean of the baselines measured just before and after it.
+        package var idealDrainSecondsByRun: [String: Double]?
+        /// drain / that run's ideal, per run label.
+        package var drainOverIdeal: [String: Double]
+        /// CPU per job of each run (every process) over CPU per CKC in process: the work the fleet
+        /// adds, a figure that does not move with how much of the host the VM got at the time.
+        package var cpuOverInProcess: [String: Double]?
+        /// Every process's CPU per job over the workers' crypto threads' CPU per job, both from the
+        /// storm itself: what the fleet, Redis, Kafka and the client add to the RSA work, immune to
+        /// host drift and to steal (CPU time is only counted while a thread runs).
+        package var cpuOverCrypto: [String: Double]?
+        /// The share of the machine the hypervisor took during each baseline measurement, in order
+        /// (before the first scenario, then after each); each run's own is in its `host_steal`.
+        package var baselineHostSteal: [Double?]?
+        /// drain / (jobs × the workers' crypto CPU per job during the run / cores): the same ratio
+        /// with the ideal taken from the storm's own seconds, so host drift between phases cannot move it.
+        package var drainOverCryptoTime: [String: Double]?
+        package var smoothingGain: Double?
+        package var twoWorkersOverOne: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case machine, allocator, jobs, runs
+            case inProcessCKCPerSecond = "in_process_ckc_per_second", idealDrainSeconds = "ideal_drain_seconds"
+            case inProcessCPUMicrosecondsPerJob = "in_process_cpu_us_per_job", cpuOverInProcess = "cpu_over_in_process"
+            case idealDrainSecondsByRun = "ideal_drain_seconds_by_run", drainOverCryptoTime = "drain_over_crypto_time"
+            case cpuOverCrypto = "cpu_over_crypto", baselineHostSteal = "baseline_host_steal"
+            case drainOverIdeal = "drain_over_ideal", smoothingGain = "smoothing_gain_off_over_on", twoWorkersOverOne = "drain_one_over_two_workers"
+        }
+    }
+
+    /// Runs every scenario; the figures, and the title of their chart.
+    package func run() async throws -> (output: Output, title: String) {
+        let chosen = scenarios
+        var logger = Logger(label: "ksm.bench.storm")
+        logger.logLevel = .error
+                let test = try TestCredentials(directory: fixtures)
+        let cluster = try KafkaMockCluster(brokers: 1, logger: logger)
+        let redis = try await RedisServerProcess()
+        defer { redis.stop() }
+        let store = RedisLicenseStore(client: try RedisClient(configuration: redis.configuration(poolSize: 2), logger: logger))
+        let catalog = DemoCatalog(tenant: "storm", streams: 8, periods: 2)
+        let keyring = KeyEncryptionKeyring()
+        var kek = catalog.demoKeyEncryptionKey
+        let kekHex = HexEncoding.encode(kek)
+        try keyring.add(id: try StoreIdentifier(catalog.keyEncryptionKeyID), key: &kek)
+        try await catalog.provision(store, keyring: keyring, certificateHashes: test.credentials.map(\.certificateHash))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-storm-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let kekPath = directory.appendingPathComponent("kek.hex").path
+        guard FileManager.default.createFile(atPath: kekPath, contents: Data(kekHex.utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw StormRun.Failure("cannot write \(kekPath)")
+        }
+
+        // The workers get a private (0600) copy of the test credentials: `ksm serve` refuses secret
+        // files readable by group or others, and git checks the fixtures out 0644.
+        let credentials = try StormRun.privateCopy(of: fixtures, into: directory.appendingPathComponent("credentials"))
+
+        let pool = CryptoPool()
+        defer { pool.shutdown() }
+        progress("making \(viewers + joiners) SPCs")
+        var configuration = StormBenchmark.Configuration(brokers: cluster.bootstrapServers)
+        configuration.viewers = viewers
+        configuration.joiners = joiners
+        let server = KeyServerModule(credentials: try CredentialStore(test.credentials))
+        let prepared = try await StormBenchmark(configuration: configuration, catalog: catalog, trust: test.trust, pool: pool, logger: logger)
+        var bench = prepared
+        // The baseline is measured before and after every scenario, and each scenario is held to the
+        // mean of the two beside it: this shared host's speed drifts by a fifth within minutes.
+        func measureBaseline() async -> StormBenchmark.Baseline {
+            let measured = await bench.inProcessRate(server: server, pool: pool)
+            progress("in-process rate \(Int(measured.ckcPerSecond)) CKC/s, \(Int(measured.cpuMicrosecondsPerJob)) µs CPU per CKC, host steal \(measured.hostSteal ?? 0)")
+            return measured
+        }
+        var baselines = [await measureBaseline()]
+
+        var reports: [StormReport] = []
+        for (number, scenario) in chosen.enumerated() {
+            let run = "r\(number)\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
+            let requests = "storm.\(run).requests", replies = "storm.\(run).replies"
+            try cluster.createTopic(requests, partitions: 12)
+            try cluster.createTopic(replies, partitions: 12)
+            try cluster.createTopic("storm.\(run).dlq", partitions: 1)
+            try await bench.seedLeases(run: run, store: store)
+            var workers: [WorkerProcess] = []
+            for index in 0..<scenario.processes {
+                workers.append(try WorkerProcess.start(
+                    executable: executable, log: directory.appendingPathComponent("\(run)-\(index).log"),
+                    arguments: ["serve", "--brokers", cluster.bootstrapServers, "--redis-url", "redis://127.0.0.1:\(redis.port)",
+                                "--credentials", credentials, "--kek", "\(catalog.keyEncryptionKeyID)=\(kekPath)",
+                                "--group", "storm-\(run)", "--requests-topic", requests, "--replies-topic", replies, "--dlq-topic", "storm.\(run).dlq",
+                                "--kafka-property", "session.timeout.ms=6000", "--log-level", "info"] + scenario.flags
+                                + workerFlags.split(separator: " ").map(String.init)))
+            }
+            defer { workers.forEach { $0.terminate() } }
+            try await WorkerProcess.waitUntilSettled(workers)
+            progress("\(scenario.label): storm of \(viewers + joiners) jobs")
+            bench.configuration.requestsTopic = requests
+            bench.configuration.repliesTopic = replies
+            let report = try await bench.run(run, label: scenario.label, processes: [
+                "workers": workers.map(\.process.processIdentifier), "redis-server": redis.processIdentifier.map { [$0] } ?? [],
+            ])
+            progress("\(scenario.label): drained in \(report.drainSeconds) s, \(report.correct)/\(report.jobs) correct, host steal \(report.hostSteal ?? 0)")
+            reports.append(report)
+            workers.forEach { $0.terminate() }
+            for worker in workers { await worker.waitForExit() }
+            baselines.append(await measureBaseline())
+        }
+
+        let rate = baselines.map(\.ckcPerSecond).reduce(0, +) / Double(baselines.count)
+        let inProcessCPU = (baselines.map(\.cpuMicrosecondsPerJob).reduce(0, +) / Double(baselines.count)).rounded()
+        let jobs = viewers + joiners
+        let ideal = Double(jobs) / rate
+        func rounded(_ x: Double) -> Double { (x * 1000).rounded() / 1000 }
+        var ratios: [String: Double] = [:], ideals: [String: Double] = [:], cpuRatios: [String: Double] = [:], cryptoRatios: [String: Double] = [:]
+        var cpuOverCrypto: [String: Double] = [:]
+        let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+        for (index, r) in reports.enumerated() {
+            let beside = (baselines[index], baselines[index + 1])
+            let runIdeal = Double(jobs) / ((beside.0.ckcPerSecond + beside.1.ckcPerSecond) / 2)
+            ideals[r.label] = rounded(runIdeal)
+            ratios[r.label] = rounded(r.drainSeconds / runIdeal)
+            let runCPU = (beside.0.cpuMicrosecondsPerJob + beside.1.cpuMicrosecondsPerJob) / 2
+            if let total = r.cpuMicrosecondsPerJob?["total"], runCPU > 0 { cpuRatios[r.label] = rounded(total / runCPU) }
+            // The drift-free cross-check: the time the workers' crypto threads needed during the storm
+            // itself, spread over every core, is the least any drain could take in those seconds.
+            if let crypto = r.cpuMicrosecondsPerJob?["workers/crypto"], crypto > 0 {
+                cryptoRatios[r.label] = rounded(r.drainSeconds / (Double(jobs) * crypto / 1e6 / cores))
+                if let total = r.cpuMicrosecondsPerJob?["total"] { cpuOverCrypto[r.label] = rounded(total / crypto) }
+            }
+        }
+        func drain(_ name: String) -> Double? { reports.first { $0.label == StormRun.known[name]?.label }?.drainSeconds }
+        let output = Output(
+            machine: "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB",
+            allocator: allocator, jobs: jobs, inProcessCKCPerSecond: rate.rounded(), inProcessCPUMicrosecondsPerJob: inProcessCPU,
+            idealDrainSeconds: rounded(ideal), runs: reports,
+            idealDrainSecondsByRun: ideals, drainOverIdeal: ratios, cpuOverInProcess: cpuRatios, cpuOverCrypto: cpuOverCrypto,
+            baselineHostSteal: baselines.map(\.hostSteal), drainOverCryptoTime: cryptoRatios,
+            smoothingGain: drain("off").flatMap { off in drain("on").map { (off / $0 * 1000).rounded() / 1000 } },
+            twoWorkersOverOne: drain("on").flatMap { one in drain("on-2").map { (one / $0 * 1000).rounded() / 1000 } })
+        withExtendedLifetime(cluster) {}
+        return (output, Self.title(viewers: viewers, joiners: joiners, ideal: ideal))
+    }
+
+    /// Copies a credentials directory with every file `chmod 600`; returns its certificates.json.
+    package static func privateCopy(of fixtures: String, into target: URL) throws -> String {
+        let fm = FileManager.default
+        try fm.copyItem(at: URL(fileURLWithPath: fixtures), to: target)
+        for name in try fm.contentsOfDirectory(atPath: target.path) {
+            try fm.setAttributes([.posixPermissions: 0o600], ofItemAtPath: target.appendingPathComponent(name).path)
+        }
+        return target.appendingPathComponent("certificates.json").path
+    }
+
+    package static func title(viewers: Int, joiners: Int, ideal: Double) -> String {
+        "Key-rotation storm: \(viewers) viewers rotate + \(joiners) join within 1 s (ideal drain \(String(format: "%.1f", ideal)) s)"
+    }
+}
