@@ -11,6 +11,7 @@ let package = Package(
         // The worker as a library, so a platform can embed it and bootstrap its own logging,
         // metrics and tracing (README, "Embedding the worker").
         .library(name: "KSMService", targets: ["KSMService"]),
+        .library(name: "KSMOperations", targets: ["KSMOperations"]),
         .library(name: "Licensing", targets: ["Licensing"]),
         .library(name: "Wire", targets: ["Wire"]),
         .library(name: "RedisStore", targets: ["RedisStore"]),
@@ -85,7 +86,9 @@ let package = Package(
             name: "RedisStore",
             dependencies: ["CHiredis", "Licensing", "Wire", .product(name: "Logging", package: "swift-log")]
         ),
-        // The worker: jobs, batching, scheduling, crypto pool, publishing, offsets, lifecycle.
+        // The worker as a library: jobs, processing, scheduling, the worker loop, crypto pool,
+        // credentials and key files, rotation prefetch; instrumented through the swift-log and
+        // swift-distributed-tracing APIs only, so an embedder picks the backends.
         .target(
             name: "KSMService",
             dependencies: [
@@ -94,13 +97,24 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "W3CTraceContext", package: "swift-w3c-trace-context"),
+            ]
+        ),
+        // Around a worker process: configuration (flags, environment, file), the admin port, metrics
+        // (swift-metrics, exposed with swift-prometheus), JSON logs, OTLP span export (swift-otel).
+        .target(
+            name: "KSMOperations",
+            dependencies: [
+                "KSMService", "FairPlay", "Licensing", "Kafka", "RedisStore", "Wire",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "OTel", package: "swift-otel"),
-                .product(name: "W3CTraceContext", package: "swift-w3c-trace-context"),
             ]
         ),
         // A real redis-server on a free loopback port, for the tests and `ksm bench`.
@@ -110,7 +124,7 @@ let package = Package(
         .target(
             name: "KSMLoad",
             dependencies: [
-                "KSMService", "FairPlay", "FairPlayDevice", "Licensing", "Kafka", "RedisStore", "Wire", "KSMTestSupport",
+                "KSMService", "KSMOperations", "FairPlay", "FairPlayDevice", "Licensing", "Kafka", "RedisStore", "Wire", "KSMTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
@@ -118,7 +132,7 @@ let package = Package(
         .executableTarget(
             name: "ksm",
             dependencies: [
-                "KSMService", "KSMLoad", "FairPlay", "FairPlayDevice", "Kafka", "RedisStore", "Licensing", "Wire", "KSMTestSupport", "CJemalloc",
+                "KSMService", "KSMOperations", "KSMLoad", "FairPlay", "FairPlayDevice", "Kafka", "RedisStore", "Licensing", "Wire", "KSMTestSupport", "CJemalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -136,7 +150,20 @@ let package = Package(
         .testTarget(
             name: "KSMServiceTests",
             dependencies: [
-                "KSMService", "FairPlayDevice", "Licensing", "RedisStore", "Kafka", "Wire", "KSMTestSupport",
+                "KSMService", "KSMOperations", "FairPlayDevice", "Licensing", "RedisStore", "Kafka", "Wire", "KSMTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "OTel", package: "swift-otel"),
+            ]
+        ),
+        .testTarget(
+            name: "KSMOperationsTests",
+            dependencies: [
+                "KSMOperations", "KSMService", "Licensing", "RedisStore", "Kafka", "Wire", "KSMTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -149,7 +176,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "FairPlay", "FairPlayDevice", "KSMService", "KSMLoad", "Kafka", "RedisStore", "Licensing", "Wire", "KSMTestSupport", "ksm",
+                "FairPlay", "FairPlayDevice", "KSMService", "KSMOperations", "KSMLoad", "Kafka", "RedisStore", "Licensing", "Wire", "KSMTestSupport", "ksm",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),

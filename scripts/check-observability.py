@@ -10,7 +10,7 @@
   annotations.summary/description; expressions have balanced brackets, use only exported metrics,
   and cover the storm: lag, p99, error ratio, store down, stalled worker.
 
-The exported metric names are read from Sources/KSMService/Operations/MetricCatalog.swift (the
+The exported metric names are read from Sources/KSMOperations/Metrics/MetricCatalog.swift (the
 names passed to counter(...), gauge(...) and histogram(...)), so a renamed metric fails this check.
 promtool itself (check rules, test rules, check metrics on a real scrape) runs in the Swift suite.
 """
@@ -23,7 +23,7 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OBS = os.path.join(ROOT, "deploy", "observability")
-METRICS_SOURCE = os.path.join(ROOT, "Sources", "KSMService", "Operations", "MetricCatalog.swift")
+METRICS_SOURCE = os.path.join(ROOT, "Sources", "KSMOperations", "Metrics", "MetricCatalog.swift")
 REQUIRED_ALERT_TOPICS = {
     "lag": "ksm_consumer_lag",
     "p99": "ksm_job_latency_seconds_bucket",

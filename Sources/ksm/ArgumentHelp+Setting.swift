@@ -1,4 +1,5 @@
 import ArgumentParser
+import KSMOperations
 import KSMService
 
 extension ArgumentHelp {

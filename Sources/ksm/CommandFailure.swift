@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KSMOperations
 import KSMService
 import Licensing
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KSMLoad
+import KSMOperations
 import KSMService
 
 /// The one executable of FairPlayKSM.

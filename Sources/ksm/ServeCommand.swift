@@ -1,6 +1,7 @@
 import ArgumentParser
 import FairPlay
 import Foundation
+import KSMOperations
 import KSMService
 import Licensing
 import Logging

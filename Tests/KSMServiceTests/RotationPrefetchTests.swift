@@ -102,8 +102,6 @@ struct RotationPrefetchTests {
         #expect(try await prefetcher.pass(now: wall) == 1, "only the schedule within the lead time")
         #expect(status.snapshot.expectedLoad == 3 * 2, "3 viewers x 2 keys")
         #expect(status.snapshot.dueSchedules == 1)
-        let text = prometheusText(.init(statistics: WorkerStatistics().snapshot, storeUp: true, stalled: false, rotation: status.snapshot))
-        #expect(text.contains("# TYPE ksm_expected_rotation_load gauge\nksm_expected_rotation_load 6.0\n"), "\(text)")
         #expect(cache.statistics.misses == 0)
 
         // Once the boundary is behind, nothing is due and the expected load drops to zero.

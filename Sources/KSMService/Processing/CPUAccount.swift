@@ -66,12 +66,12 @@ public struct CPUAccount: Sendable, Equatable {
     }
 
     /// The fields of a /proc stat file after the command name: index 0 is field 3 (state).
-    static func statFields(_ statPath: String) -> [Substring]? {
+    package static func statFields(_ statPath: String) -> [Substring]? {
         guard let text = try? String(contentsOfFile: statPath, encoding: .utf8), let close = text.lastIndex(of: ")") else { return nil }
         return text[text.index(after: close)...].split(separator: " ")
     }
 
-    static let ticksPerSecond: Int = {
+    package static let ticksPerSecond: Int = {
         #if os(Linux)
         return max(1, sysconf(Int32(_SC_CLK_TCK)))
         #else

@@ -1,3 +1,4 @@
+@testable import KSMOperations
 import Logging
 @testable import KSMService
 import OTel

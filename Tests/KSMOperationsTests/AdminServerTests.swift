@@ -1,4 +1,5 @@
 import Foundation
+@testable import KSMOperations
 @testable import KSMService
 import KSMTestSupport
 import Logging

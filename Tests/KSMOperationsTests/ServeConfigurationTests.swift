@@ -1,4 +1,5 @@
 import Foundation
+import KSMOperations
 import KSMService
 import Testing
 

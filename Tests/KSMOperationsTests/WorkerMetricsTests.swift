@@ -1,3 +1,4 @@
+@testable import KSMOperations
 @testable import KSMService
 import Kafka
 import Prometheus
@@ -49,5 +50,14 @@ import Testing
         let text = registry.emitToString()
         #expect(text.contains(#"ksm_consumer_lag{topic="req",partition="0"} 5.0"#))
         #expect(!text.contains(#"partition="1""#))
+    }
+
+    @Test("The rotation prefetcher's expected load is exported as ksm_expected_rotation_load")
+    func expectedRotationLoadGauge() {
+        var rotation = RotationStatus.Snapshot()
+        rotation.expectedLoad = 6
+        rotation.dueSchedules = 1
+        let text = prometheusText(.init(statistics: WorkerStatistics().snapshot, storeUp: true, stalled: false, rotation: rotation))
+        #expect(text.contains("# TYPE ksm_expected_rotation_load gauge\nksm_expected_rotation_load 6.0\n"), "\(text)")
     }
 }

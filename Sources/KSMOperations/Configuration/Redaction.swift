@@ -1,3 +1,4 @@
+import KSMService
 /// What `--check-config` hides: passwords in URLs, librdkafka secrets, header values.
 public enum Redaction {
     public static let placeholder = "<redacted>"

@@ -1,4 +1,5 @@
 import Hummingbird
+import KSMService
 import Logging
 import NIOCore
 import ServiceLifecycle

@@ -1,4 +1,5 @@
 import Foundation
+import KSMService
 import Logging
 
 /// A swift-log handler that writes one JSON object per line, for log shippers (`ksm serve

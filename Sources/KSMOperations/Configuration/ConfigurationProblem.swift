@@ -1,3 +1,4 @@
+import KSMService
 /// One mistake in `ksm serve`'s configuration: what is wrong, where it was written, and what to do.
 ///
 /// ``message`` is a sentence for a person: it names the flag, environment variable or config-file

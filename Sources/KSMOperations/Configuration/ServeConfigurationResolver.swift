@@ -1,6 +1,7 @@
 import Configuration
 import FairPlay
 import Foundation
+import KSMService
 import Licensing
 import Logging
 import Wire

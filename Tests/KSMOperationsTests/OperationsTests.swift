@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+@testable import KSMOperations
 @testable import KSMService
 import Licensing
 import Logging

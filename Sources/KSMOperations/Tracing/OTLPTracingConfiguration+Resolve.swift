@@ -1,3 +1,4 @@
+import KSMService
 extension OTLPTracingConfiguration {
     /// One layer of settings, from flags or from the config file; nil means "not set here".
     public struct Settings: Sendable {

@@ -1,3 +1,4 @@
+import KSMService
 import Licensing
 
 /// One setting of `ksm serve`: its config-file key, its flag, its environment variable and the values

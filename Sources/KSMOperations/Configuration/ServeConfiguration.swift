@@ -1,4 +1,5 @@
 import FairPlay
+import KSMService
 import Logging
 
 /// `ksm serve`'s resolved settings, typed and checked: what the worker runs with.

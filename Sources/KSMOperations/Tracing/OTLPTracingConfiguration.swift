@@ -1,3 +1,4 @@
+import KSMService
 import Logging
 import OTel
 import ServiceLifecycle

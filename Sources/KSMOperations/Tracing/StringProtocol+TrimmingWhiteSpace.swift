@@ -1,3 +1,4 @@
+import KSMService
 extension StringProtocol {
     /// Without leading and trailing spaces, tabs and newlines (no Foundation needed).
     var trimmingWhiteSpace: String {

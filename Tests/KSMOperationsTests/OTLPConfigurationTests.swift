@@ -1,3 +1,4 @@
+@testable import KSMOperations
 @testable import KSMService
 import Logging
 import OTel

@@ -1,3 +1,4 @@
+import KSMService
 import Wire
 
 /// What `/status` answers: the worker's state as one JSON object, the channel tests, benchmarks and

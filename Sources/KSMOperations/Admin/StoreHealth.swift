@@ -1,3 +1,4 @@
+import KSMService
 import Synchronization
 
 /// The last result of a periodic store check (Redis PING), read by `/readyz` without blocking.

@@ -1,3 +1,4 @@
+import KSMService
 /// Every metric the worker exports: name, type and help text, in one place.
 ///
 /// Why a catalog: swift-metrics has no help text and no per-metric buckets, but `promtool check
@@ -14,12 +15,6 @@ public enum MetricCatalog {
         public var kind: Kind
         public var help: String
     }
-
-    /// Upper bounds in seconds of every latency histogram (``LatencyHistogram``). From 5 ms (a
-    /// cache-hit batch) to 30 s (the new-session wait limit), dense from 0.5 s to 2.5 s, where a live
-    /// event's p99 target sits: with 1 s -> 2.5 s and nothing between, `KSMLatencyP99OverTarget`
-    /// (2 s) interpolated a p99 of 2.2 s when the real one was 1.13 s (issue 17).
-    public static let latencyBounds: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 2.5, 5, 10, 30]
 
     static func counter(_ name: String, _ help: String) -> Entry { Entry(name: name, kind: .counter, help: help) }
     static func gauge(_ name: String, _ help: String) -> Entry { Entry(name: name, kind: .gauge, help: help) }

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import KSMService
 import Synchronization
 
 /// Where ``JSONLogHandler`` writes: standard error, or a closure (tests). Lines are written whole,

@@ -1,4 +1,5 @@
 import CoreMetrics
+import KSMService
 import Prometheus
 
 /// A swift-metrics factory that exposes through a `PrometheusCollectorRegistry`, giving the
@@ -15,7 +16,7 @@ public struct DescribedPrometheusFactory: MetricsFactory, Sendable {
     public init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
         var fallback = PrometheusMetricsFactory(registry: registry)
-        latencyBuckets = MetricCatalog.latencyBounds.map(LatencyHistogram.duration(seconds:))
+        latencyBuckets = LatencyHistogram.bounds.map(LatencyHistogram.duration(seconds:))
         fallback.defaultDurationHistogramBuckets = latencyBuckets
         self.fallback = fallback
     }

@@ -1,6 +1,7 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import KSMService
 #endif
 
 /// The standard `process_*` figures of this process, read from `/proc/self` at scrape time.

@@ -1,4 +1,5 @@
 import CoreMetrics
+import KSMService
 import ServiceLifecycle
 import Kafka
 import Licensing
