@@ -6,7 +6,8 @@ extension KafkaConsumer {
         case assigned([TopicPartition])
         /// Partitions taken away. Buffered, not yet handed out messages of these partitions were dropped
         /// (the next owner gets them again); store offsets of finished jobs now, abandon the rest.
-        /// The revocation completes when you ask for the next event, or after `revocationDeadline`.
+        /// The revocation completes when you acknowledge it: by asking for the next event, or with
+        /// `KafkaConsumer.acknowledgeRevocation()`; or after `revocationDeadline`.
         case revoked([TopicPartition])
         case error(KafkaError)
     }

@@ -182,6 +182,16 @@ public final class KafkaConsumer: Sendable {
         }
     }
 
+    /// Acknowledges the last `.revoked` event handed out: the rebalance may unassign those partitions
+    /// now. Call it once the offsets of finished jobs are stored. Optional: asking for the next event
+    /// acknowledges too (the implicit form), and `revocationDeadline` bounds the wait without either.
+    /// Returns whether a revocation was waiting for it (false: none pending, or its `.revoked` is still
+    /// buffered and so not yet yours to acknowledge).
+    @discardableResult
+    package func acknowledgeRevocation() -> Bool {
+        state.acknowledgeRevocation()
+    }
+
     /// The partitions currently assigned to this member.
     public func assignment() throws(KafkaError) -> [TopicPartition] {
         let handle = try currentHandle()
