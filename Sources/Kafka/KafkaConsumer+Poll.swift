@@ -25,18 +25,15 @@ extension KafkaConsumer {
             // librdkafka before 2.2.1 aborts in rd_kafka_destroy when a cooperative-sticky member never
             // completed a rebalance (confluentinc/librdkafka#4312): give the first one time to happen.
             let deadline = ContinuousClock.now + firstRebalanceGrace
-            while !state.state.withLock({ $0.everAssigned }), ContinuousClock.now < deadline {
+            while !state.hasJoined, ContinuousClock.now < deadline {
                 pollOnce(rk, state: state, timeout: min(timeout, 50))
             }
-            let everAssigned = state.state.withLock { s in
-                s.closing = true
-                return s.everAssigned
-            }
+            let close = state.beginClosing()
             let err = rd_kafka_consumer_close(rk)
             if err != RD_KAFKA_RESP_ERR_NO_ERROR {
                 state.enqueue(.error(KafkaError(err, context: "consumer close")))
             }
-            if !everAssigned {
+            if close == .leaveGroupAndAbandonClient {
                 logger.debug("kafka consumer: closed before its first rebalance; leaking the client instead of crashing")
                 handle.abandonInsteadOfDestroying()
             }
@@ -60,7 +57,7 @@ extension KafkaConsumer {
     /// locally cached watermark would freeze) minus this member's fetch position (`rd_kafka_position`,
     /// local). A partition whose watermark could not be read within 1 s is left out of this sample.
     static func sampleLag(_ rk: OpaquePointer, state: ConsumerState) {
-        let assigned = state.state.withLock { $0.closing ? [] : Array($0.assignment) }
+        let assigned = state.partitionsToSample
         var lag: [TopicPartition: Int64] = [:]
         if !assigned.isEmpty {
             let list = RdKafkaTopicPartitionList(assigned)
@@ -75,8 +72,8 @@ extension KafkaConsumer {
                 }
             }
         }
-        // The assignment may have changed during the queries: keep only partitions still owned.
-        state.state.withLock { s in s.lag = s.closing ? [:] : lag.filter { s.assignment.contains($0.key) } }
+        // The assignment may have changed during the queries: only partitions still owned are kept.
+        state.recordLag(lag)
     }
 
     /// How long close() keeps polling for a first rebalance before leaving (see `pollLoop`).
@@ -95,20 +92,13 @@ extension KafkaConsumer {
     /// fetching is held back.
     @discardableResult
     private static func applyBackpressure(_ rk: OpaquePointer, state: ConsumerState, logger: Logger) -> Bool {
-        state.state.withLock { s in
-            do {
-                if !s.autoPaused, s.bufferedMessages >= state.capacity {
-                    s.autoPaused = true
-                    try setPaused(rk, Array(s.assignment), paused: true)
-                } else if s.autoPaused, s.bufferedMessages <= state.capacity / 2 {
-                    s.autoPaused = false
-                    try setPaused(rk, Array(s.assignment.subtracting(s.userPaused)), paused: false)
-                }
-            } catch {
-                logger.debug("kafka consumer: backpressure pause/resume failed", metadata: ["error": "\(error)"])
-            }
-            return s.autoPaused
+        do {
+            try state.changeFetching(rk) { $0.applyBackpressure() }
+        } catch {
+            logger.debug("kafka consumer: backpressure pause/resume failed", metadata: ["error": "\(error)"])
         }
+        // Only this thread changes backpressure, so reading it after the transition is exact.
+        return state.isHoldingBack
     }
 
     /// Copies the message out of librdkafka (the caller destroys it). nil for events not worth surfacing.
@@ -183,31 +173,13 @@ final class ConsumerContext: RdKafkaContext, @unchecked Sendable {
                     state.enqueue(.error(KafkaError(assignErr, context: "assign")))
                 }
             }
-            state.state.withLock { s in
-                s.everAssigned = true
-                if !cooperative { s.assignment.removeAll() }
-                s.assignment.formUnion(partitions)
-                if s.autoPaused { try? setPaused(rk, partitions, paused: true) }
-            }
+            // New partitions start paused while backpressure holds the rest.
+            try? state.changeFetching(rk) { $0.partitionsAssigned(partitions, incremental: cooperative) }
             state.enqueue(.assigned(partitions))
 
         case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
-            let revoked = Set(partitions)
-            let closing = state.state.withLock { s in
-                s.assignment.subtract(revoked)
-                s.userPaused.subtract(revoked)
-                let before = s.events.count
-                s.events.removeAll { event in
-                    if case .message(let m) = event { return revoked.contains(m.topicPartition) }
-                    return false
-                }
-                s.bufferedMessages -= before - s.events.count
-                if !s.closing { s.awaitingRevocationAck = true }
-                return s.closing
-            }
             state.watchdog?.forget(partitions)
-            state.enqueue(.revoked(partitions), first: true)
-            if !closing { waitForRevocationAck() }
+            if state.revocationStarted(partitions) { waitForRevocationAck() }
             if !autoCommit {
                 // A failure reaches the offset-commit callback (it is queued for synchronous commits
                 // too), which reports it once.
@@ -224,7 +196,7 @@ final class ConsumerContext: RdKafkaContext, @unchecked Sendable {
         default:
             state.enqueue(.error(KafkaError(err, context: "rebalance")))
             _ = rd_kafka_assign(rk, nil)
-            state.state.withLock { $0.assignment.removeAll() }
+            state.assignmentLost()
         }
     }
 
@@ -233,16 +205,21 @@ final class ConsumerContext: RdKafkaContext, @unchecked Sendable {
         state.enqueue(.error(error))
     }
 
-    /// Blocks the poll thread (ours, never the cooperative pool), checking every 2 ms.
+    /// Blocks the poll thread (ours, never the cooperative pool), checking every 2 ms, until the worker
+    /// acknowledges the revocation or `revocationDeadline` passes.
     private func waitForRevocationAck() {
         let deadline = ContinuousClock.now + revocationDeadline
-        while ContinuousClock.now < deadline {
-            let waiting = state.state.withLock { $0.awaitingRevocationAck }
-            if !waiting { return }
-            usleep(2_000)
+        while true {
+            switch state.revocationWait(deadlinePassed: ContinuousClock.now >= deadline) {
+            case .keepWaiting:
+                usleep(2_000)
+            case .unassign:
+                return
+            case .unassignAfterDeadline:
+                logger.debug("kafka consumer: revocation not acknowledged in time, unassigning anyway")
+                return
+            }
         }
-        state.state.withLock { $0.awaitingRevocationAck = false }
-        logger.debug("kafka consumer: revocation not acknowledged in time, unassigning anyway")
     }
 }
 

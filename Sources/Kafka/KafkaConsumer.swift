@@ -127,7 +127,7 @@ public final class KafkaConsumer: Sendable {
     /// Consumer lag per assigned partition (high watermark minus fetch position), as last sampled
     /// (every `lagSampleInterval`); empty before the first sample, without an assignment, or with
     /// sampling off. Cheap: a lock and a copy, safe to call from a metrics scrape.
-    public var lag: [TopicPartition: Int64] { state.state.withLock { $0.lag } }
+    public var lag: [TopicPartition: Int64] { state.lag }
 
     /// The watchdog, when `watchdogThreshold` is set; `check()` it from a health probe.
     public var watchdog: Watchdog? { state.watchdog }
@@ -169,20 +169,27 @@ public final class KafkaConsumer: Sendable {
     /// Messages already handed out are unaffected; buffered ones still arrive.
     public func pause(_ partitions: [TopicPartition]) throws(KafkaError) {
         let handle = try currentHandle()
-        try state.state.withLock { (s) throws(KafkaError) in
-            s.userPaused.formUnion(partitions)
-            try handle.withRaw { (rk) throws(KafkaError) in try setPaused(rk, partitions, paused: true) }
+        try handle.withRaw { (rk) throws(KafkaError) in
+            try state.changeFetching(rk) { $0.pauseRequested(partitions) }
         }
     }
 
     /// Fetches these partitions again (unless backpressure currently holds the whole assignment).
     public func resume(_ partitions: [TopicPartition]) throws(KafkaError) {
         let handle = try currentHandle()
-        try state.state.withLock { (s) throws(KafkaError) in
-            s.userPaused.subtract(partitions)
-            guard !s.autoPaused else { return }
-            try handle.withRaw { (rk) throws(KafkaError) in try setPaused(rk, partitions, paused: false) }
+        try handle.withRaw { (rk) throws(KafkaError) in
+            try state.changeFetching(rk) { $0.resumeRequested(partitions) }
         }
+    }
+
+    /// Acknowledges the last `.revoked` event handed out: the rebalance may unassign those partitions
+    /// now. Call it once the offsets of finished jobs are stored. Optional: asking for the next event
+    /// acknowledges too (the implicit form), and `revocationDeadline` bounds the wait without either.
+    /// Returns whether a revocation was waiting for it (false: none pending, or its `.revoked` is still
+    /// buffered and so not yet yours to acknowledge).
+    @discardableResult
+    package func acknowledgeRevocation() -> Bool {
+        state.acknowledgeRevocation()
     }
 
     /// The partitions currently assigned to this member.

@@ -224,6 +224,37 @@ struct KafkaTests {
         }
     }
 
+    @Test("an explicit acknowledgement lets a revocation complete while the worker has not asked for more")
+    func explicitAcknowledgementCompletesTheRevocation() async throws {
+        try await withCluster { cluster in
+            try cluster.createTopic("ack", partitions: 2)
+            // Without an acknowledgement the revocation would hold the rebalance far past the test's waits.
+            let a = try makeConsumer(cluster, group: "g-ack", topics: ["ack"]) { $0.revocationDeadline = .seconds(300) }
+            let release = AsyncStream<Void>.makeStream()
+            let acknowledged = Mutex<[Bool]>([])
+            let reader = Task {
+                for await event in a.events {
+                    guard case .revoked = event else { continue }
+                    acknowledged.withLock { $0.append(a.acknowledgeRevocation()) }
+                    // Hold the loop: no next() until released, so only the explicit call acknowledges.
+                    for await _ in release.stream { break }
+                }
+            }
+            try await eventually("a owns both partitions") { try a.assignment().count == 2 }
+
+            let b = try makeConsumer(cluster, group: "g-ack", topics: ["ack"])
+            let bLog = EventLog(b)
+            try await eventually("b gets a partition while a's loop is held", timeout: .seconds(90)) { !bLog.assignedPartitions.isEmpty }
+            #expect(acknowledged.withLock { $0 } == [true])
+            #expect(try a.assignment().count == 1)
+
+            release.continuation.finish()
+            await b.close()
+            await a.close()
+            await reader.value
+        }
+    }
+
     @Test func pauseStopsDeliveryAndResumeRestartsIt() async throws {
         try await withCluster { cluster in
             try cluster.createTopic("pausable", partitions: 1)

@@ -232,6 +232,9 @@ public final class LicenseWorker: Service, Sendable {
                 $0.assignedPartitions = owned
                 $0.partitionChanges += 1
             }
+            // Done with them: the rebalance may unassign now (asking for the next events would say the
+            // same a moment later). After the count above, which still includes them.
+            consumer.acknowledgeRevocation()
             logger.info("partitions revoked", metadata: ["partitions": "\(partitions.map { "\($0.topic)/\($0.partition)" })"])
         case .error(let error):
             statistics.update { $0.kafkaError("consumer", error.kind) }
