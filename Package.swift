@@ -132,7 +132,7 @@ let package = Package(
         .executableTarget(
             name: "ksm",
             dependencies: [
-                "KSMService", "KSMOperations", "KSMLoad", "FairPlay", "FairPlayDevice", "Kafka", "RedisStore", "Licensing", "Wire", "KSMTestSupport", "CJemalloc",
+                "KSMService", "KSMOperations", "KSMLoad", "FairPlay", "Kafka", "RedisStore", "Licensing", "Wire", "CJemalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

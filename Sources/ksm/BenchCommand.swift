@@ -1,14 +1,6 @@
 import ArgumentParser
-import FairPlay
-import FairPlayDevice
 import Foundation
-import Kafka
 import KSMLoad
-import KSMService
-import KSMTestSupport
-import Licensing
-import Logging
-import RedisStore
 
 /// `ksm bench`: performance scenarios, each against a baseline measured in the same run.
 struct BenchCommand: ParsableCommand {
@@ -39,9 +31,7 @@ struct FairPlayBench: ParsableCommand {
     var processRounds: Int = 4
 
     func run() throws {
-        let test = try TestCredentials(directory: fixtures)
-        let server = KeyServerModule(credentials: try CredentialStore(test.credentials))
-        let bench = FairPlayBenchmark(server: server, device: SimulatedDevice(trust: test.trust), seconds: seconds)
+        let bench = try FairPlayBenchmark(fixtures: fixtures, seconds: seconds)
         var report: [String: FairPlayBenchmark.Result] = [:]
         for version in [UInt32(1), 2] {
             report["spc_v\(version)"] = try bench.run(version: version)
@@ -78,39 +68,18 @@ struct EndToEndBench: AsyncParsableCommand {
     var concurrentBatches = 4
 
     func run() async throws {
-        var logger = Logger(label: "ksm.bench")
-        logger.logLevel = .error
-        let test = try TestCredentials(directory: fixtures)
-        let cluster = try KafkaMockCluster(brokers: 1, logger: logger)
-        for topic in ["fps.license.requests", "fps.license.replies"] { try cluster.createTopic(topic, partitions: 12) }
-        try cluster.createTopic("fps.license.dlq", partitions: 1)
-        var localRedis: RedisServerProcess?
-        let configuration: RedisClientConfiguration
-        if let redisURL {
-            configuration = try RedisClientConfiguration(url: redisURL)
-        } else {
-            let server = try await RedisServerProcess()
-            localRedis = server
-            configuration = server.configuration(poolSize: 4)
-        }
-        let store = RedisLicenseStore(client: try RedisClient(configuration: configuration, logger: logger))
-        let catalog = DemoCatalog(tenant: "bench", streams: 8, periods: 1)
-        let keyring = KeyEncryptionKeyring()
-        var kek = catalog.demoKeyEncryptionKey
-        try keyring.add(id: try StoreIdentifier(catalog.keyEncryptionKeyID), key: &kek)
-        try await catalog.provision(store, keyring: keyring, certificateHashes: test.credentials.map(\.certificateHash))
-        let bench = EndToEndBenchmark(brokers: cluster.bootstrapServers, store: noCache ? store : CachingLicenseStore(store), server: KeyServerModule(credentials: try CredentialStore(test.credentials)),
-                                      trust: test.trust, catalog: catalog, keyring: keyring, jobs: jobs, workers: workers, logger: logger)
-        var configured = bench
-        configured.batchSize = batchSize
-        configured.concurrentBatches = concurrentBatches
-        configured.redisPID = localRedis?.processIdentifier
-        let result = try await configured.run()
+        var setup = EndToEndBenchmark.Setup()
+        setup.fixtures = fixtures
+        setup.jobs = jobs
+        setup.workers = workers
+        setup.redisURL = redisURL
+        setup.cache = !noCache
+        setup.batchSize = batchSize
+        setup.concurrentBatches = concurrentBatches
+        let result = try await EndToEndBenchmark.run(setup)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         FileHandle.standardOutput.write(try encoder.encode(result) + Data("\n".utf8))
-        localRedis?.stop()
-        withExtendedLifetime(cluster) {}
         if result.correct != result.jobs { throw ExitCode(1) }
     }
 }

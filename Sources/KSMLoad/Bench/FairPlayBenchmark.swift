@@ -93,3 +93,11 @@ package struct FairPlayBenchmark: Sendable {
                       microsecondsPerCKC: (1e7 / ckcRate).rounded() / 10, microsecondsPerRSADecrypt: (1e7 / rsaRate).rounded() / 10)
     }
 }
+
+extension FairPlayBenchmark {
+    /// The benchmark over the test credentials in `fixtures`, with a simulated device that trusts them.
+    package init(fixtures: String, seconds: Double) throws {
+        let test = try TestCredentials(directory: fixtures)
+        self.init(server: KeyServerModule(credentials: try CredentialStore(test.credentials)), device: SimulatedDevice(trust: test.trust), seconds: seconds)
+    }
+}
