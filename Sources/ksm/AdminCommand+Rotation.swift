@@ -81,7 +81,7 @@ extension AdminCommand {
         @Option(help: "Key period (optional).") var period: String?
 
         func run() async throws {
-            var seed = try KeySeedFile.read(keySeed)
+            var seed = try KeyFile.readKeySeed(keySeed)
             defer { FairPlayCrypto.cleanse(&seed) }
             let derived = try ContentKeyDerivation.derive(seed: seed, assetID: Array(asset.utf8), keyPeriod: period)
             print("key \(derived.key.hexString)\niv \(derived.iv.hexString)")

@@ -57,12 +57,8 @@ struct AdminCommand: AsyncParsableCommand {
             var catalog = scenario.catalog
             catalog.maxConcurrentStreams = maxStreams
             catalog.leaseDurationSeconds = leaseDuration
-            let keyring = KeyEncryptionKeyring()
-            var kek = catalog.demoKeyEncryptionKey
-            let hex = kek.hexString
-            try keyring.add(id: try AdminCommand.identifier(catalog.keyEncryptionKeyID, "KEK id"), key: &kek)
-            try await catalog.provision(try connection.store(), keyring: keyring, certificateHashes: test.credentials.map(\.certificateHash))
-            FileManager.default.createFile(atPath: kekOut, contents: Data((hex + "\n").utf8), attributes: [.posixPermissions: 0o600])
+            try await catalog.provision(try connection.store(), credentials: test)
+            FileManager.default.createFile(atPath: kekOut, contents: Data((catalog.demoKeyEncryptionKey.hexString + "\n").utf8), attributes: [.posixPermissions: 0o600])
             print("seeded tenant \(catalog.tenant): \(catalog.streams) streams x \(catalog.periods) periods; KEK \(catalog.keyEncryptionKeyID) in \(kekOut)")
         }
     }
@@ -95,17 +91,13 @@ struct AdminCommand: AsyncParsableCommand {
             var wrappedSeed: [UInt8]?
             if let keySeed {
                 guard let kek else { throw ValidationError("--key-seed needs --kek \(kekId)=PATH to wrap it") }
-                wrappedSeed = try KeySeedFile.wrap(path: keySeed, kek: kek, kekID: kekID)
+                wrappedSeed = try KeyFile.wrapKeySeed(path: keySeed, kek: kek, kekID: kekID)
             }
             if !tokenSecret.isEmpty {
                 guard let kek else { throw ValidationError("--token-secret needs --kek \(kekId)=PATH to wrap it") }
-                let (id, path) = try ServeOptions.split(kek, "--kek")
-                guard id == kekId else { throw ValidationError("--kek names \(id), but the tenant's KEK is \(kekId)") }
-                let keyring = KeyEncryptionKeyring()
-                var key = try KeyFile.read(path)
-                try keyring.add(id: kekID, key: &key)
+                let (keyring, _) = try KeyFile.keyring(idAndPath: kek, expectedID: kekId)
                 for pair in tokenSecret {
-                    let (kid, secretPath) = try ServeOptions.split(pair, "--token-secret")
+                    let (kid, secretPath) = try KeyFile.idAndValue(pair, option: "--token-secret")
                     var secret = try KeyFile.read(secretPath)
                     defer { FairPlayCrypto.cleanse(&secret) }
                     guard secret.count >= EntitlementKeyring.minimumSecretLength else { throw ValidationError("token secret \(kid) is under \(EntitlementKeyring.minimumSecretLength) bytes") }
@@ -132,17 +124,13 @@ struct AdminCommand: AsyncParsableCommand {
         @Option(help: "KEK as ID=PATH.") var kek: String
 
         func run() async throws {
-            let (id, path) = try ServeOptions.split(kek, "--kek")
             guard let contentKey = [UInt8](hexString: key), contentKey.count == 16 else { throw ValidationError("--key must be 16 bytes of hex") }
             guard let contentIV = [UInt8](hexString: iv), contentIV.count == 16 else { throw ValidationError("--iv must be 16 bytes of hex") }
-            let keyring = KeyEncryptionKeyring()
-            var secret = try KeyFile.read(path)
-            let kekID = try AdminCommand.identifier(id, "KEK id")
-            try keyring.add(id: kekID, key: &secret)
+            let (keyring, kekID) = try KeyFile.keyring(idAndPath: kek)
             let wrapped = try keyring.wrap(contentKey: contentKey, iv: contentIV, with: kekID)
             try await connection.store().putContentKey(wrapped, tenant: try AdminCommand.identifier(tenant, "tenant"), assetID: Array(asset.utf8),
                                                        keyPeriod: try period.map { try AdminCommand.identifier($0, "period") })
-            print("key stored for \(asset)\(period.map { " period \($0)" } ?? "") under KEK \(id)")
+            print("key stored for \(asset)\(period.map { " period \($0)" } ?? "") under KEK \(kekID)")
         }
     }
 
@@ -174,12 +162,12 @@ struct AdminCommand: AsyncParsableCommand {
         func run() async throws {
             let decoded: LicenseJob
             do { decoded = try LicenseJob(json: try CommandSupport.read(job)) } catch { throw ValidationError("\(error)") }
-            let keyring = KeyEncryptionKeyring()
+            var files: [String: String] = [:]
             for pair in kek {
-                let (id, path) = try ServeOptions.split(pair, "--kek")
-                var key = try KeyFile.read(path)
-                try keyring.add(id: try AdminCommand.identifier(id, "KEK id"), key: &key)
+                let (id, path) = try KeyFile.idAndValue(pair, option: "--kek")
+                files[id] = path
             }
+            let keyring = try KeyFile.keyring(files: files)
             let server = try CommandSupport.server(credentials: credentials, library: nil, versions: [1])
             let processor = LicenseProcessor(keyServer: server, store: try connection.store(), keyring: keyring, pool: CryptoPool(threadCount: 1),
                                              logger: Logger(label: "ksm.explain"))

@@ -38,10 +38,7 @@ struct DemoCommand: AsyncParsableCommand {
         let test = try TestCredentials(directory: scenario.fixtures)
         let catalog = scenario.catalog
         let store = InMemoryLicenseStore()
-        let keyring = KeyEncryptionKeyring()
-        var kek = catalog.demoKeyEncryptionKey
-        try keyring.add(id: try StoreIdentifier(catalog.keyEncryptionKeyID), key: &kek)
-        try await catalog.provision(store, keyring: keyring, certificateHashes: test.credentials.map(\.certificateHash))
+        let keyring = try await catalog.provision(store, credentials: test)
         say("in-memory store: tenant \(catalog.tenant), \(catalog.streams) streams x \(catalog.periods) key periods")
 
         let server = KeyServerModule(credentials: try CredentialStore(test.credentials))

@@ -41,7 +41,7 @@ struct KSM: AsyncParsableCommand {
         } catch {
             let name = arguments.first { !$0.hasPrefix("-") } ?? "ksm"
             let failure: CommandFailure = (error as? CommandFailure)
-                ?? (error is ValidationError || error is SecretFileError || error is TestCredentials.LoadError
+                ?? (error is ValidationError || error is SecretFileError || error is KeyFile.Error || error is TestCredentials.LoadError
                     ? .configuration([CommandFailure.sentence(for: error)]) : .runtime(CommandFailure.sentence(for: error)))
             Self.exit(withError: failure.report(command: name))
         }

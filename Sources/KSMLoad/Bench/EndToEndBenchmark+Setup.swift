@@ -41,10 +41,7 @@ extension EndToEndBenchmark {
         }
         let store = RedisLicenseStore(client: try RedisClient(configuration: configuration, logger: logger))
         let catalog = DemoCatalog(tenant: "bench", streams: 8, periods: 1)
-        let keyring = KeyEncryptionKeyring()
-        var kek = catalog.demoKeyEncryptionKey
-        try keyring.add(id: try StoreIdentifier(catalog.keyEncryptionKeyID), key: &kek)
-        try await catalog.provision(store, keyring: keyring, certificateHashes: test.credentials.map(\.certificateHash))
+        let keyring = try await catalog.provision(store, credentials: test)
         var bench = EndToEndBenchmark(brokers: cluster.bootstrapServers, store: setup.cache ? CachingLicenseStore(store) : store,
                                       server: KeyServerModule(credentials: try CredentialStore(test.credentials)),
                                       trust: test.trust, catalog: catalog, keyring: keyring, jobs: setup.jobs, workers: setup.workers, logger: logger)

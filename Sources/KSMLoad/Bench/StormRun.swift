@@ -110,11 +110,8 @@ package struct StormRun {
         defer { redis.stop() }
         let store = RedisLicenseStore(client: try RedisClient(configuration: redis.configuration(poolSize: 2), logger: logger))
         let catalog = DemoCatalog(tenant: "storm", streams: 8, periods: 2)
-        let keyring = KeyEncryptionKeyring()
-        var kek = catalog.demoKeyEncryptionKey
-        let kekHex = HexEncoding.encode(kek)
-        try keyring.add(id: try StoreIdentifier(catalog.keyEncryptionKeyID), key: &kek)
-        try await catalog.provision(store, keyring: keyring, certificateHashes: test.credentials.map(\.certificateHash))
+        try await catalog.provision(store, credentials: test)
+        let kekHex = HexEncoding.encode(catalog.demoKeyEncryptionKey)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-storm-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -38,6 +38,23 @@ package struct DemoCatalog: Sendable {
     /// The demo key-encryption key: derived from the seed too, so a demo needs no secret files.
     package var demoKeyEncryptionKey: [UInt8] { Array(FairPlayCrypto.sha256(Array("kek".utf8) + keySeed).prefix(16)) }
 
+    /// A keyring that holds the demo key-encryption key under ``keyEncryptionKeyID``.
+    package func demoKeyring() throws -> KeyEncryptionKeyring {
+        let keyring = KeyEncryptionKeyring()
+        var kek = demoKeyEncryptionKey
+        try keyring.add(id: try StoreIdentifier(keyEncryptionKeyID), key: &kek)
+        return keyring
+    }
+
+    /// Writes the catalogue for the test credentials' certificates, its keys wrapped under the demo
+    /// key-encryption key; returns the keyring that unwraps them.
+    @discardableResult
+    package func provision(_ store: any LicenseStore, credentials: TestCredentials) async throws -> KeyEncryptionKeyring {
+        let keyring = try demoKeyring()
+        try await provision(store, keyring: keyring, certificateHashes: credentials.credentials.map(\.certificateHash))
+        return keyring
+    }
+
     /// Writes tenant, policy and every key period into a store.
     package func provision(_ store: any LicenseStore, keyring: KeyEncryptionKeyring, certificateHashes: [[UInt8]]) async throws {
         let tenantID = try StoreIdentifier(tenant)

@@ -33,8 +33,7 @@ extension CachingLicenseStore {
             await cache.fail(claimed, error)
             throw error
         }
-        guard results.count == reads.count else {
-            let error = LicenseStoreError(.backend, "store answered \(results.count) of \(reads.count) prefetch reads")
+        if let error = LicenseStoreError.answerCount(results.count, of: reads.count, "prefetch reads") {
             await cache.fail(claimed, error)
             throw error
         }

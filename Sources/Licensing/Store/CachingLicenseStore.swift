@@ -83,8 +83,7 @@ public final class CachingLicenseStore: LicenseStore {
                 await cache.fail(plan.toLoad, error)
                 throw error
             }
-            guard results.count == loadRequests.count + accountRequests.count else {
-                let error = LicenseStoreError(.backend, "store answered \(results.count) of \(loadRequests.count + accountRequests.count) reads")
+            if let error = LicenseStoreError.answerCount(results.count, of: loadRequests.count + accountRequests.count, "reads") {
                 await cache.fail(plan.toLoad, error)
                 throw error
             }

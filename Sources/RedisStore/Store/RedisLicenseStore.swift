@@ -137,9 +137,7 @@ public struct RedisLicenseStore: LicenseStore {
         // those accounts has no other request in the batch, so no request of it runs out of order.
         if !declined.isEmpty {
             let again = try await run(declined.map { Self.leaseCommand(requests[$0], member: members[$0]) })
-            guard again.count == declined.count else {
-                throw LicenseStoreError(.corruptRecord, "lease scripts answered \(again.count) of \(declined.count) requests")
-            }
+            if let error = LicenseStoreError.answerCount(again.count, of: declined.count, "requests", from: "lease scripts", code: .corruptRecord) { throw error }
             for (index, reply) in zip(declined, again) { results[index] = try Self.leaseResult(Self.checked(reply)) }
         }
         return try results.map { result throws(LicenseStoreError) in

@@ -1,0 +1,82 @@
+import FairPlay
+import Foundation
+import Licensing
+import Wire
+
+/// Secret key files: hex text or raw bytes, never readable by others (``SecretFile``'s rule); the
+/// text read is cleansed once decoded. The one reader of KEKs, key seeds and token secrets, for the
+/// worker and the admin commands alike.
+package enum KeyFile {
+    /// A key file or an `ID=PATH` value that cannot be used; `description` names it and what to do.
+    package struct Error: Swift.Error, CustomStringConvertible, Sendable {
+        package var description: String
+        package init(_ description: String) { self.description = description }
+    }
+
+    /// - Parameters:
+    ///   - lengths: the key lengths accepted (a KEK: 16 or 32 bytes).
+    ///   - wrongLength: the message when the file holds another length.
+    package static func read(_ path: String, lengths: Set<Int> = [16, 32], wrongLength: String? = nil) throws(Error) -> [UInt8] {
+        var data: [UInt8]
+        do { data = try SecretFile.read(path) } catch { throw Error(error.description) }
+        defer { FairPlayCrypto.cleanse(&data) }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if let hex = [UInt8](hexString: text), lengths.contains(hex.count) { return hex }
+        if lengths.contains(data.count) { return data }
+        throw Error(wrongLength ?? "key file \(path) holds neither 16 nor 32 bytes (raw or hex)")
+    }
+
+    /// `ID=PATH` (or `KID=PATH`, `ID=HEX`) split at the first `=`; `option` names the flag in the error.
+    package static func idAndValue(_ pair: String, option: String) throws(Error) -> (id: String, value: String) {
+        guard let eq = pair.firstIndex(of: "="), eq != pair.startIndex else { throw Error("\(option) takes ID=VALUE, got \(pair)") }
+        return (String(pair[..<eq]), String(pair[pair.index(after: eq)...]))
+    }
+
+    /// A keyring of the key files given by ID, and of `hexKeys` (`ID=HEX,...`, keys straight from
+    /// the environment), every key checked for its length and ID.
+    package static func keyring(files: [String: String], hexKeys: String? = nil, hexKeysName: String = "KSM_KEKS") throws(Error) -> KeyEncryptionKeyring {
+        let keyring = KeyEncryptionKeyring()
+        for pair in (hexKeys ?? "").split(separator: ",") where !pair.isEmpty {
+            let (id, hex) = try idAndValue(String(pair), option: hexKeysName)
+            guard var key = [UInt8](hexString: hex), key.count == 16 || key.count == 32 else {
+                throw Error("\(hexKeysName): key-encryption key \(id) is not 16 or 32 bytes of hex")
+            }
+            try add(&key, id: id, to: keyring)
+        }
+        for (id, path) in files.sorted(by: { $0.key < $1.key }) {
+            var key = try read(path)
+            try add(&key, id: id, to: keyring)
+        }
+        return keyring
+    }
+
+    /// A keyring of one KEK given as `ID=PATH`, whose ID must be `expectedID` when one is given.
+    package static func keyring(idAndPath: String, option: String = "--kek", expectedID: String? = nil) throws(Error) -> (keyring: KeyEncryptionKeyring, id: StoreIdentifier) {
+        let (id, path) = try idAndValue(idAndPath, option: option)
+        if let expectedID, id != expectedID { throw Error("\(option) names \(id), but the tenant's KEK is \(expectedID)") }
+        let keyring = try keyring(files: [id: path])
+        do { return (keyring, try StoreIdentifier(id)) } catch { throw Error("key-encryption key \(id): \(error)") }
+    }
+
+    /// A tenant's key seed file (32 bytes, hex or raw): read as a key file is, only its length differs.
+    package static func readKeySeed(_ path: String) throws(Error) -> [UInt8] {
+        try read(path, lengths: [ContentKeyDerivation.seedLength],
+                 wrongLength: "key seed file \(path) does not hold \(ContentKeyDerivation.seedLength) bytes (raw or hex)")
+    }
+
+    /// The key seed at `path`, wrapped (RFC 3394) under the KEK given as `ID=PATH`, whose ID must be `kekID`.
+    package static func wrapKeySeed(path: String, kek: String, kekID: StoreIdentifier) throws(Error) -> [UInt8] {
+        let (keyring, _) = try keyring(idAndPath: kek, expectedID: kekID.value)
+        var seed = try readKeySeed(path)
+        defer { FairPlayCrypto.cleanse(&seed) }
+        do { return try keyring.wrap(secret: seed, with: kekID) } catch { throw Error("key seed: \(error)") }
+    }
+
+    private static func add(_ key: inout [UInt8], id: String, to keyring: KeyEncryptionKeyring) throws(Error) {
+        do {
+            try keyring.add(id: try StoreIdentifier(id), key: &key)
+        } catch {
+            throw Error("key-encryption key \(id): \(error)")
+        }
+    }
+}
