@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Kafka
+import KSMLoad
 import Logging
 
 /// `ksm broker`: librdkafka's mock Kafka cluster as a process, for tests, the demo and local work.

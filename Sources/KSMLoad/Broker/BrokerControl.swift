@@ -16,8 +16,8 @@ import Kafka
 /// - `partition-leader TOPIC PARTITION ID`: move a partition's leadership (-1: none).
 /// - `coordinator GROUP ID`: move a consumer group's coordinator.
 /// - `ping`: answers `ok ping`; a way to wait for the broker.
-struct BrokerControl {
-    enum Command: Equatable {
+package struct BrokerControl {
+    package enum Command: Equatable {
         case brokerDown(Int32)
         case brokerUp(Int32)
         case roundTripTime(Int32, milliseconds: Int64)
@@ -29,14 +29,18 @@ struct BrokerControl {
         case ping
     }
 
-    struct ParseError: Error, CustomStringConvertible {
-        var description: String
+    package struct ParseError: Error, CustomStringConvertible {
+        package var description: String
     }
 
     let cluster: KafkaMockCluster
 
+    package init(cluster: KafkaMockCluster) {
+        self.cluster = cluster
+    }
+
     /// Parses one line; words are separated by white space.
-    static func parse(_ line: String) throws(ParseError) -> Command {
+    package static func parse(_ line: String) throws(ParseError) -> Command {
         let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
         guard let verb = words.first else { throw ParseError(description: "empty command") }
         func int32(_ index: Int, _ what: String) throws(ParseError) -> Int32 {
@@ -75,7 +79,7 @@ struct BrokerControl {
     }
 
     /// Applies one command to the cluster.
-    func apply(_ command: Command) throws(KafkaError) {
+    package func apply(_ command: Command) throws(KafkaError) {
         switch command {
         case .brokerDown(let id): try cluster.setBrokerDown(id)
         case .brokerUp(let id): try cluster.setBrokerUp(id)
@@ -90,7 +94,7 @@ struct BrokerControl {
     }
 
     /// Parses and applies one line; returns the answer line.
-    func handle(_ line: String) -> String {
+    package func handle(_ line: String) -> String {
         let trimmed = line.trimmingCharacters(in: .whitespaces)
         do {
             try apply(try Self.parse(trimmed))
@@ -103,7 +107,7 @@ struct BrokerControl {
     /// Reads standard input on a thread of its own (a blocking read never belongs on Swift's pool)
     /// until end of file, answering each line on standard output. End of file (e.g. stdin is
     /// /dev/null) only ends the channel, not the broker.
-    func start() {
+    package func start() {
         let control = self
         let thread = Thread {
             while let line = readLine(strippingNewline: true) {

@@ -1,0 +1,35 @@
+import Kafka
+import KSMLoad
+import Testing
+
+/// `ksm broker`'s control language, parsed without a cluster.
+@Suite struct BrokerControlTests {
+    @Test("Each command parses to its value", arguments: [
+        ("broker-down 2", BrokerControl.Command.brokerDown(2)),
+        ("broker-up 1", .brokerUp(1)),
+        ("rtt 3 250", .roundTripTime(3, milliseconds: 250)),
+        ("coordinator fps-ksm 2", .coordinator(group: "fps-ksm", broker: 2)),
+        ("partition-leader fps.license.requests 4 -1", .partitionLeader(topic: "fps.license.requests", partition: 4, broker: -1)),
+        ("  ping  ", .ping),
+    ])
+    func parses(line: String, command: BrokerControl.Command) throws {
+        #expect(try BrokerControl.parse(line) == command)
+    }
+
+    @Test("A malformed command is refused with a reason naming the command", arguments: [
+        ("", "empty command"),
+        ("broker-down", "broker-down takes 1 argument(s)"),
+        ("broker-down two", "broker-down: broker ID must be an integer"),
+        ("request-errors Produce 0 NOT_LEADER_FOR_PARTITION", "request-errors: COUNT must be 1...10000"),
+        ("request-errors Nope 1 NOT_LEADER_FOR_PARTITION", "request-errors: API must be one of"),
+        ("topic-error t NOT_AN_ERROR", "topic-error: unknown error name"),
+        ("reboot", "unknown command reboot"),
+    ])
+    func refuses(line: String, reason: String) {
+        #expect {
+            _ = try BrokerControl.parse(line)
+        } throws: { error in
+            "\(error)".hasPrefix(reason)
+        }
+    }
+}
