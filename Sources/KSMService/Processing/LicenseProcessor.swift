@@ -439,19 +439,6 @@ public struct LicenseProcessor: Sendable {
     }
 }
 
-/// What a pool thread needs to build one CKC.
-private struct CKCJob: Sendable {
-    let request: SPCRequest
-    /// Nil when the terms send no content key (playback state 2, sync check-in).
-    let key: SecretBytes?
-    let iv: [UInt8]
-    let duration: ContentKeyDuration?
-    let offlineKey: OfflineKey?
-    let hdcp: HDCPRequirement
-    let securityLevel: SecurityLevel
-    let audio: Bool
-}
-
 /// One batch in flight: the jobs, what is known of each, and the replies decided so far.
 /// Internal (not private) so the guards' extension can answer jobs.
 struct LicenseBatch {
