@@ -26,11 +26,14 @@ extension LicenseProcessor {
             return out
         }
         out.rentalStartedAt = result.rentalStartedAt
-        if let refusal = Self.preflight(job: job, request: request, result: result) {
-            out.refuse(refusal.status, rule: refusal.rule, reason: refusal.reason)
+        let tenant: TenantRecord
+        switch Self.preflight(job: job, request: request, result: result) {
+        case .refused(let status, let rule, let reason):
+            out.refuse(status, rule: rule, reason: reason)
             return out
+        case .cleared(let cleared, _):
+            tenant = cleared
         }
-        guard let tenant = result.tenant else { return out }  // preflight checked it
         var ring: EntitlementKeyring?
         if !job.entitlement.isEmpty {
             switch Self.tokenKeyring(tenant, keyring: keyring) {

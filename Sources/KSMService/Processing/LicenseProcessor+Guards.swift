@@ -12,16 +12,18 @@ import Logging
 /// - `storeReplies` (after the CKCs, before anything is published): every final reply is stored;
 ///   a reply another worker stored first for the same job wins and is returned instead.
 extension LicenseProcessor {
-    func admit(_ batch: inout LicenseBatch, guards: JobGuards, now: Int64, ledger: RateCountLedger? = nil) async {
-        let indices = batch.pending
-        if indices.isEmpty { return }
+    /// Returns the jobs (batch indices) that go on, and each tenant's guard settings as read.
+    /// - Parameter firstDelivery: per job, true when no reply can be stored for it yet; nil: none is known to be.
+    func admit(_ indices: [Int], firstDelivery: [Bool]?, guards: JobGuards, now: Int64, ledger: RateCountLedger? = nil,
+               answering replies: inout BatchReplies) async -> (admitted: [Int], settings: [StoreIdentifier: GuardSettings]) {
+        if indices.isEmpty { return ([], [:]) }
         let requests = indices.map { index in
-            let job = batch.jobs[index]
+            let job = replies.jobs[index]
             // Counted by an earlier attempt of this batch: looked up, not counted again.
             let counted = ledger?.contains(job.id) ?? false
             return AdmissionRequest(tenant: job.tenant, account: job.account, jobID: job.id,
                                     countsTowardRate: !counted && guards.settingsCache.mayRateLimit(job.tenant),
-                                    mayHaveStoredReply: !batch.firstDelivery[index])
+                                    mayHaveStoredReply: !(firstDelivery?[index] ?? false))
         }
         var admitted: AdmissionBatch
         do {
@@ -49,49 +51,55 @@ extension LicenseProcessor {
                 for (position, admission) in zip(uncounted, counted.admissions) { admitted.admissions[position] = admission }
             }
         } catch {
-            batch.failAll(storeError: error, during: "admit")
-            return
+            replies.failAll(indices.lazy.map { ($0, nil) }, storeError: error, during: "admit")
+            return ([], [:])
         }
-        batch.guardSettings = admitted.settings
         guards.settingsCache.remember(admitted.settings)
         ledger?.record(zip(requests, admitted.admissions).compactMap { request, admission in
             if case .counted(let n) = admission, n > 0 { request.jobID } else { nil }
         })
         let window = max(1, guards.rateWindowMilliseconds)
+        var admittedJobs: [Int] = []
+        admittedJobs.reserveCapacity(indices.count)
         for (index, admission) in zip(indices, admitted.admissions) {
-            let job = batch.jobs[index]
+            let job = replies.jobs[index]
             switch admission {
             case .stored(let stored):
                 guard stored.answers(requestDigest: job.requestDigest) else {
-                    batch.answer(index, .jobIdReused, JobIDReuse.reason(job.id, ttlMilliseconds: guards.replyTTLMilliseconds), rule: JobIDReuse.rule)
+                    replies.answer(index, .jobIdReused, JobIDReuse.reason(job.id, ttlMilliseconds: guards.replyTTLMilliseconds), rule: JobIDReuse.rule)
                     continue
                 }
                 if let reply = LicenseReply(duplicate: stored.bytes) {
-                    batch.answer(index, duplicate: reply)
-                } else {
-                    logger.warning("stored reply does not decode; answering the job afresh", metadata: [LoggingKeys.requestID: "\(job.id)"])
+                    replies.answer(index, duplicate: reply)
+                    continue
                 }
+                logger.warning("stored reply does not decode; answering the job afresh", metadata: [LoggingKeys.requestID: "\(job.id)"])
             case .counted(let count):
-                guard let limit = admitted.settings[job.tenant]?.rateLimit, count > limit else { continue }
-                let retryAfter = window - now % window
-                batch.answer(index, .rateLimited, "account \(job.account) sent \(count) jobs in this \(window) ms window; tenant \(job.tenant) allows \(limit)",
-                             rule: "rate:limited", retryAfterMilliseconds: retryAfter)
+                if let limit = admitted.settings[job.tenant]?.rateLimit, count > limit {
+                    let retryAfter = window - now % window
+                    replies.answer(index, .rateLimited, "account \(job.account) sent \(count) jobs in this \(window) ms window; tenant \(job.tenant) allows \(limit)",
+                                   rule: "rate:limited", retryAfterMilliseconds: retryAfter)
+                    continue
+                }
             }
+            admittedJobs.append(index)
         }
+        return (admittedJobs, admitted.settings)
     }
 
-    func claimSPCs(_ batch: inout LicenseBatch, guards: JobGuards) async {
-        var indices: [Int] = []
+    /// Returns the jobs whose SPC is fresh (or whose tenant sets no replay window).
+    func claimSPCs(_ opened: [OpenedJob], settings: [StoreIdentifier: GuardSettings], guards: JobGuards,
+                   answering replies: inout BatchReplies) async -> [OpenedJob] {
+        var positions: [Int] = []
         var claims: [SPCClaim] = []
-        for index in batch.pending {
-            let job = batch.jobs[index]
-            guard let window = batch.guardSettings[job.tenant]?.replayWindowMilliseconds, window > 0,
-                  let request = batch.work[index].request else { continue }
-            indices.append(index)
-            claims.append(SPCClaim(tenant: job.tenant, jobID: job.id, transactionID: request.payload.transactionID,
-                                   digest: FairPlayCrypto.sha256(job.spc), windowMilliseconds: window))
+        for (position, job) in opened.enumerated() {
+            let licenseJob = replies.jobs[job.index]
+            guard let window = settings[licenseJob.tenant]?.replayWindowMilliseconds, window > 0 else { continue }
+            positions.append(position)
+            claims.append(SPCClaim(tenant: licenseJob.tenant, jobID: licenseJob.id, transactionID: job.request.payload.transactionID,
+                                   digest: FairPlayCrypto.sha256(licenseJob.spc), windowMilliseconds: window))
         }
-        if claims.isEmpty { return }
+        if claims.isEmpty { return opened }
         let fresh: [Bool]
         do {
             fresh = try await guards.store.claim(claims)
@@ -99,15 +107,18 @@ extension LicenseProcessor {
                 throw LicenseStoreError(.backend, "guard store answered \(fresh.count) of \(claims.count) claims")
             }
         } catch {
-            batch.failAll(storeError: error, during: "claim")
-            return
+            replies.failAll(opened.lazy.map { ($0.index, $0.request) }, storeError: error, during: "claim")
+            return []
         }
-        for (position, index) in indices.enumerated() where !fresh[position] {
-            let claim = claims[position]
-            batch.answer(index, .replayedSPC,
-                         "this SPC (transaction \(claim.transactionID.map { String($0, radix: 16) } ?? "none")) was already sent by another job within the last \(claim.windowMilliseconds) ms",
-                         rule: "replay:spc")
+        var replayed = [Bool](repeating: false, count: opened.count)
+        for (offset, position) in positions.enumerated() where !fresh[offset] {
+            replayed[position] = true
+            let claim = claims[offset]
+            replies.answer(opened[position].index, request: opened[position].request, .replayedSPC,
+                           "this SPC (transaction \(claim.transactionID.map { String($0, radix: 16) } ?? "none")) was already sent by another job within the last \(claim.windowMilliseconds) ms",
+                           rule: "replay:spc")
         }
+        return zip(opened, replayed).filter { !$0.1 }.map(\.0)
     }
 
     func storeReplies(_ replies: [LicenseReply], jobs: [LicenseJob], guards: JobGuards) async -> [LicenseReply] {

@@ -2,27 +2,38 @@ import FairPlay
 import Foundation
 import Licensing
 import Logging
-import Wire
 
 /// Turns a batch of license jobs into replies: the worker's core, independent of Kafka.
 ///
-/// For a batch, in this order (docs/worker.md):
-/// 1. deadline check: a job whose deadline has passed is answered at once, with no RSA work;
-/// 2. every SPC opened with ``KeyServerModule`` on the ``CryptoPool`` (RSA, off the cooperative pool);
-/// 3. ONE `store.fetch` for the batch: tenant, wrapped content key for the SPC's asset ID, the
-///    tenant and asset policy layers, and the account's rental start (or offline records for a sync);
-/// 4. per job: tenant known, owns the SPC's certificate, key and policy present; the entitlement
-///    token verified; the layers stacked (``PolicyLayers``, each document parsed once per batch) and
-///    judged by ``PolicyEngine`` (``LicenseEvaluation``); the key unwrapped only if the terms send it;
-/// 5. ONE `store.acquireLeases` for the jobs whose decision has a side effect: lease slot, device
-///    registration, rental start, offline records (request ID = job ID, so a redelivered job gets
-///    the same answer and records nothing twice);
-/// 6. every CKC built on the pool from the decision's terms (content key duration or offline key,
-///    HDCP, required security level; no content key for playback state 2 or a sync check-in).
+/// A batch runs through typed stages (docs/worker.md). Each stage takes the jobs still in flight as
+/// values and returns the ones that go on; a job a stage stops leaves with its reply in
+/// ``BatchReplies``. A stage's store call covers the whole batch in one round trip. An entry that did
+/// not decode never enters: ``process(decoded:now:ledger:firstDeliveries:)`` answers it `invalidJob`.
+///
+/// 0. admit (guards only; job indices -> indices): a redelivered job gets its stored reply, a job past
+///    its account's rate limit `rateLimited`, before any RSA work (LicenseProcessor+Guards.swift);
+/// 1. deadline (indices -> indices): a job whose deadline has passed is answered, with no RSA work;
+/// 2. open (indices -> ``OpenedJob``): every SPC opened with ``KeyServerModule`` on the ``CryptoPool``
+///    (RSA, off the cooperative pool);
+/// 3. claim (guards only, for tenants that set a replay window; ``OpenedJob`` -> ``OpenedJob``): an
+///    SPC another job sent within the window is refused;
+/// 4. judge (``OpenedJob`` -> ``IssuedJob``): ONE `store.fetch` for the batch (tenant, wrapped content
+///    key for the SPC's asset ID, the policy layers, the account's rental start or offline records);
+///    per job, preflight (tenant known, owns the SPC's certificate, a key or key seed and some policy
+///    stored), the entitlement token verified and the layers judged by ``PolicyEngine`` (a
+///    ``JudgedJob``, each document parsed once per batch); then a refusal is answered and an issued
+///    job gets its key, unwrapped or derived only if the terms send it;
+/// 5. lease (``IssuedJob`` -> ``LeasedJob``): ONE `store.acquireLeases` for the jobs whose decision
+///    has a side effect: lease slot, device registration, rental start, offline records (request ID =
+///    job ID, so a redelivered job gets the same answer and records nothing twice);
+/// 6. CKC (``LeasedJob`` -> reply): every CKC built on the pool from the decision's terms (content key
+///    duration or offline key, HDCP, required security level; no content key for playback state 2 or
+///    a sync check-in);
+/// 7. store replies (guards only; replies -> replies): every final reply kept before it is published.
 ///
 /// Every job gets exactly one reply, in input order. A retriable store failure answers every job
-/// still in flight with ``KSMStatus/storeUnavailable`` (fail closed: no license without policy);
-/// jobs already answered (deadline, SPC errors) keep their final answer.
+/// still in flight at that stage with ``KSMStatus/storeUnavailable`` (fail closed: no license without
+/// policy); jobs already answered (deadline, SPC errors) keep their final answer.
 public struct LicenseProcessor: Sendable {
     public let keyServer: KeyServerModule
     public let store: any LicenseStore
@@ -94,261 +105,72 @@ public struct LicenseProcessor: Sendable {
     /// - Parameter now: the clock for deadlines and leases, in milliseconds since 1970.
     public func process(_ jobs: [LicenseJob], now: Int64 = LicenseProcessor.currentTimeMilliseconds(), ledger: RateCountLedger? = nil,
                         firstDeliveries: [Bool]? = nil) async -> [LicenseReply] {
-        var batch = LicenseBatch(jobs: jobs, logger: logger)
-        if let firstDeliveries, firstDeliveries.count == jobs.count { batch.firstDelivery = firstDeliveries }
         if jobs.isEmpty { return [] }
+        var replies = BatchReplies(jobs: jobs, logger: logger)
+        var admitted = Array(jobs.indices)
+        var guardSettings: [StoreIdentifier: GuardSettings] = [:]
+        if let guards {
+            let firstDelivery = firstDeliveries.flatMap { $0.count == jobs.count ? $0 : nil }
+            (admitted, guardSettings) = await admit(admitted, firstDelivery: firstDelivery, guards: guards, now: now, ledger: ledger, answering: &replies)
+        }
+        let onTime = refuseExpired(admitted, now: now, answering: &replies)
+        var opened = await open(onTime, answering: &replies)
+        if let guards { opened = await claimSPCs(opened, settings: guardSettings, guards: guards, answering: &replies) }
+        let issued = await judge(opened, now: now, answering: &replies)
+        let leased = await acquireLeases(issued, now: now, answering: &replies)
+        await buildCKCs(leased, now: now, answering: &replies)
+        let final = replies.finish()
+        guard let guards else { return final }
+        return await storeReplies(final, jobs: jobs, guards: guards)
+    }
 
-        // 0. Guards, before any RSA work: stored replies (redeliveries) and rate limits.
-        if let guards { await admit(&batch, guards: guards, now: now, ledger: ledger) }
+    // MARK: Stages
 
-        // 1. Deadlines: no RSA for an answer nobody waits for.
-        for index in batch.pending {
-            if let deadline = jobs[index].deadline, deadline <= now {
-                batch.answer(index, .deadlineExpired, "deadline \(deadline) passed \(now - deadline) ms before processing", rule: "deadline")
+    /// Stage 1: no RSA for an answer nobody waits for. Returns the jobs still on time.
+    private func refuseExpired(_ indices: [Int], now: Int64, answering replies: inout BatchReplies) -> [Int] {
+        var onTime: [Int] = []
+        onTime.reserveCapacity(indices.count)
+        for index in indices {
+            if let deadline = replies.jobs[index].deadline, deadline <= now {
+                replies.answer(index, .deadlineExpired, "deadline \(deadline) passed \(now - deadline) ms before processing", rule: "deadline")
+            } else {
+                onTime.append(index)
             }
         }
+        return onTime
+    }
 
-        // 2. Open every SPC on the pool.
-        let toOpen = batch.pending
+    /// Stage 2: every SPC opened on the pool. Returns the jobs whose SPC opened.
+    private func open(_ indices: [Int], answering replies: inout BatchReplies) async -> [OpenedJob] {
+        if indices.isEmpty { return [] }
+        let jobs = replies.jobs
         let server = keyServer
-        let opened = await pool.map(toOpen.map { jobs[$0].spc }) { spc -> Result<SPCRequest, FairPlayError> in
+        let results = await pool.map(indices.map { jobs[$0].spc }) { spc -> Result<SPCRequest, FairPlayError> in
             do throws(FairPlayError) { return .success(try server.open(spc)) } catch { return .failure(error) }
         }
-        for (index, result) in zip(toOpen, opened) {
+        var opened: [OpenedJob] = []
+        opened.reserveCapacity(indices.count)
+        for (index, result) in zip(indices, results) {
             switch result {
-            case .success(let request): batch.work[index].request = request
-            case .failure(let error): batch.answer(index, KSMStatus(error.status), error.reason, rule: "fairplay:open")
+            case .success(let request): opened.append(OpenedJob(index: index, request: request))
+            case .failure(let error): replies.answer(index, KSMStatus(error.status), error.reason, rule: "fairplay:open")
             }
         }
-
-        // 2b. Anti-replay, for tenants that set a window (one round trip, none when no tenant does).
-        if let guards { await claimSPCs(&batch, guards: guards) }
-
-        // 3. One store round trip for the whole batch.
-        await fetch(&batch, now: now)
-
-        // 5. One lease round trip for the jobs that carry a playback session.
-        await acquireLeases(&batch, now: now)
-
-        // 6. Build the CKCs on the pool.
-        await buildCKCs(&batch, now: now)
-
-        let replies = batch.finish()
-        // 7. Keep every final reply before it is published, so a redelivery gets the same bytes.
-        guard let guards else { return replies }
-        return await storeReplies(replies, jobs: jobs, guards: guards)
+        return opened
     }
 
-    // MARK: Steps
-
-    /// Steps 3 and 4: fetch, then the per-job checks and the policy decision, which need no further
-    /// round trip (except, rarely, a rental start the first read skipped: see ``CachingLicenseStore``).
-    private func fetch(_ batch: inout LicenseBatch, now: Int64) async {
-        let indices = batch.pending
-        if indices.isEmpty { return }
-        let requests = indices.map { index in
-            let job = batch.jobs[index]
-            // `request` is set for every pending job after step 2.
-            let request = batch.work[index].request!
-            return StoreRequest(tenant: job.tenant, account: job.account, assetID: Array(request.assetID), keyPeriod: job.keyPeriod,
-                                accountReads: request.payload.sync != nil ? .offlineRecords : .rentalStart)
-        }
-        guard var results = await read(requests, &batch, during: "fetch") else { return }
-        let unprovisioned = await answerIfUnprovisioned(indices, results, &batch)
-        var documents = PolicyDocumentCache()
-        var tokenKeyrings: [StoreIdentifier: Result<EntitlementKeyring, KeyEncryptionKeyring.KeyringError>] = [:]
-        var evaluations: [Int: LicenseEvaluation] = [:]
-        var rereads: [Int] = []
-        for (position, index) in indices.enumerated() where !unprovisioned.contains(index) {
-            guard let evaluation = check(index, results[position], in: &batch, now: now, documents: &documents, tokenKeyrings: &tokenKeyrings) else { continue }
-            if let policy = evaluation.policy, policy.rentalDurationSeconds > 0, !results[position].rentalStartRead {
-                rereads.append(position)
-            } else {
-                evaluations[index] = evaluation
-            }
-        }
-        if !rereads.isEmpty {
-            // A rental duration the cached documents did not show (a token claim set it): read the
-            // starts for those jobs alone, then judge them again.
-            var again = rereads.map { requests[$0] }
-            for i in again.indices { again[i].accountReads = .rentalStart }
-            guard let fresh = await read(again, &batch, during: "fetch") else { return }
-            for (position, result) in zip(rereads, fresh) {
-                results[position] = result
-                if let evaluation = check(indices[position], result, in: &batch, now: now, documents: &documents, tokenKeyrings: &tokenKeyrings) {
-                    evaluations[indices[position]] = evaluation
-                }
-            }
-        }
-        for (index, evaluation) in evaluations {
-            apply(evaluation, to: index, in: &batch)
-        }
-    }
-
-    /// A store that lost its data (Redis restarted without persistence) knows no tenant at all: a
-    /// final `unknownTenant` would be stored and outlive the re-provisioning. When some tenant of the
-    /// batch is unknown, the provisioning marker is asked (one round trip, on this rare path only);
-    /// without it those jobs are answered retriable. Returns the jobs answered here.
-    private func answerIfUnprovisioned(_ indices: [Int], _ results: [StoreResult], _ batch: inout LicenseBatch) async -> Set<Int> {
-        let unknown = zip(indices, results).filter { $0.1.tenant == nil }.map(\.0)
-        if unknown.isEmpty { return [] }
-        let provisioned: Bool
-        do {
-            provisioned = try await store.isProvisioned()
-        } catch {
-            logger.warning("store provisioning check failed", metadata: [LoggingKeys.reason: "\(StoreFailureReason.logMessage(error))"])
-            provisioned = false
-        }
-        if provisioned { return [] }
-        logger.error("the license store holds no provisioning marker: it lost its data or was never provisioned; answering unknown tenants retriable",
-                     metadata: ["jobs": "\(unknown.count)"])
-        for index in unknown {
-            batch.answer(index, .storeUnavailable, StoreFailureReason.notProvisioned, rule: StoreFailureReason.notProvisionedRule)
-        }
-        return Set(unknown)
-    }
-
-    /// One `store.fetch`; on failure every pending job is answered and nil returned.
-    private func read(_ requests: [StoreRequest], _ batch: inout LicenseBatch, during call: String) async -> [StoreResult]? {
-        do {
-            let results = try await store.fetch(requests)
-            guard results.count == requests.count else {
-                throw LicenseStoreError(.backend, "store answered \(results.count) of \(requests.count) reads")
-            }
-            return results
-        } catch {
-            batch.failAll(storeError: error, during: call)
-            return nil
-        }
-    }
-
-    /// Step 4 for one job: tenant, certificate, key present, policy present; then the policy
-    /// decision. Returns nil when the job was answered here.
-    private func check(
-        _ index: Int, _ result: StoreResult, in batch: inout LicenseBatch, now: Int64, documents: inout PolicyDocumentCache,
-        tokenKeyrings: inout [StoreIdentifier: Result<EntitlementKeyring, KeyEncryptionKeyring.KeyringError>]
-    ) -> LicenseEvaluation? {
-        let job = batch.jobs[index]
-        let request = batch.work[index].request!
-        if let refusal = Self.preflight(job: job, request: request, result: result) {
-            batch.answer(index, refusal.status, refusal.reason, rule: refusal.rule)
-            return nil
-        }
-        guard let tenant = result.tenant else { return nil }  // preflight checked it (and a key or a seed)
-        var ring: EntitlementKeyring?
-        if !job.entitlement.isEmpty {
-            let known = tokenKeyrings[tenant.id] ?? Self.tokenKeyring(tenant, keyring: keyring)
-            tokenKeyrings[tenant.id] = known
-            switch known {
-            case .success(let r): ring = r
-            case .failure(let error):
-                batch.answer(index, .keyUnwrapFailed, "entitlement secrets: \(error.reason)", rule: "token:keyring")
-                return nil
-            }
-        }
-        batch.work[index].tenant = tenant
-        batch.work[index].wrappedKey = result.contentKey  // nil: derived from the tenant's key seed
-        return LicenseEvaluation.evaluate(job: job, request: request, tenant: tenant, stored: result, now: now, documents: &documents, tokenKeyring: ring)
-    }
-
-    /// A refusal decided before policy: who asks, and what the store holds.
-    struct Preflight: Sendable {
-        var status: KSMStatus
-        var rule: String
-        var reason: String
-    }
-
-    /// Tenant known, owns the SPC's certificate (tenant isolation), content key and some policy
-    /// stored. Nil when the job may go on to the policy engine.
-    static func preflight(job: LicenseJob, request: SPCRequest, result: StoreResult) -> Preflight? {
-        guard let tenant = result.tenant else {
-            return Preflight(status: .unknownTenant, rule: "tenant:unknown", reason: "tenant \(job.tenant) is not known")
-        }
-        let spcHash = request.container.certificateHash
-        let owned = tenant.certificateHashes.contains { Array($0) == Array(spcHash) }
-            || tenant.certificateHashes.contains(FairPlayCrypto.sha256(request.credential.certificateDER))
-        guard owned else {
-            return Preflight(status: .certificateNotOwnedByTenant, rule: "tenant:certificate",
-                             reason: "the SPC is for certificate \(HexEncoding.encode(spcHash)), which tenant \(job.tenant) does not own")
-        }
-        guard result.contentKey != nil || tenant.keySeed != nil else {
-            return Preflight(status: .noContentKey, rule: "asset:no-content-key", reason: "no content key for this asset ID")
-        }
-        guard result.hasPolicy else {
-            return Preflight(status: .noPolicy, rule: "policy:missing", reason: "neither the asset nor tenant \(job.tenant) has a policy")
-        }
-        return nil
-    }
-
-    /// The tenant's token secrets, unwrapped under its KEK (once per batch and tenant).
-    static func tokenKeyring(_ tenant: TenantRecord, keyring: KeyEncryptionKeyring) -> Result<EntitlementKeyring, KeyEncryptionKeyring.KeyringError> {
-        var secrets: [String: [UInt8]] = [:]
-        for (kid, wrapped) in tenant.entitlementSecrets {
-            do throws(KeyEncryptionKeyring.KeyringError) {
-                secrets[kid.value] = try keyring.unwrap(secret: wrapped, with: tenant.keyEncryptionKeyID)
-            } catch {
-                return .failure(error)
-            }
-        }
-        do throws(EntitlementKeyring.InvalidKey) {
-            return .success(try EntitlementKeyring(secrets))
-        } catch {
-            return .failure(KeyEncryptionKeyring.KeyringError(error.description))
-        }
-    }
-
-    /// Answers a refused job, or records an issued one's terms and unwraps its key.
-    private func apply(_ evaluation: LicenseEvaluation, to index: Int, in batch: inout LicenseBatch) {
-        let decision = evaluation.decision
-        guard let terms = decision.terms else {
-            batch.answer(index, evaluation.refusalStatus ?? .invalidPolicy, decision.reason, rule: decision.rule)
-            return
-        }
-        batch.work[index].evaluation = evaluation
-        batch.work[index].rule = decision.rule
-        batch.work[index].reason = decision.reason
-        guard let wrapped = batch.work[index].wrappedKey else {
-            applySeededKey(includesContentKey: terms.includesContentKey, to: index, in: &batch)
-            return
-        }
-        batch.work[index].contentIV = wrapped.iv
-        // No key for playback state 2 or a sync check-in: it is never unwrapped.
-        guard terms.includesContentKey else { return }
-        do {
-            batch.work[index].contentKey = try keyring.contentKey(wrapped)
-        } catch {
-            batch.answer(index, .keyUnwrapFailed, error.reason, rule: "key:unwrap")
-        }
-    }
-
-    /// No stored key, and the tenant has a key seed: the key and IV are derived (docs/key-seeds.md)
-    /// with no further read; a stored key always wins over the seed.
-    private func applySeededKey(includesContentKey: Bool, to index: Int, in batch: inout LicenseBatch) {
-        guard let tenant = batch.work[index].tenant, let seed = tenant.keySeed, let request = batch.work[index].request else { return }
-        var derived: ContentKeyDerivation.DerivedKey
-        do {
-            derived = try keyring.deriveContentKey(seed: seed, with: tenant.keyEncryptionKeyID, assetID: Array(request.assetID),
-                                                   keyPeriod: batch.jobs[index].keyPeriod)
-        } catch {
-            batch.answer(index, .keyUnwrapFailed, error.reason, rule: "key:seed")
-            return
-        }
-        batch.work[index].contentIV = derived.iv
-        if includesContentKey { batch.work[index].contentKey = SecretBytes(taking: &derived.key) }
-        FairPlayCrypto.cleanse(&derived.key)
-    }
-
-    /// Step 5: ONE write round trip (`acquireLeases`) for every pending job whose decision takes
-    /// a lease slot, registers a device, starts a rental or records offline licenses.
-    private func acquireLeases(_ batch: inout LicenseBatch, now: Int64) async {
-        var indices: [Int] = []
+    /// Stage 5: ONE write round trip (`acquireLeases`) for every job whose decision takes a lease
+    /// slot, registers a device, starts a rental or records offline licenses. Returns the jobs the
+    /// write did not refuse (and those that need none).
+    private func acquireLeases(_ issued: [IssuedJob], now: Int64, answering replies: inout BatchReplies) async -> [LeasedJob] {
+        var positions: [Int] = []
         var requests: [LeaseRequest] = []
-        for index in batch.pending {
-            guard let write = batch.work[index].evaluation?.write else { continue }
-            indices.append(index)
+        for (position, job) in issued.enumerated() {
+            guard let write = job.evaluation.write else { continue }
+            positions.append(position)
             requests.append(write)
         }
-        if requests.isEmpty { return }
+        if requests.isEmpty { return issued.map { LeasedJob(issued: $0, lease: nil) } }
         let results: [LeaseResult]
         do {
             results = try await store.acquireLeases(requests)
@@ -356,47 +178,44 @@ public struct LicenseProcessor: Sendable {
                 throw LicenseStoreError(.backend, "store answered \(results.count) of \(requests.count) lease requests")
             }
         } catch {
-            batch.failAll(storeError: error, during: "acquireLeases")
-            return
+            replies.failAll(issued.lazy.map { ($0.index, $0.request) }, storeError: error, during: "acquireLeases")
+            return []
         }
-        for (index, result) in zip(indices, results) {
-            switch result {
-            case .granted(let at), .renewed(let at), .held(let at), .grantedEndingOldest(let at, _):
-                batch.work[index].leaseExpiresAt = at
-                batch.work[index].leaseRenewed = if case .renewed = result { true } else { false }
-                if case .grantedEndingOldest(_, let ended) = result {
-                    batch.work[index].reason += "; the account was full: stream \(ended) ended (its renewal will be refused)"
-                }
-            case .recorded:
-                break
-            case .refused(let reason, let active, let limit):
-                let account = batch.jobs[index].account
-                switch reason {
-                case .deviceLimitReached:
-                    batch.answer(index, .deviceLimitReached, "account \(account) has registered \(active) of \(limit) devices", rule: PolicyRefusal.deviceLimitReached.rule)
-                case .streamEnded:
-                    batch.answer(index, .streamEnded, "this stream was ended by a newer one on account \(account)", rule: PolicyRefusal.streamEnded.rule)
-                case .noLiveSlot:
-                    batch.answer(index, .leaseRenewalNotAllowed, "the session holds no live lease and the policy does not renew leases", rule: PolicyRefusal.leaseRenewalNotAllowed.rule)
-                default:
-                    batch.answer(index, .tooManyStreams, "account \(account) holds \(active) of \(limit) concurrent streams", rule: PolicyRefusal.tooManyStreams.rule)
-                }
+        var leases = [LeaseResult?](repeating: nil, count: issued.count)
+        for (position, result) in zip(positions, results) { leases[position] = result }
+        var leased: [LeasedJob] = []
+        leased.reserveCapacity(issued.count)
+        for (job, lease) in zip(issued, leases) {
+            guard case .refused(let reason, let active, let limit) = lease else {
+                leased.append(LeasedJob(issued: job, lease: lease))
+                continue
+            }
+            let account = replies.jobs[job.index].account
+            switch reason {
+            case .deviceLimitReached:
+                replies.answer(job.index, request: job.request, .deviceLimitReached, "account \(account) has registered \(active) of \(limit) devices",
+                               rule: PolicyRefusal.deviceLimitReached.rule)
+            case .streamEnded:
+                replies.answer(job.index, request: job.request, .streamEnded, "this stream was ended by a newer one on account \(account)",
+                               rule: PolicyRefusal.streamEnded.rule)
+            case .noLiveSlot:
+                replies.answer(job.index, request: job.request, .leaseRenewalNotAllowed, "the session holds no live lease and the policy does not renew leases",
+                               rule: PolicyRefusal.leaseRenewalNotAllowed.rule)
+            default:
+                replies.answer(job.index, request: job.request, .tooManyStreams, "account \(account) holds \(active) of \(limit) concurrent streams",
+                               rule: PolicyRefusal.tooManyStreams.rule)
             }
         }
+        return leased
     }
 
-    /// Step 6: build every CKC on the pool, from the decision's terms.
-    private func buildCKCs(_ batch: inout LicenseBatch, now: Int64) async {
-        let indices = batch.pending
-        if indices.isEmpty { return }
-        // Fields are read through the array in place: copying a whole `Work` out retains each of its
-        // references once more per job.
-        let items: [CKCJob] = indices.map { index in
-            // Every pending job has an issued evaluation after step 4.
-            let evaluation = batch.work[index].evaluation!
-            let terms = evaluation.decision.terms!
+    /// Stage 6: every CKC built on the pool, from the decision's terms; answers every job.
+    private func buildCKCs(_ leased: [LeasedJob], now: Int64, answering replies: inout BatchReplies) async {
+        if leased.isEmpty { return }
+        let items: [CKCJob] = leased.map { job in
+            let terms = job.issued.terms
             var duration = terms.duration.contentKeyDuration
-            if let expiry = batch.work[index].leaseExpiresAt {
+            if let expiry = job.lease?.expiresAtMilliseconds {
                 // The CKC's lease ends with the slot: a renewal, a hold or a redelivered job gets what remains.
                 let remaining = UInt32(clamping: max(1, (expiry - now + 999) / 1000))
                 duration = switch terms.duration {
@@ -404,8 +223,9 @@ public struct LicenseProcessor: Sendable {
                 default: .lease(remaining)
                 }
             }
+            let evaluation = job.issued.evaluation
             return CKCJob(
-                request: batch.work[index].request!, key: batch.work[index].contentKey, iv: batch.work[index].contentIV, duration: duration,
+                request: job.issued.request, key: job.issued.key, iv: job.issued.iv, duration: duration,
                 offlineKey: terms.duration.offlineKey(streamID: evaluation.streamID, titleID: evaluation.titleID),
                 hdcp: terms.hdcp, securityLevel: terms.requiredSecurityLevel, audio: evaluation.policy?.contentType == .audio)
         }
@@ -423,120 +243,26 @@ public struct LicenseProcessor: Sendable {
                 return .failure(error)
             }
         }
-        for (index, result) in zip(indices, built) {
+        for (job, result) in zip(leased, built) {
+            let index = job.issued.index
             switch result {
             case .success(let ckc):
-                var reason = batch.work[index].reason
-                if let expiry = batch.work[index].leaseExpiresAt {
-                    reason += batch.work[index].leaseRenewed ? "; lease renewed until \(expiry)" : "; lease until \(expiry)"
+                let decision = job.issued.evaluation.decision
+                var reason = decision.reason
+                if case .grantedEndingOldest(_, let ended) = job.lease {
+                    reason += "; the account was full: stream \(ended) ended (its renewal will be refused)"
+                }
+                let expiry = job.lease?.expiresAtMilliseconds
+                if let expiry {
+                    let renewed = if case .renewed = job.lease { true } else { false }
+                    reason += renewed ? "; lease renewed until \(expiry)" : "; lease until \(expiry)"
                 }
                 // A check-in is answered without its CKC, as Apple's SDK 26 answers one.
-                batch.answer(index, .ok, reason, rule: batch.work[index].rule, ckc: batch.jobs[index].checkIn ? nil : ckc)
+                replies.answer(index, request: job.issued.request, .ok, reason, rule: decision.rule, ckc: replies.jobs[index].checkIn ? nil : ckc,
+                               leaseExpiresAt: expiry)
             case .failure(let error):
-                batch.answer(index, KSMStatus(error.status), error.reason, rule: "fairplay:ckc")
+                replies.answer(index, request: job.issued.request, KSMStatus(error.status), error.reason, rule: "fairplay:ckc")
             }
         }
-    }
-}
-
-/// One batch in flight: the jobs, what is known of each, and the replies decided so far.
-/// Internal (not private) so the guards' extension can answer jobs.
-struct LicenseBatch {
-    struct Work {
-        var request: SPCRequest?
-        var tenant: TenantRecord?
-        var wrappedKey: WrappedContentKey?
-        /// Set for jobs the policy issues.
-        var evaluation: LicenseEvaluation?
-        var contentKey: SecretBytes?
-        var contentIV: [UInt8] = []
-        var rule = ""
-        var reason = ""
-        var leaseExpiresAt: Int64?
-        var leaseRenewed = false
-    }
-
-    let jobs: [LicenseJob]
-    var work: [Work]
-    /// Per job: on its first delivery, so no reply can be stored for it yet (admission skips the lookup).
-    var firstDelivery: [Bool]
-    /// Each tenant's guard settings, when the guards read them (step 0).
-    var guardSettings: [StoreIdentifier: GuardSettings] = [:]
-    private var replies: [LicenseReply?]
-    private let logger: Logger
-    /// Per-job log lines are debug level: below it nothing per job is formatted at all.
-    private let logsJobs: Bool
-
-    init(jobs: [LicenseJob], logger: Logger) {
-        self.jobs = jobs
-        self.logger = logger
-        logsJobs = logger.logLevel <= .debug
-        work = Array(repeating: Work(), count: jobs.count)
-        firstDelivery = Array(repeating: false, count: jobs.count)
-        replies = Array(repeating: nil, count: jobs.count)
-    }
-
-    /// The batch's logger with job `index`'s request ID.
-    private func logger(for index: Int) -> Logger {
-        var log = logger
-        log[metadataKey: LoggingKeys.requestID] = .string(jobs[index].id.value)
-        return log
-    }
-
-    /// Indices of jobs not yet answered, in input order.
-    var pending: [Int] { replies.indices.filter { replies[$0] == nil } }
-
-    /// Decides job `index`'s reply (once) and logs it; releases its key.
-    mutating func answer(_ index: Int, _ status: KSMStatus, _ reason: String, rule: String, ckc: [UInt8]? = nil, retryAfterMilliseconds: Int64? = nil) {
-        guard replies[index] == nil else { return }
-        let job = jobs[index]
-        let request = work[index].request
-        replies[index] = LicenseReply(
-            id: job.id.value, status: status, reason: reason, ckc: ckc,
-            leaseExpiresAt: ckc != nil ? work[index].leaseExpiresAt : nil,
-            assetID: request.map { Array($0.assetID) }, hu: request?.hu,
-            tenant: job.tenant.value, account: job.account.value, rule: rule,
-            retryAfterMilliseconds: retryAfterMilliseconds)
-        work[index].contentKey = nil
-        guard logsJobs else { return }
-        var metadata: Logger.Metadata = [
-            LoggingKeys.tenant: .string(job.tenant.value), LoggingKeys.status: .string(status.name), LoggingKeys.rule: .string(rule),
-        ]
-        if status != .ok { metadata[LoggingKeys.reason] = .string(reason) }
-        if let expiry = work[index].leaseExpiresAt, ckc != nil { metadata[LoggingKeys.leaseExpiresAt] = "\(expiry)" }
-        logger(for: index).debug("job answered", metadata: metadata)
-    }
-
-    /// Answers job `index` with a reply stored when the job was first answered (published verbatim).
-    mutating func answer(_ index: Int, duplicate reply: LicenseReply) {
-        guard replies[index] == nil else { return }
-        replies[index] = reply
-        guard logsJobs else { return }
-        logger(for: index).debug("job answered with its stored reply", metadata: [LoggingKeys.status: .string(reply.status.name), LoggingKeys.rule: .string(reply.rule)])
-    }
-
-    /// A store call failed: every job still pending gets the same answer (fail closed).
-    mutating func failAll(storeError error: any Error, during call: String) {
-        let retriable = (error as? LicenseStoreError)?.isRetriable ?? false
-        let message = StoreFailureReason.logMessage(error)
-        let pending = self.pending
-        logger.warning("store \(call) failed; answering \(pending.count) jobs", metadata: [
-            LoggingKeys.reason: "\(message)", LoggingKeys.retriable: "\(retriable)",
-        ])
-        for index in pending {
-            if retriable {
-                answer(index, .storeUnavailable, StoreFailureReason.reason(during: call, retriable: true), rule: "store:unavailable")
-            } else {
-                answer(index, KSMStatus(.internalError), StoreFailureReason.reason(during: call, retriable: false), rule: "store:error")
-            }
-        }
-    }
-
-    /// All replies, in input order. Any job left unanswered (a bug) gets an internal error.
-    mutating func finish() -> [LicenseReply] {
-        for index in pending {
-            answer(index, KSMStatus(.internalError), "job left unanswered by the pipeline", rule: "internal")
-        }
-        return replies.map { $0! }
     }
 }
