@@ -28,9 +28,7 @@ extension LicenseProcessor {
         var admitted: AdmissionBatch
         do {
             admitted = try await guards.store.admit(requests, nowMilliseconds: now, rateWindowMilliseconds: guards.rateWindowMilliseconds)
-            guard admitted.admissions.count == requests.count else {
-                throw LicenseStoreError(.backend, "guard store answered \(admitted.admissions.count) of \(requests.count) admissions")
-            }
+            if let error = LicenseStoreError.answerCount(admitted.admissions.count, of: requests.count, "admissions", from: "guard store") { throw error }
             // A tenant believed to have no rate limit has one now (an operator just set it): count
             // those jobs after all, in a second round trip, so a new limit applies from this batch.
             let uncounted = requests.indices.filter { position in
@@ -45,9 +43,7 @@ extension LicenseProcessor {
                 var recount = uncounted.map { requests[$0] }
                 for i in recount.indices { recount[i].countsTowardRate = true }
                 let counted = try await guards.store.admit(recount, nowMilliseconds: now, rateWindowMilliseconds: guards.rateWindowMilliseconds)
-                guard counted.admissions.count == recount.count else {
-                    throw LicenseStoreError(.backend, "guard store answered \(counted.admissions.count) of \(recount.count) admissions")
-                }
+                if let error = LicenseStoreError.answerCount(counted.admissions.count, of: recount.count, "admissions", from: "guard store") { throw error }
                 for (position, admission) in zip(uncounted, counted.admissions) { admitted.admissions[position] = admission }
             }
         } catch {
@@ -103,9 +99,7 @@ extension LicenseProcessor {
         let fresh: [Bool]
         do {
             fresh = try await guards.store.claim(claims)
-            guard fresh.count == claims.count else {
-                throw LicenseStoreError(.backend, "guard store answered \(fresh.count) of \(claims.count) claims")
-            }
+            if let error = LicenseStoreError.answerCount(fresh.count, of: claims.count, "claims", from: "guard store") { throw error }
         } catch {
             replies.failAll(opened.lazy.map { ($0.index, $0.request) }, storeError: error, during: "claim")
             return []
@@ -136,9 +130,7 @@ extension LicenseProcessor {
         var result = replies
         do {
             let earlier = try await guards.store.storeReplies(stored)
-            guard earlier.count == stored.count else {
-                throw LicenseStoreError(.backend, "guard store answered \(earlier.count) of \(stored.count) stored replies")
-            }
+            if let error = LicenseStoreError.answerCount(earlier.count, of: stored.count, "stored replies", from: "guard store") { throw error }
             for (offset, (position, answer)) in zip(positions, earlier).enumerated() {
                 guard let answer else {
                     // Ours were kept: publish exactly those bytes, without writing the reply again.

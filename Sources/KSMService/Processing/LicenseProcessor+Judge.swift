@@ -99,9 +99,7 @@ extension LicenseProcessor {
     /// One `store.fetch`, one result per request.
     private func read(_ requests: [StoreRequest]) async throws -> [StoreResult] {
         let results = try await store.fetch(requests)
-        guard results.count == requests.count else {
-            throw LicenseStoreError(.backend, "store answered \(results.count) of \(requests.count) reads")
-        }
+        if let error = LicenseStoreError.answerCount(results.count, of: requests.count, "reads") { throw error }
         return results
     }
 

@@ -174,9 +174,7 @@ public struct LicenseProcessor: Sendable {
         let results: [LeaseResult]
         do {
             results = try await store.acquireLeases(requests)
-            guard results.count == requests.count else {
-                throw LicenseStoreError(.backend, "store answered \(results.count) of \(requests.count) lease requests")
-            }
+            if let error = LicenseStoreError.answerCount(results.count, of: requests.count, "lease requests") { throw error }
         } catch {
             replies.failAll(issued.lazy.map { ($0.index, $0.request) }, storeError: error, during: "acquireLeases")
             return []
