@@ -47,12 +47,9 @@ struct ServerOptions: ParsableArguments {
 enum CommandSupport {
     static func server(credentials: String, library: String?, generation: FPSCryptoLibrary.Generation = .default, versions: [UInt32]) throws -> KeyServerModule {
         do {
-            let loaded = try CredentialsFile.load(path: credentials, libraryPath: library, libraryGeneration: generation)
-            return KeyServerModule(credentials: try CredentialStore(loaded), versionPolicy: ProtocolVersionPolicy(accepted: versions))
-        } catch let error as CredentialsFile.LoadError {
+            return try CredentialsFile.keyServer(credentials: credentials, library: library, generation: generation, versions: versions)
+        } catch {
             throw ValidationError(error.description)
-        } catch let error as FairPlayError {
-            throw ValidationError("credentials: \(error)")
         }
     }
 

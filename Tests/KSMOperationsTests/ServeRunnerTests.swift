@@ -1,0 +1,50 @@
+import Foundation
+import KSMOperations
+import KSMService
+import Prometheus
+import Logging
+import Testing
+
+/// `ServeRunner`, the worker process `ksm serve` composes, called directly: start-up refusals say
+/// which part cannot start, before anything connects.
+@Suite struct ServeRunnerTests {
+    static let logger = Logger(label: "ksm.test.runner") { _ in SwiftLogNoOpLogHandler() }
+
+    @Test("Credentials that cannot be read stop start-up with an error naming the file")
+    func missingCredentials() async throws {
+        let settings = try ServeConfiguration.resolve(flags: [:], environment: ServeConfigurationTests.required)
+        let error = await #expect(throws: ServeRunner.StartError.self) {
+            try await ServeRunner.run(settings, registry: PrometheusCollectorRegistry(), logger: Self.logger)
+        }
+        #expect(error?.description.contains("/c.json") == true, "\(String(describing: error))")
+    }
+
+    @Test("A key-encryption key file that does not exist stops start-up naming the file")
+    func missingKeyFile() async throws {
+        let credentials = try KSMTestCredentials.privateCopy()
+        defer { try? FileManager.default.removeItem(atPath: credentials.directory) }
+        var environment = ServeConfigurationTests.required
+        environment["KSM_CREDENTIALS"] = credentials.certificates
+        environment["KSM_KEK_FILES"] = "kek-1=/nonexistent/kek-1"
+        let settings = try ServeConfiguration.resolve(flags: [:], environment: environment)
+        _ = try ServeRunner.keyServer(for: settings)
+        let error = await #expect(throws: ServeRunner.StartError.self) {
+            try await ServeRunner.run(settings, registry: PrometheusCollectorRegistry(), logger: Self.logger)
+        }
+        #expect(error?.description.contains("/nonexistent/kek-1") == true, "\(String(describing: error))")
+    }
+}
+
+/// The repository's test credentials copied at mode 600 (git checks them out 0644).
+enum KSMTestCredentials {
+    static func privateCopy() throws -> (directory: String, certificates: String) {
+        var root = URL(fileURLWithPath: #filePath)
+        while !FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path) { root.deleteLastPathComponent() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-runner-\(UUID().uuidString)")
+        try FileManager.default.copyItem(at: root.appendingPathComponent("Fixtures/test-credentials"), to: directory)
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: directory.appendingPathComponent(name).path)
+        }
+        return (directory.path, directory.appendingPathComponent("certificates.json").path)
+    }
+}
