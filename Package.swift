@@ -68,6 +68,8 @@ let package = Package(
             providers: [.apt(["libjemalloc-dev"])]
         ),
 
+        // The one way the project starts an OS thread for blocking work (docs/worker.md, "Threads").
+        .target(name: "OwnedThreads"),
         // Wire formats shared by every layer: JSON parser and writer, base64, hex.
         .target(name: "Wire", dependencies: [.product(name: "ExtrasBase64", package: "swift-extras-base64")]),
         // The protocol: pure and synchronous, OpenSSL for every primitive.
@@ -79,7 +81,7 @@ let package = Package(
         // librdkafka wrapper: group consumer, idempotent producer, mock cluster.
         .target(
             name: "Kafka",
-            dependencies: ["CRdKafka", .product(name: "Logging", package: "swift-log"), .product(name: "DequeModule", package: "swift-collections")]
+            dependencies: ["CRdKafka", "OwnedThreads", .product(name: "Logging", package: "swift-log"), .product(name: "DequeModule", package: "swift-collections")]
         ),
         // hiredis wrapper and the Redis-backed license store.
         .target(
@@ -92,7 +94,7 @@ let package = Package(
         .target(
             name: "KSMService",
             dependencies: [
-                "FairPlay", "Licensing", "Kafka", "RedisStore", "Wire",
+                "FairPlay", "Licensing", "Kafka", "RedisStore", "Wire", "OwnedThreads",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -118,13 +120,13 @@ let package = Package(
             ]
         ),
         // A real redis-server on a free loopback port, for the tests and `ksm bench`.
-        .target(name: "KSMTestSupport", dependencies: ["RedisStore"]),
+        .target(name: "KSMTestSupport", dependencies: ["RedisStore", "OwnedThreads"]),
         // Load and benchmarks: the load generator, `ksm bench`'s runs and reports, the demo catalogue
         // and the test credentials. The only library that simulates devices or starts servers.
         .target(
             name: "KSMLoad",
             dependencies: [
-                "KSMService", "KSMOperations", "FairPlay", "FairPlayDevice", "Licensing", "Kafka", "RedisStore", "Wire", "KSMTestSupport",
+                "KSMService", "KSMOperations", "FairPlay", "FairPlayDevice", "Licensing", "Kafka", "RedisStore", "Wire", "KSMTestSupport", "OwnedThreads",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
@@ -144,6 +146,7 @@ let package = Package(
 
         .testTarget(name: "FairPlayTests", dependencies: ["FairPlay", "FairPlayDevice", "Wire", "KSMTestSupport"]),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
+        .testTarget(name: "OwnedThreadsTests", dependencies: ["OwnedThreads"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "KSMTestSupport"]),
         .testTarget(name: "LicensingTests", dependencies: ["Licensing", "Wire", "KSMTestSupport"]),
         .testTarget(name: "RedisStoreTests", dependencies: ["RedisStore", "Wire", "KSMTestSupport"]),

@@ -1,6 +1,7 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import OwnedThreads
 #endif
 
 /// A tiny OTLP/HTTP collector for tests: an HTTP/1.1 server on a free loopback port, on a thread of
@@ -106,12 +107,10 @@ private final class Core: @unchecked Sendable {
         }
         listener = fd
         port = boundPort
-        let thread = Thread { [self] in
+        OwnedThread.start(name: "otlp-test-collector") { [self] in
             serveLoop()
             done.signal()
-        }
-        thread.name = "otlp-test-collector"
-        thread.start()
+        }.detach()
     }
 
     /// Stops accepting and closes the listener; waits for the thread to finish.

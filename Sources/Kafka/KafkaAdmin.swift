@@ -1,4 +1,5 @@
 internal import CRdKafka
+import OwnedThreads
 import Logging
 
 /// Read-only questions about a consumer group, answered by the broker without joining the group:
@@ -16,7 +17,7 @@ public enum KafkaAdmin {
         // Never subscribes: rd_kafka_committed asks the group coordinator directly.
         let handle = try RdKafkaHandle.make(.consumer, config: config, context: RdKafkaContext(logger: Logger(label: "kafka.admin")))
         let ms = Int32(clamping: timeout.milliseconds)
-        let result: Result<[(high: Int64, committed: Int64)], KafkaError> = await KafkaThread.run(name: "kafka-committed") {
+        let result: Result<[(high: Int64, committed: Int64)], KafkaError> = await OwnedThread.run(name: "kafka-committed") {
             handle.withRaw { rk in
                 let list = RdKafkaTopicPartitionList(capacity: partitions)
                 for p in 0..<partitions { list.add(TopicPartition(topic: topic, partition: Int32(p))) }

@@ -1,4 +1,5 @@
 internal import CRdKafka
+import OwnedThreads
 import Logging
 import Synchronization
 
@@ -102,12 +103,12 @@ public final class KafkaConsumer: Sendable {
         let timeout = Int32(configuration.pollTimeout.milliseconds)
         let onStall = configuration.onStall
         // The thread holds the handle and the state, never `self`: dropping the consumer ends it.
-        let thread = KafkaThread.start(name: "kafka-consume") {
+        let thread = OwnedThread.start(name: "kafka-consume") {
             Self.pollLoop(handle: handle, state: state, timeout: timeout, onStall: onStall, logger: logger)
         }
         thread.detach()
         if let interval = configuration.lagSampleInterval {
-            KafkaThread.start(name: "kafka-lag") {
+            OwnedThread.start(name: "kafka-lag") {
                 Self.lagLoop(handle: handle, state: state, interval: interval)
             }.detach()
         }
@@ -157,7 +158,7 @@ public final class KafkaConsumer: Sendable {
     /// (on a thread of its own). Nothing stored since the last commit is not an error.
     public func commit() async throws(KafkaError) {
         let handle = try currentHandle()
-        let err = await KafkaThread.run(name: "kafka-commit") {
+        let err = await OwnedThread.run(name: "kafka-commit") {
             handle.withRaw { rk in rd_kafka_commit(rk, nil, 0) }
         }
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR__NO_OFFSET else {
@@ -209,7 +210,7 @@ public final class KafkaConsumer: Sendable {
     public func logEndOffsets(_ partitions: [TopicPartition], timeout: Duration = .seconds(2)) async -> [TopicPartition: Int64] {
         guard !partitions.isEmpty, let handle = try? currentHandle() else { return [:] }
         let ms = Int32(clamping: timeout.milliseconds)
-        return await KafkaThread.run(name: "kafka-log-end") {
+        return await OwnedThread.run(name: "kafka-log-end") {
             handle.withRaw { rk in
                 var ends: [TopicPartition: Int64] = [:]
                 for partition in partitions {
@@ -230,7 +231,7 @@ public final class KafkaConsumer: Sendable {
         await state.waitUntilFinished()
         guard let owner = handle.withLock({ $0.take() }).map(LastReference.init) else { return }
         // Normally the last reference: destroy on a thread of ours, not the cooperative pool.
-        await KafkaThread.run(name: "kafka-destroy") { owner.drop() }
+        await OwnedThread.run(name: "kafka-destroy") { owner.drop() }
     }
 
     private func currentHandle() throws(KafkaError) -> RdKafkaHandle {

@@ -1,4 +1,5 @@
 internal import CRdKafka
+import OwnedThreads
 import Logging
 import Synchronization
 
@@ -32,7 +33,7 @@ public final class KafkaProducer: Sendable {
 
     private let handle: Mutex<RdKafkaHandle?>
     private let context: ProducerContext
-    private let pollThread: Mutex<KafkaThread?>
+    private let pollThread: Mutex<OwnedThread?>
     private let stopPolling: StopFlag
     private let configuration: Configuration
     private let logger: Logger
@@ -52,7 +53,7 @@ public final class KafkaProducer: Sendable {
         let stop = StopFlag()
         let timeout = Int32(configuration.pollTimeout.milliseconds)
         // The thread holds the handle, not the producer, so dropping the producer still ends it.
-        let thread = KafkaThread.start(name: "kafka-produce") {
+        let thread = OwnedThread.start(name: "kafka-produce") {
             while !stop.isSet {
                 handle.withRaw { rk in _ = rd_kafka_poll(rk, timeout) }
             }
@@ -148,7 +149,7 @@ public final class KafkaProducer: Sendable {
     public func warmUp(topics: [String], timeout: Duration = .seconds(5)) async -> [String: KafkaError] {
         guard let handle = try? currentHandle() else { return [:] }
         let ms = Int32(timeout.milliseconds)
-        return await KafkaThread.run(name: "kafka-warmup") {
+        return await OwnedThread.run(name: "kafka-warmup") {
             handle.withRaw { rk in
                 var failures: [String: KafkaError] = [:]
                 for name in topics {
@@ -168,7 +169,7 @@ public final class KafkaProducer: Sendable {
     public func flush(timeout: Duration) async throws(KafkaError) {
         let handle = try currentHandle()
         let ms = Int32(timeout.milliseconds)
-        let err = await KafkaThread.run(name: "kafka-flush") {
+        let err = await OwnedThread.run(name: "kafka-flush") {
             handle.withRaw { rk in rd_kafka_flush(rk, ms) }
         }
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "flush") }
@@ -182,7 +183,7 @@ public final class KafkaProducer: Sendable {
         let stop = stopPolling
         let ms = Int32(timeout.milliseconds)
         let logger = self.logger
-        await KafkaThread.run(name: "kafka-pclose") {
+        await OwnedThread.run(name: "kafka-pclose") {
             owner.withValue { handle in
                 handle.withRaw { rk in
                     if rd_kafka_flush(rk, ms) != RD_KAFKA_RESP_ERR_NO_ERROR {

@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import OwnedThreads
 
 /// `ksm broker`'s control channel: one command per line on standard input, one answer per line on
 /// standard output (`ok <command>` or `error <command>: <why>`), so a fault test in another process
@@ -109,14 +110,12 @@ package struct BrokerControl {
     /// /dev/null) only ends the channel, not the broker.
     package func start() {
         let control = self
-        let thread = Thread {
+        OwnedThread.start(name: "ksm-broker-control") {
             while let line = readLine(strippingNewline: true) {
                 if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
                 let answer = control.handle(line)
                 FileHandle.standardOutput.write(Data((answer + "\n").utf8))
             }
-        }
-        thread.name = "ksm-broker-control"
-        thread.start()
+        }.detach()
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import OwnedThreads
 import Synchronization
 
 /// The process's crypto threads: a ``CryptoPool`` borrows its threads from here and gives them back
@@ -53,9 +54,7 @@ final class CryptoThreadReservoir: Sendable {
 
         func start(_ first: Assignment) {
             next.withLock { $0 = first }
-            let thread = Thread { [self] in loop() }
-            thread.stackSize = 1 << 20
-            thread.start()
+            OwnedThread.start(name: first.name, stackSize: 1 << 20) { [self] in loop() }.detach()
             wake.signal()
         }
 
@@ -72,23 +71,11 @@ final class CryptoThreadReservoir: Sendable {
                 guard let assignment = next.withLock({ $0.take() }) else { continue }
                 if assignment.name != currentName {
                     currentName = assignment.name
-                    Self.setName(currentName)
+                    OwnedThread.nameCurrent(currentName)
                 }
                 assignment.body()
                 reservoir.park(self)
             }
-        }
-
-        /// Linux keeps at most 15 bytes of a thread name and applies one only when the thread sets
-        /// its own, so it is set from inside.
-        private static func setName(_ name: String) {
-            Thread.current.name = name
-            #if os(Linux)
-            // Foundation does not always pass the name on to the kernel (seen: one thread of two kept
-            // its creator's name), and profilers and `CPUAccount` group threads by it.
-            // (`pthread_setname_np` is not exported to Swift; the thread's comm file is the same.)
-            try? Data(name.utf8).write(to: URL(fileURLWithPath: "/proc/thread-self/comm"))
-            #endif
         }
     }
 }
