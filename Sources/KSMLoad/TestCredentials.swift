@@ -7,7 +7,7 @@ import KSMService
 /// simulated device knows. Used by the load generator, the demo and the benchmarks; never production.
 package struct TestCredentials {
     /// Why the fixtures could not be read; `description` says which file and what to do.
-    package struct LoadError: Error, CustomStringConvertible {
+    package struct LoadError: OperatorFixableError, CustomStringConvertible {
         package var description: String
     }
 

@@ -25,10 +25,9 @@ public enum Base64 {
     }
 
     /// The bytes of padded base64 given as UTF-8 (or ASCII) bytes, or nil if they are not exactly that.
-    public static func decode(_ utf8: some Collection<UInt8>) -> [UInt8]? {
+    public static func decode(_ utf8: some BidirectionalCollection<UInt8>) -> [UInt8]? {
         // The library accepts `=` followed by a symbol in the last group ("QQ=A"); the schema does not.
-        let last = Array(utf8.suffix(2))
-        if last.count == 2, last[0] == UInt8(ascii: "="), last[1] != UInt8(ascii: "=") { return nil }
+        if let last = utf8.last, last != UInt8(ascii: "="), utf8.dropLast().last == UInt8(ascii: "=") { return nil }
         return try? ExtrasBase64.Base64.decode(bytes: utf8)
     }
 }

@@ -8,7 +8,7 @@ import KSMService
 ///
 /// `main` tells a malformed command line (usage text, status 64) from a failure at run time (one
 /// sentence, no usage text: status 64 for a value or a named file the operator must fix, a
-/// `ValidationError`, `SecretFileError` or missing test fixtures; 1 for anything else, e.g. a service that cannot be
+/// `ValidationError` or an `OperatorFixableError` (secret and key files, test fixtures); 1 for anything else, e.g. a service that cannot be
 /// reached), for every subcommand alike (`CommandFailure`).
 @main
 struct KSM: AsyncParsableCommand {
@@ -41,7 +41,7 @@ struct KSM: AsyncParsableCommand {
         } catch {
             let name = arguments.first { !$0.hasPrefix("-") } ?? "ksm"
             let failure: CommandFailure = (error as? CommandFailure)
-                ?? (error is ValidationError || error is SecretFileError || error is KeyFile.Error || error is TestCredentials.LoadError
+                ?? (error is ValidationError || error is any OperatorFixableError
                     ? .configuration([CommandFailure.sentence(for: error)]) : .runtime(CommandFailure.sentence(for: error)))
             Self.exit(withError: failure.report(command: name))
         }

@@ -1,17 +1,12 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import KSMLoad
 import KSMOperations
-import KSMService
 
 extension RunningProcess {
     /// The worker's `/status`, or nil while the admin port does not answer.
     func status() async -> WorkerStatus? {
-        guard let port = adminPort, let url = URL(string: "http://127.0.0.1:\(port)/status"),
-              let (data, response) = try? await URLSession.shared.data(from: url), (response as? HTTPURLResponse)?.statusCode == 200
-        else { return nil }
-        return WorkerStatus(json: Array(data))
+        guard let adminPort else { return nil }
+        return await WorkerStatus.fetch(port: adminPort)
     }
 
     /// Polls `/status` until `condition` holds (the machine channel for progress; no log text).

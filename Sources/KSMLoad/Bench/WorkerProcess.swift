@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import KSMOperations
 import KSMService
 import KSMTestSupport
@@ -36,10 +33,7 @@ package final class WorkerProcess: @unchecked Sendable {
 
     /// The worker's `/status`; nil while the admin port does not answer.
     package func status() async -> WorkerStatus? {
-        guard let url = URL(string: "http://127.0.0.1:\(adminPort)/status"),
-              let (data, response) = try? await URLSession.shared.data(from: url), (response as? HTTPURLResponse)?.statusCode == 200
-        else { return nil }
-        return WorkerStatus(json: Array(data))
+        await WorkerStatus.fetch(port: adminPort)
     }
 
     /// Waits until every worker owns partitions and no assignment changed for 1.5 s (cooperative

@@ -177,7 +177,7 @@ extension LicenseJob {
         let tenant = try identifier("tenant")
         let account = try identifier("account")
 
-        func decodeSPC(_ text: some Collection<UInt8>) throws(LicenseJobError) -> [UInt8] {
+        func decodeSPC(_ text: some BidirectionalCollection<UInt8>) throws(LicenseJobError) -> [UInt8] {
             guard !text.isEmpty else { throw fail("spc", "is empty") }
             guard let data = Base64.decode(text) else {
                 throw fail("spc", "is not valid base64 (standard alphabet, padded, no white space)")

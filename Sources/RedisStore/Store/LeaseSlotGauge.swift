@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Lease slots in use across the store, counted every `interval` (default 15 s) rather than per
-/// request: a `SCAN` over the slot sets (`fps:{t:*:a:*}:slots`) and a pipelined `ZCOUNT` of
+/// request: a `SCAN` over the slot sets (``RedisKeys/allSlots``) and a pipelined `ZCOUNT` of
 /// unexpired members for each page. One sample reads at most `maximumKeys` sets (default 200,000)
 /// so a huge keyspace cannot turn the gauge into load; `isComplete` says whether it saw them all.
 public final class LeaseSlotGauge: Sendable {
@@ -44,7 +44,7 @@ public final class LeaseSlotGauge: Sendable {
         var cursor = "0"
         var sample = Sample(slots: 0, accounts: 0, isComplete: false)
         repeat {
-            let page = try await client.send(["SCAN", RedisArgument(cursor), "MATCH", "fps:{t:*:a:*}:slots", "COUNT", "1000"])
+            let page = try await client.send(["SCAN", RedisArgument(cursor), "MATCH", RedisKeys.allSlots, "COUNT", "1000"])
             guard case .array(let parts) = page, parts.count == 2, let next = parts[0].bytes, case .array(let keys) = parts[1] else {
                 throw RedisError(.unexpectedReply, "SCAN answered neither a cursor nor a key page", isRetriable: false)
             }

@@ -77,6 +77,9 @@ enum RedisKeys {
         Self.account(tenant, account, Account.slots)
     }
 
+    /// `SCAN MATCH` pattern of every account's slot set (the slot-count gauge).
+    static let allSlots = RedisArgument("fps:{t:*:a:*}:\(Account.slots)")
+
     static func leaseRequest(_ tenant: StoreIdentifier, account: StoreIdentifier, requestID: StoreIdentifier) -> RedisArgument {
         Self.account(tenant, account, Account.leaseRequest, requestID.value)
     }
