@@ -26,10 +26,25 @@ public struct JSONWriter {
     /// A whole value; objects with their keys sorted by UTF-8 bytes.
     public mutating func write(_ value: JSONValue) {
         separate()
-        writeTree(value)
+        writeTree(value, indent: nil)
     }
 
-    private mutating func writeTree(_ value: JSONValue) {
+    /// A whole value over several lines, each level indented two spaces further, for people reading
+    /// a command's output; the same members in the same order as ``write(_:)``.
+    public mutating func writeIndented(_ value: JSONValue) {
+        separate()
+        writeTree(value, indent: 0)
+    }
+
+    /// Starts a new line at `level` when indenting; nothing when compact.
+    private mutating func lineBreak(_ level: Int?) {
+        guard let level else { return }
+        bytes.append(0x0A)
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * level))
+    }
+
+    private mutating func writeTree(_ value: JSONValue, indent: Int?) {
+        let inner = indent.map { $0 + 1 }
         switch value {
         case .null: append("null")
         case .bool(let b): append(b ? "true" : "false")
@@ -42,19 +57,24 @@ public struct JSONWriter {
             bytes.append(UInt8(ascii: "["))
             for (offset, element) in elements.enumerated() {
                 if offset > 0 { bytes.append(UInt8(ascii: ",")) }
-                writeTree(element)
+                lineBreak(inner)
+                writeTree(element, indent: inner)
             }
+            if !elements.isEmpty { lineBreak(indent) }
             bytes.append(UInt8(ascii: "]"))
         case .object(let members):
             bytes.append(UInt8(ascii: "{"))
             let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             for (offset, key) in keys.enumerated() {
                 if offset > 0 { bytes.append(UInt8(ascii: ",")) }
+                lineBreak(inner)
                 appendQuoted(key)
                 bytes.append(UInt8(ascii: ":"))
+                if indent != nil { bytes.append(UInt8(ascii: " ")) }
                 // Every key came from `members`.
-                writeTree(members[key] ?? .null)
+                writeTree(members[key] ?? .null, indent: inner)
             }
+            if !members.isEmpty { lineBreak(indent) }
             bytes.append(UInt8(ascii: "}"))
         }
     }

@@ -16,10 +16,9 @@ extension AdminCommand {
         func run() async throws {
             let devices = try await connection.store().registeredDevices(
                 tenant: try AdminCommand.identifier(tenant, "tenant"), account: try AdminCommand.identifier(account, "account"))
-            let data = try JSONSerialization.data(
-                withJSONObject: ["tenant": tenant, "account": account, "devices": devices.map { HexEncoding.encode($0) }],
-                options: [.prettyPrinted, .sortedKeys])
-            FileHandle.standardOutput.write(data + Data("\n".utf8))
+            CommandSupport.printJSON(.object([
+                "tenant": .string(tenant), "account": .string(account), "devices": .array(devices.map { .string(HexEncoding.encode($0)) }),
+            ]))
         }
     }
 

@@ -46,17 +46,17 @@ extension AdminCommand {
         func run() async throws {
             let now = LicenseProcessor.currentTimeMilliseconds()
             let list = try await connection.store().rotations(tenant: try tenant.map { try AdminCommand.identifier($0, "tenant") })
-            let rows: [[String: Any]] = list.map { s in
-                var row: [String: Any] = [
-                    "tenant": s.tenant.value, "asset": String(decoding: s.assetID, as: UTF8.self), "next-asset": String(decoding: s.nextAssetID, as: UTF8.self),
-                    "boundary": s.boundaryMilliseconds, "seconds-to-boundary": (s.boundaryMilliseconds - now) / 1000, "keys": s.keysPerViewer,
+            let rows: [JSONValue] = list.map { s in
+                var row: [String: JSONValue] = [
+                    "tenant": .string(s.tenant.value), "asset": .string(String(decoding: s.assetID, as: UTF8.self)),
+                    "next-asset": .string(String(decoding: s.nextAssetID, as: UTF8.self)), "boundary": .integer(s.boundaryMilliseconds),
+                    "seconds-to-boundary": .integer((s.boundaryMilliseconds - now) / 1000), "keys": .integer(Int64(s.keysPerViewer)),
                 ]
-                if let p = s.currentPeriod { row["period"] = p.value }
-                if let p = s.nextPeriod { row["next-period"] = p.value }
-                return row
+                if let p = s.currentPeriod { row["period"] = .string(p.value) }
+                if let p = s.nextPeriod { row["next-period"] = .string(p.value) }
+                return .object(row)
             }
-            let data = try JSONSerialization.data(withJSONObject: ["rotations": rows], options: [.prettyPrinted, .sortedKeys])
-            FileHandle.standardOutput.write(data + Data("\n".utf8))
+            CommandSupport.printJSON(.object(["rotations": .array(rows)]))
         }
     }
 

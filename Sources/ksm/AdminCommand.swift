@@ -185,9 +185,13 @@ struct AdminCommand: AsyncParsableCommand {
         func run() async throws {
             let now = LicenseProcessor.currentTimeMilliseconds()
             let slots = try await connection.store().listSlots(tenant: try AdminCommand.identifier(tenant, "tenant"), account: try AdminCommand.identifier(account, "account"), nowMilliseconds: now)
-            let rows: [[String: Any]] = slots.map { ["device": $0.deviceID.hexString, "session-id": $0.sessionID, "expires-at": $0.expiresAtMilliseconds, "seconds-left": ($0.expiresAtMilliseconds - now) / 1000] }
-            let data = try JSONSerialization.data(withJSONObject: ["tenant": tenant, "account": account, "slots": rows], options: [.prettyPrinted, .sortedKeys])
-            FileHandle.standardOutput.write(data + Data("\n".utf8))
+            let rows: [JSONValue] = slots.map {
+                .object([
+                    "device": .string($0.deviceID.hexString), "stream": .string(LeaseSlot.member(deviceID: $0.deviceID, sessionID: $0.sessionID)), "expires-at": .integer($0.expiresAtMilliseconds),
+                    "seconds-left": .integer(($0.expiresAtMilliseconds - now) / 1000),
+                ])
+            }
+            CommandSupport.printJSON(.object(["tenant": .string(tenant), "account": .string(account), "slots": .array(rows)]))
         }
     }
 }

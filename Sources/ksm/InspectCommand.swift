@@ -23,29 +23,32 @@ struct InspectCommand: ParsableCommand {
         if let text = String(bytes: bytes, encoding: .ascii), let decoded = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)) {
             bytes = Array(decoded)
         }
-        var out: [String: Any]
+        var out: [String: JSONValue]
+        var status = FairPlayStatus.noError
         do {
             let request = try server.open(bytes)
             out = ClientInfo.fields(request)
-            out["status"] = FairPlayStatus.noError.rawValue
-            out["spc-version"] = request.spcVersion
-            out["certificate-hash"] = request.credential.certificateHash.hexString
-            out["credential"] = request.credential.name
-            out["asset-id-hex"] = Array(request.assetID).hexString
-            out["protocol-version-used"] = request.payload.protocolVersionUsed
-            out["protocol-versions-supported"] = request.payload.protocolVersionsSupported
-            out["return-request"] = request.payload.returnRequest.map(\.description)
-            out["supported-key-formats"] = request.payload.supportedKeyFormats.map { TLLVTag($0).description }
-            out["tllvs"] = request.payload.tllvs.blocks.map { block -> [String: Any] in
-                var entry: [String: Any] = ["tag": block.tag.description, "value-length": block.value.count, "block-length": block.raw.count - 16]
-                if let name = block.tag.name { entry["name"] = name }
-                return entry
-            }
+            out["status"] = .integer(Int64(FairPlayStatus.noError.rawValue))
+            out["spc-version"] = .integer(Int64(request.spcVersion))
+            out["certificate-hash"] = .string(request.credential.certificateHash.hexString)
+            out["credential"] = .string(request.credential.name)
+            out["asset-id-hex"] = .string(Array(request.assetID).hexString)
+            out["protocol-version-used"] = .integer(Int64(request.payload.protocolVersionUsed))
+            out["protocol-versions-supported"] = .array(request.payload.protocolVersionsSupported.map { .integer(Int64($0)) })
+            out["return-request"] = .array(request.payload.returnRequest.map { .string($0.description) })
+            out["supported-key-formats"] = .array(request.payload.supportedKeyFormats.map { .string(TLLVTag($0).description) })
+            out["tllvs"] = .array(request.payload.tllvs.blocks.map { block in
+                var entry: [String: JSONValue] = [
+                    "tag": .string(block.tag.description), "value-length": .integer(Int64(block.value.count)), "block-length": .integer(Int64(block.raw.count - 16)),
+                ]
+                if let name = block.tag.name { entry["name"] = .string(name) }
+                return .object(entry)
+            })
         } catch {
-            out = ["status": error.status.rawValue, "status-name": error.status.name, "reason": error.description]
+            status = error.status
+            out = ["status": .integer(Int64(error.status.rawValue)), "status-name": .string(error.status.name), "reason": .string(error.description)]
         }
-        let data = try JSONSerialization.data(withJSONObject: out, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        FileHandle.standardOutput.write(data + Data("\n".utf8))
-        if (out["status"] as? Int32) != 0 { throw ExitCode(2) }
+        CommandSupport.printJSON(.object(out))
+        if status != .noError { throw ExitCode(2) }
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FairPlay
 import Foundation
+import Wire
 import KSMService
 
 /// `ksm process`: Apple's server JSON in, Apple's response JSON out (a drop-in for Apple's `local` tool).
@@ -60,6 +61,14 @@ enum CommandSupport {
             throw ValidationError("unknown --fpscrypto-generation \(name): \(known)")
         }
         return generation
+    }
+
+    /// Prints `value` on standard output, indented, with keys sorted, for people and `jq` alike.
+    static func printJSON(_ value: JSONValue) {
+        var writer = JSONWriter()
+        writer.writeIndented(value)
+        writer.newline()
+        FileHandle.standardOutput.write(Data(writer.bytes))
     }
 
     static func read(_ path: String) throws -> [UInt8] {

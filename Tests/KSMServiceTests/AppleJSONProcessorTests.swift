@@ -193,6 +193,20 @@ struct AppleJSONProcessorTests {
         #expect(opened.keyDuration?.leaseSeconds == 120)
     }
 
+    @Test("numbers and booleans are read as SDK 26's serde reads them: a fractional lease-duration is no lease, check-in 1 is not a check-in",
+          arguments: [(#""lease-duration": 120.0"#, UInt32?.none, #""check-in": 1,"#), (#""lease-duration": 120"#, UInt32?(120), #""check-in": false,"#)])
+    func serdeScalars(lease: String, expectedLease: UInt32?, checkIn: String) throws {
+        var options = SPCOptions()
+        options.playback = MediaPlaybackInfo(creationDate: 1_790_000_000, state: .readyToPlay, sessionID: 1)
+        let spc = try Self.device().makeSPC(options)
+        let input = #"{"fairplay-streaming-request": {"create-ckc": [{"id": 1, \#(checkIn) "spc": "\#(Data(spc.spc).base64EncodedString())", "asset-info": [{"content-key": "31313131313131313131313131313131", "content-type": "sd", \#(lease)}]}]}}"#
+        let results = try Self.results(AppleJSONProcessor(server: try Self.server()).processToJSON(Array(input.utf8)))
+        try #require(results.count == 1)
+        #expect(results[0]["status"] == .integer(0))
+        guard case .string(let text)? = results[0]["ckc"], let ckc = Base64.decode(text) else { Issue.record("no CKC: not read as a check-in"); return }
+        #expect(try CKCOpener.open(ckc, session: spc.session).keyDuration?.leaseSeconds == expectedLease)
+    }
+
     @Test("ids are answered as SDK 26 answers them: a non-negative integer or a numeric string as a number, anything else 0", arguments: [
         (#""id": 7,"#, JSONValue.integer(7)),
         (#""id": "42","#, .integer(42)),

@@ -274,7 +274,7 @@ struct LicenseProcessorTests {
             (with("tenant", "t:x"), "tenant", "':'"),
             (with("deadline", -5), "deadline", "non-negative"),
             (with("deadline", 1.5), "deadline", "integer"),
-            (with("deadline", "soon"), "deadline", "must be an integer"),
+            (with("deadline", "soon"), "deadline", "must be a non-negative integer, milliseconds since 1970, not string"),
             (with("priority", "urgent"), "priority", "continuity"),
             (with("entitlement", 42), "entitlement", "must be a string"),
             (Array(repeating: UInt8(ascii: " "), count: LicenseJob.maximumEncodedSize + 1), nil, "exceeds"),

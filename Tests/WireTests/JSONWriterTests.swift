@@ -118,3 +118,31 @@ struct JSONWriterTests {
         #expect(throws: JSONParser.Error(offset: offset, reason: reason)) { try JSONParser.parse(Array(text.utf8), allowingTrailingCommas: true) }
     }
 }
+
+@Suite("JSON writer, indented")
+struct JSONWriterIndentedTests {
+    @Test("indents two spaces a level, sorts keys, keeps empty containers on one line, and reads back as the same value")
+    func indented() throws {
+        let value = JSONValue.object([
+            "b": .array([.integer(1), .object(["y": .bool(true), "x": .null])]), "a": .string("s/é"), "e": .array([]), "o": .object([:]),
+        ])
+        var w = JSONWriter()
+        w.writeIndented(value)
+        let text = String(decoding: w.bytes, as: UTF8.self)
+        #expect(text == """
+        {
+          "a": "s/é",
+          "b": [
+            1,
+            {
+              "x": null,
+              "y": true
+            }
+          ],
+          "e": [],
+          "o": {}
+        }
+        """)
+        #expect(try JSONValue(parsing: w.bytes) == value)
+    }
+}

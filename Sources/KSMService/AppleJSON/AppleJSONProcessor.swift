@@ -16,7 +16,7 @@ public struct AppleJSONProcessor: Sendable {
 
     /// Processes one request document; never throws: errors become statuses in the response.
     public func process(_ input: [UInt8]) -> AppleJSONResponse {
-        let operations: [[String: Any]]
+        let operations: [JSONFields]
         let kind: AppleJSONResponse.Operation
         do {
             (kind, operations) = try Self.operations(input)
@@ -37,10 +37,8 @@ public struct AppleJSONProcessor: Sendable {
         var description: String { reason }
     }
 
-    /// The request's operations, each an object in Foundation's shapes (``LenientJSON/foundationObject(_:)``,
-    /// which the rules in ``content(_:_:)`` read) but for its `id`, kept as the ``JSONValue`` it was
-    /// so that it is echoed exactly.
-    static func operations(_ input: [UInt8]) throws -> (AppleJSONResponse.Operation, [[String: Any]]) {
+    /// The request's operations, each one object's members.
+    static func operations(_ input: [UInt8]) throws -> (AppleJSONResponse.Operation, [JSONFields]) {
         guard case .object(let root) = try LenientJSON.value(input) else { throw RequestError(reason: "request is not a JSON object") }
         guard case .object(let request)? = root["fairplay-streaming-request"] else {
             throw RequestError(reason: "request has no \"fairplay-streaming-request\" object")
@@ -48,13 +46,11 @@ public struct AppleJSONProcessor: Sendable {
         for kind in [AppleJSONResponse.Operation.createCKC, .getClientInfo] {
             if let value = request[kind.rawValue] {
                 guard case .array(let elements) = value else { throw RequestError(reason: "\"\(kind.rawValue)\" is not an array of objects") }
-                var list: [[String: Any]] = []
+                var list: [JSONFields] = []
                 list.reserveCapacity(elements.count)
                 for element in elements {
                     guard case .object(let members) = element else { throw RequestError(reason: "\"\(kind.rawValue)\" is not an array of objects") }
-                    var op = [String: Any](minimumCapacity: members.count)
-                    for (key, member) in members { op[key] = key == "id" ? member : LenientJSON.foundationObject(member) }
-                    list.append(op)
+                    list.append(JSONFields(members))
                 }
                 return (kind, list)
             }
@@ -64,20 +60,20 @@ public struct AppleJSONProcessor: Sendable {
 
     /// The operation's `id` as SDK 26 answers it: a number, read from a non-negative integer or a
     /// numeric string, else 0.
-    static func id(_ op: [String: Any]) -> JSONValue {
-        switch op["id"] as? JSONValue {
+    static func id(_ op: JSONFields) -> JSONValue {
+        switch op.value("id") {
         case .integer(let n)? where n >= 0: return .integer(n)
         case .string(let text)?: return .integer(Int64(exactly: UInt64(text) ?? 0) ?? 0)
         default: return .integer(0)
         }
     }
 
-    static func failure(_ op: [String: Any], _ error: FairPlayError) -> AppleJSONResponse.Result {
+    static func failure(_ op: JSONFields, _ error: FairPlayError) -> AppleJSONResponse.Result {
         AppleJSONResponse.Result(id: id(op), failure: error)
     }
 
-    func open(_ op: [String: Any]) throws(FairPlayError) -> SPCRequest {
-        guard let text = op["spc"] as? String else { throw FairPlayError(.parameterError, "operation has no \"spc\" string") }
+    func open(_ op: JSONFields) throws(FairPlayError) -> SPCRequest {
+        guard case .string(let text)? = op.value("spc") else { throw FairPlayError(.parameterError, "operation has no \"spc\" string") }
         // Strict padded base64 without Foundation first; what only Foundation's lenient decoder takes
         // (line breaks, white space) still decodes as it always did.
         guard let bytes = Base64.decode(text) ?? Data(base64Encoded: text, options: [.ignoreUnknownCharacters]).map(Array.init), !bytes.isEmpty else {
@@ -86,7 +82,7 @@ public struct AppleJSONProcessor: Sendable {
         return try server.open(bytes)
     }
 
-    func clientInfo(_ op: [String: Any]) -> AppleJSONResponse.Result {
+    func clientInfo(_ op: JSONFields) -> AppleJSONResponse.Result {
         do {
             let request = try open(op)
             var out = AppleJSONResponse.Result(id: Self.id(op), info: ClientInfo(request))
@@ -97,7 +93,7 @@ public struct AppleJSONProcessor: Sendable {
         }
     }
 
-    func createCKC(_ op: [String: Any]) -> AppleJSONResponse.Result {
+    func createCKC(_ op: JSONFields) -> AppleJSONResponse.Result {
         do throws(FairPlayError) {
             // SDK 26 reads the operation's JSON before it opens the SPC, so a JSON fault decides first.
             let asset = try AssetInfo(op)

@@ -33,18 +33,19 @@ struct AssetInfo: Sendable {
     ///   that is not hex, an `hdcp-type` other than -1, 0, 1, or an `offline-hls` with only one of
     ///   stream ID and title ID; `internalError` for a stream or title ID that is not hex (SDK 26 fails
     ///   there by panicking, which its entry point reports as internalErr).
-    init(_ op: [String: Any]) throws(FairPlayError) {
-        checkIn = op["check-in"] as? Bool ?? false
-        guard let list = op["asset-info"] as? [Any] else { return }
-        guard list.count == 1, let info = list[0] as? [String: Any] else {
+    init(_ op: JSONFields) throws(FairPlayError) {
+        checkIn = Self.bool(op.value("check-in")) ?? false
+        guard case .array(let list)? = op.value("asset-info") else { return }
+        guard list.count == 1, case .object(let members) = list[0] else {
             throw FairPlayError(.parameterError, "\"asset-info\" must hold exactly one object, not \(list.count)")
         }
-        if let text = info["content-key"] as? String { contentKey = try Self.lenientHex(text, "content-key") }
-        if let text = info["content-iv"] as? String { contentIV = try Self.lenientHex(text, "content-iv") }
-        if let lease = Self.unsigned(info["lease-duration"]), lease != 0 {
+        let info = JSONFields(members, prefix: "asset-info")
+        if case .string(let text)? = info.value("content-key") { contentKey = try Self.lenientHex(text, "content-key") }
+        if case .string(let text)? = info.value("content-iv") { contentIV = try Self.lenientHex(text, "content-iv") }
+        if let lease = Self.unsigned(info.value("lease-duration")), lease != 0 {
             leaseSeconds = UInt32(truncatingIfNeeded: lease)
         }
-        if let object = info["offline-hls"] as? [String: Any] {
+        if case .object(let object)? = info.value("offline-hls") {
             var o = Offline()
             o.streamID = try Self.offlineID(object["stream-id"], "stream-id")
             o.titleID = try Self.offlineID(object["title-id"], "title-id")
@@ -55,16 +56,21 @@ struct AssetInfo: Sendable {
             }
             offline = o
         }
-        if let value = info["hdcp-type"] {
+        if let value = info.value("hdcp-type") {
             // A number, or a numeric string; SDK 26 refuses anything else that is present.
-            let number = (value as? Int) ?? (value as? String).flatMap { Int($0) }
+            var number: Int?
+            switch value {
+            case .integer(let n): number = Int(exactly: n)
+            case .string(let text): number = Int(text)
+            default: number = nil
+            }
             guard let n = number, let requirement = HDCPRequirement(hdcpType: n) else {
                 throw FairPlayError(.parameterError, "\"hdcp-type\" must be -1, 0 or 1")
             }
             hdcp = requirement
         }
-        encryptionScheme = info["encryption-scheme"] as? String
-        contentType = (info["content-type"] as? String).flatMap(ContentType.init(rawValue:))
+        if case .string(let text)? = info.value("encryption-scheme") { encryptionScheme = text }
+        if case .string(let text)? = info.value("content-type") { contentType = ContentType(rawValue: text) }
     }
 
     /// SDK 26's key and IV reading: "0x" dropped, "" or "0" are zeros, an odd digit count gets a
@@ -84,8 +90,8 @@ struct AssetInfo: Sendable {
     }
 
     /// A stream or title ID: hex, cut or zero-padded to 16 bytes; nil when absent or empty.
-    static func offlineID(_ value: Any?, _ name: String) throws(FairPlayError) -> [UInt8]? {
-        guard let text = value as? String, !text.isEmpty else { return nil }
+    static func offlineID(_ value: JSONValue?, _ name: String) throws(FairPlayError) -> [UInt8]? {
+        guard case .string(let text)? = value, !text.isEmpty else { return nil }
         guard text.count % 2 == 0, let bytes = [UInt8](hexString: text) else {
             throw FairPlayError(.internalError, "\"offline-hls\".\"\(name)\" is not hex")
         }
@@ -96,18 +102,22 @@ struct AssetInfo: Sendable {
         bytes.count >= 16 ? Array(bytes.prefix(16)) : bytes + [UInt8](repeating: 0, count: 16 - bytes.count)
     }
 
-    /// A non-negative JSON integer, as serde's `as_u64`; nil for anything else.
-    static func unsigned(_ value: Any?) -> UInt64? {
-        if value is String { return nil }
-        if let n = value as? Int, n >= 0 { return UInt64(n) }
-        if let n = value as? UInt64 { return n }
+    /// A JSON boolean, as serde's `as_bool` (SDK 26 reads `check-in` so); nil for anything else.
+    static func bool(_ value: JSONValue?) -> Bool? {
+        if case .bool(let b)? = value { return b }
+        return nil
+    }
+
+    /// A non-negative JSON integer, as serde's `as_u64`; nil for anything else (a fraction too).
+    static func unsigned(_ value: JSONValue?) -> UInt64? {
+        if case .integer(let n)? = value, n >= 0 { return UInt64(n) }
         return nil
     }
 
     /// A duration given as a number or a numeric string; 0 otherwise.
-    static func durationField(_ value: Any?) -> UInt32 {
+    static func durationField(_ value: JSONValue?) -> UInt32 {
         if let n = unsigned(value) { return UInt32(truncatingIfNeeded: n) }
-        if let text = value as? String { return UInt32(text) ?? 0 }
+        if case .string(let text)? = value { return UInt32(text) ?? 0 }
         return 0
     }
 }

@@ -143,15 +143,16 @@ public struct ClientInfo: Sendable {
         }
     }
 
-    /// The fields as Foundation objects (what ``write(to:)`` writes, read back), for callers that add
-    /// their own (`ksm inspect`).
-    public static func fields(_ request: SPCRequest) -> [String: Any] {
+    /// The fields as members (what ``write(to:)`` writes, read back), for callers that add their own
+    /// (`ksm inspect`).
+    public static func fields(_ request: SPCRequest) -> [String: JSONValue] {
         var w = JSONWriter()
         w.beginObject()
         ClientInfo(request).write(to: &w)
         w.endObject()
         // The writer's output is JSON by construction.
-        return (try? LenientJSON.parse(w.bytes)) as? [String: Any] ?? [:]
+        guard case .object(let members)? = try? JSONValue(parsing: w.bytes) else { return [:] }
+        return members
     }
 
     /// Asset IDs are usually text (`skd://...`); bytes that are not UTF-8 are shown as hex.

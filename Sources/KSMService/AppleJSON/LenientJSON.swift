@@ -1,4 +1,3 @@
-import Foundation
 import Licensing
 import Wire
 
@@ -19,26 +18,6 @@ public enum LenientJSON {
             return try JSONParser.parse(bytes, allowingTrailingCommas: true)
         } catch {
             throw InvalidJSON(reason: error.description)
-        }
-    }
-
-    /// Parses bytes into Foundation JSON objects (``foundationObject(_:)``).
-    public static func parse(_ bytes: [UInt8]) throws(InvalidJSON) -> Any {
-        foundationObject(try value(bytes))
-    }
-
-    /// `value` in the shapes `JSONSerialization` gives: numbers and booleans as `NSNumber` (so
-    /// `as? Int`, `as? Bool` and `as? Double` convert as they always did: `1` reads as `true`, `120.0`
-    /// as `120`), strings as `String`, `[Any]`, `[String: Any]` and `NSNull`.
-    public static func foundationObject(_ value: JSONValue) -> Any {
-        switch value {
-        case .null: NSNull()
-        case .bool(let b): NSNumber(value: b)
-        case .integer(let i): NSNumber(value: i)
-        case .number(let d): NSNumber(value: d)
-        case .string(let s): s
-        case .array(let elements): elements.map(foundationObject)
-        case .object(let members): members.mapValues(foundationObject)
         }
     }
 }

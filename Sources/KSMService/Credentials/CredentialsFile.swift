@@ -25,23 +25,28 @@ public enum CredentialsFile {
     ) throws(LoadError) -> [ApplicationCredential] {
         let url = URL(fileURLWithPath: path)
         let base = url.deletingLastPathComponent()
-        let root: Any
+        let root: JSONValue
         do {
-            root = try LenientJSON.parse(try readFile(url))
+            root = try LenientJSON.value(try readFile(url))
         } catch let error as LenientJSON.InvalidJSON {
             throw LoadError(reason: "\(path) is not valid JSON: \(error.reason)")
         } catch {
             throw LoadError(reason: "\(error)")
         }
-        guard let object = root as? [String: Any], let entries = object["certificates"] as? [[String: Any]], !entries.isEmpty else {
+        guard case .array(let list)? = (try? JSONFields(root))?.value("certificates"), !list.isEmpty else {
             throw LoadError(reason: "\(path) has no \"certificates\" array of objects")
+        }
+        var entries: [JSONFields] = []
+        for (index, element) in list.enumerated() {
+            guard case .object(let members) = element else { throw LoadError(reason: "\(path) has no \"certificates\" array of objects") }
+            entries.append(JSONFields(members, prefix: "certificates[\(index)]"))
         }
         var library: FPSCryptoLibrary?
         var credentials: [ApplicationCredential] = []
         for (index, entry) in entries.enumerated() {
             func file(_ key: String) throws(LoadError) -> [UInt8]? {
-                guard let value = entry[key] else { return nil }
-                guard let relative = value as? String, !relative.isEmpty else { throw LoadError(reason: "certificates[\(index)].\(key) is not a file path") }
+                guard let value = entry.members[key] else { return nil }
+                guard case .string(let relative) = value, !relative.isEmpty else { throw LoadError(reason: "certificates[\(index)].\(key) is not a file path") }
                 let fileURL = relative.hasPrefix("/") ? URL(fileURLWithPath: relative) : base.appendingPathComponent(relative)
                 return try readFile(fileURL)
             }
@@ -49,8 +54,8 @@ public enum CredentialsFile {
             /// `env:NAME` reads the secret from environment variable NAME instead (PEM or hex text as
             /// it is; provisioning data as base64), which is then removed from the environment.
             func secretFile(_ key: String) throws(LoadError) -> [UInt8]? {
-                guard let value = entry[key] else { return nil }
-                guard let relative = value as? String, !relative.isEmpty else { throw LoadError(reason: "certificates[\(index)].\(key) is not a file path") }
+                guard let value = entry.members[key] else { return nil }
+                guard case .string(let relative) = value, !relative.isEmpty else { throw LoadError(reason: "certificates[\(index)].\(key) is not a file path") }
                 if relative.hasPrefix("env:") {
                     return try secretFromEnvironment(String(relative.dropFirst(4)), field: "certificates[\(index)].\(key)", base64: key == "provisioning-data")
                 }
@@ -99,7 +104,7 @@ public enum CredentialsFile {
                 }
                 let key1024 = try privateKey("1024-private-key")
                 let key2048 = try privateKey("2048-private-key")
-                let name = URL(fileURLWithPath: (entry["certificate"] as? String) ?? "certificate-\(index)").deletingPathExtension().lastPathComponent
+                let name = URL(fileURLWithPath: (try? entry.string("certificate")).flatMap { $0 } ?? "certificate-\(index)").deletingPathExtension().lastPathComponent
                 credentials.append(try ApplicationCredential(name: name, certificateDER: certificate, privateKey1024: key1024, privateKey2048: key2048, sessionKeySource: source))
             } catch let error as FairPlayError {
                 throw LoadError(reason: "certificates[\(index)]: \(error.reason)")

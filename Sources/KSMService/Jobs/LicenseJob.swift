@@ -143,6 +143,7 @@ extension LicenseJob {
         guard case .object(let object) = value else {
             throw LicenseJobError(field: nil, "body is JSON \(value.kind), not an object")
         }
+        let fields = JSONFields(object)
 
         // Identity first, so every later error can carry it.
         func shortString(_ key: String) -> String? {
@@ -153,106 +154,58 @@ extension LicenseJob {
         func fail(_ field: String, _ reason: String) -> LicenseJobError {
             LicenseJobError(field: field, reason, id: seenID, tenant: seenTenant, account: seenAccount)
         }
-        func string(_ key: String) throws(LicenseJobError) -> String {
-            switch object[key] {
-            case .string(let s)?: return s
-            case nil: throw fail(key, "required field is missing")
-            case let other?: throw fail(key, "must be a string, not \(other.kind)")
-            }
-        }
-        func identifier(_ key: String) throws(LicenseJobError) -> StoreIdentifier {
-            let text = try string(key)
-            do {
-                return try StoreIdentifier(text)
-            } catch {
-                let bytes = text.utf8.count
-                if bytes == 0 || bytes > StoreIdentifier.maximumLength {
-                    throw fail(key, "length \(bytes) bytes is not in 1...\(StoreIdentifier.maximumLength)")
+        do throws(JSONFieldError) {
+            func identifier(_ key: String) throws(JSONFieldError) -> StoreIdentifier {
+                let text = try fields.required(key, fields.string)
+                do {
+                    return try StoreIdentifier(text)
+                } catch {
+                    let bytes = text.utf8.count
+                    if bytes == 0 || bytes > StoreIdentifier.maximumLength {
+                        throw fields.error(key, "length \(bytes) bytes is not in 1...\(StoreIdentifier.maximumLength)")
+                    }
+                    throw fields.error(key, "contains white space, a control character, ':', '{' or '}'")
                 }
-                throw fail(key, "contains white space, a control character, ':', '{' or '}'")
             }
-        }
-
-        let id = try identifier("id")
-        let tenant = try identifier("tenant")
-        let account = try identifier("account")
-
-        func decodeSPC(_ text: some BidirectionalCollection<UInt8>) throws(LicenseJobError) -> [UInt8] {
-            guard !text.isEmpty else { throw fail("spc", "is empty") }
-            guard let data = Base64.decode(text) else {
-                throw fail("spc", "is not valid base64 (standard alphabet, padded, no white space)")
-            }
-            return data
-        }
-        let spcData = if let rawSPC { try decodeSPC(rawSPC) } else { try decodeSPC(try string("spc").utf8) }
-
-        var deadline: Int64?
-        switch object["deadline"] {
-        case nil, .null?: deadline = nil
-        case .integer(let ms)?:
-            guard ms >= 0 else { throw fail("deadline", "must be a non-negative epoch in milliseconds, got \(ms)") }
-            deadline = ms
-        case .number?: throw fail("deadline", "must be an integer number of milliseconds since 1970")
-        case let other?: throw fail("deadline", "must be an integer, not \(other.kind)")
-        }
-
-        var priority = Priority.new
-        switch object["priority"] {
-        case nil: break
-        case .string(let text)?:
-            guard let p = Priority(rawValue: text) else {
-                throw fail("priority", "must be \"continuity\", \"new\" or \"prefetch\"\(text.count <= 16 ? ", not \"\(text)\"" : "")")
-            }
-            priority = p
-        case let other?: throw fail("priority", "must be a string, not \(other.kind)")
-        }
-
-        // Optional: a tenant that requires entitlement tokens checks it in policy.
-        let entitlement: String
-        switch object["entitlement"] {
-        case nil, .null?: entitlement = ""
-        case .string(let text)?: entitlement = text
-        case let other?: throw fail("entitlement", "must be a string, not \(other.kind)")
-        }
-        guard entitlement.utf8.count <= Self.maximumEntitlementLength else {
-            throw fail("entitlement", "length \(entitlement.utf8.count) bytes exceeds \(Self.maximumEntitlementLength)")
-        }
-
-        var persistent = false
-        switch object["persistent"] {
-        case nil, .null?: break
-        case .bool(let b)?: persistent = b
-        case let other?: throw fail("persistent", "must be a boolean, not \(other.kind)")
-        }
-        var checkIn = false
-        switch object["check-in"] {
-        case nil, .null?: break
-        case .bool(let b)?: checkIn = b
-        case let other?: throw fail("check-in", "must be a boolean, not \(other.kind)")
-        }
-        func sixteenBytes(_ key: String) throws(LicenseJobError) -> [UInt8]? {
-            switch object[key] {
-            case nil, .null?: return nil
-            case .string(let text)?:
-                guard let bytes = HexEncoding.decode(text), bytes.count == 16 else { throw fail(key, "must be 32 hex digits (16 bytes)") }
+            func sixteenBytes(_ key: String) throws(JSONFieldError) -> [UInt8]? {
+                guard let text = try fields.string(key) else { return nil }
+                guard let bytes = HexEncoding.decode(text), bytes.count == 16 else { throw fields.error(key, "must be 32 hex digits (16 bytes)") }
                 return bytes
-            case let other?: throw fail(key, "must be a string, not \(other.kind)")
             }
-        }
-        let streamID = try sixteenBytes("stream-id")
-        let titleID = try sixteenBytes("title-id")
-        let keyPeriod: StoreIdentifier? = object["key-period"] == nil || object["key-period"] == .null ? nil : try identifier("key-period")
-        var serverChallenge: UInt64?
-        switch object["server-challenge"] {
-        case nil, .null?: break
-        case .string(let text)?:
-            guard text.utf8.count == 16, let value = UInt64(text, radix: 16) else { throw fail("server-challenge", "must be 16 hex digits (64 bits)") }
-            serverChallenge = value
-        case let other?: throw fail("server-challenge", "must be a string, not \(other.kind)")
-        }
+            func decodeSPC(_ text: some BidirectionalCollection<UInt8>) throws(JSONFieldError) -> [UInt8] {
+                guard !text.isEmpty else { throw fields.error("spc", "is empty") }
+                guard let data = Base64.decode(text) else {
+                    throw fields.error("spc", "is not valid base64 (standard alphabet, padded, no white space)")
+                }
+                return data
+            }
 
-        self.init(id: id, tenant: tenant, account: account, spc: Array(spcData), deadline: deadline, priority: priority, entitlement: entitlement,
-                  persistent: persistent, checkIn: checkIn, streamID: streamID, titleID: titleID, keyPeriod: keyPeriod, serverChallenge: serverChallenge)
+            let id = try identifier("id")
+            let tenant = try identifier("tenant")
+            let account = try identifier("account")
+            let spcData = if let rawSPC { try decodeSPC(rawSPC) } else { try decodeSPC(try fields.required("spc", fields.string).utf8) }
+            let deadline = try fields.integer("deadline", in: 0 ... Int64.max, expected: "a non-negative integer, milliseconds since 1970")
+            let priority = try fields.choice("priority", "\"continuity\", \"new\" or \"prefetch\"") { Priority(rawValue: $0) } ?? .new
+            // Optional: a tenant that requires entitlement tokens checks it in policy.
+            let entitlement = try fields.string("entitlement") ?? ""
+            guard entitlement.utf8.count <= Self.maximumEntitlementLength else {
+                throw fields.error("entitlement", "length \(entitlement.utf8.count) bytes exceeds \(Self.maximumEntitlementLength)")
+            }
+            let persistent = try fields.bool("persistent") ?? false
+            let checkIn = try fields.bool("check-in") ?? false
+            let streamID = try sixteenBytes("stream-id")
+            let titleID = try sixteenBytes("title-id")
+            let keyPeriod: StoreIdentifier? = fields.value("key-period") == nil ? nil : try identifier("key-period")
+            var serverChallenge: UInt64?
+            if let text = try fields.string("server-challenge") {
+                guard text.utf8.count == 16, let value = UInt64(text, radix: 16) else { throw fields.error("server-challenge", "must be 16 hex digits (64 bits)") }
+                serverChallenge = value
+            }
+            self.init(id: id, tenant: tenant, account: account, spc: Array(spcData), deadline: deadline, priority: priority, entitlement: entitlement,
+                      persistent: persistent, checkIn: checkIn, streamID: streamID, titleID: titleID, keyPeriod: keyPeriod, serverChallenge: serverChallenge)
+        } catch {
+            throw fail(error.field, error.reason)
+        }
     }
 
     /// The job as JSON (used by tests, load generators and the demo).

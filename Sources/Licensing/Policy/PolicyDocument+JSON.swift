@@ -23,49 +23,55 @@ extension PolicyDocument {
 
     /// Reads a policy document from a parsed JSON value (e.g. the `policy` claim of a token).
     public init(value: JSONValue) throws(PolicyDocumentError) {
-        guard case .object(let o) = value else { throw PolicyDocumentError(field: "", reason: "must be a JSON object") }
-        let r = FieldReader(object: o, prefix: "")
         self.init()
+        do throws(JSONFieldError) {
+            try read(JSONFields(value))
+        } catch {
+            throw PolicyDocumentError(field: error.field, reason: error.reason)
+        }
+    }
+
+    private mutating func read(_ r: JSONFields) throws(JSONFieldError) {
         contentType = try r.choice("content-type", "sd, hd, uhd or audio") { ContentType(rawValue: $0) }
         minimumSecurityLevel = try r.choice("security-level", "audio, baseline or main") { Self.level(named: $0) }
-        minimumKDLVersion = try r.unsigned32("kdl-minimum", minimum: 0)
+        minimumKDLVersion = try r.policyUnsigned32("kdl-minimum", minimum: 0)
         hdcp = try r.choice("hdcp", "none, type0 or type1") { Self.hdcp(named: $0) }
         // Legacy spelling of the first policy schema: Apple's JSON `hdcp-type` -1, 0, 1.
-        if let legacy = try r.integer("hdcp-type", range: -1 ... 1) {
-            guard hdcp == nil else { throw PolicyDocumentError(field: "hdcp-type", reason: "cannot be given together with \"hdcp\"") }
+        if let legacy = try r.integer("hdcp-type", in: -1 ... 1) {
+            guard hdcp == nil else { throw r.error("hdcp-type", "cannot be given together with \"hdcp\"") }
             hdcp = HDCPRequirement(hdcpType: Int(legacy))
         }
         airPlay = try r.choice("airplay", Self.restrictionNames) { ClientRestriction(jsonName: $0) }
         avAdapter = try r.choice("av-adapter", Self.restrictionNames) { ClientRestriction(jsonName: $0) }
         virtualMachine = try r.choice("virtual-machine", Self.restrictionNames) { ClientRestriction(jsonName: $0) }
-        if let s = try r.section("rental") {
-            rental.notBefore = try s.integer("not-before", range: 0 ... Int64.max)
-            rental.notAfter = try s.integer("not-after", range: 0 ... Int64.max)
-            rental.durationSeconds = try s.unsigned32("duration", minimum: 0)
+        if let s = try r.object("rental") {
+            rental.notBefore = try s.integer("not-before", in: 0 ... Int64.max)
+            rental.notAfter = try s.integer("not-after", in: 0 ... Int64.max)
+            rental.durationSeconds = try s.policyUnsigned32("duration", minimum: 0)
             if let from = rental.notBefore, let to = rental.notAfter, to <= from {
-                throw PolicyDocumentError(field: "rental.not-after", reason: "must be after rental.not-before")
+                throw s.error("not-after", "must be after rental.not-before")
             }
         }
-        if let s = try r.section("lease") {
-            lease.durationSeconds = try s.unsigned32("duration", minimum: 0)
+        if let s = try r.object("lease") {
+            lease.durationSeconds = try s.policyUnsigned32("duration", minimum: 0)
             lease.renewalAllowed = try s.bool("renewal")
             lease.requiresPlaybackState = try s.bool("requires-playback-state")
         }
         // Legacy spelling of the first policy schema.
-        if let legacy = try r.unsigned32("lease-duration", minimum: 1) {
+        if let legacy = try r.policyUnsigned32("lease-duration", minimum: 1) {
             guard lease.durationSeconds == nil else {
-                throw PolicyDocumentError(field: "lease-duration", reason: "cannot be given together with \"lease.duration\"")
+                throw r.error("lease-duration", "cannot be given together with \"lease.duration\"")
             }
             lease.durationSeconds = legacy
         }
         persistence = try r.choice("persistence", "none, unlimited or rental-duration") { PersistencePolicy(rawValue: $0) }
-        if let s = try r.section("offline") {
+        if let s = try r.object("offline") {
             offline.enabled = try s.bool("enabled")
-            offline.storageSeconds = try s.unsigned32("storage-duration", minimum: 0)
-            offline.playbackSeconds = try s.unsigned32("playback-duration", minimum: 0)
+            offline.storageSeconds = try s.policyUnsigned32("storage-duration", minimum: 0)
+            offline.playbackSeconds = try s.policyUnsigned32("playback-duration", minimum: 0)
         }
-        deviceLimit = try r.limit("device-limit")
-        maxStreams = try r.limit("max-streams")
+        deviceLimit = try r.policyLimit("device-limit")
+        maxStreams = try r.policyLimit("max-streams")
         whenFull = try r.choice("when-full", "refuse-new or end-oldest") { WhenFull(rawValue: $0) }
         entitlementRequired = try r.bool("entitlement-required")
     }
@@ -150,59 +156,19 @@ extension PolicyDocument {
     }
 }
 
-/// Reads typed fields of one JSON object, naming each by its dotted path in errors.
-private struct FieldReader {
-    var object: [String: JSONValue]
-    var prefix: String
-
-    func path(_ key: String) -> String { prefix.isEmpty ? key : prefix + "." + key }
-
-    /// Nil when absent; JSON `null` counts as absent too, so a writer can say "no opinion".
-    func value(_ key: String) -> JSONValue? {
-        guard let v = object[key] else { return nil }
-        if case .null = v { return nil }
-        return v
+extension JSONFields {
+    /// A policy's 32-bit unsigned count of seconds (or version) at or above `minimum`.
+    fileprivate func policyUnsigned32(_ key: String, minimum: Int64) throws(JSONFieldError) -> UInt32? {
+        try integer(key, in: minimum ... Int64(UInt32.max)).flatMap { UInt32(exactly: $0) }
     }
 
-    func choice<T>(_ key: String, _ allowed: String, _ make: (String) -> T?) throws(PolicyDocumentError) -> T? {
-        guard let v = value(key) else { return nil }
-        guard case .string(let text) = v, let result = make(text) else {
-            throw PolicyDocumentError(field: path(key), reason: "must be one of \(allowed)")
-        }
-        return result
-    }
-
-    func integer(_ key: String, range: ClosedRange<Int64>) throws(PolicyDocumentError) -> Int64? {
-        guard let v = value(key) else { return nil }
-        guard case .integer(let n) = v, range.contains(n) else {
-            throw PolicyDocumentError(field: path(key), reason: "must be an integer in \(range.lowerBound)...\(range.upperBound)")
-        }
-        return n
-    }
-
-    func unsigned32(_ key: String, minimum: Int64) throws(PolicyDocumentError) -> UInt32? {
-        guard let n = try integer(key, range: minimum ... Int64(UInt32.max)) else { return nil }
-        return UInt32(exactly: n)
-    }
-
-    func bool(_ key: String) throws(PolicyDocumentError) -> Bool? {
-        guard let v = value(key) else { return nil }
-        guard case .bool(let b) = v else { throw PolicyDocumentError(field: path(key), reason: "must be true or false") }
-        return b
-    }
-
-    func limit(_ key: String) throws(PolicyDocumentError) -> PolicyLimit? {
+    /// A device or stream limit: 1...1000000, or "unlimited".
+    fileprivate func policyLimit(_ key: String) throws(JSONFieldError) -> PolicyLimit? {
         guard let v = value(key) else { return nil }
         switch v {
         case .string("unlimited"): return .unlimited
         case .integer(let n) where n >= 1 && n <= 1_000_000: return .maximum(Int(n))
-        default: throw PolicyDocumentError(field: path(key), reason: "must be an integer in 1...1000000 or \"unlimited\"")
+        default: throw error(key, "must be an integer in 1...1000000 or \"unlimited\"")
         }
-    }
-
-    func section(_ key: String) throws(PolicyDocumentError) -> FieldReader? {
-        guard let v = value(key) else { return nil }
-        guard case .object(let o) = v else { throw PolicyDocumentError(field: path(key), reason: "must be an object") }
-        return FieldReader(object: o, prefix: path(key))
     }
 }
