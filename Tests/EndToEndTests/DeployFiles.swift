@@ -1,3 +1,4 @@
+import KSMLoad
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

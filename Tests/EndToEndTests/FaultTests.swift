@@ -1,3 +1,4 @@
+import KSMLoad
 import Foundation
 import KSMService
 import KSMTestSupport

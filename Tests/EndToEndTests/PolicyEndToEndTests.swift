@@ -1,3 +1,4 @@
+import KSMLoad
 import FairPlay
 import FairPlayDevice
 import Foundation

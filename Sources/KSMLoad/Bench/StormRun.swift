@@ -8,7 +8,7 @@ import Logging
 import RedisStore
 import Wire
 
-/// The key-rotation storm through real `ksm serve` processes (``WorkerProcess``), one scenario after
+/// The key-rotation storm through real `ksm serve` processes (``RunningProcess``), one scenario after
 /// another, each against the in-process rate measured just before and after it: what `ksm bench
 /// storm` runs and reports.
 package struct StormRun {
@@ -150,18 +150,22 @@ package struct StormRun {
             try cluster.createTopic(replies, partitions: 12)
             try cluster.createTopic("storm.\(run).dlq", partitions: 1)
             try await bench.seedLeases(run: run, store: store)
-            var workers: [WorkerProcess] = []
+            var workers: [RunningProcess] = []
             for index in 0..<scenario.processes {
-                workers.append(try WorkerProcess.start(
-                    executable: executable, log: directory.appendingPathComponent("\(run)-\(index).log"),
-                    arguments: ["serve", "--brokers", cluster.bootstrapServers, "--redis-url", "redis://127.0.0.1:\(redis.port)",
-                                "--credentials", credentials, "--kek", "\(catalog.keyEncryptionKeyID)=\(kekPath)",
-                                "--group", "storm-\(run)", "--requests-topic", requests, "--replies-topic", replies, "--dlq-topic", "storm.\(run).dlq",
-                                "--kafka-property", "session.timeout.ms=6000", "--log-level", "info"] + scenario.flags
-                                + workerFlags.split(separator: " ").map(String.init)))
+                let adminPort = try RedisServerProcess.freeLoopbackPort()
+                let worker = try RunningProcess(
+                    "ksm serve \(index)", executable: executable,
+                    ["serve", "--brokers", cluster.bootstrapServers, "--redis-url", "redis://127.0.0.1:\(redis.port)",
+                     "--credentials", credentials, "--kek", "\(catalog.keyEncryptionKeyID)=\(kekPath)",
+                     "--group", "storm-\(run)", "--requests-topic", requests, "--replies-topic", replies, "--dlq-topic", "storm.\(run).dlq",
+                     "--kafka-property", "session.timeout.ms=6000", "--log-level", "info", "--admin-port", "\(adminPort)"] + scenario.flags
+                        + workerFlags.split(separator: " ").map(String.init),
+                    logFile: directory.appendingPathComponent("\(run)-\(index).log"))
+                worker.adminPort = adminPort
+                workers.append(worker)
             }
-            defer { workers.forEach { $0.terminate() } }
-            try await WorkerProcess.waitUntilSettled(workers)
+            defer { workers.forEach { $0.kill() } }
+            try await RunningProcess.waitUntilSettled(workers)
             progress("\(scenario.label): storm of \(viewers + joiners) jobs")
             bench.configuration.requestsTopic = requests
             bench.configuration.repliesTopic = replies
@@ -170,8 +174,7 @@ package struct StormRun {
             ])
             progress("\(scenario.label): drained in \(report.drainSeconds) s, \(report.correct)/\(report.jobs) correct, host steal \(report.hostSteal ?? 0)")
             reports.append(report)
-            workers.forEach { $0.terminate() }
-            for worker in workers { await worker.waitForExit() }
+            for worker in workers { await worker.terminate() }
             baselines.append(await measureBaseline())
         }
 
