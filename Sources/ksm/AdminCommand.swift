@@ -79,37 +79,19 @@ struct AdminCommand: AsyncParsableCommand {
         var keySeed: String?
 
         func run() async throws {
-            var hashes: [[UInt8]] = try certificateHash.map { text in
-                guard let h = [UInt8](hexString: text), h.count == 20 else { throw ValidationError("certificate hash \(text) is not 20 bytes of hex") }
-                return h
-            }
-            if let credentials {
-                do { hashes += try CredentialsFile.load(path: credentials).map(\.certificateHash) } catch { throw ValidationError("\(error)") }
-            }
-            let kekID = try AdminCommand.identifier(kekId, "KEK id")
-            var secrets: [StoreIdentifier: [UInt8]] = [:]
-            var wrappedSeed: [UInt8]?
-            if let keySeed {
-                guard let kek else { throw ValidationError("--key-seed needs --kek \(kekId)=PATH to wrap it") }
-                wrappedSeed = try KeyFile.wrapKeySeed(path: keySeed, kek: kek, kekID: kekID)
-            }
-            if !tokenSecret.isEmpty {
-                guard let kek else { throw ValidationError("--token-secret needs --kek \(kekId)=PATH to wrap it") }
-                let (keyring, _) = try KeyFile.keyring(idAndPath: kek, expectedID: kekId)
-                for pair in tokenSecret {
-                    let (kid, secretPath) = try KeyFile.idAndValue(pair, option: "--token-secret")
-                    var secret = try KeyFile.read(secretPath)
-                    defer { FairPlayCrypto.cleanse(&secret) }
-                    guard secret.count >= EntitlementKeyring.minimumSecretLength else { throw ValidationError("token secret \(kid) is under \(EntitlementKeyring.minimumSecretLength) bytes") }
-                    secrets[try AdminCommand.identifier(kid, "token key ID")] = try keyring.wrap(secret: secret, with: kekID)
-                }
-            }
-            let record = TenantRecord(id: try AdminCommand.identifier(tenant, "tenant"), certificateHashes: hashes,
-                                      keyEncryptionKeyID: kekID, maxConcurrentStreams: maxStreams, leaseDurationSeconds: leaseDuration,
-                                      entitlementSecrets: secrets, keySeed: wrappedSeed)
+            var provisioning = TenantProvisioning(tenant: tenant, keyEncryptionKeyID: kekId)
+            provisioning.credentialsFiles = credentials.map { [$0] } ?? []
+            provisioning.certificateHashes = certificateHash
+            provisioning.keyEncryptionKeyFile = kek
+            provisioning.maxConcurrentStreams = maxStreams
+            provisioning.leaseDurationSeconds = leaseDuration
+            provisioning.tokenSecrets = tokenSecret
+            provisioning.keySeedFile = keySeed
+            let record: TenantRecord
+            do { record = try provisioning.record() } catch { throw ValidationError(error.description) }
             try await connection.store().putTenant(record)
-            let kids = secrets.keys.map(\.value).sorted().joined(separator: ", ")
-            print("tenant \(tenant): \(hashes.count) certificate(s), KEK \(kekId), \(maxStreams) streams by default, token keys [\(kids)]\(wrappedSeed == nil ? "" : ", key seed")")
+            let kids = record.entitlementSecrets.keys.map(\.value).sorted().joined(separator: ", ")
+            print("tenant \(tenant): \(record.certificateHashes.count) certificate(s), KEK \(kekId), \(maxStreams) streams by default, token keys [\(kids)]\(record.keySeed == nil ? "" : ", key seed")")
         }
     }
 

@@ -30,6 +30,8 @@ public enum CredentialsFile {
             root = try LenientJSON.value(try readFile(url))
         } catch let error as LenientJSON.InvalidJSON {
             throw LoadError(reason: "\(path) is not valid JSON: \(error.reason)")
+        } catch let error as LoadError {
+            throw error
         } catch {
             throw LoadError(reason: "\(error)")
         }
