@@ -6,29 +6,29 @@ import Logging
 /// The brokers listen on 127.0.0.1 with ephemeral ports (librdkafka 2.0.2 binds loopback and offers no
 /// option to change it). The cluster lives inside a producer `rd_kafka_t` of its own, which is never
 /// used to produce; both are freed in `deinit`, cluster first.
-public final class KafkaMockCluster: @unchecked Sendable {
+package final class KafkaMockCluster: @unchecked Sendable {
     // @unchecked: the mock cluster API is thread-safe (it posts operations to the cluster's own thread).
 
     /// A Kafka protocol request type, as used by `pushRequestErrors`.
-    public struct APIKey: Hashable, Sendable {
-        public var rawValue: Int16
-        public init(rawValue: Int16) { self.rawValue = rawValue }
-        public static let produce = APIKey(rawValue: 0)
-        public static let fetch = APIKey(rawValue: 1)
-        public static let listOffsets = APIKey(rawValue: 2)
-        public static let metadata = APIKey(rawValue: 3)
-        public static let offsetCommit = APIKey(rawValue: 8)
-        public static let offsetFetch = APIKey(rawValue: 9)
-        public static let findCoordinator = APIKey(rawValue: 10)
-        public static let joinGroup = APIKey(rawValue: 11)
-        public static let heartbeat = APIKey(rawValue: 12)
-        public static let leaveGroup = APIKey(rawValue: 13)
-        public static let syncGroup = APIKey(rawValue: 14)
-        public static let initProducerId = APIKey(rawValue: 22)
+    package struct APIKey: Hashable, Sendable {
+        package var rawValue: Int16
+        package init(rawValue: Int16) { self.rawValue = rawValue }
+        package static let produce = APIKey(rawValue: 0)
+        package static let fetch = APIKey(rawValue: 1)
+        package static let listOffsets = APIKey(rawValue: 2)
+        package static let metadata = APIKey(rawValue: 3)
+        package static let offsetCommit = APIKey(rawValue: 8)
+        package static let offsetFetch = APIKey(rawValue: 9)
+        package static let findCoordinator = APIKey(rawValue: 10)
+        package static let joinGroup = APIKey(rawValue: 11)
+        package static let heartbeat = APIKey(rawValue: 12)
+        package static let leaveGroup = APIKey(rawValue: 13)
+        package static let syncGroup = APIKey(rawValue: 14)
+        package static let initProducerId = APIKey(rawValue: 22)
 
         /// The request types by the names Kafka's protocol guide gives them (`Produce`, `OffsetCommit`),
         /// for fault injection from text (`ksm broker`'s control commands).
-        public static let byName: [String: APIKey] = [
+        package static let byName: [String: APIKey] = [
             "Produce": .produce, "Fetch": .fetch, "ListOffsets": .listOffsets, "Metadata": .metadata,
             "OffsetCommit": .offsetCommit, "OffsetFetch": .offsetFetch, "FindCoordinator": .findCoordinator,
             "JoinGroup": .joinGroup, "Heartbeat": .heartbeat, "LeaveGroup": .leaveGroup, "SyncGroup": .syncGroup,
@@ -36,7 +36,7 @@ public final class KafkaMockCluster: @unchecked Sendable {
         ]
 
         /// Nil when `name` is not one of ``byName``'s keys (compared without regard to case).
-        public init?(name: String) {
+        package init?(name: String) {
             guard let key = Self.byName.first(where: { $0.key.lowercased() == name.lowercased() })?.value else { return nil }
             self = key
         }
@@ -45,11 +45,11 @@ public final class KafkaMockCluster: @unchecked Sendable {
     private let cluster: OpaquePointer
     private let handle: RdKafkaHandle
     /// `host:port,...` of every mock broker, for `bootstrap.servers`.
-    public let bootstrapServers: String
-    public let brokerCount: Int
+    package let bootstrapServers: String
+    package let brokerCount: Int
 
     /// - Parameter brokers: broker IDs are 1...brokers.
-    public init(brokers: Int = 1, logger: Logger = Logger(label: "kafka.mock")) throws(KafkaError) {
+    package init(brokers: Int = 1, logger: Logger = Logger(label: "kafka.mock")) throws(KafkaError) {
         let config = RdKafkaConfig()
         // No bootstrap servers: this handle only hosts the cluster; keep it from logging about that.
         try config.set("log_level", "3")
@@ -70,14 +70,14 @@ public final class KafkaMockCluster: @unchecked Sendable {
     }
 
     /// Creates a topic now, instead of relying on auto-creation.
-    public func createTopic(_ name: String, partitions: Int = 1, replicationFactor: Int = 1) throws(KafkaError) {
+    package func createTopic(_ name: String, partitions: Int = 1, replicationFactor: Int = 1) throws(KafkaError) {
         let err = rd_kafka_mock_topic_create(cluster, name, Int32(partitions), Int32(replicationFactor))
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "create topic \(name)") }
     }
 
     /// The next `errors.count` requests of this type fail with these codes, in order (cluster-wide).
     /// `.transport` makes the broker drop the connection instead.
-    public func pushRequestErrors(_ apiKey: APIKey, _ errors: [KafkaError.Code]) {
+    package func pushRequestErrors(_ apiKey: APIKey, _ errors: [KafkaError.Code]) {
         let raw = errors.map { rd_kafka_resp_err_t(rawValue: $0.rawValue) }
         raw.withUnsafeBufferPointer { buffer in
             rd_kafka_mock_push_request_errors_array(cluster, apiKey.rawValue, buffer.count, buffer.baseAddress)
@@ -85,23 +85,23 @@ public final class KafkaMockCluster: @unchecked Sendable {
     }
 
     /// Forgets the errors still queued for this request type.
-    public func clearRequestErrors(_ apiKey: APIKey) {
+    package func clearRequestErrors(_ apiKey: APIKey) {
         rd_kafka_mock_clear_request_errors(cluster, apiKey.rawValue)
     }
 
     /// The error metadata requests report for this topic (`.noError` to clear).
-    public func setTopicError(_ topic: String, _ code: KafkaError.Code) {
+    package func setTopicError(_ topic: String, _ code: KafkaError.Code) {
         rd_kafka_mock_topic_set_error(cluster, topic, rd_kafka_resp_err_t(rawValue: code.rawValue))
     }
 
     /// Disconnects the broker's clients and refuses new connections (leadership does not move).
-    public func setBrokerDown(_ brokerID: Int32) throws(KafkaError) {
+    package func setBrokerDown(_ brokerID: Int32) throws(KafkaError) {
         let err = rd_kafka_mock_broker_set_down(cluster, brokerID)
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "broker \(brokerID) down") }
     }
 
     /// Accepts connections again.
-    public func setBrokerUp(_ brokerID: Int32) throws(KafkaError) {
+    package func setBrokerUp(_ brokerID: Int32) throws(KafkaError) {
         let err = rd_kafka_mock_broker_set_up(cluster, brokerID)
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "broker \(brokerID) up") }
     }
@@ -109,20 +109,20 @@ public final class KafkaMockCluster: @unchecked Sendable {
     /// Moves a partition's leadership to `brokerID` (-1: no leader), so clients must find the new
     /// leader through metadata, as after a broker failure in a real cluster (where the mock's
     /// `setBrokerDown` alone never moves leadership).
-    public func setPartitionLeader(topic: String, partition: Int32, brokerID: Int32) throws(KafkaError) {
+    package func setPartitionLeader(topic: String, partition: Int32, brokerID: Int32) throws(KafkaError) {
         let err = rd_kafka_mock_partition_set_leader(cluster, topic, partition, brokerID)
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "leader of \(topic)/\(partition)") }
     }
 
     /// Makes `brokerID` the coordinator of consumer group `group`: its members must rediscover the
     /// coordinator (FindCoordinator) and rejoin, as when a coordinator moves in a real cluster.
-    public func setGroupCoordinator(group: String, brokerID: Int32) throws(KafkaError) {
+    package func setGroupCoordinator(group: String, brokerID: Int32) throws(KafkaError) {
         let err = rd_kafka_mock_coordinator_set(cluster, "group", group, brokerID)
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "coordinator of group \(group)") }
     }
 
     /// Adds latency to every response of this broker.
-    public func setBrokerRoundTripTime(_ brokerID: Int32, _ rtt: Duration) throws(KafkaError) {
+    package func setBrokerRoundTripTime(_ brokerID: Int32, _ rtt: Duration) throws(KafkaError) {
         let err = rd_kafka_mock_broker_set_rtt(cluster, brokerID, Int32(rtt.milliseconds))
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "broker \(brokerID) rtt") }
     }

@@ -20,7 +20,7 @@ public struct SecretFileAccess: Sendable, Hashable {
     /// No check, for the repository's own test credentials only (Fixtures/, published on purpose and
     /// checked out 0644 by git, which keeps no modes beyond the executable bit): `ksm demo`,
     /// `loadgen`, `bench` and `admin seed-demo` read them through `--fixtures`. Never production.
-    public static let publicTestFixtures = SecretFileAccess(checksMode: false)
+    package static let publicTestFixtures = SecretFileAccess(checksMode: false)
 
     /// Why the file's owner, group and mode let someone else read it; nil when they do not.
     static func exposure(path: String, mode: UInt32, owner: UInt32, group: UInt32, user: UInt32, groups: Set<UInt32>) -> String? {

@@ -7,14 +7,14 @@ import Foundation
 /// Thread times come from `/proc/self/task/<tid>/stat` and are grouped by thread name, which is why
 /// the crypto threads and librdkafka's threads carry names. Clock-tick resolution (10 ms), so it is
 /// meant for phases of seconds. Elsewhere than Linux every reading is empty.
-public struct CPUAccount: Sendable, Equatable {
+package struct CPUAccount: Sendable, Equatable {
     /// Seconds of user plus system time per component.
-    public var seconds: [String: Double]
+    package var seconds: [String: Double]
     /// A finer split of some components (`workers/crypto`, `workers/swift`, ...), already counted in
     /// ``seconds``: never added to totals.
-    public var detail: [String: Double]
+    package var detail: [String: Double]
 
-    public init(seconds: [String: Double] = [:], detail: [String: Double] = [:]) {
+    package init(seconds: [String: Double] = [:], detail: [String: Double] = [:]) {
         self.seconds = seconds
         self.detail = detail
     }
@@ -23,7 +23,7 @@ public struct CPUAccount: Sendable, Equatable {
     /// (redis-server, worker processes) under the given names; the processes named in
     /// `threadSplit` are also split by thread component (`workers/crypto`, `workers/swift`, ...) in ``detail``.
     /// Threads that exit between two samples lose their time, so split figures are lower bounds.
-    public static func sample(processes: [String: [Int32]] = [:], threadSplit: Set<String> = []) -> CPUAccount {
+    package static func sample(processes: [String: [Int32]] = [:], threadSplit: Set<String> = []) -> CPUAccount {
         var seconds: [String: Double] = [:], detail: [String: Double] = [:]
         for (component, time) in threadTimes(process: "self") { seconds[component, default: 0] += time }
         for (name, pids) in processes {
@@ -50,7 +50,7 @@ public struct CPUAccount: Sendable, Equatable {
     /// The component a thread belongs to, by the name it set: `ksm-crypto-N` (the pool), `rdk:mock*`
     /// (the mock broker), other `rdk:` threads (librdkafka clients), anything else (Swift's pool,
     /// the admin thread, the main thread).
-    public static func component(ofThread name: String) -> String {
+    package static func component(ofThread name: String) -> String {
         if name.hasPrefix("ksm-crypto") { return "crypto" }
         if name.hasPrefix("rdk:mock") { return "kafka-broker" }
         if name.hasPrefix("rdk:") { return "kafka-client" }
@@ -80,7 +80,7 @@ public struct CPUAccount: Sendable, Equatable {
     }()
 
     /// What was spent between two samples.
-    public static func - (after: CPUAccount, before: CPUAccount) -> CPUAccount {
+    package static func - (after: CPUAccount, before: CPUAccount) -> CPUAccount {
         func spent(_ after: [String: Double], _ before: [String: Double]) -> [String: Double] {
             var out: [String: Double] = [:]
             for (key, value) in after { out[key] = max(0, value - (before[key] ?? 0)) }
@@ -90,7 +90,7 @@ public struct CPUAccount: Sendable, Equatable {
     }
 
     /// Microseconds per job, per component and in total, rounded to 1 µs.
-    public func microsecondsPerJob(_ jobs: Int) -> [String: Double] {
+    package func microsecondsPerJob(_ jobs: Int) -> [String: Double] {
         guard jobs > 0 else { return [:] }
         var out = seconds.mapValues { ($0 / Double(jobs) * 1e6).rounded() }
         for (key, value) in detail { out[key] = (value / Double(jobs) * 1e6).rounded() }

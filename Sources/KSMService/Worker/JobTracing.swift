@@ -20,17 +20,17 @@ public enum JobTracing {
     public static let tracestate = "tracestate"
 
     /// Reads Kafka headers (the last one wins, as for HTTP).
-    public struct HeaderExtractor: Extractor {
+    struct HeaderExtractor: Extractor {
         public init() {}
-        public func extract(key: String, from carrier: [(String, [UInt8])]) -> String? {
+        func extract(key: String, from carrier: [(String, [UInt8])]) -> String? {
             carrier.last { $0.0 == key }.map { String(decoding: $0.1, as: UTF8.self) }
         }
     }
 
     /// Writes Kafka headers, replacing one of the same name.
-    public struct HeaderInjector: Injector {
+    struct HeaderInjector: Injector {
         public init() {}
-        public func inject(_ value: String, forKey key: String, into carrier: inout [(String, [UInt8])]) {
+        func inject(_ value: String, forKey key: String, into carrier: inout [(String, [UInt8])]) {
             carrier.removeAll { $0.0 == key }
             carrier.append((key, Array(value.utf8)))
         }
