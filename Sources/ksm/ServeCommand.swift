@@ -91,7 +91,7 @@ struct ServeOptions: ParsableArguments {
     var repliesTopic: String?
     @Option(help: .setting("dlq-topic", "Dead-letter topic. Default: fps.license.dlq."))
     var dlqTopic: String?
-    @Option(help: .setting("redis-url", "redis://[user:pass@]host:port/db."))
+    @Option(help: .setting("redis-url", "redis://[user:pass@]host:port/db, or redis-cluster://[user:pass@]host:port,host:port for a Redis Cluster."))
     var redisURL: String?
     @Option(help: .setting("credentials", "Apple's certificates.json shape."))
     var credentials: String?

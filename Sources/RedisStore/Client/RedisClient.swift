@@ -24,7 +24,7 @@ private let ignoreSIGPIPE: Void = {
 /// and repeated failed connects back off (capped exponential, jittered) during which jobs on that
 /// connection fail fast with `.reconnecting`. A command that failed this way may or may not have run
 /// on the server: retry only idempotent work (every write of ``RedisLicenseStore`` is).
-public final class RedisClient: Sendable {
+public final class RedisClient: RedisCommandRunner {
     public let configuration: RedisClientConfiguration
     private let connections: [RedisConnection]
     private let inFlight: Mutex<[Int]>
@@ -46,19 +46,8 @@ public final class RedisClient: Sendable {
         self.inFlight = Mutex(Array(repeating: 0, count: configuration.poolSize))
     }
 
-    /// Sends one command. An error reply throws a ``RedisError`` with code `.serverError`
-    /// (non-retriable unless the server is in a transient state such as `LOADING`).
-    public func send(_ command: [RedisArgument]) async throws(RedisError) -> RedisValue {
-        try Self.throwingServerError(try await pipeline([RedisCommand(command)])[0])
-    }
-
     /// Sends commands in one round trip on one connection: all are written, then all replies read.
-    /// Replies come back in order; error replies are `.error` values, not thrown.
-    public func pipeline(_ commands: [[RedisArgument]]) async throws(RedisError) -> [RedisValue] {
-        try await pipeline(commands.map { RedisCommand($0) })
-    }
-
-    /// As ``pipeline(_:)-([[RedisArgument]])``, and script calls may be mixed in: they go as
+    /// Replies come back in order; error replies are `.error` values, not thrown. Script calls go as
     /// `EVALSHA`, and any that answer `NOSCRIPT` are re-sent as `EVAL` in a second round trip.
     ///
     /// Ordering caveat: a script call that falls back runs after every other command of the
@@ -79,13 +68,6 @@ public final class RedisClient: Sendable {
         return try await connections[index].execute(commands)
     }
 
-    /// Runs a script with `EVALSHA`, falling back to `EVAL` on `NOSCRIPT`. An error reply throws.
-    public func evalScript(_ script: RedisScript, keys: [RedisArgument], args: [RedisArgument]) async throws(RedisError) -> RedisValue {
-        try Self.throwingServerError(try await pipeline([.evalScript(script, keys: keys, arguments: args)])[0])
-    }
-
-    private static func throwingServerError(_ value: RedisValue) throws(RedisError) -> RedisValue {
-        if case .error(let message) = value { throw RedisError.serverReply(message) }
-        return value
-    }
+    /// This one server (see ``RedisCommandRunner/masterClients()``).
+    public func masterClients() async throws(RedisError) -> [RedisClient] { [self] }
 }

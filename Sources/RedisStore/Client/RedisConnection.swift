@@ -160,7 +160,8 @@ final class RedisConnection: @unchecked Sendable {
         try context.append(wire: wire)
         var replies = [RedisValue]()
         replies.reserveCapacity(commands.count)
-        for _ in commands {
+        for command in commands {
+            if command.isAsking { _ = try context.readReply() }  // ASKING's +OK
             replies.append(try context.readReply())
         }
 
@@ -176,6 +177,7 @@ final class RedisConnection: @unchecked Sendable {
             for index in missing { commands[index].writeEval(into: &wire) }
             try context.append(wire: wire)
             for index in missing {
+                if commands[index].isAsking { _ = try context.readReply() }
                 replies[index] = try context.readReply()
             }
         }

@@ -19,6 +19,9 @@ public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let serverError = Code(raw: "serverError")
         /// A reply did not have the expected shape.
         public static let unexpectedReply = Code(raw: "unexpectedReply")
+        /// A cluster kept answering `TRYAGAIN`, `CLUSTERDOWN` or redirects, or a node stayed
+        /// unreachable, past the client's bounded retries (``RedisClusterConfiguration``); retriable.
+        public static let clusterUnavailable = Code(raw: "clusterUnavailable")
         /// The configuration is invalid (bad URL, port, database).
         public static let invalidConfiguration = Code(raw: "invalidConfiguration")
         public var description: String { raw }

@@ -10,11 +10,13 @@ import Wire
 /// a batch that failed that way may be retried as a whole, since lease requests are idempotent per
 /// request ID and the reads have no side effects.
 public struct RedisLicenseStore: LicenseStore {
-    public let client: RedisClient
+    /// One Redis (``RedisClient``) or a Redis Cluster (``RedisClusterClient``): every command the
+    /// store sends is routable by its key, and every script and transaction stays in one hash tag.
+    public let client: any RedisCommandRunner
     /// What the server turned out not to support, shared by every copy of this store.
     let compatibility = RedisCompatibility()
 
-    public init(client: RedisClient) {
+    public init(client: any RedisCommandRunner) {
         self.client = client
     }
 
@@ -212,10 +214,14 @@ public struct RedisLicenseStore: LicenseStore {
         do {
             return try await client.pipeline(commands)
         } catch {
-            // Retriable (connection lost, timeout, reconnecting, LOADING...) -> .unavailable;
-            // anything else (bad password, bad configuration) will not heal by retrying.
-            throw LicenseStoreError(error.isRetriable ? .unavailable : .backend, error.description, isRetriable: error.isRetriable)
+            throw Self.storeError(error)
         }
+    }
+
+    /// Retriable (connection lost, timeout, reconnecting, LOADING, a cluster that did not settle)
+    /// -> `.unavailable`; anything else (bad password, bad configuration) will not heal by retrying.
+    static func storeError(_ error: RedisError) -> LicenseStoreError {
+        LicenseStoreError(error.isRetriable ? .unavailable : .backend, error.description, isRetriable: error.isRetriable)
     }
 
     /// Turns an error reply into a thrown error (the whole batch fails: see ``LicenseStore``).
