@@ -45,7 +45,7 @@ package enum ServeRunner {
         let pool = CryptoPool(threadCount: settings.cryptoThreads)
         let statistics = WorkerStatistics(tenantLabelLimit: settings.worker.tenantLabelLimit)
         // Errors are counted below the cache: only real Redis round trips that failed.
-        let redisLicenseStore = RedisLicenseStore(client: redis)
+        let redisLicenseStore = RedisLicenseStore(client: redis, durability: settings.redisDurability)
         let redisStore = MeteredLicenseStore(redisLicenseStore, statistics: statistics)
         let cache = settings.cacheTTL > .zero ? CachingLicenseStore(redisStore, timeToLive: settings.cacheTTL) : nil
         let store: any LicenseStore = cache ?? redisStore

@@ -15,7 +15,8 @@ import Glibc
 /// the test that owns the cluster.
 public final class RedisClusterProcess: @unchecked Sendable {
     public let nodes: [RedisServerProcess]
-    private let nodeFiles: [String]
+    /// Node configuration and RDB files in the temporary directory, removed at ``stop()``.
+    package let nodeFiles: [String]
 
     /// Starts the nodes and creates the cluster; throws (with every node stopped) if it does not
     /// become healthy.
@@ -24,10 +25,13 @@ public final class RedisClusterProcess: @unchecked Sendable {
         var files: [String] = []
         do {
             for _ in 0..<(masters * (1 + replicasPerMaster)) {
-                let file = "ksm-cluster-\(UUID().uuidString).conf"
-                files.append(file)
+                let name = "ksm-cluster-\(UUID().uuidString)"
+                files += ["\(name).conf", "\(name).rdb"]
                 nodes.append(try await RedisServerProcess(extraArguments: [
-                    "--cluster-enabled", "yes", "--cluster-config-file", file,
+                    "--cluster-enabled", "yes", "--cluster-config-file", "\(name).conf",
+                    // A replica's full sync goes to this node's own file, never the shared dump.rdb
+                    // that every later server in the directory would load.
+                    "--dbfilename", "\(name).rdb", "--repl-diskless-load", "on-empty-db",
                     "--cluster-node-timeout", "\(nodeTimeoutMilliseconds)",
                     // A replica answers WAIT and takes over without waiting for a fresh sync.
                     "--cluster-replica-validity-factor", "0",
@@ -147,8 +151,11 @@ public final class RedisClusterProcess: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        // redis-cli writes a few lines; kept to say why it failed (read after it exits: they fit
+        // in the pipe's buffer).
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
         let status: Int32 = try await withCheckedThrowingContinuation { continuation in
             process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
             do { try process.run() } catch {
@@ -157,11 +164,13 @@ public final class RedisClusterProcess: @unchecked Sendable {
             }
         }
         guard status == 0 else {
-            throw RedisError(.clusterUnavailable, "\(path) \(arguments.prefix(2).joined(separator: " ")) exited with \(status)", isRetriable: false)
+            let text = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+            let last = text.split(whereSeparator: \.isNewline).suffix(3).joined(separator: " / ")
+            throw RedisError(.clusterUnavailable, "\(path) \(arguments.prefix(2).joined(separator: " ")) exited with \(status): \(last)", isRetriable: false)
         }
     }
 
-    private static func remove(_ files: [String]) {
+    package static func remove(_ files: [String]) {
         for file in files {
             try? FileManager.default.removeItem(atPath: NSTemporaryDirectory() + "/" + file)
         }

@@ -10,8 +10,8 @@ import Glibc
 /// ``RedisClusterProcess``. The nodes are killed at process exit (`atexit`).
 public actor SharedRedisCluster {
     private static let instance = SharedRedisCluster()
-    /// The node process IDs for the exit hook (it cannot capture state).
-    private static let nodeProcesses = Mutex<[Int32]>([])
+    /// The node process IDs and files for the exit hook (it cannot capture state).
+    private static let nodeProcesses = Mutex<(pids: [Int32], files: [String])>(([], []))
 
     private var cluster: RedisClusterProcess?
     private var busy = false
@@ -42,12 +42,17 @@ public actor SharedRedisCluster {
             cluster = started
             let pids = started.nodes.compactMap(\.processIdentifier)
             let first = Self.nodeProcesses.withLock { list in
-                defer { list += pids }
-                return list.isEmpty
+                defer {
+                    list.pids += pids
+                    list.files += started.nodeFiles
+                }
+                return list.pids.isEmpty
             }
             if first {
                 atexit {
-                    for pid in SharedRedisCluster.nodeProcesses.withLock({ $0 }) { kill(pid, SIGKILL) }
+                    let (pids, files) = SharedRedisCluster.nodeProcesses.withLock { $0 }
+                    for pid in pids { kill(pid, SIGKILL) }
+                    RedisClusterProcess.remove(files)
                 }
             }
             return started

@@ -53,7 +53,9 @@ public final class RedisClient: RedisCommandRunner {
     /// Ordering caveat: a script call that falls back runs after every other command of the
     /// pipeline (script calls keep their order among themselves). Do not put plain commands in a
     /// pipeline that depend on an earlier script call's effects.
-    public func pipeline(_ commands: [RedisCommand]) async throws(RedisError) -> [RedisValue] {
+    ///
+    /// With `durability`, `WAIT` follows on the same connection (see ``RedisDurability``).
+    public func pipeline(_ commands: [RedisCommand], durability: RedisDurability?) async throws(RedisError) -> [RedisValue] {
         if commands.isEmpty { return [] }
         let index = inFlight.withLock { counts in
             // Fewest jobs in flight, preferring connections not waiting out a reconnect backoff.
@@ -65,7 +67,7 @@ public final class RedisClient: RedisCommandRunner {
             return index
         }
         defer { inFlight.withLock { $0[index] -= 1 } }
-        return try await connections[index].execute(commands)
+        return try await connections[index].execute(commands, durability: durability)
     }
 
     /// This one server (see ``RedisCommandRunner/masterClients()``).

@@ -67,7 +67,9 @@ public final class RedisClusterClient: RedisCommandRunner {
 
     // MARK: Pipelines
 
-    public func pipeline(_ commands: [RedisCommand]) async throws(RedisError) -> [RedisValue] {
+    /// With `durability`, every master's part is followed by `WAIT` on its connection; a master
+    /// whose replicas did not all acknowledge fails the pipeline with `.notDurable`, not retried here.
+    public func pipeline(_ commands: [RedisCommand], durability: RedisDurability?) async throws(RedisError) -> [RedisValue] {
         if commands.isEmpty { return [] }
         let units = Self.units(of: commands)
         var replies = [RedisValue](repeating: .null, count: commands.count)
@@ -90,7 +92,7 @@ public final class RedisClusterClient: RedisCommandRunner {
                 if byNode[node] == nil { order.append(node) }
                 byNode[node, default: []].append(unit)
             }
-            let outcomes = await send(order.map { node in
+            let outcomes = await send(durability: durability, order.map { node in
                 (node, byNode[node, default: []].flatMap { unit in
                     commands[units[unit].commands].map { askTarget[unit] == nil ? $0 : $0.asking() }
                 })
@@ -104,8 +106,9 @@ public final class RedisClusterClient: RedisCommandRunner {
                 let sent = byNode[node, default: []]
                 switch outcome {
                 case .failure(let error):
-                    // The master may be failing over: read the map again, wait, resend.
-                    if !error.isRetriable { throw error }
+                    // The master may be failing over: read the map again, wait, resend. Too few
+                    // replica acknowledgements are the caller's to judge (the writes did happen).
+                    if !error.isRetriable || error.code == .notDurable { throw error }
                     markStale()
                     lastProblem = "\(node): \(error.message)"
                     backOff = true
@@ -197,10 +200,10 @@ public final class RedisClusterClient: RedisCommandRunner {
     }
 
     /// Sends each node its part at once; one outcome per node, in order.
-    private func send(_ parts: [(RedisNodeAddress, [RedisCommand])]) async -> [Result<[RedisValue], RedisError>] {
+    private func send(durability: RedisDurability?, _ parts: [(RedisNodeAddress, [RedisCommand])]) async -> [Result<[RedisValue], RedisError>] {
         func one(_ node: RedisNodeAddress, _ commands: [RedisCommand]) async -> Result<[RedisValue], RedisError> {
             do throws(RedisError) {
-                let values = try await client(for: node).pipeline(commands)
+                let values = try await client(for: node).pipeline(commands, durability: durability)
                 guard values.count == commands.count else {
                     return .failure(RedisError(.unexpectedReply, "\(node) answered \(values.count) of \(commands.count) commands", isRetriable: true))
                 }

@@ -4,8 +4,10 @@
 /// `pipeline` answers one reply per command, in the caller's order; error replies are `.error`
 /// values, and only failures of the connection (or of the cluster, after bounded retries) throw.
 public protocol RedisCommandRunner: Sendable {
-    /// Sends commands as one pipeline (one round trip per node involved) and answers in order.
-    func pipeline(_ commands: [RedisCommand]) async throws(RedisError) -> [RedisValue]
+    /// Sends commands as one pipeline (one round trip per node involved) and answers in order; with
+    /// `durability`, each connection that wrote then sends `WAIT` and too few acknowledgements
+    /// throw `.notDurable`.
+    func pipeline(_ commands: [RedisCommand], durability: RedisDurability?) async throws(RedisError) -> [RedisValue]
 
     /// A client for each master, for work that must visit every node (`SCAN` of the whole keyspace,
     /// `INFO`); a single Redis answers itself.
@@ -13,6 +15,11 @@ public protocol RedisCommandRunner: Sendable {
 }
 
 extension RedisCommandRunner {
+    /// Sends commands as one pipeline, answered in order, without waiting for replicas.
+    public func pipeline(_ commands: [RedisCommand]) async throws(RedisError) -> [RedisValue] {
+        try await pipeline(commands, durability: nil)
+    }
+
     /// Sends one command. An error reply throws a ``RedisError`` with code `.serverError`
     /// (non-retriable unless the server is in a transient state such as `LOADING`).
     public func send(_ command: [RedisArgument]) async throws(RedisError) -> RedisValue {
