@@ -62,6 +62,26 @@ struct RedisClusterClientTests {
         }
     }
 
+    @Test("the slot-count gauge and the provisioning check see every master's keys", arguments: RedisBackend.allCases)
+    func keyspaceWideWork(backend: RedisBackend) async throws {
+        try await backend.withClient { client in
+            let store = RedisLicenseStore(client: client)
+            let now: Int64 = 1_700_000_000_000
+            let requests = (0..<30).map { n in
+                LeaseRequest(requestID: try! StoreIdentifier("r\(n)"), tenant: try! StoreIdentifier("acme"), account: try! StoreIdentifier("user\(n)"),
+                             deviceID: [UInt8(n)], sessionID: 1, maxConcurrentStreams: 2, leaseDurationSeconds: 600, nowMilliseconds: now)
+            }
+            _ = try await store.acquireLeases(requests)
+            let sample = try await LeaseSlotGauge().count(client: client, nowMilliseconds: now)
+            #expect(sample == LeaseSlotGauge.Sample(slots: 30, accounts: 30, isComplete: true))
+            // A tenant record without the marker, on whichever master holds the tenant's slot.
+            _ = try await client.send(["HSET", "fps:{t:zeta}:tenant", "kek", "k"])
+            #expect(try await store.isProvisioned() == false)
+            #expect(try await store.markProvisionedIfTenantsExist())
+            #expect(try await store.isProvisioned())
+        }
+    }
+
     @Test("a master that lost its scripts (SCRIPT FLUSH) answers NOSCRIPT and gets them again")
     func noScriptOnOneNode() async throws {
         try await SharedRedisCluster.with { cluster in
