@@ -35,16 +35,17 @@ package enum ServeRunner {
         let server = try Self.keyServer(for: settings)
         let keyring: KeyEncryptionKeyring
         do { keyring = try settings.keyring() } catch { throw StartError(error.description) }
-        let redis: RedisClient
+        // `redis://` for one server, `redis-cluster://` for a Redis Cluster (docs/redis.md).
+        let redis: any RedisCommandRunner
         do {
-            redis = try RedisClient(configuration: try RedisClientConfiguration(url: settings.redisURL), logger: logger)
+            redis = try RedisEndpoint(url: settings.redisURL).makeClient(logger: logger)
         } catch {
             throw StartError("Cannot use the Redis URL \(Redaction.redactedURL(settings.redisURL)): \(error) Check --redis-url or KSM_REDIS_URL.")
         }
         let pool = CryptoPool(threadCount: settings.cryptoThreads)
         let statistics = WorkerStatistics(tenantLabelLimit: settings.worker.tenantLabelLimit)
         // Errors are counted below the cache: only real Redis round trips that failed.
-        let redisLicenseStore = RedisLicenseStore(client: redis)
+        let redisLicenseStore = RedisLicenseStore(client: redis, durability: settings.redisDurability)
         let redisStore = MeteredLicenseStore(redisLicenseStore, statistics: statistics)
         let cache = settings.cacheTTL > .zero ? CachingLicenseStore(redisStore, timeToLive: settings.cacheTTL) : nil
         let store: any LicenseStore = cache ?? redisStore
@@ -119,7 +120,8 @@ package enum ServeRunner {
         let monitor = Task {
             await storeHealth.monitor {
                 do {
-                    _ = try await redis.send(["PING"])
+                    // Every master of a cluster: a job may need any of them.
+                    for node in try await redis.masterClients() { _ = try await node.send(["PING"]) }
                     return nil
                 } catch {
                     statistics.storeError(operation: "ping", code: (error as? RedisError).map { "\($0.code)" } ?? "other")

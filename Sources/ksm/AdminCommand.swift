@@ -19,7 +19,7 @@ struct AdminCommand: AsyncParsableCommand {
 
     /// Connection options shared by every admin subcommand.
     struct Connection: ParsableArguments {
-        @Option(help: "redis://[user:pass@]host:port/db (env KSM_REDIS_URL).")
+        @Option(help: "redis://[user:pass@]host:port/db, or redis-cluster://[user:pass@]host:port,host:port (env KSM_REDIS_URL).")
         var redisURL: String?
 
         func store() throws -> RedisLicenseStore {
@@ -27,7 +27,7 @@ struct AdminCommand: AsyncParsableCommand {
                 throw ValidationError("no Redis: pass --redis-url or set KSM_REDIS_URL")
             }
             do {
-                return RedisLicenseStore(client: try RedisClient(configuration: try RedisClientConfiguration(url: url)))
+                return RedisLicenseStore(client: try RedisEndpoint(url: url).makeClient())
             } catch {
                 throw ValidationError("redis: \(error)")
             }

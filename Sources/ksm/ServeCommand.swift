@@ -91,8 +91,12 @@ struct ServeOptions: ParsableArguments {
     var repliesTopic: String?
     @Option(help: .setting("dlq-topic", "Dead-letter topic. Default: fps.license.dlq."))
     var dlqTopic: String?
-    @Option(help: .setting("redis-url", "redis://[user:pass@]host:port/db."))
+    @Option(help: .setting("redis-url", "redis://[user:pass@]host:port/db, or redis-cluster://[user:pass@]host:port,host:port for a Redis Cluster."))
     var redisURL: String?
+    @Option(help: .setting("redis-wait-replicas", "Replicas that must acknowledge each lease batch (Redis WAIT) before it is answered; 0: asynchronous replication. Default: 0."))
+    var redisWaitReplicas: Int?
+    @Option(help: .setting("redis-wait-timeout-ms", "How long a lease batch waits for those replicas; fewer by then answer storeUnavailable. Default: 100."))
+    var redisWaitTimeoutMs: Int?
     @Option(help: .setting("credentials", "Apple's certificates.json shape."))
     var credentials: String?
     @Option(help: .setting("fpscrypto-library", "Apple's libfpscrypto, for provisioning-data credentials."))
@@ -174,7 +178,7 @@ struct ServeOptions: ParsableArguments {
             ("max-batch-size", maxBatchSize), ("concurrent-batches", concurrentBatches), ("max-in-flight", maxInFlight),
             ("crypto-threads", cryptoThreads), ("otlp-schedule-delay-ms", otlpScheduleDelayMs), ("otlp-timeout-ms", otlpTimeoutMs),
             ("tenant-label-limit", tenantLabelLimit), ("admin-port", adminPort), ("rate-window-ms", rateWindowMs),
-            ("max-request-bytes", maxRequestBytes),
+            ("max-request-bytes", maxRequestBytes), ("redis-wait-replicas", redisWaitReplicas), ("redis-wait-timeout-ms", redisWaitTimeoutMs),
         ]
         for (key, value) in integers { if let value { values[key] = .integer(value) } }
         let numbers: [(String, Double?)] = [

@@ -41,7 +41,7 @@ struct StoreLostStateTests {
         // The restart: same port, no data (the fleet's Redis has no persistence).
         fleet.redis.stop()
         try await fleet.redis.start()
-        let notReady = try await poll("/readyz") { $0.0 == 503 && $0.1.contains("provisioning") }
+        let notReady = try await poll("/readyz") { $0.0 == 503 && $0.1.contains("provisioning marker") }
         #expect(notReady.0 == 503 && notReady.1.contains("provisioning marker"), "\(notReady.1)")
         #expect(try await get("/metrics").1.contains("ksm_store_provisioned 0"))
         // One job, sent as an edge sends it and, after the retriable answer, sent again byte for byte.

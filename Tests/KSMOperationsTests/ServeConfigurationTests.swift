@@ -1,6 +1,7 @@
 import Foundation
 import KSMOperations
 import KSMService
+import RedisStore
 import Testing
 
 /// `ksm serve`'s configuration: layering, and one named error per mistake.
@@ -115,6 +116,18 @@ import Testing
         env["KSM_SHUTDOWN_TIMEOUT"] = "0"
         let error = try problems(flags: ["concurrent-batches": .integer(0), "reply-ttl": .number(0)], env: env)
         #expect(error.names("KSM_SHUTDOWN_TIMEOUT") && error.names("--concurrent-batches") && error.names("--reply-ttl"))
+    }
+
+    @Test("WAIT durability: off by default, on with a replica count, and a bad count or timeout refused at start-up")
+    func redisWait() throws {
+        #expect(try ServeConfiguration.resolve(flags: [:], environment: Self.required).redisDurability == nil)
+        var env = Self.required
+        env["KSM_REDIS_WAIT_REPLICAS"] = "1"
+        let on = try ServeConfiguration.resolve(flags: ["redis-wait-timeout-ms": .integer(250)], environment: env)
+        #expect(on.redisDurability == RedisDurability(replicas: 1, timeout: .milliseconds(250)))
+        env["KSM_REDIS_WAIT_REPLICAS"] = "-1"
+        let error = try problems(flags: ["redis-wait-timeout-ms": .integer(0)], env: env)
+        #expect(error.names("KSM_REDIS_WAIT_REPLICAS") && error.names("--redis-wait-timeout-ms"))
     }
 
     @Test("every problem is reported, not only the first")

@@ -3,20 +3,21 @@ import Licensing
 import RedisStore
 import Testing
 
-/// Which store a semantic test runs against; both must behave identically.
+/// Which store a semantic test runs against; all must behave identically.
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case memory, redis
+    case memory, redis, cluster
     var testDescription: String { rawValue }
 
-    /// Runs `body` with a fresh store (and, for Redis, a fresh server that is killed afterwards).
+    /// Runs `body` with a fresh store (for Redis, a fresh server that is killed afterwards; for a
+    /// cluster, the shared test cluster emptied first).
     func withStore(_ body: (any LicenseStore) async throws -> Void) async throws {
         switch self {
         case .memory:
             try await body(InMemoryLicenseStore())
         case .redis:
-            let server = try await RedisServerProcess()
-            defer { server.stop() }
-            try await body(RedisLicenseStore(client: RedisClient(configuration: server.configuration())))
+            try await RedisBackend.single.withStore { try await body($0) }
+        case .cluster:
+            try await RedisBackend.cluster.withStore { try await body($0) }
         }
     }
 }

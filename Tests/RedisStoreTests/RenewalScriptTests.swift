@@ -78,30 +78,33 @@ struct RenewalScriptTests {
                  hintedScriptCalls: 5),
     ]
 
-    @Test("a hinted renewal answers and writes exactly what the lease script does", arguments: scenarios)
-    func shortcutMatchesLeaseScript(_ scenario: Scenario) async throws {
-        let server = try await RedisServerProcess()
-        defer { server.stop() }
-        // The same history in two databases; the batch with the hint in one, without it in the other.
-        var plainConfiguration = server.configuration()
-        plainConfiguration.database = 1
-        let hinted = try RedisClient(configuration: server.configuration())
-        let plain = try RedisClient(configuration: plainConfiguration)
-        // Both scripts loaded up front, so every script call below is one EVALSHA.
-        for script in [RedisLicenseStore.leaseScript, RedisLicenseStore.renewalScript] {
-            _ = try await hinted.send(["SCRIPT", "LOAD", RedisArgument(script.source)])
+    @Test("a hinted renewal answers and writes exactly what the lease script does", arguments: RedisBackend.allCases, scenarios)
+    func shortcutMatchesLeaseScript(_ backend: RedisBackend, _ scenario: Scenario) async throws {
+        try await backend.withTwoSpaces { space in
+            try await Self.compare(scenario, space)
         }
+    }
+
+    /// The same history in two key spaces; the batch with the hint in one, without it in the other.
+    private static func compare(_ scenario: Scenario, _ space: (Int) async throws -> any RedisCommandRunner) async throws {
         var snapshots: [(contents: [String: String], ttls: [String: Int64], window: Int64)] = []
-        for (client, hint) in [(hinted, true), (plain, false)] {
+        for (index, hint) in [true, false].enumerated() {
+            let client = try await space(index)
+            // Both scripts loaded up front on every master, so every script call below is one EVALSHA.
+            for node in try await client.masterClients() {
+                for script in [RedisLicenseStore.leaseScript, RedisLicenseStore.renewalScript] {
+                    _ = try await node.send(["SCRIPT", "LOAD", RedisArgument(script.source)])
+                }
+            }
             let store = RedisLicenseStore(client: client)
             let start = ContinuousClock.now
             for step in scenario.history { _ = try await store.acquireLeases(step) }
             // Records kept for long (the device registry: 400 days) are aged to one day, so that a
             // write of their retention by the batch shows in the TTLs compared below.
-            for key in try await client.send(["KEYS", "*"]).arrayValue?.compactMap(\.string) ?? [] {
+            for key in try await Self.allKeys(client) {
                 _ = try await client.send(["PEXPIRE", RedisArgument(key), "86400000", "LT"])
             }
-            _ = try await client.send(["CONFIG", "RESETSTAT"])
+            for node in try await client.masterClients() { _ = try await node.send(["CONFIG", "RESETSTAT"]) }
             let batch = scenario.batch.map { request in
                 var request = request
                 request.expectsLiveSlot = hint
@@ -169,17 +172,31 @@ struct RenewalScriptTests {
         #expect(try await store.acquireLeases(batch) == [.renewed(expiresAtMilliseconds: Self.t0 + 610_000), .granted(expiresAtMilliseconds: Self.t0 + 610_000)])
     }
 
-    private static func evalshaCalls(_ client: RedisClient) async throws -> Int {
-        let info = try await client.send(["INFO", "commandstats"]).string ?? ""
-        guard let line = info.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_evalsha:") }),
-              let field = line.split(separator: ",").first(where: { $0.hasPrefix("cmdstat_evalsha:calls=") }) else { return 0 }
-        return Int(field.dropFirst("cmdstat_evalsha:calls=".count)) ?? -1
+    /// EVALSHA calls since the last `CONFIG RESETSTAT`, summed over every master.
+    private static func evalshaCalls(_ client: any RedisCommandRunner) async throws -> Int {
+        var total = 0
+        for node in try await client.masterClients() {
+            let info = try await node.send(["INFO", "commandstats"]).string ?? ""
+            guard let line = info.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_evalsha:") }),
+                  let field = line.split(separator: ",").first(where: { $0.hasPrefix("cmdstat_evalsha:calls=") }) else { continue }
+            total += Int(field.dropFirst("cmdstat_evalsha:calls=".count)) ?? -1
+        }
+        return total
     }
 
-    /// Every key of the client's database: its contents in a canonical form, and its TTL.
-    private static func snapshot(_ client: RedisClient) async throws -> (contents: [String: String], ttls: [String: Int64]) {
+    /// Every key, from every master.
+    private static func allKeys(_ client: any RedisCommandRunner) async throws -> [String] {
+        var keys: [String] = []
+        for node in try await client.masterClients() {
+            keys += try await node.send(["KEYS", "*"]).arrayValue?.compactMap(\.string) ?? []
+        }
+        return keys
+    }
+
+    /// Every key of the client's key space: its contents in a canonical form, and its TTL.
+    private static func snapshot(_ client: any RedisCommandRunner) async throws -> (contents: [String: String], ttls: [String: Int64]) {
         var contents: [String: String] = [:], ttls: [String: Int64] = [:]
-        let keys = try await client.send(["KEYS", "*"]).arrayValue?.compactMap(\.string) ?? []
+        let keys = try await allKeys(client)
         for key in keys {
             let name = RedisArgument(key)
             let type = try await client.send(["TYPE", name]).string ?? "?"

@@ -12,14 +12,10 @@ struct RotationStoreTests {
     }
     let now: Int64 = 1_700_000_000_000
 
-    func withRedis(_ body: (RedisLicenseStore) async throws -> Void) async throws {
-        let server = try await RedisServerProcess()
-        defer { server.stop() }
-        try await body(RedisLicenseStore(client: RedisClient(configuration: server.configuration())))
-    }
 
-    @Test func schedulesRoundTripAndDueWindowSelectsByBoundary() async throws {
-        try await withRedis { store in
+    @Test(arguments: RedisBackend.allCases)
+    func schedulesRoundTripAndDueWindowSelectsByBoundary(backend: RedisBackend) async throws {
+        try await backend.withStore { store in
             let a = RotationSchedule(tenant: Self.id("acme"), assetID: Array("skd://acme/live-1".utf8), currentPeriod: Self.id("p7"),
                                      nextAssetID: Array("skd://acme/live-2".utf8), nextPeriod: Self.id("p8"), boundaryMilliseconds: now + 20_000, keysPerViewer: 2)
             let b = RotationSchedule(tenant: Self.id("globex"), assetID: Array("skd://globex/news".utf8), boundaryMilliseconds: now + 10_000)
@@ -42,8 +38,9 @@ struct RotationStoreTests {
         }
     }
 
-    @Test func leasesCountAsLiveViewersOfTheirAssetUntilTheyExpire() async throws {
-        try await withRedis { store in
+    @Test(arguments: RedisBackend.allCases)
+    func leasesCountAsLiveViewersOfTheirAssetUntilTheyExpire(backend: RedisBackend) async throws {
+        try await backend.withStore { store in
             let asset = Array("skd://acme/live-1".utf8)
             func lease(_ request: String, account: String, session: UInt64, asset: [UInt8]?) -> LeaseRequest {
                 var r = LeaseRequest(requestID: Self.id(request), tenant: Self.id("acme"), account: Self.id(account), deviceID: [UInt8](repeating: 7, count: 20),
@@ -74,8 +71,9 @@ struct RotationStoreTests {
         }
     }
 
-    @Test func tenantKeySeedRoundTripsWrapped() async throws {
-        try await withRedis { store in
+    @Test(arguments: RedisBackend.allCases)
+    func tenantKeySeedRoundTripsWrapped(backend: RedisBackend) async throws {
+        try await backend.withStore { store in
             let wrapped = [UInt8](repeating: 0x42, count: 40)
             try await store.putTenant(TenantRecord(id: Self.id("acme"), keyEncryptionKeyID: Self.id("kek-a"), keySeed: wrapped))
             try await store.putTenant(TenantRecord(id: Self.id("plain"), keyEncryptionKeyID: Self.id("kek-a")))

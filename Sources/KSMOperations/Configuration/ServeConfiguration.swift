@@ -1,6 +1,7 @@
 import FairPlay
 import KSMService
 import Logging
+import RedisStore
 
 /// `ksm serve`'s resolved settings, typed and checked: what the worker runs with.
 ///
@@ -10,6 +11,9 @@ import Logging
 public struct ServeConfiguration: Sendable {
     public var worker: WorkerConfiguration
     public var redisURL: String
+    /// Replicas that must acknowledge every lease batch (`WAIT`), and for how long it may wait;
+    /// nil (`redis-wait-replicas` 0, the default): Redis's asynchronous replication (docs/redis.md).
+    public var redisDurability: RedisDurability?
     public var credentials: String
     public var fpscryptoLibrary: String?
     public var fpscryptoGeneration: FPSCryptoLibrary.Generation = .default

@@ -4,6 +4,7 @@ import Foundation
 import KSMService
 import Licensing
 import Logging
+import RedisStore
 import Wire
 
 /// Resolves ``ServeConfiguration`` from three layers, collecting every problem on the way.
@@ -432,6 +433,9 @@ struct ServeConfigurationResolver {
         configuration.guardsEnabled = boolean("guards", default: true)
         configuration.replyTTLMilliseconds = Int64((number("reply-ttl", default: 900) * 1000).rounded())
         configuration.rateWindowMilliseconds = Int64(integer("rate-window-ms", default: 1000) ?? 1000)
+        let waitReplicas = integer("redis-wait-replicas", default: 0) ?? 0
+        let waitTimeout = integer("redis-wait-timeout-ms", default: 100) ?? 100
+        configuration.redisDurability = waitReplicas > 0 ? RedisDurability(replicas: waitReplicas, timeout: .milliseconds(waitTimeout)) : nil
         resolveTracing(&configuration, defaultInstanceID: defaultInstanceID)
         configuration.report = report
         return configuration

@@ -92,6 +92,8 @@ public struct ServeSetting: Sendable {
         ServeSetting("instance-id", env: "KSM_INSTANCE_ID", .string),
         ServeSetting("kafka-properties", flag: "kafka-property", env: "KSM_KAFKA_PROPERTIES", .map(.librdkafkaProperties)),
         ServeSetting("redis-url", env: "KSM_REDIS_URL", .string, secret: true),
+        ServeSetting("redis-wait-replicas", env: "KSM_REDIS_WAIT_REPLICAS", .integer(0...16)),
+        ServeSetting("redis-wait-timeout-ms", env: "KSM_REDIS_WAIT_TIMEOUT_MS", .integer(1...10_000)),
         ServeSetting("credentials", env: "KSM_CREDENTIALS", .string),
         ServeSetting("fpscrypto-library", env: "KSM_FPSCRYPTO_LIBRARY", .string),
         ServeSetting("fpscrypto-generation", env: "KSM_FPSCRYPTO_GENERATION", .string),

@@ -24,7 +24,7 @@ private let ignoreSIGPIPE: Void = {
 /// and repeated failed connects back off (capped exponential, jittered) during which jobs on that
 /// connection fail fast with `.reconnecting`. A command that failed this way may or may not have run
 /// on the server: retry only idempotent work (every write of ``RedisLicenseStore`` is).
-public final class RedisClient: Sendable {
+public final class RedisClient: RedisCommandRunner {
     public let configuration: RedisClientConfiguration
     private let connections: [RedisConnection]
     private let inFlight: Mutex<[Int]>
@@ -46,25 +46,16 @@ public final class RedisClient: Sendable {
         self.inFlight = Mutex(Array(repeating: 0, count: configuration.poolSize))
     }
 
-    /// Sends one command. An error reply throws a ``RedisError`` with code `.serverError`
-    /// (non-retriable unless the server is in a transient state such as `LOADING`).
-    public func send(_ command: [RedisArgument]) async throws(RedisError) -> RedisValue {
-        try Self.throwingServerError(try await pipeline([RedisCommand(command)])[0])
-    }
-
     /// Sends commands in one round trip on one connection: all are written, then all replies read.
-    /// Replies come back in order; error replies are `.error` values, not thrown.
-    public func pipeline(_ commands: [[RedisArgument]]) async throws(RedisError) -> [RedisValue] {
-        try await pipeline(commands.map { RedisCommand($0) })
-    }
-
-    /// As ``pipeline(_:)-([[RedisArgument]])``, and script calls may be mixed in: they go as
+    /// Replies come back in order; error replies are `.error` values, not thrown. Script calls go as
     /// `EVALSHA`, and any that answer `NOSCRIPT` are re-sent as `EVAL` in a second round trip.
     ///
     /// Ordering caveat: a script call that falls back runs after every other command of the
     /// pipeline (script calls keep their order among themselves). Do not put plain commands in a
     /// pipeline that depend on an earlier script call's effects.
-    public func pipeline(_ commands: [RedisCommand]) async throws(RedisError) -> [RedisValue] {
+    ///
+    /// With `durability`, `WAIT` follows on the same connection (see ``RedisDurability``).
+    public func pipeline(_ commands: [RedisCommand], durability: RedisDurability?) async throws(RedisError) -> [RedisValue] {
         if commands.isEmpty { return [] }
         let index = inFlight.withLock { counts in
             // Fewest jobs in flight, preferring connections not waiting out a reconnect backoff.
@@ -76,16 +67,9 @@ public final class RedisClient: Sendable {
             return index
         }
         defer { inFlight.withLock { $0[index] -= 1 } }
-        return try await connections[index].execute(commands)
+        return try await connections[index].execute(commands, durability: durability)
     }
 
-    /// Runs a script with `EVALSHA`, falling back to `EVAL` on `NOSCRIPT`. An error reply throws.
-    public func evalScript(_ script: RedisScript, keys: [RedisArgument], args: [RedisArgument]) async throws(RedisError) -> RedisValue {
-        try Self.throwingServerError(try await pipeline([.evalScript(script, keys: keys, arguments: args)])[0])
-    }
-
-    private static func throwingServerError(_ value: RedisValue) throws(RedisError) -> RedisValue {
-        if case .error(let message) = value { throw RedisError.serverReply(message) }
-        return value
-    }
+    /// This one server (see ``RedisCommandRunner/masterClients()``).
+    public func masterClients() async throws(RedisError) -> [RedisClient] { [self] }
 }

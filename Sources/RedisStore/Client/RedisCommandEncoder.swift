@@ -95,6 +95,29 @@ public struct RedisCommandEncoder: Sendable {
         }
     }
 
+    /// The `position`-th argument written (0 = the first), read back from the wire form; nil past
+    /// the end. The cluster client reads a command's name and first key this way.
+    func argument(at position: Int) -> ArraySlice<UInt8>? {
+        guard position >= 0, position < count else { return nil }
+        var index = bytes.startIndex
+        var current = 0
+        while index < bytes.endIndex, bytes[index] == UInt8(ascii: "$") {
+            index += 1
+            var length = 0
+            while index < bytes.endIndex, bytes[index] != 0x0d {
+                length = length * 10 + Int(bytes[index] &- UInt8(ascii: "0"))
+                index += 1
+            }
+            let start = index + 2  // past "\r\n"
+            let end = start + length
+            guard end <= bytes.endIndex else { return nil }
+            if current == position { return bytes[start..<end] }
+            current += 1
+            index = end + 2
+        }
+        return nil
+    }
+
     private mutating func header(length: Int) {
         count += 1
         bytes.append(UInt8(ascii: "$"))

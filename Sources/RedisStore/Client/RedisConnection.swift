@@ -44,10 +44,11 @@ final class RedisConnection: @unchecked Sendable {
 
     /// Runs `commands` as one pipeline: all are written, then all replies read, in order.
     /// Error replies come back as `.error` values; only connection-level failures throw.
-    func execute(_ commands: [RedisCommand]) async throws(RedisError) -> [RedisValue] {
+    /// With `durability`, `WAIT` follows the replies (and any `EVAL` fallback) on this connection.
+    func execute(_ commands: [RedisCommand], durability: RedisDurability? = nil) async throws(RedisError) -> [RedisValue] {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[RedisValue], RedisError>, Never>) in
             queue.async {
-                continuation.resume(returning: self.executeOnQueue(commands))
+                continuation.resume(returning: self.executeOnQueue(commands, durability: durability))
             }
         }
         return try result.get()
@@ -55,11 +56,19 @@ final class RedisConnection: @unchecked Sendable {
 
     // MARK: - On the queue
 
-    private func executeOnQueue(_ commands: [RedisCommand]) -> Result<[RedisValue], RedisError> {
+    private func executeOnQueue(_ commands: [RedisCommand], durability: RedisDurability?) -> Result<[RedisValue], RedisError> {
         do throws(RedisError) {
             let context = try connectedContext()
             do throws(RedisError) {
-                return .success(try run(commands, on: context))
+                let replies = try run(commands, on: context)
+                guard let durability else { return .success(replies) }
+                let acknowledged = try waitForReplicas(durability, on: context)
+                guard acknowledged >= durability.replicas else {
+                    // The connection is fine; only the replicas are behind.
+                    return .failure(RedisError(
+                        .notDurable, "\(acknowledged) of \(durability.replicas) replicas acknowledged within \(durability.timeout)", isRetriable: true))
+                }
+                return .success(replies)
             } catch {
                 // Connection-level failure: replies may be out of step, so the context is dropped.
                 // The next job reconnects at once; failed reconnects back off.
@@ -104,6 +113,21 @@ final class RedisConnection: @unchecked Sendable {
             }
             throw error
         }
+    }
+
+    /// `WAIT replicas timeout`: how many replicas have every write this connection made. The read
+    /// timeout is stretched past the wait when the wait is the longer.
+    private func waitForReplicas(_ durability: RedisDurability, on context: HiredisContext) throws(RedisError) -> Int {
+        let stretch = configuration.commandTimeout != .zero && durability.timeout >= configuration.commandTimeout
+        if stretch { try context.setTimeout(configuration.commandTimeout + durability.timeout) }
+        try context.append(["WAIT", RedisArgument(durability.replicas), RedisArgument(durability.timeoutMilliseconds)])
+        let reply = try context.readReply()
+        if stretch { try context.setTimeout(configuration.commandTimeout) }
+        if case .error(let message) = reply { throw RedisError.serverReply(message) }
+        guard let count = reply.integerValue else {
+            throw RedisError(.unexpectedReply, "WAIT answered something other than a count", isRetriable: false)
+        }
+        return Int(count)
     }
 
     /// AUTH and SELECT, pipelined in one round trip.
@@ -160,7 +184,8 @@ final class RedisConnection: @unchecked Sendable {
         try context.append(wire: wire)
         var replies = [RedisValue]()
         replies.reserveCapacity(commands.count)
-        for _ in commands {
+        for command in commands {
+            if command.isAsking { _ = try context.readReply() }  // ASKING's +OK
             replies.append(try context.readReply())
         }
 
@@ -176,6 +201,7 @@ final class RedisConnection: @unchecked Sendable {
             for index in missing { commands[index].writeEval(into: &wire) }
             try context.append(wire: wire)
             for index in missing {
+                if commands[index].isAsking { _ = try context.readReply() }
                 replies[index] = try context.readReply()
             }
         }

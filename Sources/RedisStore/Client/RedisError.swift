@@ -19,6 +19,12 @@ public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let serverError = Code(raw: "serverError")
         /// A reply did not have the expected shape.
         public static let unexpectedReply = Code(raw: "unexpectedReply")
+        /// A cluster kept answering `TRYAGAIN`, `CLUSTERDOWN` or redirects, or a node stayed
+        /// unreachable, past the client's bounded retries (``RedisClusterConfiguration``); retriable.
+        public static let clusterUnavailable = Code(raw: "clusterUnavailable")
+        /// Fewer replicas than ``RedisDurability/replicas`` acknowledged a pipeline's writes within
+        /// its timeout: the writes are on the master but might not survive a failover; retriable.
+        public static let notDurable = Code(raw: "notDurable")
         /// The configuration is invalid (bad URL, port, database).
         public static let invalidConfiguration = Code(raw: "invalidConfiguration")
         public var description: String { raw }

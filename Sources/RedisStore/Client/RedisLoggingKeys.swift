@@ -11,4 +11,6 @@ enum RedisLoggingKeys {
     static let failedConnects = "redis.failed_connects"
     /// How many script calls fell back to EVAL.
     static let count = "redis.count"
+    /// A cluster node's `host:port`.
+    static let node = "redis.node"
 }

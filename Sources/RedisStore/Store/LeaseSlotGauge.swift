@@ -2,7 +2,7 @@ import Synchronization
 
 /// Lease slots in use across the store, counted every `interval` (default 15 s) rather than per
 /// request: a `SCAN` over the slot sets (``RedisKeys/allSlots``) and a pipelined `ZCOUNT` of
-/// unexpired members for each page. One sample reads at most `maximumKeys` sets (default 200,000)
+/// unexpired members for each page, on every master of a cluster (`SCAN` sees one node's keys). One sample reads at most `maximumKeys` sets (default 200,000)
 /// so a huge keyspace cannot turn the gauge into load; `isComplete` says whether it saw them all.
 public final class LeaseSlotGauge: Sendable {
     public struct Sample: Sendable, Hashable {
@@ -28,7 +28,7 @@ public final class LeaseSlotGauge: Sendable {
     public var sample: Sample? { last.withLock { $0 } }
 
     /// Samples until the task is cancelled. `onError` counts a failed sample (the last good one stays).
-    public func monitor(client: RedisClient, every interval: Duration = .seconds(15), onError: @Sendable (RedisError) -> Void) async {
+    public func monitor(client: any RedisCommandRunner, every interval: Duration = .seconds(15), onError: @Sendable (RedisError) -> Void) async {
         while !Task.isCancelled {
             do throws(RedisError) {
                 let sample = try await count(client: client, nowMilliseconds: RedisLicenseStore.currentTimeMilliseconds())
@@ -40,18 +40,29 @@ public final class LeaseSlotGauge: Sendable {
         }
     }
 
-    func count(client: RedisClient, nowMilliseconds: Int64) async throws(RedisError) -> Sample {
-        var cursor = "0"
+    func count(client: any RedisCommandRunner, nowMilliseconds: Int64) async throws(RedisError) -> Sample {
         var sample = Sample(slots: 0, accounts: 0, isComplete: false)
+        for node in try await client.masterClients() {
+            if try await count(node: node, nowMilliseconds: nowMilliseconds, into: &sample) { return sample }
+        }
+        sample.isComplete = true
+        return sample
+    }
+
+    /// Adds one node's slot sets to `sample`; true when `maximumKeys` was reached.
+    private func count(node: RedisClient, nowMilliseconds: Int64, into sample: inout Sample) async throws(RedisError) -> Bool {
+        var cursor = "0"
         repeat {
-            let page = try await client.send(["SCAN", RedisArgument(cursor), "MATCH", RedisKeys.allSlots, "COUNT", "1000"])
+            let page = try await node.send(["SCAN", RedisArgument(cursor), "MATCH", RedisKeys.allSlots, "COUNT", "1000"])
             guard case .array(let parts) = page, parts.count == 2, let next = parts[0].bytes, case .array(let keys) = parts[1] else {
                 throw RedisError(.unexpectedReply, "SCAN answered neither a cursor nor a key page", isRetriable: false)
             }
             cursor = String(decoding: next, as: UTF8.self)
             let names = keys.compactMap(\.bytes)
             if !names.isEmpty {
-                let counts = try await client.pipeline(names.map { ["ZCOUNT", RedisArgument($0), RedisArgument(nowMilliseconds + 1), "+inf"] })
+                // The node's own keys, so the node's own pool; a key migrating away meanwhile
+                // answers a redirect, which is not an integer and is skipped.
+                let counts = try await node.pipeline(names.map { ["ZCOUNT", RedisArgument($0), RedisArgument(nowMilliseconds + 1), "+inf"] })
                 for value in counts {
                     if case .integer(let n) = value, n > 0 {
                         sample.slots += Int(n)
@@ -59,9 +70,8 @@ public final class LeaseSlotGauge: Sendable {
                     }
                 }
             }
-            if sample.accounts >= maximumKeys { return sample }
+            if sample.accounts >= maximumKeys { return true }
         } while cursor != "0"
-        sample.isComplete = true
-        return sample
+        return false
     }
 }

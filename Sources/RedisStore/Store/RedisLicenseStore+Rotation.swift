@@ -8,12 +8,14 @@ extension RedisLicenseStore: RotationScheduleStore {
         let key = RedisKeys.rotation(schedule.tenant, assetID: schedule.assetID)
         var hset: [RedisArgument] = ["HSET", key]
         for (name, value) in schedule.fields { hset += [RedisArgument(name), RedisArgument(value)] }
-        // Replace, not merge: a period left out must not survive from the previous schedule.
+        // Replace, not merge: a period left out must not survive from the previous schedule. The
+        // index lives outside the tenant's hash tag (another cluster slot), so it is written after
+        // the transaction, not in it: a reader that sees the new boundary finds the new schedule,
+        // and an index entry whose schedule is missing is skipped.
         let replies = try await rotationRun([
-            RedisCommand(["MULTI"]), RedisCommand(["DEL", key]), RedisCommand(hset),
+            RedisCommand(["MULTI"]), RedisCommand(["DEL", key]), RedisCommand(hset), RedisCommand(["EXEC"]),
             RedisCommand(["ZADD", RedisKeys.rotationIndex, RedisArgument(schedule.boundaryMilliseconds),
                           RedisArgument(RedisKeys.rotationMember(schedule.tenant, assetID: schedule.assetID))]),
-            RedisCommand(["EXEC"]),
         ])
         for reply in replies { _ = try Self.rotationChecked(reply) }
     }

@@ -10,12 +10,20 @@ import Wire
 /// a batch that failed that way may be retried as a whole, since lease requests are idempotent per
 /// request ID and the reads have no side effects.
 public struct RedisLicenseStore: LicenseStore {
-    public let client: RedisClient
+    /// One Redis (``RedisClient``) or a Redis Cluster (``RedisClusterClient``): every command the
+    /// store sends is routable by its key, and every script and transaction stays in one hash tag.
+    public let client: any RedisCommandRunner
     /// What the server turned out not to support, shared by every copy of this store.
     let compatibility = RedisCompatibility()
 
-    public init(client: RedisClient) {
+    /// When set, a lease batch is answered only once this many replicas of each master it wrote to
+    /// have its writes (`WAIT`); fewer within the timeout fail the batch as `.unavailable`
+    /// (docs/redis.md, "Durability across a failover"). Nil: Redis's asynchronous replication.
+    public let durability: RedisDurability?
+
+    public init(client: any RedisCommandRunner, durability: RedisDurability? = nil) {
         self.client = client
+        self.durability = durability
     }
 
     // MARK: Reads
@@ -120,7 +128,7 @@ public struct RedisLicenseStore: LicenseStore {
         }
         let commands = renewals.indices.map { renewals[$0] ?? Self.leaseCommand(requests[$0], member: members[$0]) }
         // Viewer counts for the rotation load ride in the same round trip (RedisLicenseStore+Rotation).
-        let replies = try await run(commands + Self.viewerCommands(requests, members: members))
+        let replies = try await run(commands + Self.viewerCommands(requests, members: members), durability: durability)
         var results: [LeaseResult?] = []
         results.reserveCapacity(requests.count)
         var declined: [Int] = []
@@ -136,7 +144,7 @@ public struct RedisLicenseStore: LicenseStore {
         // What the renewal script declined, the lease script decides, in a second round trip. Each of
         // those accounts has no other request in the batch, so no request of it runs out of order.
         if !declined.isEmpty {
-            let again = try await run(declined.map { Self.leaseCommand(requests[$0], member: members[$0]) })
+            let again = try await run(declined.map { Self.leaseCommand(requests[$0], member: members[$0]) }, durability: durability)
             if let error = LicenseStoreError.answerCount(again.count, of: declined.count, "requests", from: "lease scripts", code: .corruptRecord) { throw error }
             for (index, reply) in zip(declined, again) { results[index] = try Self.leaseResult(Self.checked(reply)) }
         }
@@ -208,14 +216,18 @@ public struct RedisLicenseStore: LicenseStore {
 
     // MARK: Helpers
 
-    func run(_ commands: [RedisCommand]) async throws(LicenseStoreError) -> [RedisValue] {
+    func run(_ commands: [RedisCommand], durability: RedisDurability? = nil) async throws(LicenseStoreError) -> [RedisValue] {
         do {
-            return try await client.pipeline(commands)
+            return try await client.pipeline(commands, durability: durability)
         } catch {
-            // Retriable (connection lost, timeout, reconnecting, LOADING...) -> .unavailable;
-            // anything else (bad password, bad configuration) will not heal by retrying.
-            throw LicenseStoreError(error.isRetriable ? .unavailable : .backend, error.description, isRetriable: error.isRetriable)
+            throw Self.storeError(error)
         }
+    }
+
+    /// Retriable (connection lost, timeout, reconnecting, LOADING, a cluster that did not settle)
+    /// -> `.unavailable`; anything else (bad password, bad configuration) will not heal by retrying.
+    static func storeError(_ error: RedisError) -> LicenseStoreError {
+        LicenseStoreError(error.isRetriable ? .unavailable : .backend, error.description, isRetriable: error.isRetriable)
     }
 
     /// Turns an error reply into a thrown error (the whole batch fails: see ``LicenseStore``).

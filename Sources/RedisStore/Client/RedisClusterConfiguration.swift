@@ -1,0 +1,68 @@
+/// How a ``RedisClusterClient`` finds and talks to a Redis Cluster. Plain values with documented
+/// defaults; validated by ``RedisClusterClient/init(configuration:logger:)``.
+public struct RedisClusterConfiguration: Sendable, Hashable, CustomStringConvertible {
+    /// Nodes asked for the slot map until one answers; any node of the cluster will do.
+    public var seeds: [RedisNodeAddress]
+    /// AUTH, timeouts, pool size and reconnect backoff of every node's pool (its host and port are
+    /// replaced by the node's). The database must be 0: a cluster has no other.
+    public var node: RedisClientConfiguration
+    /// Redirects (`MOVED`, `ASK`) followed for one pipeline before it fails. Default: 5.
+    public var maximumRedirects: Int = 5
+    /// Rounds of `TRYAGAIN`, `CLUSTERDOWN` or an unreachable master retried for one pipeline,
+    /// with ``retryBackoff`` between them, before it fails with `.clusterUnavailable`. Default: 6
+    /// (with the default backoff, about 3 s: longer than a failover with a 1 s node timeout).
+    public var maximumRetries: Int = 6
+    /// The wait before each retry round. Default: base 50 ms, cap 1 s.
+    public var retryBackoff: RedisClientConfiguration.Backoff = .init(base: .milliseconds(50), cap: .seconds(1))
+
+    public init(seeds: [RedisNodeAddress], node: RedisClientConfiguration = RedisClientConfiguration()) {
+        self.seeds = seeds
+        self.node = node
+    }
+
+    /// Parses `redis-cluster://[[user]:password@]host:port[,host:port...]`, the same user and
+    /// password syntax as `redis://` (``RedisClientConfiguration/init(url:)``); a path may only be
+    /// `/0`. Other fields keep their defaults.
+    public init(url: String) throws(RedisError) {
+        let scheme = "redis-cluster://"
+        guard url.hasPrefix(scheme) else {
+            throw RedisError(.invalidConfiguration, "Redis Cluster URL: must start with \(scheme)", isRetriable: false)
+        }
+        var rest = Substring(url.dropFirst(scheme.count))
+        if let query = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<query] }
+        let pathStart = rest.firstIndex(of: "/") ?? rest.endIndex
+        let path = rest[pathStart...]
+        var hosts = rest[..<pathStart]
+        var userInfo: Substring = ""
+        if let at = hosts.lastIndex(of: "@") {
+            userInfo = hosts[...at]
+            hosts = hosts[hosts.index(after: at)...]
+        }
+        // Each seed parsed as a redis:// URL with the shared credentials and path.
+        var parsed: [RedisClientConfiguration] = []
+        for host in hosts.split(separator: ",", omittingEmptySubsequences: false) {
+            guard !host.isEmpty else {
+                throw RedisError(.invalidConfiguration, "Redis Cluster URL: empty seed in the host list", isRetriable: false)
+            }
+            parsed.append(try RedisClientConfiguration(url: "redis://\(userInfo)\(host)\(path)"))
+        }
+        guard let first = parsed.first else {
+            throw RedisError(.invalidConfiguration, "Redis Cluster URL: no seed", isRetriable: false)
+        }
+        guard first.database == 0 else {
+            throw RedisError(.invalidConfiguration, "Redis Cluster URL: a cluster has database 0 only", isRetriable: false)
+        }
+        self.init(seeds: parsed.map { RedisNodeAddress(host: $0.host, port: $0.port) }, node: first)
+    }
+
+    /// Seeds, user and pool; the password is shown only as `***`.
+    public var description: String {
+        var text = "redis-cluster://"
+        if node.username != nil || node.password != nil {
+            text += "\(node.username ?? ""):\(node.password == nil ? "" : "***")@"
+        }
+        text += seeds.map(\.description).joined(separator: ",")
+        text += " pool=\(node.poolSize)"
+        return text
+    }
+}
