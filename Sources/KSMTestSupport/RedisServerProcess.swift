@@ -34,6 +34,9 @@ public final class RedisServerProcess: @unchecked Sendable {
         process.arguments = [
             "--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
             "--enable-debug-command", "yes", "--daemonize", "no", "--dir", NSTemporaryDirectory(),
+            // A file no one writes, so a start never loads another server's dump.rdb from the shared
+            // directory (a cluster replica's full sync writes one there); `extraArguments` may override.
+            "--dbfilename", "ksm-test-none-\(UUID().uuidString).rdb",
         ] + extraArguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

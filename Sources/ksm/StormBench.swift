@@ -23,6 +23,8 @@ struct StormBench: AsyncParsableCommand {
     var redraw: String?
     @Option(parsing: .upToNextOption, help: "Scenarios to run, in order: on, off, on-2 (two worker processes), scheduler-only, cache-only.")
     var scenarios: [String] = ["on", "off", "on-2"]
+    @Option(help: "The workers' Redis: single (one redis-server) or cluster (three masters with a replica each, redis-cluster://).")
+    var redis: StormRun.RedisTopology = .single
     @Option(help: "Extra `ksm serve` flags for every worker, space-separated (e.g. `--worker-flags=\"--max-batch-size 128\"`), to compare settings.")
     var workerFlags = ""
 
@@ -41,7 +43,7 @@ struct StormBench: AsyncParsableCommand {
         let storm = StormRun(fixtures: fixtures, viewers: viewers, joiners: joiners, scenarios: chosen,
                              workerFlags: workerFlags.split(separator: " ").map(String.init),
                              executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath(), allocator: Allocator.description,
-                             progress: { FileHandle.standardError.write(Data("[storm] \($0)\n".utf8)) })
+                             redis: redis, progress: { FileHandle.standardError.write(Data("[storm] \($0)\n".utf8)) })
         let (output, title) = try await storm.run()
         try StormChart.svg(output.runs, title: title).write(toFile: chart, atomically: true, encoding: .utf8)
         // The full figures, timeline included, beside the chart.
@@ -56,3 +58,5 @@ struct StormBench: AsyncParsableCommand {
         if output.runs.contains(where: { !$0.allCorrect }) { throw ExitCode(1) }
     }
 }
+
+extension StormRun.RedisTopology: ExpressibleByArgument {}

@@ -31,8 +31,17 @@ package struct StormRun {
     /// One progress line for the person watching.
     package var progress: @Sendable (String) -> Void
 
+    /// What the workers' store runs on: one redis-server, or a Redis Cluster of three masters with a
+    /// replica each (every node's CPU is charged to `redis`).
+    package enum RedisTopology: String, Sendable, Codable, CaseIterable {
+        case single, cluster
+    }
+
+    package var redisTopology: RedisTopology
+
     package init(fixtures: String, viewers: Int, joiners: Int, scenarios: [Scenario], workerFlags: [String], executable: URL,
-                 allocator: String?, progress: @escaping @Sendable (String) -> Void) {
+                 allocator: String?, redis: RedisTopology = .single, progress: @escaping @Sendable (String) -> Void) {
+        self.redisTopology = redis
         self.fixtures = fixtures
         self.viewers = viewers
         self.joiners = joiners
@@ -62,6 +71,8 @@ package struct StormRun {
         package var machine: String
         /// The allocator the bench and its workers ran on (``Allocator``).
         package var allocator: String?
+        /// The store's Redis: one server or a cluster (absent in figures saved before it existed).
+        package var redis: RedisTopology?
         package var jobs: Int
         package var inProcessCKCPerSecond: Double
         /// CPU time per CKC in process (all threads of the bench process while the baseline ran).
@@ -90,7 +101,7 @@ package struct StormRun {
         package var twoWorkersOverOne: Double?
 
         enum CodingKeys: String, CodingKey {
-            case machine, allocator, jobs, runs
+            case machine, allocator, redis, jobs, runs
             case inProcessCKCPerSecond = "in_process_ckc_per_second", idealDrainSeconds = "ideal_drain_seconds"
             case inProcessCPUMicrosecondsPerJob = "in_process_cpu_us_per_job", cpuOverInProcess = "cpu_over_in_process"
             case idealDrainSecondsByRun = "ideal_drain_seconds_by_run", drainOverCryptoTime = "drain_over_crypto_time"
@@ -106,9 +117,20 @@ package struct StormRun {
         logger.logLevel = .error
                 let test = try TestCredentials(directory: fixtures)
         let cluster = try KafkaMockCluster(brokers: 1, logger: logger)
-        let redis = try await RedisServerProcess()
-        defer { redis.stop() }
-        let store = RedisLicenseStore(client: try RedisClient(configuration: redis.configuration(poolSize: 2), logger: logger))
+        let redisURL: String
+        let redisProcesses: () -> [Int32]
+        let stopRedis: () -> Void
+        switch redisTopology {
+        case .single:
+            let server = try await RedisServerProcess()
+            (redisURL, redisProcesses, stopRedis) = ("redis://127.0.0.1:\(server.port)", { server.processIdentifier.map { [$0] } ?? [] }, server.stop)
+        case .cluster:
+            progress("starting a Redis Cluster: 3 masters, 1 replica each")
+            let cluster = try await RedisClusterProcess()
+            (redisURL, redisProcesses, stopRedis) = (cluster.url, { cluster.nodes.compactMap(\.processIdentifier) }, cluster.stop)
+        }
+        defer { stopRedis() }
+        let store = RedisLicenseStore(client: try RedisEndpoint(url: redisURL).makeClient(logger: logger))
         let catalog = DemoCatalog(tenant: "storm", streams: 8, periods: 2)
         try await catalog.provision(store, credentials: test)
         let kekHex = HexEncoding.encode(catalog.demoKeyEncryptionKey)
@@ -155,7 +177,7 @@ package struct StormRun {
                 let adminPort = try RedisServerProcess.freeLoopbackPort()
                 let worker = try RunningProcess(
                     "ksm serve \(index)", executable: executable,
-                    ["serve", "--brokers", cluster.bootstrapServers, "--redis-url", "redis://127.0.0.1:\(redis.port)",
+                    ["serve", "--brokers", cluster.bootstrapServers, "--redis-url", redisURL,
                      "--credentials", credentials, "--kek", "\(catalog.keyEncryptionKeyID)=\(kekPath)",
                      "--group", "storm-\(run)", "--requests-topic", requests, "--replies-topic", replies, "--dlq-topic", "storm.\(run).dlq",
                      "--kafka-property", "session.timeout.ms=6000", "--log-level", "info", "--admin-port", "\(adminPort)"] + scenario.flags
@@ -170,7 +192,7 @@ package struct StormRun {
             bench.configuration.requestsTopic = requests
             bench.configuration.repliesTopic = replies
             let report = try await bench.run(run, label: scenario.label, processes: [
-                "workers": workers.map(\.process.processIdentifier), "redis-server": redis.processIdentifier.map { [$0] } ?? [],
+                "workers": workers.map(\.process.processIdentifier), "redis-server": redisProcesses(),
             ])
             progress("\(scenario.label): drained in \(report.drainSeconds) s, \(report.correct)/\(report.jobs) correct, host steal \(report.hostSteal ?? 0)")
             reports.append(report)
@@ -203,7 +225,7 @@ package struct StormRun {
         func drain(_ name: String) -> Double? { reports.first { $0.label == StormRun.known[name]?.label }?.drainSeconds }
         let output = Output(
             machine: "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB",
-            allocator: allocator, jobs: jobs, inProcessCKCPerSecond: rate.rounded(), inProcessCPUMicrosecondsPerJob: inProcessCPU,
+            allocator: allocator, redis: redisTopology, jobs: jobs, inProcessCKCPerSecond: rate.rounded(), inProcessCPUMicrosecondsPerJob: inProcessCPU,
             idealDrainSeconds: rounded(ideal), runs: reports,
             idealDrainSecondsByRun: ideals, drainOverIdeal: ratios, cpuOverInProcess: cpuRatios, cpuOverCrypto: cpuOverCrypto,
             baselineHostSteal: baselines.map(\.hostSteal), drainOverCryptoTime: cryptoRatios,
