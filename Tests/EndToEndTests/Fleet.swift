@@ -13,22 +13,38 @@ import Wire
 /// and `ksm serve` workers, all separate processes of the real binary.
 final class Fleet: @unchecked Sendable {
     // @unchecked: used by one test at a time; `workers` is only changed by that test.
-    let redis: RedisServerProcess
+    /// What the store runs on: one redis-server, or a six-node Redis Cluster (`redis-cluster://`).
+    enum RedisBackend: String, CaseIterable, Sendable {
+        case single, cluster
+    }
+
+    private let single: RedisServerProcess?
+    let cluster: RedisClusterProcess?
     let broker: RunningProcess
     let bootstrap: String
     let directory: URL
     let catalog: DemoCatalog
     var workers: [RunningProcess] = []
 
-    var redisURL: String { "redis://127.0.0.1:\(redis.port)/0" }
+    /// The single redis-server, for the tests of a single Redis's faults (restart, data loss).
+    var redis: RedisServerProcess { single! }
+    var redisURL: String { cluster?.url ?? "redis://127.0.0.1:\(redis.port)/0" }
     var kekPath: String { directory.appendingPathComponent("kek.hex").path }
 
     /// - Parameter durableRedis: Redis appends every write to a file in the fleet's directory and
     ///   fsyncs it (`appendfsync always`), so a killed and restarted server keeps its data and slots.
-    init(maxStreams: Int = 2, leaseSeconds: UInt32 = 300, streams: Int = 2, periods: Int = 4, durableRedis: Bool = false) async throws {
+    init(maxStreams: Int = 2, leaseSeconds: UInt32 = 300, streams: Int = 2, periods: Int = 4, durableRedis: Bool = false,
+         backend: RedisBackend = .single) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-fleet-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        redis = try await RedisServerProcess(extraArguments: durableRedis ? ["--dir", directory.path, "--appendonly", "yes", "--appendfsync", "always"] : [])
+        switch backend {
+        case .single:
+            single = try await RedisServerProcess(extraArguments: durableRedis ? ["--dir", directory.path, "--appendonly", "yes", "--appendfsync", "always"] : [])
+            cluster = nil
+        case .cluster:
+            single = nil
+            cluster = try await RedisClusterProcess()
+        }
         broker = try RunningProcess("broker", ["broker", "--partitions", "6"], controlInput: true)
         bootstrap = try await broker.firstLine()
         catalog = DemoCatalog(streams: streams, periods: periods, maxConcurrentStreams: maxStreams, leaseDurationSeconds: leaseSeconds)
@@ -40,6 +56,7 @@ final class Fleet: @unchecked Sendable {
     deinit {
         for worker in workers { worker.kill() }
         broker.kill()
+        cluster?.stop()
         try? FileManager.default.removeItem(at: directory)
     }
 
@@ -79,7 +96,7 @@ final class Fleet: @unchecked Sendable {
     }
 
     func store() throws -> RedisLicenseStore {
-        RedisLicenseStore(client: try RedisClient(configuration: redis.configuration()))
+        RedisLicenseStore(client: try RedisEndpoint(url: redisURL).makeClient())
     }
 
     /// Ends a live lease slot now, as if its lease had run out: its expiry (the score in the

@@ -14,9 +14,10 @@ import Wire
 /// The fleet as it runs in production, on loopback: redis-server, `ksm broker`, two `ksm serve`
 /// processes in one consumer group, and `ksm loadgen` or a test client on Kafka.
 @Suite(.serialized, .timeLimit(.minutes(5))) struct FleetTests {
-    @Test("Two workers in one group, each allocating with jemalloc, answer every loadgen job with a correct CKC")
-    func loadgenThroughTwoWorkers() async throws {
-        let fleet = try await Fleet()
+    @Test("Two workers in one group, each allocating with jemalloc, answer every loadgen job with a correct CKC, on one Redis or a Redis Cluster",
+          arguments: Fleet.RedisBackend.allCases)
+    func loadgenThroughTwoWorkers(backend: Fleet.RedisBackend) async throws {
+        let fleet = try await Fleet(backend: backend)
         try await fleet.startWorker()
         try await fleet.startWorker()
         let loadgen = try RunningProcess("loadgen", ["loadgen", "--brokers", fleet.bootstrap, "--viewers", "150", "--join-rate", "300",
@@ -55,11 +56,12 @@ import Wire
         await client.close()
     }
 
-    @Test("The per-account stream limit holds, a renewal extends the slot, and expiry frees it")
-    func streamLimitRenewalAndExpiry() async throws {
+    @Test("The per-account stream limit holds, a renewal extends the slot, and expiry frees it, on one Redis or a Redis Cluster",
+          arguments: Fleet.RedisBackend.allCases)
+    func streamLimitRenewalAndExpiry(backend: Fleet.RedisBackend) async throws {
         // Leases far longer than any stall of a slow, shared CI host, so no slot lapses by itself
         // between two requests (3 s, then 8 s, were not always enough); B's lapse is made by hand below.
-        let fleet = try await Fleet(maxStreams: 2, leaseSeconds: 120)
+        let fleet = try await Fleet(maxStreams: 2, leaseSeconds: 120, backend: backend)
         try await fleet.startWorker()
         let client = try await FleetClient(fleet: fleet)
         let a = SimulatedDevice(trust: client.trust), b = SimulatedDevice(trust: client.trust), c = SimulatedDevice(trust: client.trust)
