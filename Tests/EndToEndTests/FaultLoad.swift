@@ -62,13 +62,19 @@ final class FaultLoad: Sendable {
     private let tasks = Mutex<[Task<Void, Never>]>([])
     private let sending = Atomic<Bool>(false)
 
-    init(fleet: Fleet, prefix: String) async throws {
+    /// The reply reader's consumer group.
+    let groupID: String
+
+    /// - Parameter groupID: the reply reader's group (a fresh one by default); a test that places
+    ///   the group's coordinator on a broker names it first.
+    init(fleet: Fleet, prefix: String, groupID: String = "fault-client-\(UUID().uuidString)") async throws {
         self.prefix = prefix
+        self.groupID = groupID
         catalog = fleet.catalog
         var p = KafkaProducer.Configuration(bootstrapServers: fleet.bootstrap)
         p.properties = ["linger.ms": "1"]
         producer = try KafkaProducer(configuration: p)
-        var c = KafkaConsumer.Configuration(bootstrapServers: fleet.bootstrap, groupID: "fault-client-\(UUID().uuidString)", topics: ["fps.license.replies"])
+        var c = KafkaConsumer.Configuration(bootstrapServers: fleet.bootstrap, groupID: groupID, topics: ["fps.license.replies"])
         c.properties = ["auto.offset.reset": "earliest", "fetch.wait.max.ms": "10", "fetch.error.backoff.ms": "50", "session.timeout.ms": "6000"]
         c.eventBufferSize = 8192
         consumer = try KafkaConsumer(configuration: c)

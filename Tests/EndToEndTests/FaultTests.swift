@@ -99,7 +99,9 @@ import Testing
                               ("request-errors OffsetCommit 2 NOT_COORDINATOR", true), ("clear-request-errors offsetcommit", true),
                               ("partition-leader fps.license.requests 1 1", true), ("topic-error fps.license.dlq NO_ERROR", true),
                               ("request-errors Nope 1 NOT_COORDINATOR", false), ("request-errors Fetch 1 NO_SUCH_ERROR", false),
-                              ("request-errors Fetch 0 _TRANSPORT", false), ("broker-down", false), ("explode", false)] {
+                              ("request-errors Fetch 0 _TRANSPORT", false), ("broker-down", false), ("explode", false),
+                              ("failover 1", false), ("broker-kill 1 0", true), ("failover 1", true), ("broker-up 1", true),
+                              ("failover 9", false)] {
             let from = broker.lines.count
             try broker.send(line: command)
             let answer = try await broker.waitForLine(from: from) { $0.hasPrefix("ok \(command)") || $0.hasPrefix("error \(command)") }
