@@ -7,26 +7,33 @@ import Testing
 /// (partition p on broker p mod 3 + 1). In the middle of a storm one broker is killed: set down,
 /// and after a controller's delay its leadership (and in one case the group coordinator) moves to
 /// the survivors (`broker-kill`, docs/faults.md says what is emulated). Every job must get one
-/// correct answer (duplicates byte-identical and marked), every account one slot, and the time until
-/// replies flow again is printed as a `FAILOVER` line (recorded in docs/faults.md).
+/// correct answer (duplicates byte-identical and marked), every account one slot, both workers keep
+/// running and own partitions, and the time until replies flow again is printed as a `FAILOVER` line
+/// (recorded in docs/faults.md). Arrival times are when the test's reply reader got each reply.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct BrokerFailoverTests {
     static let jobs = 2_000
     /// The broker killed, and the partitions of every 6-partition topic it leads.
     static let killed: Int32 = 2
     static let killedPartitions: Set<Int32> = [1, 4]
-    /// How long the killed broker's leadership stays on it: a controller's session timeout scaled to
-    /// the fleet's (6 s consumer sessions here; KRaft's 9 s against the Deployment's 10 s in
-    /// production), so the failover, like a real one, ends before the group's sessions expire.
-    static let failoverDelay = Duration.seconds(4)
-
-    /// What the killed broker held besides partition leadership.
+    /// What the killed broker held besides partition leadership, and how long its leadership
+    /// stays on it after the kill (the controller's session timeout).
     enum Killed: String, CaseIterable, CustomTestStringConvertible, Sendable {
         /// Only partition leadership: both groups' coordinators are on survivors.
         case partitionLeader = "partition leader"
         /// Partition leadership and the coordinator of both the workers' and the reply reader's group.
         case leaderAndCoordinator = "partition leader and group coordinator"
+        /// The same, with KRaft's default broker session timeout (9 s) unscaled: longer than the
+        /// fleet's consumer sessions (6 s), so the groups' sessions expire before the failover.
+        case leaderAndCoordinatorPastSessionTimeout = "partition leader and group coordinator, failover after the consumer sessions expired"
 
         var testDescription: String { rawValue }
+
+        var coordinatorKilled: Bool { self != .partitionLeader }
+
+        /// A controller's session timeout scaled to the fleet's 6 s consumer sessions (KRaft's 9 s
+        /// against the Deployment's 10 s in production), so the failover, like a real one, ends
+        /// before the group's sessions expire; or, in the last case, KRaft's 9 s itself.
+        var failoverDelay: Duration { self == .leaderAndCoordinatorPastSessionTimeout ? .seconds(9) : .seconds(4) }
     }
 
     @Test("A broker killed mid-storm (leader of job and reply partitions, and in one case the group coordinator) loses no job: every job one correct answer, one slot per account", arguments: Killed.allCases)
@@ -35,8 +42,8 @@ import Testing
         let fleet = try await Fleet(brokers: 3)
         // The coordinators are placed (and so tracked by the failover) before anyone joins.
         let clientGroup = "failover-client-\(UUID().uuidString)"
-        try await fleet.brokerControl("coordinator fps-ksm \(killed == .leaderAndCoordinator ? Self.killed : 1)")
-        try await fleet.brokerControl("coordinator \(clientGroup) \(killed == .leaderAndCoordinator ? Self.killed : 3)")
+        try await fleet.brokerControl("coordinator fps-ksm \(killed.coordinatorKilled ? Self.killed : 1)")
+        try await fleet.brokerControl("coordinator \(clientGroup) \(killed.coordinatorKilled ? Self.killed : 3)")
         try await fleet.startWorker()
         try await fleet.startWorker()
         try await fleet.waitUntilBalanced()
@@ -45,7 +52,8 @@ import Testing
         try await load.waitFor("a quarter of the storm answered", timeout: .seconds(60)) { load.answered >= Self.jobs / 4 }
 
         let kill = ContinuousClock.now
-        try await fleet.brokerControl("broker-kill \(Self.killed) \(Self.failoverDelay.components.seconds * 1000)")
+        let answeredAtKill = load.answered
+        try await fleet.brokerControl("broker-kill \(Self.killed) \(killed.failoverDelay.components.seconds * 1000)")
         let failover = ContinuousClock.now
         await storm.value
         try await load.waitUntilAllAnswered(timeout: .seconds(60))
@@ -55,11 +63,13 @@ import Testing
         let resumed = load.firstArrival(onPartitions: Self.killedPartitions, atOrAfter: failover)
         let quiet = load.arrivals(onPartitions: Self.killedPartitions, in: (kill + .seconds(1))..<failover)
         let seconds = FaultLoad.Recovery.seconds
-        print("FAILOVER \(killed.rawValue): failover \(seconds(failover - kill)) after the kill; replies on the killed broker's partitions again "
+        print("FAILOVER \(killed.rawValue): \(answeredAtKill) of \(Self.jobs) answered at the kill; failover \(seconds(failover - kill)) after the kill; replies on the killed broker's partitions again "
               + "\(resumed.map { seconds($0 - kill) } ?? "never") after the kill (\(resumed.map { seconds($0 - failover) } ?? "n/a") after the failover), "
               + "\(quiet) there while it was dead; longest silence on all partitions \(seconds(load.longestSilence(after: kill))); "
               + "\(recovery); \(verdict); test \(seconds(ContinuousClock.now - began))")
 
+        // The kill took effect (nothing came from the dead broker's partitions) and the failover ended it.
+        #expect(quiet == 0, "\(quiet) replies arrived on the killed broker's partitions while it was dead")
         #expect(resumed != nil, "no reply arrived on the killed broker's partitions after the failover")
         #expect(verdict.jobs == Self.jobs)
         #expect(verdict.correct == Self.jobs, "\(verdict)")
@@ -68,6 +78,8 @@ import Testing
         #expect(verdict.unmarkedDuplicates.isEmpty, "a duplicate reply was not marked ksm-duplicate: \(verdict)")
         #expect(verdict.retriableWithCKC == 0, "a retriable reply carried a license: \(verdict)")
         #expect(fleet.workers.allSatisfy { $0.process.isRunning }, "a worker exited")
+        // Both workers own partitions again (after the rebalance, when the sessions expired).
+        try await fleet.waitUntilBalanced(timeout: .seconds(20))
         try await FaultTests.expectOneSlotPerAccount(fleet: fleet, load: load)
         // The survivors serve a fresh job with the killed broker still down.
         try await FaultTests.expectFreshJobAnswered(load: load)
