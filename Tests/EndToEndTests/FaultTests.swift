@@ -168,7 +168,10 @@ import Testing
         // And nothing else holds a slot: one slot set per account, no more.
         let client = try RedisClient(configuration: fleet.redis.configuration(poolSize: 1))
         let keys = try await client.send(["KEYS", "fps:*:slots"])
-        #expect(keys.arrayValue?.count == load.accounts.count, "\(keys.arrayValue?.count ?? -1) slot sets for \(load.accounts.count) accounts")
+        let expected = Set(load.accounts.map { "fps:{t:\(fleet.catalog.tenant):a:\($0)}:slots" })
+        let found = (keys.arrayValue ?? []).compactMap(\.string)
+        #expect(keys.arrayValue?.count == load.accounts.count,
+                "\(keys.arrayValue?.count ?? -1) slot sets for \(load.accounts.count) accounts; not the load's: \(found.filter { !expected.contains($0) }.prefix(5))")
     }
 
     static func expectFreshJobAnswered(load: FaultLoad) async throws {
