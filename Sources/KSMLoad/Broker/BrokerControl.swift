@@ -111,7 +111,7 @@ package final class BrokerControl: Sendable {
     }
 
     /// Why a well-formed command did not take effect.
-    package enum ApplyError: Error, CustomStringConvertible {
+    package enum ApplyError: Error, Sendable, CustomStringConvertible {
         /// The mock cluster refused it (e.g. an unknown broker or topic).
         case kafka(KafkaError)
         /// It makes no sense for the layout (e.g. failover away from a live broker).
