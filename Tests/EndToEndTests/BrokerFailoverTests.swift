@@ -49,6 +49,13 @@ import Testing
         #expect(verdict.identicalDuplicates > 0, "no job was redelivered: the sessions did not expire? \(verdict)")
     }
 
+    /// Replies the running workers have delivered, by their `/status`.
+    static func replied(_ fleet: Fleet) async -> Int {
+        var total = 0
+        for worker in fleet.workers where worker.process.isRunning { total += await worker.status()?.replied ?? 0 }
+        return total
+    }
+
     /// Starts the fleet on three brokers, storms it, kills broker 2 once a quarter is answered,
     /// checks every outcome but duplicates' count, prints the `FAILOVER` line, and returns the verdict.
     @discardableResult
@@ -68,7 +75,13 @@ import Testing
 
         let kill = ContinuousClock.now
         let answeredAtKill = load.answered
-        try await fleet.brokerControl("broker-kill \(Self.killed) \(killed.failoverDelay.components.seconds * 1000)")
+        let failing = Task { try await fleet.brokerControl("broker-kill \(Self.killed) \(killed.failoverDelay.components.seconds * 1000)") }
+        // What the workers deliver while the broker is dead (their /status counts replies once delivered).
+        try await Task.sleep(until: kill + .seconds(1))
+        let repliedEarly = await Self.replied(fleet)
+        try await Task.sleep(until: kill + killed.failoverDelay - .milliseconds(500))
+        let repliedLate = await Self.replied(fleet)
+        try await failing.value
         let failover = ContinuousClock.now
         await storm.value
         try await load.waitUntilAllAnswered(timeout: .seconds(60))
@@ -80,7 +93,7 @@ import Testing
         let seconds = FaultLoad.Recovery.seconds
         print("FAILOVER \(killed.rawValue): \(answeredAtKill) of \(Self.jobs) answered at the kill; failover \(seconds(failover - kill)) after the kill; replies on the killed broker's partitions again "
               + "\(resumed.map { seconds($0 - kill) } ?? "never") after the kill (\(resumed.map { seconds($0 - failover) } ?? "n/a") after the failover), "
-              + "\(quiet) there while it was dead; longest silence on all partitions \(seconds(load.longestSilence(after: kill))); "
+              + "\(quiet) there while it was dead; the workers delivered \(repliedLate - repliedEarly) replies from 1 s after the kill to 0.5 s before the failover; longest silence on all partitions \(seconds(load.longestSilence(after: kill))); "
               + "\(recovery); \(verdict); test \(seconds(ContinuousClock.now - began))")
 
         // The kill took effect (nothing came from the dead broker's partitions) and the failover ended it.
