@@ -70,6 +70,9 @@ package final class KafkaMockCluster: @unchecked Sendable {
     }
 
     /// Creates a topic now, instead of relying on auto-creation.
+    ///
+    /// librdkafka 2.0.2 replicates every partition on the first `min(3, brokers)` brokers and picks a
+    /// random one as leader whatever `replicationFactor` says; `setPartitionLeader` places leaders.
     package func createTopic(_ name: String, partitions: Int = 1, replicationFactor: Int = 1) throws(KafkaError) {
         let err = rd_kafka_mock_topic_create(cluster, name, Int32(partitions), Int32(replicationFactor))
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "create topic \(name)") }

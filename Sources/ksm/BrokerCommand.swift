@@ -11,7 +11,7 @@ struct BrokerCommand: AsyncParsableCommand {
         abstract: "Start an embedded mock Kafka cluster; print its bootstrap servers as the first line and run until SIGTERM.",
         discussion: """
             Fault injection: one command per line on standard input, answered `ok ...` or `error ...` on standard output:
-            broker-down ID | broker-up ID | rtt ID MS | request-errors API COUNT ERROR | clear-request-errors API |
+            broker-down ID | broker-up ID | broker-kill ID MS | failover ID | rtt ID MS | request-errors API COUNT ERROR | clear-request-errors API |
             topic-error TOPIC ERROR | partition-leader TOPIC PARTITION ID | coordinator GROUP ID | ping.
             """
     )
@@ -28,11 +28,17 @@ struct BrokerCommand: AsyncParsableCommand {
     func run() async throws {
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         let cluster = try KafkaMockCluster(brokers: brokers)
+        let control = BrokerControl(cluster: cluster, layout: ClusterLayout(brokers: brokers))
         for topic in topics {
-            try cluster.createTopic(topic, partitions: topic.hasSuffix(".dlq") ? 1 : partitions)
+            let count = topic.hasSuffix(".dlq") ? 1 : partitions
+            // Replicated on every broker up to three (librdkafka 2.0.2's mock replicates on the first
+            // min(3, brokers) whatever is asked), leaders spread across them so that killing any
+            // broker moves some leadership.
+            try cluster.createTopic(topic, partitions: count, replicationFactor: min(3, brokers))
+            try control.place(topic: topic, partitions: count)
         }
         FileHandle.standardOutput.write(Data((cluster.bootstrapServers + "\n").utf8))
-        BrokerControl(cluster: cluster).start()
+        control.start()
         await SignalWaiter.waitForTermination()
         withExtendedLifetime(cluster) {}
     }

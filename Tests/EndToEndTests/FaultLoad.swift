@@ -62,13 +62,19 @@ final class FaultLoad: Sendable {
     private let tasks = Mutex<[Task<Void, Never>]>([])
     private let sending = Atomic<Bool>(false)
 
-    init(fleet: Fleet, prefix: String) async throws {
+    /// The reply reader's consumer group.
+    let groupID: String
+
+    /// - Parameter groupID: the reply reader's group (a fresh one by default); a test that places
+    ///   the group's coordinator on a broker names it first.
+    init(fleet: Fleet, prefix: String, groupID: String = "fault-client-\(UUID().uuidString)") async throws {
         self.prefix = prefix
+        self.groupID = groupID
         catalog = fleet.catalog
         var p = KafkaProducer.Configuration(bootstrapServers: fleet.bootstrap)
         p.properties = ["linger.ms": "1"]
         producer = try KafkaProducer(configuration: p)
-        var c = KafkaConsumer.Configuration(bootstrapServers: fleet.bootstrap, groupID: "fault-client-\(UUID().uuidString)", topics: ["fps.license.replies"])
+        var c = KafkaConsumer.Configuration(bootstrapServers: fleet.bootstrap, groupID: groupID, topics: ["fps.license.replies"])
         c.properties = ["auto.offset.reset": "earliest", "fetch.wait.max.ms": "10", "fetch.error.backoff.ms": "50", "session.timeout.ms": "6000"]
         c.eventBufferSize = 8192
         consumer = try KafkaConsumer(configuration: c)
@@ -111,6 +117,11 @@ final class FaultLoad: Sendable {
 
     /// Sends job number `n` (stream `n % streams`, period 0, playback state "ready to play").
     func send(_ n: Int) async throws {
+        try await send(try makeJob(n))
+    }
+
+    /// Builds job number `n` (its SPC from a device of its own) without sending it.
+    func makeJob(_ n: Int) throws -> Job {
         let id = "\(prefix)-\(n)"
         let asset = catalog.assetID(stream: n % catalog.streams, period: 0)
         var options = SPCOptions()
@@ -119,10 +130,16 @@ final class FaultLoad: Sendable {
         let (spc, session) = try SimulatedDevice(trust: trust).makeSPC(options)
         let account = "\(prefix)-acct-\(n)"
         let job = LicenseJob(id: try StoreIdentifier(id), tenant: try StoreIdentifier(catalog.tenant), account: try StoreIdentifier(account), spc: spc)
-        let record = Job(id: id, account: account, bytes: job.jsonBytes(), session: session, expectedKey: catalog.contentKey(assetID: asset), firstSent: .now)
-        state.withLock {
-            $0.jobs[id] = record
-            $0.order.append(id)
+        return Job(id: id, account: account, bytes: job.jsonBytes(), session: session, expectedKey: catalog.contentKey(assetID: asset), firstSent: .now)
+    }
+
+    /// Records a built job as sent now and publishes it.
+    private func send(_ job: Job) async throws {
+        var record = job
+        record.firstSent = .now
+        state.withLock { [record] in
+            $0.jobs[record.id] = record
+            $0.order.append(record.id)
         }
         try await publish(record)
     }
@@ -151,10 +168,13 @@ final class FaultLoad: Sendable {
         tasks.withLock { $0.append(task) }
     }
 
-    /// Sends `count` jobs at once (a storm), numbered from `first`.
+    /// Sends `count` jobs at once (a storm), numbered from `first`. Every job is built first, so
+    /// building SPCs (thousands of RSA operations in this process) neither paces the storm nor takes
+    /// the CPU from the reply reader, whose arrival times are the measurements.
     func storm(first: Int = 0, count: Int) async {
+        let jobs = (first..<(first + count)).compactMap { try? makeJob($0) }
         await withTaskGroup(of: Void.self) { group in
-            for n in first..<(first + count) { group.addTask { try? await self.send(n) } }
+            for job in jobs { group.addTask { try? await self.send(job) } }
         }
     }
 

@@ -100,7 +100,9 @@ import Testing
                               ("request-errors OffsetCommit 2 NOT_COORDINATOR", true), ("clear-request-errors offsetcommit", true),
                               ("partition-leader fps.license.requests 1 1", true), ("topic-error fps.license.dlq NO_ERROR", true),
                               ("request-errors Nope 1 NOT_COORDINATOR", false), ("request-errors Fetch 1 NO_SUCH_ERROR", false),
-                              ("request-errors Fetch 0 _TRANSPORT", false), ("broker-down", false), ("explode", false)] {
+                              ("request-errors Fetch 0 _TRANSPORT", false), ("broker-down", false), ("explode", false),
+                              ("failover 1", false), ("broker-kill 1 0", true), ("failover 1", true), ("broker-up 1", true),
+                              ("failover 9", false)] {
             let from = broker.lines.count
             try broker.send(line: command)
             let answer = try await broker.waitForLine(from: from) { $0.hasPrefix("ok \(command)") || $0.hasPrefix("error \(command)") }
@@ -167,7 +169,10 @@ import Testing
         // And nothing else holds a slot: one slot set per account, no more.
         let client = try RedisClient(configuration: fleet.redis.configuration(poolSize: 1))
         let keys = try await client.send(["KEYS", "fps:*:slots"])
-        #expect(keys.arrayValue?.count == load.accounts.count, "\(keys.arrayValue?.count ?? -1) slot sets for \(load.accounts.count) accounts")
+        let expected = Set(load.accounts.map { "fps:{t:\(fleet.catalog.tenant):a:\($0)}:slots" })
+        let found = (keys.arrayValue ?? []).compactMap(\.string)
+        #expect(keys.arrayValue?.count == load.accounts.count,
+                "\(keys.arrayValue?.count ?? -1) slot sets for \(load.accounts.count) accounts; not the load's: \(found.filter { !expected.contains($0) }.prefix(5))")
     }
 
     static func expectFreshJobAnswered(load: FaultLoad) async throws {

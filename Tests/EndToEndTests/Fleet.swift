@@ -33,8 +33,10 @@ final class Fleet: @unchecked Sendable {
 
     /// - Parameter durableRedis: Redis appends every write to a file in the fleet's directory and
     ///   fsyncs it (`appendfsync always`), so a killed and restarted server keeps its data and slots.
+    /// - Parameter brokers: mock brokers in `ksm broker` (its topics are replicated on up to three,
+    ///   leaders spread across them).
     init(maxStreams: Int = 2, leaseSeconds: UInt32 = 300, streams: Int = 2, periods: Int = 4, durableRedis: Bool = false,
-         backend: RedisBackend = .single) async throws {
+         brokers: Int = 1, backend: RedisBackend = .single) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-fleet-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         switch backend {
@@ -45,7 +47,7 @@ final class Fleet: @unchecked Sendable {
             single = nil
             cluster = try await RedisClusterProcess()
         }
-        broker = try RunningProcess("broker", ["broker", "--partitions", "6"], controlInput: true)
+        broker = try RunningProcess("broker", ["broker", "--partitions", "6", "--brokers", "\(brokers)"], controlInput: true)
         bootstrap = try await broker.firstLine()
         catalog = DemoCatalog(streams: streams, periods: periods, maxConcurrentStreams: maxStreams, leaseDurationSeconds: leaseSeconds)
         let seeded = try KSMBinary.run(["admin", "seed-demo", "--redis-url", redisURL, "--kek-out", kekPath, "--max-streams", "\(maxStreams)",

@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import OwnedThreads
+import Synchronization
 
 /// `ksm broker`'s control channel: one command per line on standard input, one answer per line on
 /// standard output (`ok <command>` or `error <command>: <why>`), so a fault test in another process
@@ -15,12 +16,22 @@ import OwnedThreads
 /// - `clear-request-errors API`: forget the errors still queued for API.
 /// - `topic-error TOPIC ERROR`: metadata reports ERROR for TOPIC (`NO_ERROR` clears it).
 /// - `partition-leader TOPIC PARTITION ID`: move a partition's leadership (-1: none).
-/// - `coordinator GROUP ID`: move a consumer group's coordinator.
+/// - `coordinator GROUP ID`: move a consumer group's coordinator (the group is tracked from then on).
+/// - `failover ID`: what a controller does once a dead broker's session expired: leadership of every
+///   partition ID leads moves to the next live replica, every tracked group ID coordinates to the
+///   next live broker (see ``ClusterLayout``). ID must be down.
+/// - `broker-kill ID MS`: `broker-down ID`, then `failover ID` MS milliseconds later; answered once the
+///   failover is done (later commands wait for it), so the answer marks the controller's moment.
 /// - `ping`: answers `ok ping`; a way to wait for the broker.
-package struct BrokerControl {
-    package enum Command: Equatable {
+///
+/// The mock has no controller of its own: without `failover`, a broker set down keeps leading its
+/// partitions and coordinating its groups, so this channel keeps the layout (``ClusterLayout``).
+package final class BrokerControl: Sendable {
+    package enum Command: Equatable, Sendable {
         case brokerDown(Int32)
         case brokerUp(Int32)
+        case brokerKill(Int32, failoverAfter: Duration)
+        case failover(Int32)
         case roundTripTime(Int32, milliseconds: Int64)
         case requestErrors(KafkaMockCluster.APIKey, count: Int, KafkaError.Code)
         case clearRequestErrors(KafkaMockCluster.APIKey)
@@ -35,9 +46,23 @@ package struct BrokerControl {
     }
 
     let cluster: KafkaMockCluster
+    /// Who leads and coordinates what; changed by this channel's thread and read by tests.
+    let state: Mutex<ClusterLayout>
 
-    package init(cluster: KafkaMockCluster) {
+    /// The layout's leaders are taken to be in place already (see ``place(topic:partitions:)``).
+    package init(cluster: KafkaMockCluster, layout: ClusterLayout) {
         self.cluster = cluster
+        self.state = Mutex(layout)
+    }
+
+    /// The layout now.
+    package var layout: ClusterLayout { state.withLock { $0 } }
+
+    /// Places a new topic's partition leaders across the replicas (``ClusterLayout/addTopic(_:partitions:)``),
+    /// so the layout knows every leader: the mock picks one at random and cannot be asked.
+    package func place(topic: String, partitions: Int) throws(KafkaError) {
+        let moves = state.withLock { $0.addTopic(topic, partitions: partitions) }
+        try perform(moves)
     }
 
     /// Parses one line; words are separated by white space.
@@ -64,6 +89,12 @@ package struct BrokerControl {
         switch verb {
         case "broker-down": try arity(1); return .brokerDown(try int32(1, "broker ID"))
         case "broker-up": try arity(1); return .brokerUp(try int32(1, "broker ID"))
+        case "broker-kill":
+            try arity(2)
+            let ms = try int32(2, "MS")
+            guard ms >= 0, ms <= 600_000 else { throw ParseError(description: "broker-kill: MS must be 0...600000") }
+            return .brokerKill(try int32(1, "broker ID"), failoverAfter: .milliseconds(ms))
+        case "failover": try arity(1); return .failover(try int32(1, "broker ID"))
         case "rtt": try arity(2); return .roundTripTime(try int32(1, "broker ID"), milliseconds: Int64(try int32(2, "MS")))
         case "request-errors":
             try arity(3)
@@ -79,18 +110,74 @@ package struct BrokerControl {
         }
     }
 
-    /// Applies one command to the cluster.
-    package func apply(_ command: Command) throws(KafkaError) {
+    /// Why a well-formed command did not take effect.
+    package enum ApplyError: Error, Sendable, CustomStringConvertible {
+        /// The mock cluster refused it (e.g. an unknown broker or topic).
+        case kafka(KafkaError)
+        /// It makes no sense for the layout (e.g. failover away from a live broker).
+        case refused(String)
+
+        package var description: String {
+            switch self {
+            case .kafka(let error): "\(error)"
+            case .refused(let why): why
+            }
+        }
+    }
+
+    /// Applies one command to the cluster (and the layout). `broker-kill` blocks the caller for its delay.
+    package func apply(_ command: Command) throws(ApplyError) {
+        if case .failover(let id) = command {
+            let layout = layout
+            guard layout.brokers.contains(id) else { throw .refused("no broker \(id)") }
+            guard layout.down.contains(id) else { throw .refused("broker \(id) is up: a controller moves leadership only away from a dead broker") }
+        }
+        do throws(KafkaError) {
+            try applyToCluster(command)
+        } catch {
+            throw .kafka(error)
+        }
+    }
+
+    private func applyToCluster(_ command: Command) throws(KafkaError) {
         switch command {
-        case .brokerDown(let id): try cluster.setBrokerDown(id)
-        case .brokerUp(let id): try cluster.setBrokerUp(id)
+        case .brokerDown(let id):
+            try cluster.setBrokerDown(id)
+            state.withLock { $0.markDown(id) }
+        case .brokerUp(let id):
+            try cluster.setBrokerUp(id)
+            state.withLock { $0.markUp(id) }
+        case .brokerKill(let id, let delay):
+            try applyToCluster(.brokerDown(id))
+            // The controller's session timeout: the broker is dead, nobody has noticed yet.
+            Thread.sleep(forTimeInterval: delay / .seconds(1))
+            try applyToCluster(.failover(id))
+        case .failover(let id):
+            // Checked before anything moves (see `apply`): an up or unknown broker is refused there.
+            try perform(state.withLock { $0.failover(from: id) })
         case .roundTripTime(let id, let ms): try cluster.setBrokerRoundTripTime(id, .milliseconds(ms))
         case .requestErrors(let api, let count, let code): cluster.pushRequestErrors(api, Array(repeating: code, count: count))
         case .clearRequestErrors(let api): cluster.clearRequestErrors(api)
         case .topicError(let topic, let code): cluster.setTopicError(topic, code)
-        case .partitionLeader(let topic, let partition, let broker): try cluster.setPartitionLeader(topic: topic, partition: partition, brokerID: broker)
-        case .coordinator(let group, let broker): try cluster.setGroupCoordinator(group: group, brokerID: broker)
+        case .partitionLeader(let topic, let partition, let broker):
+            try cluster.setPartitionLeader(topic: topic, partition: partition, brokerID: broker)
+            state.withLock { $0.setLeader(.init(topic: topic, partition: partition), broker: broker) }
+        case .coordinator(let group, let broker):
+            try cluster.setGroupCoordinator(group: group, brokerID: broker)
+            state.withLock { $0.setCoordinator(group: group, broker: broker) }
         case .ping: break
+        }
+    }
+
+    /// Makes the mock cluster match the layout's moves.
+    private func perform(_ moves: [ClusterLayout.Move]) throws(KafkaError) {
+        for move in moves {
+            switch move {
+            case .leader(let partition, let broker):
+                try cluster.setPartitionLeader(topic: partition.topic, partition: partition.partition, brokerID: broker)
+            case .coordinator(let group, let broker):
+                try cluster.setGroupCoordinator(group: group, brokerID: broker)
+            }
         }
     }
 

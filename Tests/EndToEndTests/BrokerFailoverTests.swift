@@ -1,0 +1,117 @@
+import Foundation
+import KSMTestSupport
+import Testing
+
+/// Issue 19, "Kafka broker failover": the fleet (redis-server, two `ksm serve` workers) on a
+/// three-broker `ksm broker` whose topics are replicated on all three, leaders spread
+/// (partition p on broker p mod 3 + 1). In the middle of a storm one broker is killed: set down,
+/// and after a controller's delay its leadership (and in two cases the group coordinator) moves to
+/// the survivors (`broker-kill`, docs/faults.md says what is emulated). Every job must get one
+/// correct answer (duplicates byte-identical and marked), every account one slot, both workers keep
+/// running and own partitions, and the time until replies flow again is printed as a `FAILOVER` line
+/// (recorded in docs/faults.md). Arrival times are when the test's reply reader got each reply.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct BrokerFailoverTests {
+    static let jobs = 2_000
+    /// The broker killed, and the partitions of every 6-partition topic it leads.
+    static let killed: Int32 = 2
+    static let killedPartitions: Set<Int32> = [1, 4]
+    /// What the killed broker held besides partition leadership, and how long its leadership
+    /// stays on it after the kill (the controller's session timeout).
+    enum Killed: String, CustomTestStringConvertible, Sendable {
+        /// Only partition leadership: both groups' coordinators are on survivors.
+        case partitionLeader = "partition leader"
+        /// Partition leadership and the coordinator of both the workers' and the reply reader's group.
+        case leaderAndCoordinator = "partition leader and group coordinator"
+        /// The same, with KRaft's default broker session timeout (9 s) unscaled: longer than the
+        /// fleet's consumer sessions (6 s), so the groups' sessions expire before the failover.
+        case leaderAndCoordinatorPastSessionTimeout = "partition leader and group coordinator, failover after the consumer sessions expired"
+
+        var testDescription: String { rawValue }
+
+        var coordinatorKilled: Bool { self != .partitionLeader }
+
+        /// A controller's session timeout scaled to the fleet's 6 s consumer sessions (KRaft's 9 s
+        /// against the Deployment's 10 s in production), so the failover, like a real one, ends
+        /// before the group's sessions expire; or, in the last case, KRaft's 9 s itself.
+        var failoverDelay: Duration { self == .leaderAndCoordinatorPastSessionTimeout ? .seconds(9) : .seconds(4) }
+    }
+
+    @Test("A broker killed mid-storm (leader of job and reply partitions, and in one case the group coordinator) loses no job: every job one correct answer, one slot per account",
+          arguments: [Killed.partitionLeader, .leaderAndCoordinator])
+    func brokerKilledMidStormLosesNoJob(_ killed: Killed) async throws {
+        try await killMidStorm(killed)
+    }
+
+    @Test("A failover slower than the consumer sessions: the group rebalances, the jobs answered since the kill come back and are answered with their stored replies (byte-identical, marked), none lost")
+    func failoverPastTheSessionTimeoutRedeliversWithoutLoss() async throws {
+        let verdict = try await killMidStorm(.leaderAndCoordinatorPastSessionTimeout)
+        // The sessions did expire (what this case is for): answered jobs were delivered again.
+        #expect(verdict.identicalDuplicates > 0, "no job was redelivered: the sessions did not expire? \(verdict)")
+    }
+
+    /// Replies the running workers have delivered, by their `/status`.
+    static func replied(_ fleet: Fleet) async -> Int {
+        var total = 0
+        for worker in fleet.workers where worker.process.isRunning { total += await worker.status()?.replied ?? 0 }
+        return total
+    }
+
+    /// Starts the fleet on three brokers, storms it, kills broker 2 once a quarter is answered,
+    /// checks every outcome but duplicates' count, prints the `FAILOVER` line, and returns the verdict.
+    @discardableResult
+    func killMidStorm(_ killed: Killed) async throws -> FaultLoad.Verdict {
+        let began = ContinuousClock.now
+        let fleet = try await Fleet(brokers: 3)
+        // The coordinators are placed (and so tracked by the failover) before anyone joins.
+        let clientGroup = "failover-client-\(UUID().uuidString)"
+        try await fleet.brokerControl("coordinator fps-ksm \(killed.coordinatorKilled ? Self.killed : 1)")
+        try await fleet.brokerControl("coordinator \(clientGroup) \(killed.coordinatorKilled ? Self.killed : 3)")
+        try await fleet.startWorker()
+        try await fleet.startWorker()
+        try await fleet.waitUntilBalanced()
+        let load = try await FaultLoad(fleet: fleet, prefix: "bf\(UInt32.random(in: 0..<UInt32.max))", groupID: clientGroup)
+        let storm = Task { await load.storm(count: Self.jobs) }
+        try await load.waitFor("a quarter of the storm answered", timeout: .seconds(60)) { load.answered >= Self.jobs / 4 }
+
+        let kill = ContinuousClock.now
+        let answeredAtKill = load.answered
+        let failing = Task { try await fleet.brokerControl("broker-kill \(Self.killed) \(killed.failoverDelay.components.seconds * 1000)") }
+        // What the workers deliver while the broker is dead (their /status counts replies once delivered).
+        try await Task.sleep(until: kill + .seconds(1))
+        let repliedEarly = await Self.replied(fleet)
+        try await Task.sleep(until: kill + killed.failoverDelay - .milliseconds(500))
+        let repliedLate = await Self.replied(fleet)
+        try await failing.value
+        let failover = ContinuousClock.now
+        await storm.value
+        try await load.waitUntilAllAnswered(timeout: .seconds(60))
+
+        let verdict = load.verdict()
+        let recovery = load.recovery(after: kill)
+        let resumed = load.firstArrival(onPartitions: Self.killedPartitions, atOrAfter: failover)
+        let quiet = load.arrivals(onPartitions: Self.killedPartitions, in: (kill + .seconds(1))..<failover)
+        let seconds = FaultLoad.Recovery.seconds
+        print("FAILOVER \(killed.rawValue): \(answeredAtKill) of \(Self.jobs) answered at the kill; failover \(seconds(failover - kill)) after the kill; replies on the killed broker's partitions again "
+              + "\(resumed.map { seconds($0 - kill) } ?? "never") after the kill (\(resumed.map { seconds($0 - failover) } ?? "n/a") after the failover), "
+              + "\(quiet) there while it was dead; the workers delivered \(repliedLate - repliedEarly) replies from 1 s after the kill to 0.5 s before the failover; longest silence on all partitions \(seconds(load.longestSilence(after: kill))); "
+              + "\(recovery); \(verdict); test \(seconds(ContinuousClock.now - began))")
+
+        // The kill took effect (nothing came from the dead broker's partitions) and the failover ended it.
+        #expect(quiet == 0, "\(quiet) replies arrived on the killed broker's partitions while it was dead")
+        #expect(resumed != nil, "no reply arrived on the killed broker's partitions after the failover")
+        #expect(verdict.jobs == Self.jobs)
+        #expect(verdict.correct == Self.jobs, "\(verdict)")
+        #expect(verdict.wrong.isEmpty && verdict.missing.isEmpty, "\(verdict)")
+        #expect(verdict.differingDuplicates.isEmpty, "a job was answered twice with different bytes: \(verdict)")
+        #expect(verdict.unmarkedDuplicates.isEmpty, "a duplicate reply was not marked ksm-duplicate: \(verdict)")
+        #expect(verdict.retriableWithCKC == 0, "a retriable reply carried a license: \(verdict)")
+        #expect(fleet.workers.allSatisfy { $0.process.isRunning }, "a worker exited")
+        // Both workers own partitions again (after the rebalance, when the sessions expired).
+        try await fleet.waitUntilBalanced(timeout: .seconds(20))
+        try await FaultTests.expectOneSlotPerAccount(fleet: fleet, load: load)
+        // The survivors serve a fresh job with the killed broker still down.
+        try await FaultTests.expectFreshJobAnswered(load: load)
+        await load.close()
+        return verdict
+    }
+}

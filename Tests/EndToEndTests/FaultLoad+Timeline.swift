@@ -1,0 +1,33 @@
+/// When replies arrived, by reply-topic partition: what a broker failover is measured with (a killed
+/// broker's partitions go quiet until their leadership moves, the others should not).
+extension FaultLoad {
+    /// Arrival times of every reply (retriable ones too) on `partitions` of the reply topic, or on
+    /// all partitions when nil, in order.
+    func arrivalTimes(onPartitions partitions: Set<Int32>? = nil) -> [ContinuousClock.Instant] {
+        state.withLock { state in
+            state.arrivals.values.joined().filter { partitions?.contains($0.partition) ?? true }.map(\.at).sorted()
+        }
+    }
+
+    /// The first reply on `partitions` that arrived at or after `instant`.
+    func firstArrival(onPartitions partitions: Set<Int32>, atOrAfter instant: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        arrivalTimes(onPartitions: partitions).first { $0 >= instant }
+    }
+
+    /// Replies on `partitions` that arrived in `window`.
+    func arrivals(onPartitions partitions: Set<Int32>, in window: Range<ContinuousClock.Instant>) -> Int {
+        arrivalTimes(onPartitions: partitions).filter { window.contains($0) }.count
+    }
+
+    /// The longest stretch after `start` in which no reply arrived on any partition (from `start`
+    /// or a reply to the next reply).
+    func longestSilence(after start: ContinuousClock.Instant) -> Duration {
+        var previous = start
+        var longest = Duration.zero
+        for at in arrivalTimes() where at > start {
+            longest = max(longest, at - previous)
+            previous = at
+        }
+        return longest
+    }
+}
