@@ -23,7 +23,7 @@ struct StormBench: AsyncParsableCommand {
     var redraw: String?
     @Option(parsing: .upToNextOption, help: "Scenarios to run, in order: on, off, on-2 (two worker processes), scheduler-only, cache-only.")
     var scenarios: [String] = ["on", "off", "on-2"]
-    @Option(help: "The workers' Redis: single (one redis-server) or cluster (three masters with a replica each, redis-cluster://).")
+    @Option(help: "The workers' Redis: single (one redis-server), cluster (three masters with a replica each, redis-cluster://) or cluster-masters (three masters, no replicas).")
     var redis: StormRun.RedisTopology = .single
     @Option(help: "Extra `ksm serve` flags for every worker, space-separated (e.g. `--worker-flags=\"--max-batch-size 128\"`), to compare settings.")
     var workerFlags = ""

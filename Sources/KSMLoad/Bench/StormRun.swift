@@ -31,10 +31,12 @@ package struct StormRun {
     /// One progress line for the person watching.
     package var progress: @Sendable (String) -> Void
 
-    /// What the workers' store runs on: one redis-server, or a Redis Cluster of three masters with a
-    /// replica each (every node's CPU is charged to `redis`).
+    /// What the workers' store runs on: one redis-server, a Redis Cluster of three masters with a
+    /// replica each, or three masters alone (routing without replication); every node's CPU is
+    /// charged to `redis`.
     package enum RedisTopology: String, Sendable, Codable, CaseIterable {
         case single, cluster
+        case clusterMasters = "cluster-masters"
     }
 
     package var redisTopology: RedisTopology
@@ -124,9 +126,10 @@ package struct StormRun {
         case .single:
             let server = try await RedisServerProcess()
             (redisURL, redisProcesses, stopRedis) = ("redis://127.0.0.1:\(server.port)", { server.processIdentifier.map { [$0] } ?? [] }, server.stop)
-        case .cluster:
-            progress("starting a Redis Cluster: 3 masters, 1 replica each")
-            let cluster = try await RedisClusterProcess()
+        case .cluster, .clusterMasters:
+            let replicas = redisTopology == .cluster ? 1 : 0
+            progress("starting a Redis Cluster: 3 masters, \(replicas) replica(s) each")
+            let cluster = try await RedisClusterProcess(masters: 3, replicasPerMaster: replicas)
             (redisURL, redisProcesses, stopRedis) = (cluster.url, { cluster.nodes.compactMap(\.processIdentifier) }, cluster.stop)
         }
         defer { stopRedis() }
