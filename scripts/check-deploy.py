@@ -303,13 +303,21 @@ def check_scaledobject(where, so, workload, configmap):
                 fail(where, f"kafka trigger lacks metadata.{key}")
         if md.get("consumerGroup") != configmap.get("KSM_KAFKA_GROUP"):
             fail(where, f"kafka trigger group {md.get('consumerGroup')!r} is not KSM_KAFKA_GROUP")
-        if md.get("topic") != configmap.get("KSM_REQUESTS_TOPIC"):
-            fail(where, f"kafka trigger topic {md.get('topic')!r} is not KSM_REQUESTS_TOPIC")
+        requests = configmap.get("KSM_REQUESTS_TOPIC")
+        read = {requests}
+        if configmap.get("KSM_CLASS_TOPICS") == "true":
+            read |= {f"{requests}.{c}" for c in ("continuity", "new", "prefetch")}
+        if md.get("topic") not in read:
+            fail(where, f"kafka trigger topic {md.get('topic')!r} is not a topic the workers read ({sorted(read)})")
         for key, val in md.items():
             if not isinstance(val, str):
                 fail(where, f"kafka trigger metadata.{key} must be a string (KEDA reads strings), is {val!r}")
         if not str(md.get("lagThreshold", "")).isdigit():
             fail(where, "kafka trigger lagThreshold must be a whole number")
+    if configmap.get("KSM_CLASS_TOPICS") == "true":
+        continuity = f"{configmap.get('KSM_REQUESTS_TOPIC')}.continuity"
+        if not any(t.get("metadata", {}).get("topic") == continuity for t in kafka):
+            fail(where, f"class topics are on but no kafka trigger watches the continuity lag ({continuity})")
     for t in (t for t in triggers if t.get("type") == "prometheus"):
         md = t.get("metadata", {})
         for key in ("serverAddress", "query", "threshold"):

@@ -87,10 +87,12 @@ package enum ServeRunner {
         let provisioning = StoreHealth()
         if let port = settings.adminPort {
             let metrics = WorkerMetrics(version: KSMVersion.current) {
-                WorkerMetrics.Inputs(statistics: worker.statistics.snapshot, storeUp: storeHealth.isUp, storeProvisioned: provisioning.isUp,
-                                     stalled: worker.isStalled, lag: worker.consumerLag, cache: cache?.statistics, slots: slots.sample,
-                                     rotation: rotationStatus.snapshot,
-                                     process: ProcessSample.read())
+                var inputs = WorkerMetrics.Inputs(statistics: worker.statistics.snapshot, storeUp: storeHealth.isUp, storeProvisioned: provisioning.isUp,
+                                                  stalled: worker.isStalled, lag: worker.consumerLag, cache: cache?.statistics, slots: slots.sample,
+                                                  rotation: rotationStatus.snapshot,
+                                                  process: ProcessSample.read())
+                inputs.lagByClass = worker.consumerLagByClass
+                return inputs
             }
             @Sendable func readiness() -> AdminServer.Probe {
                 let owned = worker.statistics.snapshot.assignedPartitions

@@ -22,8 +22,9 @@ struct BrokerCommand: AsyncParsableCommand {
     @Option(help: "Partitions of the requests and replies topics.")
     var partitions: Int = 12
 
-    @Option(help: "Topics to create: requests, replies and dead letters.")
-    var topics: [String] = ["fps.license.requests", "fps.license.replies", "fps.license.dlq"]
+    @Option(help: "Topics to create: requests (and one per priority class, for ksm serve --class-topics), replies and dead letters.")
+    var topics: [String] = ["fps.license.requests", "fps.license.requests.continuity", "fps.license.requests.new",
+                            "fps.license.requests.prefetch", "fps.license.replies", "fps.license.dlq"]
 
     func run() async throws {
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }

@@ -87,6 +87,8 @@ struct ServeOptions: ParsableArguments {
     var group: String?
     @Option(help: .setting("requests-topic", "Requests topic. Default: fps.license.requests."))
     var requestsTopic: String?
+    @Flag(help: .setting("class-topics", "Also read one requests topic per priority class, <requests-topic>.continuity, .new and .prefetch: continuity is fetched and answered first, new sessions next, prefetch with spare capacity (docs/scheduling.md). Default: off."))
+    var classTopics = false
     @Option(help: .setting("replies-topic", "Replies topic. Default: fps.license.replies."))
     var repliesTopic: String?
     @Option(help: .setting("dlq-topic", "Dead-letter topic. Default: fps.license.dlq."))
@@ -149,6 +151,10 @@ struct ServeOptions: ParsableArguments {
     var prefetchMaxWait: Double?
     @Option(help: .setting("new-session-max-wait", "Seconds a new-session job may wait before it is shed with a retry-after hint. Default: 30."))
     var newSessionMaxWait: Double?
+    @Option(help: .setting("new-session-share", "Least share of every batch that goes to queued new sessions while continuity has a backlog (their floor), more than 0 to 0.5. Default: 0.125."))
+    var newSessionShare: Double?
+    @Option(help: .setting("prefetch-share", "Least share of every batch that goes to queued prefetch jobs, 0 to 0.5; with new-session-share at most 0.5. Default: 0.015625."))
+    var prefetchShare: Double?
     @Option(help: .setting("rotation-lead", "Seconds before a key-rotation boundary the next key is prefetched (needs the cache); 0 turns prefetch off. Default: 30."))
     var rotationLead: Double?
     @Option(help: .setting("rotation-interval", "Seconds between rotation prefetch passes. Default: 5."))
@@ -184,11 +190,13 @@ struct ServeOptions: ParsableArguments {
         let numbers: [(String, Double?)] = [
             ("trace-sample-ratio", traceSampleRatio), ("slot-count-interval", slotCountInterval), ("cache-ttl", cacheTtl),
             ("prefetch-max-wait", prefetchMaxWait), ("new-session-max-wait", newSessionMaxWait), ("rotation-lead", rotationLead),
+            ("new-session-share", newSessionShare), ("prefetch-share", prefetchShare),
             ("rotation-interval", rotationInterval), ("reply-ttl", replyTtl), ("shutdown-timeout", shutdownTimeout),
         ]
         for (key, value) in numbers { if let value { values[key] = .number(value) } }
         if tracing { values["tracing"] = .boolean(true) }
         if noScheduling { values["scheduling"] = .boolean(false) }
+        if classTopics { values["class-topics"] = .boolean(true) }
         if noGuards { values["guards"] = .boolean(false) }
         if !keks.isEmpty { values["kek"] = .list(keks) }
         if !kafkaProperties.isEmpty { values["kafka-properties"] = .list(kafkaProperties) }

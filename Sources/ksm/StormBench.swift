@@ -13,15 +13,17 @@ struct StormBench: AsyncParsableCommand {
 
     @Option(help: "Directory with the test credentials.")
     var fixtures = "Fixtures/test-credentials"
-    @Option(help: "Viewers already playing; all ask for the next key within the window.")
-    var viewers = 20_000
-    @Option(help: "New viewers joining during the storm.")
-    var joiners = 2_000
+    @Option(help: "Viewers already playing; all ask for the next key within the window. Default: 20000, or the mix's.")
+    var viewers: Int?
+    @Option(help: "New viewers joining during the storm. Default: 2000, or the mix's.")
+    var joiners: Int?
+    @Option(help: "The storm's mix: rotation (20000 rotating + 2000 joining) or join-heavy (5000 rotating + 17000 joining, issue 20's reference); --viewers and --joiners override it.")
+    var mix: StormMix = .rotation
     @Option(help: "Where to write the chart (SVG).")
     var chart = "docs/storm.svg"
     @Option(help: "Redraw the chart from figures saved by an earlier run (the JSON beside its chart) and exit.")
     var redraw: String?
-    @Option(parsing: .upToNextOption, help: "Scenarios to run, in order: on, off, on-2 (two worker processes), scheduler-only, cache-only.")
+    @Option(parsing: .upToNextOption, help: "Scenarios to run, in order: on, off, on-2 (two worker processes), scheduler-only, cache-only, classes (workers read one topic per class and the client sends each class to its own), classes-2.")
     var scenarios: [String] = ["on", "off", "on-2"]
     @Option(help: "The workers' Redis: single (one redis-server), cluster (three masters with a replica each, redis-cluster://) or cluster-masters (three masters, no replicas).")
     var redis: StormRun.RedisTopology = .single
@@ -29,6 +31,7 @@ struct StormBench: AsyncParsableCommand {
     var workerFlags = ""
 
     func run() async throws {
+        let viewers = self.viewers ?? mix.viewers, joiners = self.joiners ?? mix.joiners
         if let redraw {
             guard let data = FileManager.default.contents(atPath: redraw) else { throw ValidationError("cannot read \(redraw)") }
             let saved = try JSONDecoder().decode(StormRun.Output.self, from: data)
@@ -60,3 +63,12 @@ struct StormBench: AsyncParsableCommand {
 }
 
 extension StormRun.RedisTopology: ExpressibleByArgument {}
+
+/// The storm's reference mixes of rotating (continuity) and joining (new) viewers.
+enum StormMix: String, ExpressibleByArgument, CaseIterable {
+    case rotation
+    case joinHeavy = "join-heavy"
+
+    var viewers: Int { self == .rotation ? 20_000 : 5_000 }
+    var joiners: Int { self == .rotation ? 2_000 : 17_000 }
+}

@@ -39,6 +39,29 @@ import Testing
         #expect(c.adminPort == 9000)
     }
 
+    @Test("class topics and batch floors are read from every layer; impossible ones stop the worker by name")
+    func classTopics() throws {
+        var env = Self.required
+        env["KSM_CLASS_TOPICS"] = "true"
+        env["KSM_NEW_SESSION_SHARE"] = "0.25"
+        let c = try ServeConfiguration.resolve(flags: ["prefetch-share": .number(0.05)], environment: env, configFile: nil)
+        #expect(c.worker.classTopics)
+        #expect(c.worker.scheduling.newSessionShare == 0.25 && c.worker.scheduling.prefetchShare == 0.05)
+        #expect(try ServeConfiguration.resolve(flags: [:], environment: Self.required, configFile: nil).worker.classTopics == false)
+
+        // Shares that leave continuity less than half a batch; a share of zero for new sessions (no floor).
+        let shares = try problems(flags: ["new-session-share": .number(0.4), "prefetch-share": .number(0.2)])
+        #expect(shares.description.contains("0.5") && shares.names("--new-session-share"), "\(shares)")
+        #expect(try problems(flags: ["new-session-share": .number(0)]).names("--new-session-share"))
+        // A requests topic whose class topics Kafka would refuse, and a reply topic the worker reads.
+        let long = String(repeating: "t", count: 240)
+        let name = try problems(flags: ["requests-topic": .string(long), "class-topics": .boolean(true)])
+        #expect(name.description.contains("continuity"), "\(name)")
+        #expect(try ServeConfiguration.resolve(flags: ["requests-topic": .string(long)], environment: Self.required, configFile: nil).worker.requestsTopic == long)
+        let loop = try problems(flags: ["replies-topic": .string("fps.license.requests.new"), "class-topics": .boolean(true)])
+        #expect(loop.names("--replies-topic"), "\(loop)")
+    }
+
     @Test("an unknown config-file key is refused by name, with the likely key")
     func unknownKey() throws {
         let error = try problems(json: #"{"redsi-url": "redis://x"}"#)

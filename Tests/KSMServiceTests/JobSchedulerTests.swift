@@ -206,3 +206,50 @@ struct ServiceRateTests {
         #expect(measuredSlow.retryAfterMilliseconds != nil)
     }
 }
+
+@Suite("Job scheduler: class topics and floors")
+struct JobSchedulerFloorTests {
+    let now: Int64 = 1_000_000
+
+    @Test("a continuity backlog leaves new sessions their share of every batch; without the floor they wait for all of it")
+    func newSessionFloor() {
+        var s = JobScheduler(policy: SchedulingPolicy())
+        for i in 0..<640 { s.push(JobSchedulerTests.message("c\(i)", priority: .continuity), inFlight: 0, rate: 1_000_000, now: now) }
+        for i in 0..<40 { s.push(JobSchedulerTests.message("n\(i)"), inFlight: 0, rate: 1_000_000, now: now) }
+        let batch = s.nextBatch(limit: 64, now: now)
+        #expect(batch.count == 64)
+        #expect(batch.filter { $0.priority == .new }.count == 8)
+        #expect(batch.prefix(56).allSatisfy { $0.priority == .continuity })
+
+        var strict = SchedulingPolicy()
+        strict.newSessionShare = 0
+        var t = JobScheduler(policy: strict)
+        for i in 0..<640 { t.push(JobSchedulerTests.message("c\(i)", priority: .continuity), inFlight: 0, rate: 1_000_000, now: now) }
+        t.push(JobSchedulerTests.message("n0"), inFlight: 0, rate: 1_000_000, now: now)
+        #expect(t.nextBatch(limit: 64, now: now).allSatisfy { $0.priority == .continuity })
+    }
+
+    @Test("a share below one job per batch still holds, as credit across batches")
+    func shareAsCredit() {
+        var s = JobScheduler(policy: SchedulingPolicy())
+        for i in 0..<400 { s.push(JobSchedulerTests.message("c\(i)", priority: .continuity), inFlight: 0, rate: 1_000_000, now: now) }
+        for i in 0..<10 { s.push(JobSchedulerTests.message("p\(i)", priority: .prefetch), inFlight: 0, rate: 1_000_000, now: now) }
+        // 1/64 of an 8-job batch: one prefetch job every eighth batch.
+        var prefetch = 0
+        for _ in 0..<16 { prefetch += s.nextBatch(limit: 8, now: now).filter { $0.priority == .prefetch }.count }
+        #expect(prefetch == 2)
+    }
+
+    @Test("a class topic's class wins over the job's priority field; the requests topic keeps the field")
+    func topicDecidesTheClass() {
+        var s = JobScheduler(policy: SchedulingPolicy())
+        let job = s.push(JobSchedulerTests.message("x", priority: .prefetch), inFlight: 0, rate: 1_000, topicClass: .continuity, now: now)
+        #expect(job.priority == .continuity)
+        #expect(s.push(JobSchedulerTests.message("y", priority: .prefetch), inFlight: 0, rate: 1_000, now: now).priority == .prefetch)
+        let topics = RequestTopics(requestsTopic: "fps.license.requests", classTopics: true)
+        #expect(topics.all == ["fps.license.requests", "fps.license.requests.continuity", "fps.license.requests.new", "fps.license.requests.prefetch"])
+        #expect(topics.priority(ofTopic: "fps.license.requests.new") == .new)
+        #expect(topics.priority(ofTopic: "fps.license.requests") == nil)
+        #expect(RequestTopics(requestsTopic: "jobs", classTopics: false).all == ["jobs"])
+    }
+}

@@ -28,6 +28,9 @@ package struct StormBenchmark: Sendable {
         package var timeout: Duration = .seconds(180)
         package var requestsTopic = "fps.license.requests"
         package var repliesTopic = "fps.license.replies"
+        /// Send each job to its class's topic (`<requestsTopic>.continuity`, `.new`), as an edge does
+        /// for workers with `--class-topics`; false: everything to the requests topic.
+        package var classTopics = false
 
         package init(brokers: String) { self.brokers = brokers }
     }
@@ -157,7 +160,9 @@ package struct StormBenchmark: Sendable {
         var producerConfig = KafkaProducer.Configuration(bootstrapServers: configuration.brokers)
         producerConfig.properties = ["linger.ms": "5"]
         let producer = try KafkaProducer(configuration: producerConfig, logger: logger)
-        await producer.warmUp(topics: [configuration.requestsTopic])
+        await producer.warmUp(topics: Array(Set(prepared.map { p in
+            configuration.classTopics ? RequestTopics.topic(for: p.priority, requestsTopic: configuration.requestsTopic) : configuration.requestsTopic
+        })))
         var consumerConfig = KafkaConsumer.Configuration(bootstrapServers: configuration.brokers, groupID: "storm-client-\(run)", topics: [configuration.repliesTopic])
         consumerConfig.properties = ["auto.offset.reset": "earliest", "fetch.wait.max.ms": "10", "fetch.error.backoff.ms": "50"]
         consumerConfig.eventBufferSize = max(consumerConfig.eventBufferSize, 2 * prepared.count)
@@ -179,9 +184,11 @@ package struct StormBenchmark: Sendable {
         }
         for await _ in assigned.stream { break }
 
+        let requestsTopic = configuration.requestsTopic, classTopics = configuration.classTopics
+        let topics = prepared.map { p in classTopics ? RequestTopics.topic(for: p.priority, requestsTopic: requestsTopic) : requestsTopic }
         func record(_ index: Int) -> KafkaProducer.Record {
             let account = Array(self.account(run: run, index: index).utf8)
-            return KafkaProducer.Record(topic: configuration.requestsTopic, key: account, value: bodies[index],
+            return KafkaProducer.Record(topic: topics[index], key: account, value: bodies[index],
                                         headers: [("correlation-id", Array("\(run)-\(index)".utf8))])
         }
 

@@ -32,6 +32,12 @@ package struct StormReport: Codable, Sendable {
     /// Retriable replies (overloaded, storeUnavailable) that made the client send again.
     package var retriableReplies: Int
     package var drainSeconds: Double
+    /// When the last continuity and the last new-session job were answered, seconds after the storm
+    /// started (nil in figures saved before they existed).
+    package var continuityDrainSeconds: Double?
+    package var newDrainSeconds: Double?
+    /// Whether the client sent each class to its own topic (the workers read class topics).
+    package var classTopics: Bool?
     package var continuityLatency: LoadReport.Latency
     package var newLatency: LoadReport.Latency
     package var timeline: [Bucket]
@@ -49,6 +55,7 @@ package struct StormReport: Codable, Sendable {
     enum CodingKeys: String, CodingKey {
         case label, jobs, correct, wrong, missing, duplicates, timeline
         case retriableReplies = "retriable_replies", drainSeconds = "drain_seconds"
+        case continuityDrainSeconds = "continuity_drain_seconds", newDrainSeconds = "new_drain_seconds", classTopics = "class_topics"
         case continuityLatency = "continuity_latency_ms", newLatency = "new_latency_ms"
         case cpuMicrosecondsPerJob = "cpu_us_per_job", cpuUtilization = "cpu_utilization", hostSteal = "host_steal"
     }
@@ -61,7 +68,7 @@ package struct StormReport: Codable, Sendable {
         jobs = prepared.count
         var correct = 0, wrong = 0, missing = 0, duplicates = 0
         var continuity: [Double] = [], fresh: [Double] = []
-        var last = start
+        var last = start, lastContinuity = start, lastNew = start
         var answers: [(at: Double, latency: Double, continuity: Bool)] = []
         var sends: [Double] = []
         for (index, job) in state.jobs.enumerated() {
@@ -82,6 +89,7 @@ package struct StormReport: Codable, Sendable {
             if p.priority == .continuity { continuity.append(latency) } else { fresh.append(latency) }
             answers.append(((at - start).seconds, latency, p.priority == .continuity))
             last = max(last, at)
+            if p.priority == .continuity { lastContinuity = max(lastContinuity, at) } else { lastNew = max(lastNew, at) }
         }
         self.correct = correct
         self.wrong = wrong
@@ -89,6 +97,8 @@ package struct StormReport: Codable, Sendable {
         self.duplicates = duplicates
         retriableReplies = state.retriable
         drainSeconds = ((last - start).seconds * 1000).rounded() / 1000
+        continuityDrainSeconds = ((lastContinuity - start).seconds * 1000).rounded() / 1000
+        newDrainSeconds = ((lastNew - start).seconds * 1000).rounded() / 1000
         continuityLatency = .init(milliseconds: continuity)
         newLatency = .init(milliseconds: fresh)
 

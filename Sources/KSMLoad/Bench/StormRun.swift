@@ -59,6 +59,8 @@ package struct StormRun {
         package var label: String
         package var processes: Int
         package var flags: [String]
+        /// Workers read the class topics (`--class-topics`) and the client sends each class to its own.
+        package var classTopics = false
     }
 
     package static let known: [String: Scenario] = [
@@ -67,6 +69,8 @@ package struct StormRun {
         "on-2": Scenario(name: "on-2", label: "smoothing on, 2 workers", processes: 2, flags: []),
         "scheduler-only": Scenario(name: "scheduler-only", label: "scheduler, no cache, 1 worker", processes: 1, flags: ["--cache-ttl", "0"]),
         "cache-only": Scenario(name: "cache-only", label: "cache, FIFO, 1 worker", processes: 1, flags: ["--no-scheduling"]),
+        "classes": Scenario(name: "classes", label: "class topics, smoothing on, 1 worker", processes: 1, flags: ["--class-topics"], classTopics: true),
+        "classes-2": Scenario(name: "classes-2", label: "class topics, smoothing on, 2 workers", processes: 2, flags: ["--class-topics"], classTopics: true),
     ]
 
     package struct Output: Codable, Sendable {
@@ -99,6 +103,13 @@ package struct StormRun {
         /// drain / (jobs × the workers' crypto CPU per job during the run / cores): the same ratio
         /// with the ideal taken from the storm's own seconds, so host drift between phases cannot move it.
         package var drainOverCryptoTime: [String: Double]?
+        /// The continuity jobs alone over the in-process rate: the least time the storm's continuity
+        /// class could drain in on these cores (the issue 20 yardstick).
+        package var continuityIdealSeconds: Double?
+        /// Each run's continuity p99 over its continuity-only ideal (jobs over the baselines beside it).
+        package var continuityP99OverIdeal: [String: Double]?
+        /// Each run's last new-session answer over that run's ideal for the whole storm.
+        package var newDrainOverIdeal: [String: Double]?
         package var smoothingGain: Double?
         package var twoWorkersOverOne: Double?
 
@@ -108,6 +119,8 @@ package struct StormRun {
             case inProcessCPUMicrosecondsPerJob = "in_process_cpu_us_per_job", cpuOverInProcess = "cpu_over_in_process"
             case idealDrainSecondsByRun = "ideal_drain_seconds_by_run", drainOverCryptoTime = "drain_over_crypto_time"
             case cpuOverCrypto = "cpu_over_crypto", baselineHostSteal = "baseline_host_steal"
+            case continuityIdealSeconds = "continuity_ideal_seconds", continuityP99OverIdeal = "continuity_p99_over_ideal"
+            case newDrainOverIdeal = "new_drain_over_ideal"
             case drainOverIdeal = "drain_over_ideal", smoothingGain = "smoothing_gain_off_over_on", twoWorkersOverOne = "drain_one_over_two_workers"
         }
     }
@@ -172,6 +185,9 @@ package struct StormRun {
             let run = "r\(number)\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
             let requests = "storm.\(run).requests", replies = "storm.\(run).replies"
             try cluster.createTopic(requests, partitions: 12)
+            for priority in [LicenseJob.Priority.continuity, .new, .prefetch] where scenario.classTopics {
+                try cluster.createTopic(RequestTopics.topic(for: priority, requestsTopic: requests), partitions: 12)
+            }
             try cluster.createTopic(replies, partitions: 12)
             try cluster.createTopic("storm.\(run).dlq", partitions: 1)
             try await bench.seedLeases(run: run, store: store)
@@ -194,11 +210,14 @@ package struct StormRun {
             progress("\(scenario.label): storm of \(viewers + joiners) jobs")
             bench.configuration.requestsTopic = requests
             bench.configuration.repliesTopic = replies
+            bench.configuration.classTopics = scenario.classTopics
             let report = try await bench.run(run, label: scenario.label, processes: [
                 "workers": workers.map(\.process.processIdentifier), "redis-server": redisProcesses(),
             ])
-            progress("\(scenario.label): drained in \(report.drainSeconds) s, \(report.correct)/\(report.jobs) correct, host steal \(report.hostSteal ?? 0)")
-            reports.append(report)
+            progress("\(scenario.label): drained in \(report.drainSeconds) s, \(report.correct)/\(report.jobs) correct, continuity p99 \(report.continuityLatency.p99) ms, host steal \(report.hostSteal ?? 0)")
+            var classified = report
+            classified.classTopics = scenario.classTopics
+            reports.append(classified)
             for worker in workers { await worker.terminate() }
             baselines.append(await measureBaseline())
         }
@@ -210,12 +229,16 @@ package struct StormRun {
         func rounded(_ x: Double) -> Double { (x * 1000).rounded() / 1000 }
         var ratios: [String: Double] = [:], ideals: [String: Double] = [:], cpuRatios: [String: Double] = [:], cryptoRatios: [String: Double] = [:]
         var cpuOverCrypto: [String: Double] = [:]
+        var continuityRatios: [String: Double] = [:], newRatios: [String: Double] = [:]
         let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
         for (index, r) in reports.enumerated() {
             let beside = (baselines[index], baselines[index + 1])
             let runIdeal = Double(jobs) / ((beside.0.ckcPerSecond + beside.1.ckcPerSecond) / 2)
             ideals[r.label] = rounded(runIdeal)
             ratios[r.label] = rounded(r.drainSeconds / runIdeal)
+            let continuityIdeal = runIdeal * Double(viewers) / Double(jobs)
+            if viewers > 0 { continuityRatios[r.label] = rounded(r.continuityLatency.p99 / 1000 / continuityIdeal) }
+            if joiners > 0, let newDrain = r.newDrainSeconds { newRatios[r.label] = rounded(newDrain / runIdeal) }
             let runCPU = (beside.0.cpuMicrosecondsPerJob + beside.1.cpuMicrosecondsPerJob) / 2
             if let total = r.cpuMicrosecondsPerJob?["total"], runCPU > 0 { cpuRatios[r.label] = rounded(total / runCPU) }
             // The drift-free cross-check: the time the workers' crypto threads needed during the storm
@@ -232,6 +255,7 @@ package struct StormRun {
             idealDrainSeconds: rounded(ideal), runs: reports,
             idealDrainSecondsByRun: ideals, drainOverIdeal: ratios, cpuOverInProcess: cpuRatios, cpuOverCrypto: cpuOverCrypto,
             baselineHostSteal: baselines.map(\.hostSteal), drainOverCryptoTime: cryptoRatios,
+            continuityIdealSeconds: rounded(Double(viewers) / rate), continuityP99OverIdeal: continuityRatios, newDrainOverIdeal: newRatios,
             smoothingGain: drain("off").flatMap { off in drain("on").map { (off / $0 * 1000).rounded() / 1000 } },
             twoWorkersOverOne: drain("on").flatMap { one in drain("on-2").map { (one / $0 * 1000).rounded() / 1000 } })
         withExtendedLifetime(cluster) {}

@@ -374,6 +374,8 @@ struct ServeConfigurationResolver {
         worker.requestsTopic = string("requests-topic") ?? worker.requestsTopic
         worker.repliesTopic = string("replies-topic") ?? worker.repliesTopic
         worker.deadLetterTopic = string("dlq-topic") ?? worker.deadLetterTopic
+        worker.classTopics = boolean("class-topics", default: false)
+        checkTopics(worker)
         worker.instanceID = string("instance-id")
         // librdkafka values may hold commas (debug contexts, lists): the environment separates pairs with ";".
         worker.kafkaProperties = map("kafka-properties", environmentSeparator: ";")
@@ -386,6 +388,13 @@ struct ServeConfigurationResolver {
         worker.scheduling.tenantWeights = map("tenant-weights").compactMapValues { Double($0) }
         worker.scheduling.prefetchMaximumWait = seconds("prefetch-max-wait", default: worker.scheduling.prefetchMaximumWait.seconds)
         worker.scheduling.newSessionMaximumWait = seconds("new-session-max-wait", default: worker.scheduling.newSessionMaximumWait.seconds)
+        worker.scheduling.newSessionShare = number("new-session-share", default: worker.scheduling.newSessionShare)
+        worker.scheduling.prefetchShare = number("prefetch-share", default: worker.scheduling.prefetchShare)
+        if worker.scheduling.newSessionShare + worker.scheduling.prefetchShare > 0.5, let setting = ServeSetting.byKey["new-session-share"] {
+            let where_ = source(of: setting) ?? ServeSetting.byKey["prefetch-share"].flatMap { source(of: $0) } ?? "new-session-share"
+            problems.append(.init(.outOfRange, source: where_,
+                                  message: "new-session-share \(worker.scheduling.newSessionShare) and prefetch-share \(worker.scheduling.prefetchShare) add up to more than 0.5 of a batch: continuity must keep at least half; lower one of them."))
+        }
         worker.tenantLabelLimit = integer("tenant-label-limit", default: worker.tenantLabelLimit) ?? worker.tenantLabelLimit
         worker.tracing = boolean("tracing", default: false)
 
@@ -439,6 +448,28 @@ struct ServeConfigurationResolver {
         resolveTracing(&configuration, defaultInstanceID: defaultInstanceID)
         configuration.report = report
         return configuration
+    }
+
+    /// Kafka's topic names: 1...249 of `[a-zA-Z0-9._-]`, not `.` or `..`. With class topics the
+    /// requests topic's name grows by a class, and none of the topics read may be one written to.
+    private mutating func checkTopics(_ worker: WorkerConfiguration) {
+        func legal(_ name: String) -> Bool {
+            !name.isEmpty && name.utf8.count <= 249 && name != "." && name != ".."
+                && name.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0)) }
+        }
+        let read = RequestTopics(requestsTopic: worker.requestsTopic, classTopics: worker.classTopics).all
+        for (key, names) in [("requests-topic", read), ("replies-topic", [worker.repliesTopic]), ("dlq-topic", [worker.deadLetterTopic])] {
+            guard let setting = ServeSetting.byKey[key], let bad = names.first(where: { !legal($0) }) else { continue }
+            let where_ = source(of: setting) ?? key
+            problems.append(.init(.invalidValue, source: where_,
+                                  message: "\(where_) makes the topic name \"\(bad)\", which Kafka refuses: use 1 to 249 letters, digits, '.', '_' or '-'\(key == "requests-topic" && worker.classTopics ? " (with class-topics the name also takes a class suffix such as .continuity)" : "")."))
+        }
+        for (key, written) in [("replies-topic", worker.repliesTopic), ("dlq-topic", worker.deadLetterTopic)] where read.contains(written) {
+            guard let setting = ServeSetting.byKey[key] else { continue }
+            let where_ = source(of: setting) ?? key
+            problems.append(.init(.invalidValue, source: where_,
+                                  message: "\(where_) is \"\(written)\", a topic the worker also reads requests from: its own output would come back as jobs; name another topic."))
+        }
     }
 
     private mutating func invalid(_ key: String, _ value: String, _ fix: String) {

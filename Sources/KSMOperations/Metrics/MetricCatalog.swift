@@ -41,6 +41,7 @@ public enum MetricCatalog {
         counter("ksm_messages_dropped_total", "Messages given up on: neither their answer nor a headers-only dead letter could be published."),
         counter("ksm_store_errors_total", "Redis errors, by operation and error code."),
         gauge("ksm_consumer_lag", "Messages on the broker past this worker's fetch position, per assigned partition (sampled every 2 s)."),
+        gauge("ksm_consumer_lag_by_class", "Consumer lag summed over this worker's partitions of each class topic (continuity, new, prefetch), and requests for the requests topic."),
         counter("ksm_cache_reads_total", "Cached store reads: hit (fresh entry), miss (read from Redis), join (waited for a read in flight)."),
         gauge("ksm_lease_slots_in_use", "Unexpired lease slots in the store (periodic count)."),
         gauge("ksm_lease_slot_accounts", "Accounts holding at least one unexpired slot (periodic count)."),

@@ -28,6 +28,8 @@ public final class WorkerMetrics: Service, Sendable {
         public var stalled: Bool
         /// Per assigned partition (``KafkaConsumer/lag``).
         public var lag: [TopicPartition: Int64]
+        /// Summed per class topic, and `requests` for the requests topic (``LicenseWorker/consumerLagByClass``).
+        public var lagByClass: [String: Int64] = [:]
         /// Nil when the cache is off.
         public var cache: CacheStatistics?
         /// Nil until the first lease slot count finished.
@@ -158,6 +160,11 @@ public final class WorkerMetrics: Service, Sendable {
         var lagSeries: Set<SeriesKey> = []
         for (partition, lag) in inputs.lag {
             let key = SeriesKey("ksm_consumer_lag", ["topic": partition.topic, "partition": "\(partition.partition)"])
+            lagSeries.insert(key)
+            gauge(&state, key, Double(lag))
+        }
+        for (name, lag) in inputs.lagByClass {
+            let key = SeriesKey("ksm_consumer_lag_by_class", ["class": name])
             lagSeries.insert(key)
             gauge(&state, key, Double(lag))
         }

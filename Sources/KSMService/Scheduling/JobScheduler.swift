@@ -6,7 +6,10 @@ import Kafka
 /// Continuity (viewers already playing: renewals, next keys) before new sessions before prefetch;
 /// inside a class, tenants share the worker by weight (start-time fair queuing: each tenant has a
 /// virtual time that advances by 1/weight per job served, the smallest goes next), and a tenant's
-/// own jobs go earliest deadline first. Jobs whose deadline already passed are taken at once (the
+/// own jobs go earliest deadline first. Strict order has one exception, the floor: new sessions and
+/// prefetch get at least their share of every batch while they have jobs queued
+/// (``SchedulingPolicy/newSessionShare``), so a continuity storm that outlasts the worker delays them
+/// but never starves them. Jobs whose deadline already passed are taken at once (the
 /// processor answers them `deadlineExpired` without RSA work), so they never hold a batch slot.
 /// Under overload, a prefetch or new-session job that would wait longer than the policy allows is
 /// shed on arrival with a retry-after hint (the expected wait with jitter, so clients spread out).
@@ -32,6 +35,9 @@ struct JobScheduler: Sendable {
         var tenants: [String: TenantQueue] = [:]
         var virtualClock: Double = 0
         var count = 0
+        /// Batch slots this class is owed by its floor share (``SchedulingPolicy/newSessionShare``);
+        /// accrues only while the class has jobs queued, so an idle class banks nothing.
+        var credit: Double = 0
     }
 
     let policy: SchedulingPolicy
@@ -71,8 +77,10 @@ struct JobScheduler: Sendable {
     /// `retryAfterMilliseconds` set when it was shed). `firstDelivery`: see ``ScheduledJob/firstDelivery``.
     @discardableResult
     mutating func push(_ message: KafkaMessage, inFlight ahead: Int, rate: Double?, firstDelivery: Bool = false,
+                       topicClass: LicenseJob.Priority? = nil,
                        now: Int64 = LicenseProcessor.currentTimeMilliseconds()) -> ScheduledJob {
-        var job = ScheduledJob(message: message, sequence: nextSequence, firstDelivery: firstDelivery, maximumBytes: maximumRequestBytes)
+        var job = ScheduledJob(message: message, sequence: nextSequence, firstDelivery: firstDelivery, maximumBytes: maximumRequestBytes,
+                               topicClass: topicClass)
         nextSequence &+= 1
         guard policy.enabled else {
             fifo.append(job)
@@ -107,7 +115,8 @@ struct JobScheduler: Sendable {
     }
 
     /// The next batch: every shed job and every job whose deadline passed (cheap to answer), then
-    /// up to `limit` jobs in class, fairness and deadline order.
+    /// up to `limit` jobs in class, fairness and deadline order, less the slots the lower classes'
+    /// floor shares have earned (their credit), which go to them first.
     mutating func nextBatch(limit: Int, now: Int64) -> [ScheduledJob] {
         guard policy.enabled else {
             return fifo.popFirst(limit)
@@ -115,14 +124,41 @@ struct JobScheduler: Sendable {
         var batch = shed
         shed.removeAll()
         takeExpired(now: now, into: &batch)
+        let floors = reserveFloors(limit: limit)
         var taken = 0
+        var owed = floors.reduce(0, +)
         for index in queues.indices {
-            while taken < limit, let job = popFair(index) {
+            // Slots owed to lower classes stay free; a class's own floor counts toward what it may take.
+            owed -= floors[index]
+            while taken < limit - owed, let job = popFair(index) {
                 batch.append(job)
                 taken += 1
+                queues[index].credit = max(0, queues[index].credit - 1)
             }
         }
         return batch
+    }
+
+    /// Slots of this batch owed to each class by its floor share: the share of `limit` accrues as
+    /// credit while the class has jobs queued (dropped when it has none), and whole credits become
+    /// reserved slots, at most what the class has queued. Continuity has no floor: it is first.
+    private mutating func reserveFloors(limit: Int) -> [Int] {
+        var floors = Array(repeating: 0, count: queues.count)
+        for (index, priority) in Self.classes.enumerated() {
+            let share = switch priority {
+            case .new: policy.newSessionShare
+            case .prefetch: policy.prefetchShare
+            default: 0.0
+            }
+            guard share > 0, queues[index].count > 0 else {
+                queues[index].credit = 0
+                continue
+            }
+            // Capped at one batch's worth, so a class cannot bank a burst of slots either.
+            queues[index].credit = min(queues[index].credit + share * Double(limit), max(1, share * Double(limit)) + 1)
+            floors[index] = min(Int(queues[index].credit), queues[index].count)
+        }
+        return floors
     }
 
     /// Jobs past their deadline sit at the top of their tenant's heap (earliest deadline first).

@@ -22,7 +22,8 @@ struct ScheduledJob: Sendable, HeapOrdered {
     let sequence: UInt64
     /// When the answer stops being useful (ms since 1970); nil means no deadline.
     let deadline: Int64?
-    /// An undecodable job is scheduled as a new session: it costs nothing and must not wait long.
+    /// The class topic's class, else the job's `priority` field; an undecodable job off the requests
+    /// topic is scheduled as a new session: it costs nothing and must not wait long.
     let priority: LicenseJob.Priority
     /// Set when the scheduler sheds the job under overload: answered `overloaded` with this hint.
     var retryAfterMilliseconds: Int64?
@@ -37,7 +38,10 @@ struct ScheduledJob: Sendable, HeapOrdered {
 
     /// - Parameter maximumBytes: a longer value is not decoded at all: it fails with
     ///   ``isOversize`` set, and the worker dead-letters it without asking the processor.
-    init(message: KafkaMessage, sequence: UInt64, firstDelivery: Bool = false, maximumBytes: Int = LicenseJob.maximumEncodedSize) {
+    /// - Parameter topicClass: the class of the class topic the message came from (``RequestTopics``):
+    ///   it wins over the job's `priority` field; nil for the requests topic.
+    init(message: KafkaMessage, sequence: UInt64, firstDelivery: Bool = false, maximumBytes: Int = LicenseJob.maximumEncodedSize,
+         topicClass: LicenseJob.Priority? = nil) {
         let decoded: Result<LicenseJob, LicenseJobError>
         if message.value.count > maximumBytes {
             decoded = .failure(LicenseJobError(field: nil, "request of \(message.value.count) bytes exceeds the worker's \(maximumBytes)-byte maximum"))
@@ -57,10 +61,10 @@ struct ScheduledJob: Sendable, HeapOrdered {
         switch decoded {
         case .success(let job):
             deadline = job.deadline
-            priority = job.priority
+            priority = topicClass ?? job.priority
         case .failure:
             deadline = nil
-            priority = .new
+            priority = topicClass ?? .new
         }
     }
 

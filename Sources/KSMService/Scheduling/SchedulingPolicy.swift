@@ -12,6 +12,12 @@ public struct SchedulingPolicy: Sendable, Hashable {
     /// drains faster when new sessions wait than when they come back. Continuity jobs (viewers
     /// already playing) are never shed; only their deadline ends them.
     public var newSessionMaximumWait: Duration = .seconds(30)
+    /// The least share of every batch that goes to queued new sessions while continuity has a
+    /// backlog, so a continuity storm that outlasts the worker never starves joins: 0.125 is 8 of a
+    /// 64-job batch. Kept as credit across batches, so a share below one job per batch still holds.
+    public var newSessionShare = 0.125
+    /// The same floor for prefetch (served, or shed with a retry-after, never left waiting for good).
+    public var prefetchShare = 1.0 / 64
     /// The service rate assumed before the worker measured a batch, in jobs per second. Nil (the
     /// default): nothing is shed until one was measured (``ServiceRate``).
     public var initialRate: Double?

@@ -40,9 +40,14 @@ public final class LicenseWorker: Service, Sendable {
     public func run() async throws {
         let consumer = try KafkaConsumer(configuration: consumerConfiguration(), logger: logger)
         let producer = try KafkaProducer(configuration: producerConfiguration(), logger: logger)
+        let topics = requestTopics
+        let statistics = self.statistics, logger = self.logger
         let state = WorkerState(maximumInFlight: configuration.maximumInFlight, policy: configuration.scheduling,
                                 concurrentBatches: configuration.concurrentBatches, statistics: statistics,
-                                maximumRequestBytes: configuration.maximumRequestBytes)
+                                maximumRequestBytes: configuration.maximumRequestBytes, topics: topics,
+                                maximumBatchSize: configuration.maximumBatchSize) { change in
+            Self.switchFetching(change, consumer: consumer, topics: topics, statistics: statistics, logger: logger)
+        }
         self.consumer.withLock { $0 = consumer }
         defer { self.consumer.withLock { $0 = nil } }
         for (topic, error) in await producer.warmUp(topics: [configuration.repliesTopic, configuration.deadLetterTopic]) {
@@ -51,7 +56,7 @@ public final class LicenseWorker: Service, Sendable {
             logger.error("cannot reach Kafka at \(configuration.brokers) yet: no metadata for topic \(topic) within 5 s (\(error.code)); retrying, not ready until it answers",
                          metadata: ["topic": "\(topic)"])
         }
-        logger.info("worker started", metadata: ["group": "\(configuration.groupID)", "topic": "\(configuration.requestsTopic)"])
+        logger.info("worker started", metadata: ["group": "\(configuration.groupID)", "topics": "\(topics.all.joined(separator: ","))"])
 
         let plan = ShutdownPlan(timeout: configuration.shutdownTimeout)
         var deadline: ContinuousClock.Instant?
@@ -141,7 +146,7 @@ public final class LicenseWorker: Service, Sendable {
         // A license request is latency-bound: don't let the broker hold a fetch for librdkafka's 500 ms default.
         var properties = ["fetch.wait.max.ms": "10", "fetch.error.backoff.ms": "50"].merging(configuration.kafkaProperties) { _, configured in configured }
         if let instance = configuration.instanceID { properties["group.instance.id"] = instance }
-        var c = KafkaConsumer.Configuration(bootstrapServers: configuration.brokers, groupID: configuration.groupID, topics: [configuration.requestsTopic], properties: properties)
+        var c = KafkaConsumer.Configuration(bootstrapServers: configuration.brokers, groupID: configuration.groupID, topics: requestTopics.all, properties: properties)
         // The worker bounds its own in-flight work (and pauses for it); a consumer buffer smaller than
         // that would pause and resume partitions on every burst, and librdkafka resumes slowly.
         c.eventBufferSize = max(c.eventBufferSize, configuration.maximumInFlight * 2)
@@ -161,6 +166,40 @@ public final class LicenseWorker: Service, Sendable {
 
     /// Consumer lag per assigned partition, as the consumer's poll thread last sampled it.
     public var consumerLag: [TopicPartition: Int64] { consumer.withLock { $0?.lag ?? [:] } }
+
+    /// The topics this worker reads requests from (``WorkerConfiguration/classTopics``).
+    public var requestTopics: RequestTopics {
+        RequestTopics(requestsTopic: configuration.requestsTopic, classTopics: configuration.classTopics)
+    }
+
+    /// Consumer lag summed per class topic (`continuity`, `new`, `prefetch`), and `requests` for the
+    /// requests topic, whose jobs carry their class in the body: what an autoscaler watches.
+    public var consumerLagByClass: [String: Int64] {
+        let topics = requestTopics
+        var lag: [String: Int64] = [:]
+        for (partition, behind) in consumerLag {
+            let name = topics.priority(ofTopic: partition.topic)?.rawValue
+                ?? (partition.topic == topics.requests ? ClassFetchControl.FetchClass.mixed.description : nil)
+            if let name { lag[name, default: 0] += behind }
+        }
+        return lag
+    }
+
+    /// Pauses and resumes the assigned partitions of the classes named (called inside `WorkerState`).
+    private static func switchFetching(_ change: ClassFetchControl.Change, consumer: KafkaConsumer, topics: RequestTopics,
+                                       statistics: WorkerStatistics, logger: Logger) {
+        guard let assigned = try? consumer.assignment() else { return }
+        let pause = assigned.filter { change.pause.contains(topics.fetchClass(of: $0)) }
+        let resume = assigned.filter { change.resume.contains(topics.fetchClass(of: $0)) }
+        if !change.pause.isEmpty { statistics.update { $0.pauses += 1 } }
+        do {
+            try consumer.pause(pause)
+            try consumer.resume(resume)
+            logger.debug("fetching changed", metadata: ["paused": "\(change.pause.map(\.description).sorted())", "resumed": "\(change.resume.map(\.description).sorted())"])
+        } catch {
+            logger.warning("pause or resume failed", metadata: ["error": "\(error)"])
+        }
+    }
 
     /// Liveness: false once the watchdog saw the processing loop stall (a restart is the cure).
     public var isStalled: Bool { stall.withLock { $0 != nil } }
@@ -194,17 +233,11 @@ public final class LicenseWorker: Service, Sendable {
         }
     }
 
+    /// Queues received messages; the state pauses request topics whose room is used up.
     private func enqueue(_ messages: [KafkaMessage], state: WorkerState, consumer: KafkaConsumer) async {
         if messages.isEmpty { return }
         statistics.update { $0.received += messages.count }
-        guard await state.enqueue(messages) else { return }
-        statistics.update { $0.pauses += 1 }
-        do {
-            try consumer.pause(try consumer.assignment())
-            logger.debug("consumer paused: in-flight limit reached", metadata: ["limit": "\(configuration.maximumInFlight)"])
-        } catch {
-            logger.warning("pause failed", metadata: ["error": "\(error)"])
-        }
+        await state.enqueue(messages)
     }
 
     private func handle(_ event: KafkaConsumer.Event, state: WorkerState, consumer: KafkaConsumer) async {
@@ -279,9 +312,8 @@ public final class LicenseWorker: Service, Sendable {
                     logger.debug("offset not stored", metadata: ["error": "\(error)"])
                 }
             }
-            if await state.shouldResume() {
-                do { try consumer.resume(try consumer.assignment()) } catch { logger.warning("resume failed", metadata: ["error": "\(error)"]) }
-            }
+            // Room freed and queues drained: resume (or pause) request topics as their thresholds say.
+            await state.fetchChange()
         }
     }
 

@@ -6,6 +6,11 @@ public struct WorkerConfiguration: Sendable {
     public var groupID = "fps-ksm"
     /// Default: `fps.license.requests`.
     public var requestsTopic = "fps.license.requests"
+    /// Also consume one topic per priority class, `<requestsTopic>.continuity`, `.new` and
+    /// `.prefetch` (``RequestTopics``), so a lower class waits in Kafka rather than in front of a
+    /// higher one; the topic decides a job's class. The requests topic itself is still read (its
+    /// jobs' `priority` field decides). Default: false (the class topics must exist).
+    public var classTopics = false
     /// Where replies go unless a request names its own `reply-topic` header. Default: `fps.license.replies`.
     public var repliesTopic = "fps.license.replies"
     /// Messages that cannot be read as a job at all. Default: `fps.license.dlq`.

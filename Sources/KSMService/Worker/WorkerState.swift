@@ -2,8 +2,8 @@ import Foundation
 import Kafka
 
 /// The worker's shared mutable state: the job scheduler (the bounded queue), the offset tracker,
-/// the recent service rate, and whether the consumer is paused for backpressure. An actor, so the
-/// reader and the batch loops never race.
+/// the recent service rate, and which request topics are paused for backpressure
+/// (``ClassFetchControl``). An actor, so the reader and the batch loops never race.
 actor WorkerState {
     private var scheduler: JobScheduler
     private var waiters: [CheckedContinuation<[ScheduledJob]?, Never>] = []
@@ -11,7 +11,12 @@ actor WorkerState {
     private var isFinished = false
     private var tracker = OffsetTracker()
     private var rate: ServiceRate
-    private(set) var isPaused = false
+    private var fetchControl: ClassFetchControl
+    /// Which topic gives which class (``RequestTopics``).
+    let topics: RequestTopics
+    /// Makes the pauses and resumes decided, inside the actor, so they reach the consumer in the
+    /// order they were decided (two batch loops applying theirs outside could swap a pause and a resume).
+    private let switchFetching: @Sendable (ClassFetchControl.Change) -> Void
     let maximumInFlight: Int
     /// Where the queued-per-class gauge goes; nil in tests that do not look.
     private let statistics: WorkerStatistics?
@@ -23,16 +28,21 @@ actor WorkerState {
     private var assignmentGeneration: [TopicPartition: UInt64] = [:]
 
     init(maximumInFlight: Int, policy: SchedulingPolicy = SchedulingPolicy(), concurrentBatches: Int = 1, statistics: WorkerStatistics? = nil,
-         maximumRequestBytes: Int = LicenseJob.maximumEncodedSize) {
+         maximumRequestBytes: Int = LicenseJob.maximumEncodedSize, topics: RequestTopics = RequestTopics(requestsTopic: "", classTopics: false),
+         maximumBatchSize: Int = 64, switchFetching: @escaping @Sendable (ClassFetchControl.Change) -> Void = { _ in }) {
         self.maximumInFlight = maximumInFlight
+        self.switchFetching = switchFetching
+        self.topics = topics
+        self.fetchControl = ClassFetchControl(maximumInFlight: maximumInFlight, round: maximumBatchSize * max(concurrentBatches, 1))
         self.statistics = statistics
         self.scheduler = JobScheduler(policy: policy, maximumRequestBytes: maximumRequestBytes)
         self.rate = ServiceRate(initial: policy.initialRate, concurrency: concurrentBatches)
     }
 
-    /// Adds received messages, in order (each decoded once, here). Returns true when the caller
-    /// should pause the consumer.
-    func enqueue(_ messages: [KafkaMessage]) -> Bool {
+    /// Adds received messages, in order (each decoded once, here). Pauses or resumes request topics as
+    /// their room says, and returns that change.
+    @discardableResult
+    func enqueue(_ messages: [KafkaMessage]) -> ClassFetchControl.Change {
         let perSecond = rate.perSecond()
         for message in messages {
             let partition = message.topicPartition
@@ -40,7 +50,7 @@ actor WorkerState {
             // Work taken by batches but not answered yet waits ahead of every queued job.
             let ahead = max(0, tracker.inFlightCount - scheduler.count - 1)
             let first = logEndAtAssignment[partition].map { message.offset >= $0 } ?? false
-            scheduler.push(message, inFlight: ahead, rate: perSecond, firstDelivery: first)
+            scheduler.push(message, inFlight: ahead, rate: perSecond, firstDelivery: first, topicClass: topics.priority(ofTopic: partition.topic))
         }
         while !waiters.isEmpty, scheduler.count > 0 {
             let waiter = waiters.removeFirst()
@@ -48,12 +58,20 @@ actor WorkerState {
             waiter.resume(returning: take(limit))
         }
         publishQueued()
-        if !isPaused, tracker.inFlightCount >= maximumInFlight {
-            isPaused = true
-            return true
-        }
-        return false
+        return fetchChange()
     }
+
+    /// Re-decides which request topics fetch, from what is in flight and queued now, and makes the change.
+    @discardableResult
+    func fetchChange() -> ClassFetchControl.Change {
+        let classes: [ClassFetchControl.FetchClass] = [.mixed] + topics.all.dropFirst().compactMap { topics.priority(ofTopic: $0).map { .priority($0) } }
+        let change = fetchControl.update(inFlight: tracker.inFlightCount, queued: scheduler.countByClass, classes: classes)
+        if !change.isEmpty { switchFetching(change) }
+        return change
+    }
+
+    /// The fetch classes paused now (a newly assigned partition of one starts paused).
+    var pausedClasses: Set<ClassFetchControl.FetchClass> { fetchControl.paused }
 
     /// The next batch (at most `limit` jobs, plus shed and expired ones, which cost nothing), in the
     /// scheduler's order, waiting for one if none is queued. Nil once finishing and drained.
@@ -104,6 +122,8 @@ actor WorkerState {
     /// Partitions were assigned: their log ends are not known yet (every message counts as possibly
     /// redelivered until ``recordLogEnds(_:generations:)``). Returns the tokens to record them with.
     func assigned(_ partitions: [TopicPartition]) -> [TopicPartition: UInt64] {
+        // New partitions of a paused class start paused (pausing the others again changes nothing).
+        if !fetchControl.paused.isEmpty { switchFetching(ClassFetchControl.Change(pause: fetchControl.paused)) }
         var generations: [TopicPartition: UInt64] = [:]
         for partition in partitions {
             logEndAtAssignment[partition] = nil
@@ -139,12 +159,6 @@ actor WorkerState {
         return store
     }
 
-    /// True (once) when a paused consumer has drained below half its in-flight limit.
-    func shouldResume() -> Bool {
-        guard isPaused, tracker.inFlightCount <= maximumInFlight / 2 else { return false }
-        isPaused = false
-        return true
-    }
 
     var inFlight: Int { tracker.inFlightCount }
     /// Queued jobs per priority class, for metrics.

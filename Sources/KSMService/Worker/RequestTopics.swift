@@ -1,0 +1,38 @@
+import Kafka
+
+/// The topics a worker reads requests from, and the class each one gives its jobs.
+///
+/// With class topics the edge puts each request on its class's topic, so the backlog of one class
+/// cannot sit in front of another's in a partition; the requests topic stays readable for edges that
+/// have not moved (there the job's `priority` field decides, as before).
+public struct RequestTopics: Sendable, Hashable {
+    /// The single requests topic every worker reads.
+    public let requests: String
+    /// Per class topic, its class; empty without class topics.
+    public let classes: [String: LicenseJob.Priority]
+
+    public init(requestsTopic: String, classTopics: Bool) {
+        requests = requestsTopic
+        classes = classTopics
+            ? Dictionary(uniqueKeysWithValues: JobScheduler.classes.map { (Self.topic(for: $0, requestsTopic: requestsTopic), $0) })
+            : [:]
+    }
+
+    /// `<requests topic>.<class>`, e.g. `fps.license.requests.continuity`.
+    public static func topic(for priority: LicenseJob.Priority, requestsTopic: String) -> String {
+        "\(requestsTopic).\(priority.rawValue)"
+    }
+
+    /// Every topic to subscribe to: the requests topic first, then the class topics in service order.
+    public var all: [String] {
+        [requests] + JobScheduler.classes.compactMap { priority in classes.first { $0.value == priority }?.key }
+    }
+
+    /// The class a topic's jobs have whatever their `priority` field says; nil for the requests topic.
+    public func priority(ofTopic topic: String) -> LicenseJob.Priority? { classes[topic] }
+
+    /// The fetch group a partition belongs to (see ``ClassFetchControl``).
+    func fetchClass(of partition: TopicPartition) -> ClassFetchControl.FetchClass {
+        classes[partition.topic].map { .priority($0) } ?? .mixed
+    }
+}
