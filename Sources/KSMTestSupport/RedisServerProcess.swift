@@ -11,16 +11,29 @@ import Glibc
 /// use `DEBUG SLEEP` (Redis 7 disables DEBUG by default). `@unchecked Sendable`: the process handle
 /// is only touched by the one test that owns the server, never concurrently.
 public final class RedisServerProcess: @unchecked Sendable {
-    public let port: Int
+    public private(set) var port: Int
     private let extraArguments: [String]
     private var process: Process?
 
-    /// Picks a free port and starts the server; returns once it answers PING.
+    /// Picks a free port and starts the server; returns once it answers PING. A server that exits
+    /// at once (another process took the port between the pick and its bind: tests start many
+    /// servers at the same moment) is started again on another port, up to five times.
     public init(extraArguments: [String] = []) async throws {
         self.port = try Self.freeLoopbackPort()
         self.extraArguments = extraArguments
-        try await start()
+        for attempt in 1...5 {
+            do {
+                try await start()
+                return
+            } catch let error as RedisError where error.code == .connectionFailed && processExited && attempt < 5 {
+                stop()
+                port = try Self.freeLoopbackPort()
+            }
+        }
     }
+
+    /// True when the server was started and has exited on its own.
+    private var processExited: Bool { process.map { !$0.isRunning } ?? false }
 
     deinit {
         stop()
@@ -74,6 +87,9 @@ public final class RedisServerProcess: @unchecked Sendable {
         // listened delivers its "Connection refused" only after any deadline has passed. 500 attempts 20 ms apart is
         // at least 10 s of real waiting, however slowly the attempts come back.
         for _ in 0..<500 {
+            if processExited {
+                throw RedisError(.connectionFailed, "redis-server on port \(port) exited at start (port taken?)", isRetriable: false)
+            }
             do {
                 // A fresh client per attempt, so no reconnect backoff carries over.
                 let client = try RedisClient(configuration: configuration(poolSize: 1))
