@@ -67,7 +67,11 @@ package enum ServeRunner {
         } else if settings.otlpWithoutTracing {
             logger.warning("an OTLP endpoint is configured but tracing is off: pass --tracing (or \"tracing\": true) to export spans")
         }
-        let processor = LicenseProcessor(keyServer: server, store: store, keyring: keyring, pool: pool, logger: logger, guards: guards)
+        var processor = LicenseProcessor(keyServer: server, store: store, keyring: keyring, pool: pool, logger: logger, guards: guards)
+        // The advertised prefetch window (docs/scheduling.md): the prefetcher's passes keep the
+        // schedules in memory, so a batch reads them without a Redis round trip of its own.
+        let adviceSchedules = cache != nil && settings.rotation != nil && settings.prefetchWindow.isEnabled ? RotationScheduleCache() : nil
+        if let adviceSchedules { processor.prefetchAdvisor = PrefetchAdvisor(window: settings.prefetchWindow, schedules: adviceSchedules) }
         let worker = LicenseWorker(configuration: settings.worker, processor: processor, logger: logger, statistics: statistics)
         let slots = LeaseSlotGauge()
         // The worker is appended last: ServiceGroup shuts services down in reverse order, one after the
@@ -80,7 +84,12 @@ package enum ServeRunner {
         // Rotation prefetch (docs/scheduling.md): warms the cache with next keys before boundaries.
         let rotationStatus = RotationStatus()
         if let cache, let rotation = settings.rotation {
-            services.append(RotationPrefetcher(configuration: rotation, schedules: redisLicenseStore, cache: cache, status: rotationStatus, logger: logger))
+            var prefetcher = RotationPrefetcher(configuration: rotation, schedules: redisLicenseStore, cache: cache, status: rotationStatus, logger: logger)
+            prefetcher.adviceSchedules = adviceSchedules
+            // Schedules are known a lead time before their window opens, so players hear of it in time.
+            let window = settings.prefetchWindow
+            prefetcher.adviceHorizon = rotation.leadTime + .milliseconds(window.windowMilliseconds + window.marginMilliseconds)
+            services.append(prefetcher)
         }
         let storeHealth = StoreHealth()
         // The provisioning marker, checked beside PING: a Redis that restarted empty answers PING.

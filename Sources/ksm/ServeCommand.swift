@@ -159,6 +159,10 @@ struct ServeOptions: ParsableArguments {
     var rotationLead: Double?
     @Option(help: .setting("rotation-interval", "Seconds between rotation prefetch passes. Default: 5."))
     var rotationInterval: Double?
+    @Option(help: .setting("prefetch-window", "Seconds of the window before a rotation boundary in which each viewer is told (reply field next-key) to fetch the next key, spread per viewer; 0 advertises none. Default: 60."))
+    var prefetchWindow: Double?
+    @Option(help: .setting("prefetch-margin", "Seconds between the prefetch window's end and the boundary, so the last answer arrives in time. Default: 10."))
+    var prefetchMargin: Double?
     @Option(help: .setting("reply-ttl", "Seconds a reply is kept in Redis so a redelivered job gets the same bytes. Default: 900."))
     var replyTtl: Double?
     @Option(help: .setting("rate-window-ms", "Milliseconds of one rate window; tenants' rate-limit counts jobs per account per window. Default: 1000."))
@@ -191,7 +195,7 @@ struct ServeOptions: ParsableArguments {
             ("trace-sample-ratio", traceSampleRatio), ("slot-count-interval", slotCountInterval), ("cache-ttl", cacheTtl),
             ("prefetch-max-wait", prefetchMaxWait), ("new-session-max-wait", newSessionMaxWait), ("rotation-lead", rotationLead),
             ("new-session-share", newSessionShare), ("prefetch-share", prefetchShare),
-            ("rotation-interval", rotationInterval), ("reply-ttl", replyTtl), ("shutdown-timeout", shutdownTimeout),
+            ("rotation-interval", rotationInterval), ("prefetch-window", prefetchWindow), ("prefetch-margin", prefetchMargin), ("reply-ttl", replyTtl), ("shutdown-timeout", shutdownTimeout),
         ]
         for (key, value) in numbers { if let value { values[key] = .number(value) } }
         if tracing { values["tracing"] = .boolean(true) }

@@ -23,10 +23,14 @@ struct StormBench: AsyncParsableCommand {
     var chart = "docs/storm.svg"
     @Option(help: "Redraw the chart from figures saved by an earlier run (the JSON beside its chart) and exit.")
     var redraw: String?
-    @Option(parsing: .upToNextOption, help: "Scenarios to run, in order: on, off, on-2 (two worker processes), scheduler-only, cache-only, classes (workers read one topic per class and the client sends each class to its own), classes-2.")
+    @Option(parsing: .upToNextOption, help: "Scenarios to run, in order: on, off, on-2 (two worker processes), scheduler-only, cache-only, classes (workers read one topic per class and the client sends each class to its own), classes-2, window (a rotation schedule is put and the rotating viewers ask at their replies' advertised next-key.fetch-at, priority prefetch), window-classes.")
     var scenarios: [String] = ["on", "off", "on-2"]
     @Option(help: "The workers' Redis: single (one redis-server), cluster (three masters with a replica each, redis-cluster://) or cluster-masters (three masters, no replicas).")
     var redis: StormRun.RedisTopology = .single
+    @Option(help: "Seconds of the prefetch window the window scenarios' workers advertise (compressed from ksm serve's 60 s default; the same for every scenario).")
+    var prefetchWindow: Double = 20
+    @Option(help: "Seconds between the window's end and the boundary in the window scenarios.")
+    var prefetchMargin: Double = 2
     @Option(help: "Extra `ksm serve` flags for every worker, space-separated (e.g. `--worker-flags=\"--max-batch-size 128\"`), to compare settings.")
     var workerFlags = ""
 
@@ -43,10 +47,12 @@ struct StormBench: AsyncParsableCommand {
             guard let s = StormRun.known[name] else { throw ValidationError("unknown scenario \(name); use \(StormRun.known.keys.sorted().joined(separator: ", "))") }
             return s
         }
-        let storm = StormRun(fixtures: fixtures, viewers: viewers, joiners: joiners, scenarios: chosen,
+        var storm = StormRun(fixtures: fixtures, viewers: viewers, joiners: joiners, scenarios: chosen,
                              workerFlags: workerFlags.split(separator: " ").map(String.init),
                              executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath(), allocator: Allocator.description,
                              redis: redis, progress: { FileHandle.standardError.write(Data("[storm] \($0)\n".utf8)) })
+        storm.prefetchWindowSeconds = prefetchWindow
+        storm.prefetchMarginSeconds = prefetchMargin
         let (output, title) = try await storm.run()
         try StormChart.svg(output.runs, title: title).write(toFile: chart, atomically: true, encoding: .utf8)
         // The full figures, timeline included, beside the chart.

@@ -2,6 +2,7 @@ import Foundation
 import KSMOperations
 import KSMService
 import RedisStore
+import Licensing
 import Testing
 
 /// `ksm serve`'s configuration: layering, and one named error per mistake.
@@ -110,6 +111,25 @@ import Testing
     func sampleRatio() throws {
         let error = try problems(flags: ["trace-sample-ratio": .number(5)])
         #expect(error.names("--trace-sample-ratio") && error.problems.map(\.kind) == [.outOfRange])
+    }
+
+    @Test("the prefetch window and margin are read and checked; a window without rotation prefetch stops the worker by name")
+    func prefetchWindow() throws {
+        var env = Self.required
+        env["KSM_PREFETCH_MARGIN"] = "5"
+        let c = try ServeConfiguration.resolve(flags: ["prefetch-window": .number(30)], environment: env, configFile: nil)
+        #expect(c.prefetchWindow == PrefetchWindow(windowMilliseconds: 30_000, marginMilliseconds: 5_000))
+        #expect(try ServeConfiguration.resolve(flags: [:], environment: Self.required, configFile: nil).prefetchWindow == PrefetchWindow())
+        let negative = try problems(flags: ["prefetch-window": .number(-1)])
+        #expect(negative.names("--prefetch-window") && negative.problems.map(\.kind) == [.outOfRange])
+        #expect(try problems(flags: ["prefetch-margin": .number(601)]).names("--prefetch-margin"))
+        // Asked for, but nothing would read the schedules: refused; the default stays quiet.
+        let uncached = try problems(flags: ["prefetch-window": .number(60), "cache-ttl": .number(0)])
+        #expect(uncached.names("--prefetch-window") && uncached.description.contains("rotation prefetch"), "\(uncached)")
+        #expect(try problems(flags: ["prefetch-window": .number(60), "rotation-lead": .number(0)]).names("--prefetch-window"))
+        #expect(try ServeConfiguration.resolve(flags: ["cache-ttl": .number(0)], environment: Self.required, configFile: nil).cacheTTL == .zero)
+        #expect(try ServeConfiguration.resolve(flags: ["prefetch-window": .number(0), "cache-ttl": .number(0)], environment: Self.required, configFile: nil)
+            .prefetchWindow.isEnabled == false)
     }
 
     @Test("a negative --cache-ttl is out of range")

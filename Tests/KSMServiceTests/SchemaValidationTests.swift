@@ -60,7 +60,11 @@ struct SchemaValidationTests {
         let world = try World()
         let store = InMemoryLicenseStore()
         try await world.seed(store)
-        let processor = try world.processor(store: store, pool: sharedPool)
+        var processor = try world.processor(store: store, pool: sharedPool)
+        // The live asset rotates: its successes carry `next-key`.
+        let schedules = RotationScheduleCache()
+        schedules.replace(with: [RotationSchedule(tenant: id("acme"), assetID: Array(World.liveAsset.utf8), boundaryMilliseconds: t0 + 120_000)])
+        processor.prefetchAdvisor = PrefetchAdvisor(window: PrefetchWindow(), schedules: schedules)
 
         // Jobs of every outcome: issued (with and without a lease), refused by rules, by lease limit,
         // unknown tenant, expired, garbage SPC, invalid envelopes.
@@ -86,6 +90,7 @@ struct SchemaValidationTests {
         let replies = await processor.process(encoded: payloads, now: t0)
         #expect(Set(replies.map(\.status)).count >= 7, "a variety of outcomes: \(replies.map(\.status.name))")
         #expect(replies.contains { $0.leaseExpiresAt != nil })
+        #expect(replies.contains { $0.nextKey != nil })
         #expect(replies.contains { $0.assetIDText == nil && $0.assetID != nil })
 
         // A store outage reply too.
@@ -132,6 +137,9 @@ struct SchemaValidationTests {
         // A reply with a CKC but an error status, and one without a status, break the reply schema.
         try write("license-reply", "invalid", Array(#"{"id":"x","status":-43004,"status-name":"tooManyStreams","retriable":false,"reason":"r","rule":"x","ckc":"AAAA"}"#.utf8))
         try write("license-reply", "invalid", Array(#"{"id":"x","status-name":"noErr","retriable":false,"reason":"r","rule":"x"}"#.utf8))
+        // Advice on a refusal, and advice without its fetch time.
+        try write("license-reply", "invalid", Array(#"{"id":"x","status":-43004,"status-name":"tooManyStreams","retriable":false,"reason":"r","rule":"x","next-key":{"boundary":5,"fetch-at":4}}"#.utf8))
+        try write("license-reply", "invalid", Array(#"{"id":"x","status":-42600,"status-name":"x","retriable":false,"reason":"r","rule":"x","next-key":{"boundary":5}}"#.utf8))
 
         let schemas = Fixtures.packageRoot.appendingPathComponent("schemas").path
         guard let result = Self.python(["-c", Self.validator, schemas, dir.path]) else {

@@ -31,6 +31,15 @@ package struct StormBenchmark: Sendable {
         /// Send each job to its class's topic (`<requestsTopic>.continuity`, `.new`), as an edge does
         /// for workers with `--class-topics`; false: everything to the requests topic.
         package var classTopics = false
+        /// Make each rotating viewer's current-key SPC too (a window scenario will run).
+        package var prepareAdvice = false
+        /// Players follow the advertised window: each rotating viewer first asks for its current key,
+        /// then for the next one at its reply's `next-key.fetch-at`, at priority prefetch; false:
+        /// everyone within ``window``.
+        package var followWindow = false
+        /// The rotation boundary, ms since 1970: when the next key period starts (a window run; the
+        /// caller puts the schedules). Zero: the end of the storm's ``window`` stands for it.
+        package var boundaryMilliseconds: Int64 = 0
 
         package init(brokers: String) { self.brokers = brokers }
     }
@@ -43,6 +52,9 @@ package struct StormBenchmark: Sendable {
         var sessionID: UInt64
         var asset: String
         var priority: LicenseJob.Priority
+        /// The viewer's request for the key it plays now (the period before ``asset``), whose reply
+        /// advertises when to ask for ``asset``; nil unless ``Configuration/prepareAdvice``.
+        var adviceSPC: [UInt8]?
     }
 
     /// Topics may change between runs (each run uses its own, so runs never see each other's jobs).
@@ -57,7 +69,7 @@ package struct StormBenchmark: Sendable {
         self.catalog = catalog
         self.logger = logger
         let total = configuration.viewers + configuration.joiners
-        let viewers = configuration.viewers
+        let viewers = configuration.viewers, advice = configuration.prepareAdvice
         prepared = await pool.map(Array(0..<total)) { index -> Prepared? in
             let device = SimulatedDevice(trust: trust)
             let continuity = index < viewers
@@ -67,7 +79,15 @@ package struct StormBenchmark: Sendable {
             let sessionID = UInt64(index + 1)
             options.playback = MediaPlaybackInfo(creationDate: 1_790_000_000, state: continuity ? .leaseRenewal : .readyToPlay, sessionID: sessionID)
             guard let (spc, session) = try? device.makeSPC(options) else { return nil }
-            return Prepared(spc: spc, session: session, hu: device.hu, sessionID: sessionID, asset: asset, priority: continuity ? .continuity : .new)
+            var adviceSPC: [UInt8]?
+            if advice, continuity {
+                // The same device and session, the current period: a renewal of the same lease slot.
+                options.assetID = Array(catalog.assetID(stream: index % max(catalog.streams, 1), period: 0).utf8)
+                guard let (current, _) = try? device.makeSPC(options) else { return nil }
+                adviceSPC = current
+            }
+            return Prepared(spc: spc, session: session, hu: device.hu, sessionID: sessionID, asset: asset, priority: continuity ? .continuity : .new,
+                            adviceSPC: adviceSPC)
         }.compactMap { $0 }
         guard prepared.count == total else { throw StormError("could not make every SPC (\(prepared.count) of \(total))") }
     }
@@ -148,27 +168,39 @@ package struct StormBenchmark: Sendable {
     ///   component name; this process (client and mock broker) is always counted.
     package func run(_ run: String, label: String, processes: [String: [Int32]] = [:]) async throws -> StormReport {
         let tenant = catalog.tenant
+        let followWindow = configuration.followWindow
+        // Following the window, a rotating viewer's next key is a prefetch (the schedule's contract).
+        func priority(_ p: Prepared) -> LicenseJob.Priority { followWindow && p.priority == .continuity ? .prefetch : p.priority }
         let bodies: [[UInt8]] = try prepared.indices.map { index in
             let p = prepared[index]
             let job = LicenseJob(id: try StoreIdentifier("\(run)-\(index)"), tenant: try StoreIdentifier(tenant),
                                  account: try StoreIdentifier(account(run: run, index: index)), spc: p.spc,
-                                 deadline: nil, priority: p.priority)
+                                 deadline: nil, priority: priority(p))
             return job.jsonBytes()
         }
+        let advisedViewers = followWindow ? prepared.indices.filter { prepared[$0].adviceSPC != nil } : []
+        let adviceBodies: [Int: [UInt8]] = try Dictionary(uniqueKeysWithValues: advisedViewers.map { index in
+            let job = LicenseJob(id: try StoreIdentifier("\(run)a-\(index)"), tenant: try StoreIdentifier(tenant),
+                                 account: try StoreIdentifier(account(run: run, index: index)), spc: prepared[index].adviceSPC ?? [],
+                                 deadline: nil, priority: .continuity)
+            return (index, job.jsonBytes())
+        })
         let tracker = Tracker(count: prepared.count)
+        let adviceTracker = Tracker(count: prepared.count)
 
         var producerConfig = KafkaProducer.Configuration(bootstrapServers: configuration.brokers)
         producerConfig.properties = ["linger.ms": "5"]
         let producer = try KafkaProducer(configuration: producerConfig, logger: logger)
-        await producer.warmUp(topics: Array(Set(prepared.map { p in
-            configuration.classTopics ? RequestTopics.topic(for: p.priority, requestsTopic: configuration.requestsTopic) : configuration.requestsTopic
-        })))
+        let requestsTopic = configuration.requestsTopic, classTopics = configuration.classTopics
+        let topics = prepared.map { p in classTopics ? RequestTopics.topic(for: priority(p), requestsTopic: requestsTopic) : requestsTopic }
+        let adviceTopic = classTopics ? RequestTopics.topic(for: .continuity, requestsTopic: requestsTopic) : requestsTopic
+        await producer.warmUp(topics: Array(Set(topics + (advisedViewers.isEmpty ? [] : [adviceTopic]))))
         var consumerConfig = KafkaConsumer.Configuration(bootstrapServers: configuration.brokers, groupID: "storm-client-\(run)", topics: [configuration.repliesTopic])
         consumerConfig.properties = ["auto.offset.reset": "earliest", "fetch.wait.max.ms": "10", "fetch.error.backoff.ms": "50"]
-        consumerConfig.eventBufferSize = max(consumerConfig.eventBufferSize, 2 * prepared.count)
+        consumerConfig.eventBufferSize = max(consumerConfig.eventBufferSize, 2 * (prepared.count + advisedViewers.count))
         let consumer = try KafkaConsumer(configuration: consumerConfig, logger: logger)
         let assigned = AsyncStream<Void>.makeStream()
-        let prefix = Array("\(run)-".utf8)
+        let prefix = Array("\(run)-".utf8), advicePrefix = Array("\(run)a-".utf8)
         let reader = Task {
             var announced = false
             for await events in consumer.eventBatches(limit: 1_024) {
@@ -176,7 +208,12 @@ package struct StormBenchmark: Sendable {
                 for event in events {
                     switch event {
                     case .assigned: if !announced { announced = true; assigned.continuation.yield() }
-                    case .message(let m): Self.receive(m, prefix: prefix, at: now, tracker: tracker)
+                    case .message(let m):
+                        if let id = m.header("correlation-id"), id.starts(with: advicePrefix) {
+                            Self.receive(m, prefix: advicePrefix, at: now, tracker: adviceTracker)
+                        } else {
+                            Self.receive(m, prefix: prefix, at: now, tracker: tracker)
+                        }
                     default: break
                     }
                 }
@@ -184,44 +221,92 @@ package struct StormBenchmark: Sendable {
         }
         for await _ in assigned.stream { break }
 
-        let requestsTopic = configuration.requestsTopic, classTopics = configuration.classTopics
-        let topics = prepared.map { p in classTopics ? RequestTopics.topic(for: p.priority, requestsTopic: requestsTopic) : requestsTopic }
         func record(_ index: Int) -> KafkaProducer.Record {
             let account = Array(self.account(run: run, index: index).utf8)
             return KafkaProducer.Record(topic: topics[index], key: account, value: bodies[index],
                                         headers: [("correlation-id", Array("\(run)-\(index)".utf8))])
         }
+        func adviceRecord(_ index: Int) -> KafkaProducer.Record {
+            KafkaProducer.Record(topic: adviceTopic, key: Array(self.account(run: run, index: index).utf8), value: adviceBodies[index] ?? [],
+                                 headers: [("correlation-id", Array("\(run)a-\(index)".utf8))])
+        }
 
-        // The storm: continuity and new jobs interleaved, spread evenly over the window in 20 ticks.
+        // Before a window run: every rotating viewer asks for the key it plays now, and hears from
+        // the reply when to ask for the next one (not measured: the previous period's traffic).
+        var fetchAt: [Int: ContinuousClock.Instant] = [:]
+        var unadvised = 0
+        let wallAtMark = LicenseProcessor.currentTimeMilliseconds(), instantAtMark = ContinuousClock.now
+        func instant(wallMilliseconds: Int64) -> ContinuousClock.Instant { instantAtMark + .milliseconds(wallMilliseconds - wallAtMark) }
+        if !advisedViewers.isEmpty {
+            let now = ContinuousClock.now
+            adviceTracker.state.withLock { s in for index in advisedViewers { s.jobs[index].firstSent = now; s.jobs[index].attempts = 1 } }
+            _ = await producer.send(advisedViewers.map(adviceRecord))
+            await Self.awaitAnswers(tracker: adviceTracker, expected: advisedViewers.count, until: .now + configuration.timeout) { due in
+                _ = await producer.send(due.map(adviceRecord))
+            }
+            let answers = adviceTracker.state.withLock { s in advisedViewers.map { s.jobs[$0].answer } }
+            for (index, answer) in zip(advisedViewers, answers) {
+                if let bytes = answer, let reply = try? LicenseReply(json: bytes), let advice = reply.nextKey {
+                    fetchAt[index] = instant(wallMilliseconds: advice.fetchAtMilliseconds)
+                } else {
+                    unadvised += 1
+                }
+            }
+        }
+
+        // The storm. Unsmoothed: continuity and new jobs interleaved, spread evenly over the window in
+        // 20 ticks. Following the window: each rotating viewer at its advertised time (one without
+        // advice at the window's start), the joiners over the first second of the window.
         let order = Self.interleave(viewers: configuration.viewers, joiners: configuration.joiners)
         let ticks = 20
+        var schedule: [(due: ContinuousClock.Instant, indices: [Int])] = []
+        let start: ContinuousClock.Instant
+        if followWindow {
+            let opens = fetchAt.values.min() ?? .now
+            start = opens
+            var timed = prepared.indices.map { index -> (ContinuousClock.Instant, Int) in
+                if let at = fetchAt[index] { return (at, index) }
+                if index >= configuration.viewers {
+                    let joiner = index - configuration.viewers
+                    return (opens + .seconds(Double(joiner) / Double(max(configuration.joiners, 1))), index)
+                }
+                return (opens, index)
+            }
+            timed.sort { $0.0 < $1.0 }
+            // 20 ms ticks: each tick sends what falls due within it.
+            var cursor = 0
+            while cursor < timed.count {
+                let tickStart = timed[cursor].0
+                var indices: [Int] = []
+                while cursor < timed.count, timed[cursor].0 < tickStart + .milliseconds(20) { indices.append(timed[cursor].1); cursor += 1 }
+                schedule.append((tickStart, indices))
+            }
+        } else {
+            start = .now
+            for tick in 0..<ticks {
+                schedule.append((start + configuration.window * (Double(tick) / Double(ticks)),
+                                 Array(order[(order.count * tick / ticks)..<(order.count * (tick + 1) / ticks)])))
+            }
+        }
         let cpuAtStart = CPUAccount.sample(processes: processes, threadSplit: ["workers"])
         let hostAtStart = HostTime.sample()
-        let start = ContinuousClock.now
-        for tick in 0..<ticks {
-            let due = start + configuration.window * (Double(tick) / Double(ticks))
-            if due > .now { try? await Task.sleep(until: due) }
-            let slice = Array(order[(order.count * tick / ticks)..<(order.count * (tick + 1) / ticks)])
-            let now = ContinuousClock.now
-            tracker.state.withLock { s in
-                for index in slice { s.jobs[index].firstSent = now; s.jobs[index].attempts = 1 }
+        // Each tick's send waits for its delivery reports in a task of its own, so a slow
+        // acknowledgement never delays the ticks after it (the window's many small ticks).
+        await withTaskGroup(of: Void.self) { group in
+            for (due, slice) in schedule {
+                if due > .now { try? await Task.sleep(until: due) }
+                let now = ContinuousClock.now
+                tracker.state.withLock { s in
+                    for index in slice { s.jobs[index].firstSent = now; s.jobs[index].attempts = 1 }
+                }
+                let records = slice.map(record)
+                group.addTask { _ = await producer.send(records) }
             }
-            _ = await producer.send(slice.map(record))
         }
 
         // Wait for every final answer, re-sending what a retry-after asked for.
-        let deadline = ContinuousClock.now + configuration.timeout
-        while ContinuousClock.now < deadline {
-            let (done, due): (Bool, [Int]) = tracker.state.withLock { s in
-                let now = ContinuousClock.now
-                let ready = s.retries.filter { $0.due <= now }.map(\.index)
-                s.retries.removeAll { $0.due <= now }
-                for index in ready { s.jobs[index].attempts += 1 }
-                return (s.answered == s.jobs.count && s.retries.isEmpty, ready)
-            }
-            if done { break }
-            if !due.isEmpty { _ = await producer.send(due.map(record)) }
-            try? await Task.sleep(for: .milliseconds(10))
+        await Self.awaitAnswers(tracker: tracker, expected: prepared.count, until: .now + configuration.timeout) { due in
+            _ = await producer.send(due.map(record))
         }
         let measuredEnd = ContinuousClock.now
         let cpuSpent = CPUAccount.sample(processes: processes, threadSplit: ["workers"]) - cpuAtStart
@@ -237,7 +322,32 @@ package struct StormBenchmark: Sendable {
         report.cpuMicrosecondsPerJob = cpuSpent.microsecondsPerJob(prepared.count)
         report.hostSteal = hostSteal
         report.cpuUtilization = (cpuSpent.seconds.values.reduce(0, +) / ((measuredEnd - start).seconds * Double(ProcessInfo.processInfo.activeProcessorCount)) * 100).rounded() / 100
+        // The key period starts at the boundary; an unsmoothed storm is read as sent within the last
+        // second before it (the end of its send window), the most generous reading of today's players.
+        let boundary = followWindow && configuration.boundaryMilliseconds > 0
+            ? instant(wallMilliseconds: configuration.boundaryMilliseconds) : start + configuration.window
+        report.recordBoundary(boundary, start: start, prepared: prepared, state: state)
+        report.followedWindow = followWindow
+        if followWindow { report.unadvisedViewers = unadvised }
         return report
+    }
+
+    /// Waits until `expected` jobs of `tracker` have a final answer (or `deadline`), re-sending through
+    /// `send` the jobs a retry-after hint asked to send again.
+    static func awaitAnswers(tracker: Tracker, expected: Int, until deadline: ContinuousClock.Instant,
+                             send: ([Int]) async -> Void) async {
+        while ContinuousClock.now < deadline {
+            let (done, due): (Bool, [Int]) = tracker.state.withLock { s in
+                let now = ContinuousClock.now
+                let ready = s.retries.filter { $0.due <= now }.map(\.index)
+                s.retries.removeAll { $0.due <= now }
+                for index in ready { s.jobs[index].attempts += 1 }
+                return (s.answered >= expected && s.retries.isEmpty, ready)
+            }
+            if done { break }
+            if !due.isEmpty { await send(due) }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
     }
 
     /// Continuity and new jobs mixed evenly (the joiners spread through the viewers' burst).

@@ -51,6 +51,19 @@ package struct StormReport: Codable, Sendable {
     package var cpuUtilization: Double?
     /// The share of the machine's CPU time the hypervisor took during the storm (``HostTime``).
     package var hostSteal: Double?
+    /// The most final answers within any one second of the storm (a sliding second over the answers).
+    package var peakRepliesPerSecond: Double?
+    /// The rotating viewers asked at their advertised `next-key.fetch-at` (priority prefetch).
+    package var followedWindow: Bool?
+    /// Rotating viewers whose current-key reply carried no `next-key` (a window run; they asked at the window's start).
+    package var unadvisedViewers: Int?
+    /// When the next key period started, seconds after the storm started (for an unsmoothed storm:
+    /// the end of its one-second send window).
+    package var boundarySeconds: Double?
+    /// Rotating viewers (continuity or prefetch) answered after their key period started, or never.
+    package var rotatingAnsweredAfterBoundary: Int?
+    /// The least time between a rotating viewer's answer and the boundary, in ms (negative: late).
+    package var rotatingMinimumSlackMilliseconds: Double?
 
     enum CodingKeys: String, CodingKey {
         case label, jobs, correct, wrong, missing, duplicates, timeline
@@ -58,6 +71,37 @@ package struct StormReport: Codable, Sendable {
         case continuityDrainSeconds = "continuity_drain_seconds", newDrainSeconds = "new_drain_seconds", classTopics = "class_topics"
         case continuityLatency = "continuity_latency_ms", newLatency = "new_latency_ms"
         case cpuMicrosecondsPerJob = "cpu_us_per_job", cpuUtilization = "cpu_utilization", hostSteal = "host_steal"
+        case peakRepliesPerSecond = "peak_replies_per_second", followedWindow = "followed_window", unadvisedViewers = "unadvised_viewers"
+        case boundarySeconds = "boundary_seconds", rotatingAnsweredAfterBoundary = "rotating_answered_after_boundary"
+        case rotatingMinimumSlackMilliseconds = "rotating_minimum_slack_ms"
+    }
+
+    /// The most of `times` (seconds, any order) that fall within any one second.
+    static func peakPerSecond(_ times: [Double]) -> Double {
+        let sorted = times.sorted()
+        var best = 0, low = 0
+        for high in sorted.indices {
+            while sorted[high] - sorted[low] >= 1 { low += 1 }
+            best = max(best, high - low + 1)
+        }
+        return Double(best)
+    }
+
+    /// Records, for every rotating viewer, whether its answer arrived before `boundary` (when its key
+    /// period started).
+    mutating func recordBoundary(_ boundary: ContinuousClock.Instant, start: ContinuousClock.Instant, prepared: [StormBenchmark.Prepared],
+                                 state: StormBenchmark.Tracker.State) {
+        boundarySeconds = ((boundary - start).seconds * 1000).rounded() / 1000
+        var late = 0
+        var slack = Double.infinity
+        for (index, job) in state.jobs.enumerated() where prepared[index].priority == .continuity {
+            guard let at = job.answeredAt else { late += 1; continue }
+            let margin = (boundary - at).seconds * 1000
+            if margin < 0 { late += 1 }
+            slack = min(slack, margin)
+        }
+        rotatingAnsweredAfterBoundary = late
+        rotatingMinimumSlackMilliseconds = slack.isFinite ? slack.rounded() : nil
     }
 
     package var allCorrect: Bool { correct == jobs && wrong == 0 && missing == 0 }
@@ -99,6 +143,7 @@ package struct StormReport: Codable, Sendable {
         drainSeconds = ((last - start).seconds * 1000).rounded() / 1000
         continuityDrainSeconds = ((lastContinuity - start).seconds * 1000).rounded() / 1000
         newDrainSeconds = ((lastNew - start).seconds * 1000).rounded() / 1000
+        peakRepliesPerSecond = Self.peakPerSecond(answers.map(\.at))
         continuityLatency = .init(milliseconds: continuity)
         newLatency = .init(milliseconds: fresh)
 

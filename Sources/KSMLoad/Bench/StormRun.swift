@@ -30,6 +30,10 @@ package struct StormRun {
     package var allocator: String?
     /// One progress line for the person watching.
     package var progress: @Sendable (String) -> Void
+    /// The prefetch window and margin (seconds) of the window scenarios, compressed from the
+    /// production default (60 and 10) so a run stays short; the same for every scenario.
+    package var prefetchWindowSeconds: Double = 20
+    package var prefetchMarginSeconds: Double = 2
 
     /// What the workers' store runs on: one redis-server, a Redis Cluster of three masters with a
     /// replica each, or three masters alone (routing without replication); every node's CPU is
@@ -61,6 +65,9 @@ package struct StormRun {
         package var flags: [String]
         /// Workers read the class topics (`--class-topics`) and the client sends each class to its own.
         package var classTopics = false
+        /// A rotation schedule is put before the storm, and rotating viewers ask at their advertised
+        /// `next-key.fetch-at` (StormBenchmark's ``StormBenchmark/Configuration/followWindow``).
+        package var followsWindow = false
     }
 
     package static let known: [String: Scenario] = [
@@ -71,6 +78,9 @@ package struct StormRun {
         "cache-only": Scenario(name: "cache-only", label: "cache, FIFO, 1 worker", processes: 1, flags: ["--no-scheduling"]),
         "classes": Scenario(name: "classes", label: "class topics, smoothing on, 1 worker", processes: 1, flags: ["--class-topics"], classTopics: true),
         "classes-2": Scenario(name: "classes-2", label: "class topics, smoothing on, 2 workers", processes: 2, flags: ["--class-topics"], classTopics: true),
+        "window": Scenario(name: "window", label: "players follow the advertised window, smoothing on, 1 worker", processes: 1, flags: [], followsWindow: true),
+        "window-classes": Scenario(name: "window-classes", label: "players follow the advertised window, class topics, 1 worker", processes: 1,
+                                   flags: ["--class-topics"], classTopics: true, followsWindow: true),
     ]
 
     package struct Output: Codable, Sendable {
@@ -168,6 +178,7 @@ package struct StormRun {
         var configuration = StormBenchmark.Configuration(brokers: cluster.bootstrapServers)
         configuration.viewers = viewers
         configuration.joiners = joiners
+        configuration.prepareAdvice = chosen.contains { $0.followsWindow }
         let server = KeyServerModule(credentials: try CredentialStore(test.credentials))
         let prepared = try await StormBenchmark(configuration: configuration, catalog: catalog, trust: test.trust, pool: pool, logger: logger)
         var bench = prepared
@@ -200,6 +211,7 @@ package struct StormRun {
                      "--credentials", credentials, "--kek", "\(catalog.keyEncryptionKeyID)=\(kekPath)",
                      "--group", "storm-\(run)", "--requests-topic", requests, "--replies-topic", replies, "--dlq-topic", "storm.\(run).dlq",
                      "--kafka-property", "session.timeout.ms=6000", "--log-level", "info", "--admin-port", "\(adminPort)"] + scenario.flags
+                        + (scenario.followsWindow ? windowFlags : [])
                         + workerFlags.split(separator: " ").map(String.init),
                     logFile: directory.appendingPathComponent("\(run)-\(index).log"))
                 worker.adminPort = adminPort
@@ -207,6 +219,20 @@ package struct StormRun {
             }
             defer { workers.forEach { $0.kill() } }
             try await RunningProcess.waitUntilSettled(workers)
+            bench.configuration.followWindow = scenario.followsWindow
+            bench.configuration.boundaryMilliseconds = 0
+            if scenario.followsWindow {
+                // The boundary leaves time for every viewer's current-key request to be answered
+                // (twice the in-process time, plus 3 s) before the window opens.
+                let rate = max(baselines.last?.ckcPerSecond ?? 1_000, 100)
+                let budget = 2_000 + Int64(2_000 * Double(viewers) / rate) + 3_000
+                let boundary = LicenseProcessor.currentTimeMilliseconds() + budget + Int64((prefetchWindowSeconds + prefetchMarginSeconds) * 1000)
+                for schedule in try catalog.rotationSchedules(boundaryMilliseconds: boundary) { try await store.putRotation(schedule) }
+                bench.configuration.boundaryMilliseconds = boundary
+                // The workers' prefetcher reads schedules every second (`--rotation-interval 1`).
+                try await Task.sleep(for: .seconds(2))
+                progress("\(scenario.label): boundary in \((boundary - LicenseProcessor.currentTimeMilliseconds()) / 1000) s, window \(prefetchWindowSeconds) s, margin \(prefetchMarginSeconds) s")
+            }
             progress("\(scenario.label): storm of \(viewers + joiners) jobs")
             bench.configuration.requestsTopic = requests
             bench.configuration.repliesTopic = replies
@@ -214,7 +240,12 @@ package struct StormRun {
             let report = try await bench.run(run, label: scenario.label, processes: [
                 "workers": workers.map(\.process.processIdentifier), "redis-server": redisProcesses(),
             ])
-            progress("\(scenario.label): drained in \(report.drainSeconds) s, \(report.correct)/\(report.jobs) correct, continuity p99 \(report.continuityLatency.p99) ms, host steal \(report.hostSteal ?? 0)")
+            progress("\(scenario.label): drained in \(report.drainSeconds) s, \(report.correct)/\(report.jobs) correct, continuity p99 \(report.continuityLatency.p99) ms, peak \(Int(report.peakRepliesPerSecond ?? 0)) replies/s, \(report.rotatingAnsweredAfterBoundary ?? 0) after the boundary, host steal \(report.hostSteal ?? 0)")
+            if scenario.followsWindow {
+                for schedule in try catalog.rotationSchedules(boundaryMilliseconds: 0) {
+                    try await store.removeRotation(tenant: schedule.tenant, assetID: schedule.assetID)
+                }
+            }
             var classified = report
             classified.classTopics = scenario.classTopics
             reports.append(classified)
@@ -260,6 +291,12 @@ package struct StormRun {
             twoWorkersOverOne: drain("on").flatMap { one in drain("on-2").map { (one / $0 * 1000).rounded() / 1000 } })
         withExtendedLifetime(cluster) {}
         return (output, Self.title(viewers: viewers, joiners: joiners, ideal: ideal))
+    }
+
+    /// The `ksm serve` flags of a window scenario: the window, its margin, and a prefetch pass every
+    /// second so the schedule put just before the storm is read at once.
+    var windowFlags: [String] {
+        ["--prefetch-window", "\(prefetchWindowSeconds)", "--prefetch-margin", "\(prefetchMarginSeconds)", "--rotation-interval", "1"]
     }
 
     /// Copies a credentials directory with every file `chmod 600`; returns its certificates.json.

@@ -1,5 +1,6 @@
 import FairPlay
 import KSMService
+import Licensing
 import Logging
 import RedisStore
 
@@ -30,6 +31,9 @@ public struct ServeConfiguration: Sendable {
     public var cacheTTL: Duration = .seconds(2)
     /// Nil: no rotation prefetch.
     public var rotation: RotationPrefetchConfiguration? = RotationPrefetchConfiguration()
+    /// The window advertised in successful replies on rotating streams (`next-key`); needs the
+    /// rotation prefetcher (cache on, `rotation-lead` above 0), whose passes read the schedules.
+    package var prefetchWindow = PrefetchWindow()
     public var guardsEnabled = true
     public var replyTTLMilliseconds: Int64 = 15 * 60 * 1000
     public var rateWindowMilliseconds: Int64 = 1000

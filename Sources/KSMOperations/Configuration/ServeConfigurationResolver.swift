@@ -439,6 +439,15 @@ struct ServeConfigurationResolver {
             configuration.rotation?.leadTime = .milliseconds(Int64((lead * 1000).rounded()))
             configuration.rotation?.interval = interval
         }
+        let window = number("prefetch-window", default: 60), margin = number("prefetch-margin", default: 10)
+        configuration.prefetchWindow = PrefetchWindow(windowMilliseconds: Int64((window * 1000).rounded()), marginMilliseconds: Int64((margin * 1000).rounded()))
+        // The window is advertised from the prefetcher's schedules: asked for without them, it would
+        // silently never appear in a reply.
+        if window > 0, configuration.rotation == nil || configuration.cacheTTL == .zero,
+           let setting = ServeSetting.byKey["prefetch-window"], let where_ = source(of: setting) {
+            problems.append(.init(.invalidValue, source: where_,
+                                  message: "prefetch-window \(ServeSetting.NumberBounds.format(window)) needs rotation prefetch, which is off (rotation-lead 0 or cache-ttl 0): set prefetch-window 0, or turn the cache and rotation-lead on."))
+        }
         configuration.guardsEnabled = boolean("guards", default: true)
         configuration.replyTTLMilliseconds = Int64((number("reply-ttl", default: 900) * 1000).rounded())
         configuration.rateWindowMilliseconds = Int64(integer("rate-window-ms", default: 1000) ?? 1000)

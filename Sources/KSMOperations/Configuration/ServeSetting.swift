@@ -115,6 +115,8 @@ public struct ServeSetting: Sendable {
         ServeSetting("cache-ttl", env: "KSM_CACHE_TTL", .number(.seconds(0, included: true, maximumSeconds))),
         ServeSetting("rotation-lead", env: "KSM_ROTATION_LEAD", .number(.seconds(0, included: true, maximumSeconds))),
         ServeSetting("rotation-interval", env: "KSM_ROTATION_INTERVAL", .number(.seconds(0, maximumSeconds))),
+        ServeSetting("prefetch-window", env: "KSM_PREFETCH_WINDOW", .number(.seconds(0, included: true, 3_600))),
+        ServeSetting("prefetch-margin", env: "KSM_PREFETCH_MARGIN", .number(.seconds(0, included: true, 600))),
         ServeSetting("guards", env: "KSM_GUARDS", .boolean),
         ServeSetting("reply-ttl", env: "KSM_REPLY_TTL", .number(.seconds(0, 30 * maximumSeconds))),
         ServeSetting("rate-window-ms", env: "KSM_RATE_WINDOW_MS", .integer(1...86_400_000)),

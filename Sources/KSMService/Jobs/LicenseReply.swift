@@ -26,6 +26,9 @@ public struct LicenseReply: Sendable, Hashable {
     public var rule: String
     /// For a retriable refusal: when to ask again, in milliseconds (jittered by the worker).
     public var retryAfterMilliseconds: Int64?
+    /// For a success on a rotating stream: the next boundary and when this viewer should fetch the
+    /// next key (``NextKeyAdvice``); nil otherwise.
+    public var nextKey: NextKeyAdvice?
     /// The exact bytes kept for this answer: on a duplicate, the bytes stored when the job was first
     /// answered; on a first answer, the bytes this worker just stored (so they are not written twice).
     /// ``jsonBytes()`` returns them verbatim, so every copy of an answer is byte-identical (a CKC
@@ -87,7 +90,7 @@ extension LicenseReply {
     ///
     /// Fields: `id`, `status`, `status-name`, `retriable`, `reason`, `rule`, and when known `ckc`
     /// (base64), `lease-expires-at`, `asset-id` (text), `asset-id-hex`, `hu` (hex), `tenant`, `account`,
-    /// and for a retriable refusal `retry-after-ms`.
+    /// for a retriable refusal `retry-after-ms`, and on a rotating stream `next-key`.
     public func jsonBytes() -> [UInt8] {
         if let storedJSON { return storedJSON }
         // Member by member in sorted key order: the same bytes as `jsonValue.encoded()` (a test
@@ -103,6 +106,13 @@ extension LicenseReply {
         if let hu { w.key("hu"); w.write(string: HexEncoding.encode(hu)) }
         w.key("id"); w.write(string: id)
         if let leaseExpiresAt { w.key("lease-expires-at"); w.write(integer: leaseExpiresAt) }
+        if let nextKey {
+            w.key("next-key")
+            w.beginObject()
+            w.key("boundary"); w.write(integer: nextKey.boundaryMilliseconds)
+            w.key("fetch-at"); w.write(integer: nextKey.fetchAtMilliseconds)
+            w.endObject()
+        }
         w.key("reason"); w.write(string: reason)
         w.key("retriable"); w.write(bool: status.isRetriable)
         if let retryAfterMilliseconds { w.key("retry-after-ms"); w.write(integer: retryAfterMilliseconds) }
@@ -130,6 +140,9 @@ extension LicenseReply {
         if let tenant { o["tenant"] = .string(tenant) }
         if let account { o["account"] = .string(account) }
         if let retryAfterMilliseconds { o["retry-after-ms"] = .integer(retryAfterMilliseconds) }
+        if let nextKey {
+            o["next-key"] = .object(["boundary": .integer(nextKey.boundaryMilliseconds), "fetch-at": .integer(nextKey.fetchAtMilliseconds)])
+        }
         return .object(o)
     }
 
@@ -181,5 +194,14 @@ extension LicenseReply {
             assetID: try binary("asset-id-hex") { HexEncoding.decode($0) },
             hu: try binary("hu") { HexEncoding.decode($0) },
             tenant: try string("tenant"), account: try string("account"), rule: rule, retryAfterMilliseconds: retryAfter)
+        switch object["next-key"] {
+        case nil: break
+        case .object(let advice)?:
+            guard case .integer(let boundary)? = advice["boundary"], case .integer(let fetchAt)? = advice["fetch-at"] else {
+                throw DecodingError(reason: "next-key lacks an integer boundary or fetch-at")
+            }
+            nextKey = NextKeyAdvice(boundaryMilliseconds: boundary, fetchAtMilliseconds: fetchAt)
+        default: throw DecodingError(reason: "next-key is not an object")
+        }
     }
 }

@@ -30,7 +30,7 @@ struct BatchReplies {
     /// Decides job `index`'s reply and logs it. `request`: the job's opened SPC, once it has one (the
     /// reply names its asset ID and HU); `leaseExpiresAt` is kept only with a CKC.
     mutating func answer(_ index: Int, request: SPCRequest? = nil, _ status: KSMStatus, _ reason: String, rule: String, ckc: [UInt8]? = nil,
-                         leaseExpiresAt: Int64? = nil, retryAfterMilliseconds: Int64? = nil) {
+                         leaseExpiresAt: Int64? = nil, retryAfterMilliseconds: Int64? = nil, nextKey: NextKeyAdvice? = nil) {
         // A job sits in one stage's array at a time, so it is answered once; the first answer stands.
         guard replies[index] == nil else { return }
         let job = jobs[index]
@@ -40,6 +40,7 @@ struct BatchReplies {
             assetID: request.map { Array($0.assetID) }, hu: request?.hu,
             tenant: job.tenant.value, account: job.account.value, rule: rule,
             retryAfterMilliseconds: retryAfterMilliseconds)
+        if status == .ok { replies[index]?.nextKey = nextKey }
         guard logsJobs else { return }
         var metadata: Logger.Metadata = [
             LoggingKeys.tenant: .string(job.tenant.value), LoggingKeys.status: .string(status.name), LoggingKeys.rule: .string(rule),

@@ -42,6 +42,8 @@ public struct LicenseProcessor: Sendable {
     public let logger: Logger
     /// Stored replies, rate limits and anti-replay (LicenseProcessor+Guards.swift); nil: none.
     public let guards: JobGuards?
+    /// Advertises the next rotation boundary in successful replies (``NextKeyAdvice``); nil: never.
+    package var prefetchAdvisor: PrefetchAdvisor?
 
     public init(keyServer: KeyServerModule, store: any LicenseStore, keyring: KeyEncryptionKeyring, pool: CryptoPool, logger: Logger, guards: JobGuards? = nil) {
         self.keyServer = keyServer
@@ -228,6 +230,8 @@ public struct LicenseProcessor: Sendable {
                 hdcp: terms.hdcp, securityLevel: terms.requiredSecurityLevel, audio: evaluation.policy?.contentType == .audio)
         }
         let server = keyServer
+        // One lock per batch: the schedules as of the prefetcher's latest pass.
+        let schedules = prefetchAdvisor.map(\.schedules.snapshot) ?? [:]
         let built = await pool.map(items) { item -> Result<[UInt8], FairPlayError> in
             // Empty when the terms send no key (nothing to cleanse then).
             var key = item.key?.copy() ?? []
@@ -255,12 +259,23 @@ public struct LicenseProcessor: Sendable {
                     let renewed = if case .renewed = job.lease { true } else { false }
                     reason += renewed ? "; lease renewed until \(expiry)" : "; lease until \(expiry)"
                 }
+                let request = job.issued.request, spcJob = replies.jobs[index]
+                let advice = schedules.isEmpty ? nil : prefetchAdvisor?.advice(
+                    in: schedules, tenant: spcJob.tenant.value, account: spcJob.account.value, assetID: Array(request.assetID),
+                    keyPeriod: spcJob.keyPeriod, viewerSession: Self.viewerSession(request), nowMilliseconds: now)
                 // A check-in is answered without its CKC, as Apple's SDK 26 answers one.
-                replies.answer(index, request: job.issued.request, .ok, reason, rule: decision.rule, ckc: replies.jobs[index].checkIn ? nil : ckc,
-                               leaseExpiresAt: expiry)
+                replies.answer(index, request: request, .ok, reason, rule: decision.rule, ckc: spcJob.checkIn ? nil : ckc,
+                               leaseExpiresAt: expiry, nextKey: advice)
             case .failure(let error):
                 replies.answer(index, request: job.issued.request, KSMStatus(error.status), error.reason, rule: "fairplay:ckc")
             }
         }
+    }
+
+    /// The playback session that places a viewer in the prefetch window; the device (HU) when the
+    /// SPC names no session, so the same viewer lands at the same time on every request.
+    static func viewerSession(_ request: SPCRequest) -> [UInt8] {
+        if let session = request.payload.playback?.sessionID { return withUnsafeBytes(of: session.bigEndian) { Array($0) } }
+        return request.hu
     }
 }

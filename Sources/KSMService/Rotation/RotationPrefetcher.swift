@@ -18,6 +18,11 @@ public struct RotationPrefetcher: Service {
     public let status: RotationStatus
     private let logger: Logger
     private let wallClock: @Sendable () -> Int64
+    /// Where each pass leaves the schedules it read, for the replies' ``NextKeyAdvice``; nil: none.
+    package var adviceSchedules: RotationScheduleCache?
+    /// How far ahead schedules are read for advice (the prefetch window and its margin plus a lead
+    /// for players to hear it before the window opens); keys are still warmed only within the lead time.
+    package var adviceHorizon: Duration = .zero
 
     /// - Parameter wallClock: milliseconds since 1970 (boundaries are wall-clock times). Default: the system clock.
     public init(
@@ -57,7 +62,10 @@ public struct RotationPrefetcher: Service {
     public func pass(now: Int64? = nil) async throws(LicenseStoreError) -> Int {
         let nowMilliseconds = now ?? wallClock()
         let lead = Self.milliseconds(configuration.leadTime)
-        let due = try await schedules.dueRotations(from: nowMilliseconds, through: nowMilliseconds + lead)
+        let horizon = adviceSchedules == nil ? lead : max(lead, Self.milliseconds(adviceHorizon))
+        let known = try await schedules.dueRotations(from: nowMilliseconds, through: nowMilliseconds + horizon)
+        adviceSchedules?.replace(with: known)
+        let due = horizon == lead ? known : known.filter { $0.boundaryMilliseconds <= nowMilliseconds + lead }
         var warmed = 0
         if let last = due.last {
             // Hold every key until the latest boundary of this pass plus the storm's length: one
