@@ -99,12 +99,7 @@ import Testing
         // The kill took effect (nothing came from the dead broker's partitions) and the failover ended it.
         #expect(quiet == 0, "\(quiet) replies arrived on the killed broker's partitions while it was dead")
         #expect(resumed != nil, "no reply arrived on the killed broker's partitions after the failover")
-        #expect(verdict.jobs == Self.jobs)
-        #expect(verdict.correct == Self.jobs, "\(verdict)")
-        #expect(verdict.wrong.isEmpty && verdict.missing.isEmpty, "\(verdict)")
-        #expect(verdict.differingDuplicates.isEmpty, "a job was answered twice with different bytes: \(verdict)")
-        #expect(verdict.unmarkedDuplicates.isEmpty, "a duplicate reply was not marked ksm-duplicate: \(verdict)")
-        #expect(verdict.retriableWithCKC == 0, "a retriable reply carried a license: \(verdict)")
+        verdict.expectEveryJobAnsweredOnce(jobs: Self.jobs)
         #expect(fleet.workers.allSatisfy { $0.process.isRunning }, "a worker exited")
         // Both workers own partitions again (after the rebalance, when the sessions expired).
         try await fleet.waitUntilBalanced(timeout: .seconds(20))

@@ -1,6 +1,7 @@
 import FairPlay
 import FairPlayDevice
 import Foundation
+import Testing
 import Kafka
 import KSMLoad
 import KSMService
@@ -345,4 +346,19 @@ final class FaultLoad: Sendable {
 
     /// Accounts of every job sent, for the slot check.
     var accounts: [String] { state.withLock { state in state.order.compactMap { state.jobs[$0]?.account } } }
+}
+
+extension FaultLoad.Verdict {
+    /// Every job has a correct CKC, none is wrong or missing, and no retriable reply carries a
+    /// license. A job answered again (redelivered after kill -9, a broker's failover, or a final
+    /// commit the rebalancing group refused) gets the bytes stored with its first answer
+    /// (docs/faults.md), marked `ksm-duplicate: 1`: never a second, different CKC.
+    func expectEveryJobAnsweredOnce(jobs: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(self.jobs == jobs, sourceLocation: sourceLocation)
+        #expect(correct == jobs, "\(self)", sourceLocation: sourceLocation)
+        #expect(wrong.isEmpty && missing.isEmpty, "\(self)", sourceLocation: sourceLocation)
+        #expect(differingDuplicates.isEmpty, "a job was answered twice with different bytes: \(self)", sourceLocation: sourceLocation)
+        #expect(unmarkedDuplicates.isEmpty, "a duplicate reply was not marked ksm-duplicate: \(self)", sourceLocation: sourceLocation)
+        #expect(retriableWithCKC == 0, "a retriable reply carried a license: \(self)", sourceLocation: sourceLocation)
+    }
 }

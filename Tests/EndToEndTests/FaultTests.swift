@@ -140,15 +140,7 @@ import Testing
         let recovery = load.recovery(after: faultEnd)
         print("FAULT \(name): recovery \(recovery); \(verdict); scenario \(FaultLoad.Recovery.seconds(ContinuousClock.now - began))")
 
-        #expect(verdict.jobs == Self.jobs)
-        #expect(verdict.correct == Self.jobs, "\(verdict)")
-        #expect(verdict.wrong.isEmpty && verdict.missing.isEmpty, "\(verdict)")
-        // A job answered again (redelivered after kill -9, or after a final commit the rebalancing
-        // group refused) gets the bytes stored with its first answer (docs/faults.md), marked
-        // `ksm-duplicate: 1`: never a second, different CKC.
-        #expect(verdict.differingDuplicates.isEmpty, "a job was answered twice with different bytes: \(verdict)")
-        #expect(verdict.unmarkedDuplicates.isEmpty, "a duplicate reply was not marked ksm-duplicate: \(verdict)")
-        #expect(verdict.retriableWithCKC == 0, "a retriable reply carried a license: \(verdict)")
+        verdict.expectEveryJobAnsweredOnce(jobs: Self.jobs)
         try await Self.expectOneSlotPerAccount(fleet: fleet, load: load)
         // Recovered without a restart: the workers still running answer a job sent now.
         try await Self.expectFreshJobAnswered(load: load)
