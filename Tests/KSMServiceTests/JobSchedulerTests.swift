@@ -240,6 +240,24 @@ struct JobSchedulerFloorTests {
         #expect(prefetch == 2)
     }
 
+    @Test("in one-job batches the floors never put prefetch ahead of new sessions")
+    func floorsFitTheBatch() throws {
+        var s = JobScheduler(policy: SchedulingPolicy())
+        for i in 0..<200 { s.push(JobSchedulerTests.message("c\(i)", priority: .continuity), inFlight: 0, rate: 1_000_000, now: now) }
+        for i in 0..<50 { s.push(JobSchedulerTests.message("n\(i)"), inFlight: 0, rate: 1_000_000, now: now) }
+        for i in 0..<50 { s.push(JobSchedulerTests.message("p\(i)", priority: .prefetch), inFlight: 0, rate: 1_000_000, now: now) }
+        var order: [LicenseJob.Priority] = []
+        for _ in 0..<100 { order += s.nextBatch(limit: 1, now: now).map(\.priority) }
+        let firstPrefetch = order.firstIndex(of: .prefetch)
+        let newSessions = order.filter { $0 == .new }.count
+        // While new sessions wait, their floor is served first; prefetch gets a slot only once new's
+        // credit is spent, never at new sessions' expense.
+        #expect(newSessions >= 10, "\(order)")
+        // The batch where both floors first come due goes to new sessions; prefetch follows.
+        let first = try #require(firstPrefetch)
+        #expect(order[first - 1] == .new, "\(order.enumerated().filter { $0.element != .continuity })")
+    }
+
     @Test("a class topic's class wins over the job's priority field; the requests topic keeps the field")
     func topicDecidesTheClass() {
         var s = JobScheduler(policy: SchedulingPolicy())

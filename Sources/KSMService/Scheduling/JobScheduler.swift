@@ -141,9 +141,12 @@ struct JobScheduler: Sendable {
 
     /// Slots of this batch owed to each class by its floor share: the share of `limit` accrues as
     /// credit while the class has jobs queued (dropped when it has none), and whole credits become
-    /// reserved slots, at most what the class has queued. Continuity has no floor: it is first.
+    /// reserved slots, at most what the class has queued and what the batch has left after the
+    /// classes above it (a one-job batch cannot owe a slot to both new sessions and prefetch).
+    /// Continuity has no floor: it is first.
     private mutating func reserveFloors(limit: Int) -> [Int] {
         var floors = Array(repeating: 0, count: queues.count)
+        var reserved = 0
         for (index, priority) in Self.classes.enumerated() {
             let share = switch priority {
             case .new: policy.newSessionShare
@@ -156,7 +159,8 @@ struct JobScheduler: Sendable {
             }
             // Capped at one batch's worth, so a class cannot bank a burst of slots either.
             queues[index].credit = min(queues[index].credit + share * Double(limit), max(1, share * Double(limit)) + 1)
-            floors[index] = min(Int(queues[index].credit), queues[index].count)
+            floors[index] = min(Int(queues[index].credit), queues[index].count, max(0, limit - reserved))
+            reserved += floors[index]
         }
         return floors
     }
