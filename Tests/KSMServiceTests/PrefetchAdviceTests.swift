@@ -92,6 +92,19 @@ struct PrefetchAdviceTests {
         #expect(again.jsonBytes() == first.jsonBytes())
     }
 
+    @Test("a check-in on a rotating asset is answered without next-key: it ends keys, it fetches none")
+    func checkInIsNotAdvised() async throws {
+        let store = InMemoryLicenseStore()
+        try await world.seed(store)
+        var options = World.options(World.liveAsset, playback: MediaPlaybackInfo(creationDate: 1, state: .readyToPlay, sessionID: 11))
+        options.sync = .v2(SyncV2(serverChallenge: 1, flags: [.report], titleID: [UInt8](repeating: 2, count: 16), durationToExpiry: 60, invalidatedStreamIDs: []))
+        var job = try World.job("check-in-11", account: "viewer-11", device: SimulatedDevice(trust: world.trustA), options).job
+        job.checkIn = true
+        let reply = try #require(await (try processor(store: store)).process([job], now: t0).first)
+        #expect(reply.status == .ok && reply.ckc == nil, "\(reply.reason)")
+        #expect(reply.nextKey == nil)
+    }
+
     @Test("a job asking for the next key period itself gets no advice for that boundary")
     func nextPeriodIsNotAdvised() async throws {
         let store = InMemoryLicenseStore()

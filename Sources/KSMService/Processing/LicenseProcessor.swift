@@ -260,7 +260,8 @@ public struct LicenseProcessor: Sendable {
                     reason += renewed ? "; lease renewed until \(expiry)" : "; lease until \(expiry)"
                 }
                 let request = job.issued.request, spcJob = replies.jobs[index]
-                let advice = schedules.isEmpty ? nil : prefetchAdvisor?.advice(
+                // A check-in ends a stream's offline keys: there is no next key to fetch.
+                let advice = schedules.isEmpty || spcJob.checkIn ? nil : prefetchAdvisor?.advice(
                     in: schedules, tenant: spcJob.tenant.value, account: spcJob.account.value, assetID: Array(request.assetID),
                     keyPeriod: spcJob.keyPeriod, viewerSession: Self.viewerSession(request), nowMilliseconds: now)
                 // A check-in is answered without its CKC, as Apple's SDK 26 answers one.
