@@ -185,6 +185,8 @@ extension LicenseJob {
             let account = try identifier("account")
             let spcData = if let rawSPC { try decodeSPC(rawSPC) } else { try decodeSPC(try fields.required("spc", fields.string).utf8) }
             let deadline = try fields.integer("deadline", in: 0 ... Int64.max, expected: "a non-negative integer, milliseconds since 1970")
+            // The schema has no `null` priority; absent means new.
+            if fields.members["priority"] == .null { throw fields.error("priority", "must be a string, not null") }
             let priority = try fields.choice("priority", "\"continuity\", \"new\" or \"prefetch\"") { Priority(rawValue: $0) } ?? .new
             // Optional: a tenant that requires entitlement tokens checks it in policy.
             let entitlement = try fields.string("entitlement") ?? ""

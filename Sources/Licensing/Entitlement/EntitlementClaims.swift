@@ -41,20 +41,16 @@ public struct EntitlementClaims: Hashable, Sendable {
     /// Reads the claims from the token's payload JSON.
     public init(value: JSONValue) throws(EntitlementError) {
         guard case .object(let o) = value else { throw .malformed("claims are not a JSON object") }
-        let fields = JSONFields(o)
+        // A claim given as `null` is malformed, not absent: a signed token says what it means.
         func string(_ key: String) throws(EntitlementError) -> String? {
-            guard let s = try? fields.string(key), !s.isEmpty else {
-                if fields.value(key) == nil { return nil }
-                throw .malformed("claim \(key) is not a non-empty string")
-            }
+            guard let v = o[key] else { return nil }
+            guard case .string(let s) = v, !s.isEmpty else { throw .malformed("claim \(key) is not a non-empty string") }
             return s
         }
         func time(_ key: String) throws(EntitlementError) -> Int64? {
-            do throws(JSONFieldError) {
-                return try fields.integer(key, in: 0 ... 253_402_300_799)
-            } catch {
-                throw .malformed("claim \(key) is not an integer NumericDate")
-            }
+            guard let v = o[key] else { return nil }
+            guard case .integer(let n) = v, n >= 0, n <= 253_402_300_799 else { throw .malformed("claim \(key) is not an integer NumericDate") }
+            return n
         }
         guard let sub = try string("sub") else { throw .malformed("claim sub is missing") }
         guard let exp = try time("exp") else { throw .malformed("claim exp is missing") }
@@ -70,7 +66,7 @@ public struct EntitlementClaims: Hashable, Sendable {
         case (.some, nil): break
         }
         var policy: PolicyDocument?
-        if let v = fields.value("policy") {
+        if let v = o["policy"] {
             do throws(PolicyDocumentError) { policy = try PolicyDocument(value: v) } catch { throw .malformed("claim policy: \(error.description)") }
         }
         self.init(subject: sub, asset: asset, assetPattern: pattern, expiresAt: exp, notBefore: try time("nbf"), policy: policy, tenant: try string("tenant"))
