@@ -96,6 +96,22 @@ struct HashSlotTests {
         }
     }
 
+    @Test("CLUSTER SHARDS after a failover: the online master owns the shard's slots, not a failed one listed first")
+    func shardsPreferTheOnlineMaster() throws {
+        func node(_ port: Int64, _ role: String, _ health: String) -> RedisValue {
+            .array([.bulkString(Array("port".utf8)), .integer(port), .bulkString(Array("ip".utf8)), .bulkString(Array("127.0.0.1".utf8)),
+                    .bulkString(Array("endpoint".utf8)), .bulkString(Array("127.0.0.1".utf8)), .bulkString(Array("role".utf8)), .bulkString(Array(role.utf8)),
+                    .bulkString(Array("health".utf8)), .bulkString(Array(health.utf8))])
+        }
+        let shard = RedisValue.array([
+            .bulkString(Array("slots".utf8)), .array([.integer(0), .integer(16383)]),
+            .bulkString(Array("nodes".utf8)), .array([node(7000, "master", "fail"), node(7001, "master", "online"), node(7002, "replica", "online")]),
+        ])
+        let map = try ClusterSlotMap(shards: .array([shard]))
+        #expect(map.master(for: 0) == RedisNodeAddress(host: "127.0.0.1", port: 7001))
+        #expect(map.master(for: 16383) == RedisNodeAddress(host: "127.0.0.1", port: 7001))
+    }
+
     @Test("plain commands route by their first key; keyless ones by none")
     func routingKeys() {
         #expect(RedisCommand(["GET", "{a}x"]).routingKey.map { Array($0) } == Array("{a}x".utf8))

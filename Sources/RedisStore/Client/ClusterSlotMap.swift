@@ -49,7 +49,10 @@ package struct ClusterSlotMap: Sendable, Equatable {
             guard let bounds = fields["slots"]?.arrayValue?.compactMap(\.integerValue), bounds.count.isMultiple(of: 2),
                   let nodes = fields["nodes"]?.arrayValue else { throw Self.unexpected("CLUSTER SHARDS") }
             if bounds.isEmpty { continue }
-            let master = nodes.map(Self.pairs).first { $0["role"]?.string == "master" }
+            // Redis 7.2+ and Valkey may list a failed old master in its shard beside the promoted
+            // one, and first: the healthy master owns the slots.
+            let masters = nodes.map(Self.pairs).filter { $0["role"]?.string == "master" }
+            let master = masters.first { $0["health"]?.string == "online" } ?? masters.first
             guard let master, let port = master["port"]?.integerValue ?? master["tls-port"]?.integerValue else {
                 throw Self.unexpected("CLUSTER SHARDS (a shard without a master)")
             }
