@@ -41,37 +41,19 @@ public final class LeaseSlotGauge: Sendable {
     }
 
     func count(client: any RedisCommandRunner, nowMilliseconds: Int64) async throws(RedisError) -> Sample {
-        var sample = Sample(slots: 0, accounts: 0, isComplete: false)
-        for node in try await client.masterClients() {
-            if try await count(node: node, nowMilliseconds: nowMilliseconds, into: &sample) { return sample }
-        }
-        sample.isComplete = true
-        return sample
-    }
-
-    /// Adds one node's slot sets to `sample`; true when `maximumKeys` was reached.
-    private func count(node: RedisClient, nowMilliseconds: Int64, into sample: inout Sample) async throws(RedisError) -> Bool {
-        var cursor = "0"
-        repeat {
-            let page = try await node.send(["SCAN", RedisArgument(cursor), "MATCH", RedisKeys.allSlots, "COUNT", "1000"])
-            guard case .array(let parts) = page, parts.count == 2, let next = parts[0].bytes, case .array(let keys) = parts[1] else {
-                throw RedisError(.unexpectedReply, "SCAN answered neither a cursor nor a key page", isRetriable: false)
-            }
-            cursor = String(decoding: next, as: UTF8.self)
-            let names = keys.compactMap(\.bytes)
-            if !names.isEmpty {
-                // The node's own keys, so the node's own pool; a key migrating away meanwhile
-                // answers a redirect, which is not an integer and is skipped.
-                let counts = try await node.pipeline(names.map { ["ZCOUNT", RedisArgument($0), RedisArgument(nowMilliseconds + 1), "+inf"] })
-                for value in counts {
-                    if case .integer(let n) = value, n > 0 {
-                        sample.slots += Int(n)
-                        sample.accounts += 1
-                    }
+        var slots = 0, accounts = 0
+        let stopped = try await client.scanEveryMaster(match: RedisKeys.allSlots) { node, names throws(RedisError) in
+            // The node's own keys, so the node's own pool; a key migrating away meanwhile answers
+            // a redirect, which is not an integer and is skipped.
+            let counts = try await node.pipeline(names.map { ["ZCOUNT", RedisArgument($0), RedisArgument(nowMilliseconds + 1), "+inf"] })
+            for value in counts {
+                if case .integer(let n) = value, n > 0 {
+                    slots += Int(n)
+                    accounts += 1
                 }
             }
-            if sample.accounts >= maximumKeys { return true }
-        } while cursor != "0"
-        return false
+            return accounts >= maximumKeys
+        }
+        return Sample(slots: slots, accounts: accounts, isComplete: !stopped)
     }
 }

@@ -22,29 +22,16 @@ extension RedisLicenseStore {
     /// holds no tenant, so it stays unmarked. Returns whether the store is provisioned now.
     public func markProvisionedIfTenantsExist() async throws(LicenseStoreError) -> Bool {
         if try await isProvisioned() { return true }
-        let nodes: [RedisClient]
-        do { nodes = try await client.masterClients() } catch { throw Self.storeError(error) }
         // Every master of a cluster: tenant records spread over the slots.
-        for node in nodes {
-            var cursor = "0"
-            repeat {
-                let reply: RedisValue
-                do {
-                    reply = try await node.send(["SCAN", RedisArgument(cursor), "MATCH", "fps:{t:*}:tenant", "COUNT", "1000"])
-                } catch {
-                    throw Self.storeError(error)
-                }
-                guard let pair = reply.arrayValue, pair.count == 2, let next = pair[0].string, let keys = pair[1].arrayValue else {
-                    throw LicenseStoreError(.corruptRecord, "SCAN answered something other than a cursor and keys")
-                }
-                if !keys.isEmpty {
-                    _ = try Self.checked(try await run([Self.markProvisionedCommand()])[0])
-                    return true
-                }
-                cursor = next
-            } while cursor != "0"
+        let found: Bool
+        do {
+            found = try await client.scanEveryMaster(match: "fps:{t:*}:tenant") { _, _ in true }
+        } catch {
+            throw Self.storeError(error)
         }
-        return false
+        guard found else { return false }
+        _ = try Self.checked(try await run([Self.markProvisionedCommand()])[0])
+        return true
     }
 
     static func currentTimeMilliseconds() -> Int64 {
