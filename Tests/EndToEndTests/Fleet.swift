@@ -81,12 +81,10 @@ final class Fleet: @unchecked Sendable {
         return worker
     }
 
-    /// Waits until every running worker owns at least one partition: the cooperative rebalances
-    /// after workers join are over.
+    /// Waits until every running worker owns at least one partition and no assignment moved for
+    /// 1.5 s: the cooperative rebalances after workers join or leave are over.
     func waitUntilBalanced(timeout: Duration = .seconds(30)) async throws {
-        for worker in workers where worker.process.isRunning {
-            try await worker.waitForStatus(timeout: timeout, "owning a partition") { $0.assignedPartitions > 0 }
-        }
+        try await RunningProcess.waitUntilSettled(workers.filter(\.process.isRunning), timeout: timeout)
     }
 
     /// Sends one control command to `ksm broker` (see BrokerControl) and waits until it took effect.
