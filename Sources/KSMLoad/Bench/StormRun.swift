@@ -142,21 +142,23 @@ package struct StormRun {
         logger.logLevel = .error
                 let test = try TestCredentials(directory: fixtures)
         let cluster = try KafkaMockCluster(brokers: 1, logger: logger)
+        // The workers get the URL; the bench's own client gets the test servers' generous timeouts.
         let redisURL: String
-        let redisProcesses: () -> [Int32]
+        let redisServers: [RedisServerProcess]
+        let endpoint: RedisEndpoint
         let stopRedis: () -> Void
         switch redisTopology {
         case .single:
             let server = try await RedisServerProcess()
-            (redisURL, redisProcesses, stopRedis) = ("redis://127.0.0.1:\(server.port)", { server.processIdentifier.map { [$0] } ?? [] }, server.stop)
+            (redisURL, redisServers, endpoint, stopRedis) = ("redis://127.0.0.1:\(server.port)", [server], .single(server.configuration(poolSize: 2)), server.stop)
         case .cluster, .clusterMasters:
             let replicas = redisTopology == .cluster ? 1 : 0
             progress("starting a Redis Cluster: 3 masters, \(replicas) replica(s) each")
             let cluster = try await RedisClusterProcess(masters: 3, replicasPerMaster: replicas)
-            (redisURL, redisProcesses, stopRedis) = (cluster.url, { cluster.nodes.compactMap(\.processIdentifier) }, cluster.stop)
+            (redisURL, redisServers, endpoint, stopRedis) = (cluster.url, cluster.nodes, .cluster(cluster.configuration()), cluster.stop)
         }
         defer { stopRedis() }
-        let store = RedisLicenseStore(client: try RedisEndpoint(url: redisURL).makeClient(logger: logger))
+        let store = RedisLicenseStore(client: try endpoint.makeClient(logger: logger))
         let catalog = DemoCatalog(tenant: "storm", streams: 8, periods: 2)
         try await catalog.provision(store, credentials: test)
         let kekHex = HexEncoding.encode(catalog.demoKeyEncryptionKey)
@@ -238,7 +240,7 @@ package struct StormRun {
             bench.configuration.repliesTopic = replies
             bench.configuration.classTopics = scenario.classTopics
             let report = try await bench.run(run, label: scenario.label, processes: [
-                "workers": workers.map(\.process.processIdentifier), "redis-server": redisProcesses(),
+                "workers": workers.map(\.process.processIdentifier), "redis-server": redisServers.compactMap(\.processIdentifier),
             ])
             progress("\(scenario.label): drained in \(report.drainSeconds) s, \(report.correct)/\(report.jobs) correct, continuity p99 \(report.continuityLatency.p99) ms, peak \(Int(report.peakRepliesPerSecond ?? 0)) replies/s, \(report.rotatingAnsweredAfterBoundary ?? 0) after the boundary, host steal \(report.hostSteal ?? 0)")
             if scenario.followsWindow {
