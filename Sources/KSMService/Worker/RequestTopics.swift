@@ -25,7 +25,12 @@ public struct RequestTopics: Sendable, Hashable {
 
     /// Every topic to subscribe to: the requests topic first, then the class topics in service order.
     public var all: [String] {
-        [requests] + JobScheduler.classes.compactMap { priority in classes.first { $0.value == priority }?.key }
+        [requests] + (classes.isEmpty ? [] : JobScheduler.classes.map { Self.topic(for: $0, requestsTopic: requests) })
+    }
+
+    /// The fetch groups there are: the requests topic's, and one per class topic in service order.
+    var fetchClasses: [ClassFetchControl.FetchClass] {
+        [.mixed] + (classes.isEmpty ? [] : JobScheduler.classes.map { .priority($0) })
     }
 
     /// The class a topic's jobs have whatever their `priority` field says; nil for the requests topic.

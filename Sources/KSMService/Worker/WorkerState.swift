@@ -64,14 +64,10 @@ actor WorkerState {
     /// Re-decides which request topics fetch, from what is in flight and queued now, and makes the change.
     @discardableResult
     func fetchChange() -> ClassFetchControl.Change {
-        let classes: [ClassFetchControl.FetchClass] = [.mixed] + topics.all.dropFirst().compactMap { topics.priority(ofTopic: $0).map { .priority($0) } }
-        let change = fetchControl.update(inFlight: tracker.inFlightCount, queued: scheduler.countByClass, classes: classes)
+        let change = fetchControl.update(inFlight: tracker.inFlightCount, queued: scheduler.countByClass, classes: topics.fetchClasses)
         if !change.isEmpty { switchFetching(change) }
         return change
     }
-
-    /// The fetch classes paused now (a newly assigned partition of one starts paused).
-    var pausedClasses: Set<ClassFetchControl.FetchClass> { fetchControl.paused }
 
     /// The next batch (at most `limit` jobs, plus shed and expired ones, which cost nothing), in the
     /// scheduler's order, waiting for one if none is queued. Nil once finishing and drained.
