@@ -19,7 +19,9 @@ import Testing
         let stranded = Set(control.layout.partitions(ledBy: 2).map(\.partition))
         #expect(stranded == [1, 4])
         var configuration = KafkaProducer.Configuration(bootstrapServers: cluster.bootstrapServers)
-        configuration.properties = ["linger.ms": "1", "message.timeout.ms": "1000"]
+        // Long enough for a fresh cluster's first metadata on a loaded CI host (1 s was not, once in
+        // a full run); the stranded writes of the down phase wait this long before they fail.
+        configuration.properties = ["linger.ms": "1", "message.timeout.ms": "5000"]
         let producer = try KafkaProducer(configuration: configuration)
 
         let before = await producer.send(Self.records("t", "before"))
