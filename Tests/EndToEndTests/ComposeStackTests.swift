@@ -112,13 +112,18 @@ struct ComposeStackTests {
             var environment = worker.environment.mapValues(rewrite.callAsFunction)
             let port = try RedisServerProcess.freeLoopbackPort()
             environment["KSM_ADMIN_PORT"] = "\(port)"
-            workers.append((try RunningProcess(name, worker.command.map(rewrite.callAsFunction), environment: environment), port))
+            let process = try RunningProcess(name, worker.command.map(rewrite.callAsFunction), environment: environment)
+            process.adminPort = port
+            workers.append((process, port))
         }
         #expect(workers.count == 3)
         for (worker, port) in workers {
             let ready = try await DeployFiles.waitForReady(port: port)
             #expect(ready, "\(worker.name) never became ready: \(worker.stderr.suffix(3000))")
         }
+        // Ready is one member's view; loadgen starts once the group owns all 12 partitions (a worker
+        // started late on a loaded host is a second rebalance, which the mock spaces by the session timeout).
+        try await RunningProcess.waitUntilSettled(workers.map(\.0), partitions: 12, timeout: .seconds(90))
 
         // loadgen with the file's arguments, a shorter run appended (later options win).
         let loadgen = try service("loadgen")

@@ -21,8 +21,11 @@ extension RunningProcess {
     }
 
     /// Waits until every worker owns partitions and no assignment changed for 1.5 s (cooperative
-    /// rebalancing moves partitions in steps).
-    package static func waitUntilSettled(_ workers: [RunningProcess], timeout: Duration = .seconds(60)) async throws(ProcessFailure) {
+    /// rebalancing moves partitions in steps). With `partitions`, the workers must also own that many
+    /// between them: between a cooperative rebalance's two rounds the moved partitions have no owner,
+    /// and librdkafka's mock cluster can hold that gap for most of a session timeout.
+    package static func waitUntilSettled(_ workers: [RunningProcess], partitions: Int? = nil,
+                                         timeout: Duration = .seconds(60)) async throws(ProcessFailure) {
         let deadline = ContinuousClock.now + timeout
         var last = -1
         var since = ContinuousClock.now
@@ -36,11 +39,15 @@ extension RunningProcess {
             if statuses.count < workers.count || changes != last {
                 last = statuses.count < workers.count ? -1 : changes
                 since = .now
-            } else if statuses.allSatisfy({ $0.assignedPartitions > 0 }), ContinuousClock.now - since > .milliseconds(1_500) {
+            } else if statuses.allSatisfy({ $0.assignedPartitions > 0 }),
+                      partitions.map({ $0 == statuses.reduce(0) { $0 + $1.assignedPartitions } }) ?? true,
+                      ContinuousClock.now - since > .milliseconds(1_500) {
                 return
             }
             try? await Task.sleep(for: .milliseconds(100))
         }
-        throw ProcessFailure(description: "workers did not settle within \(timeout)")
+        var owned: [String] = []
+        for worker in workers { owned.append("\(worker.name): \(await worker.status().map { "\($0.assignedPartitions)" } ?? "no status")") }
+        throw ProcessFailure(description: "workers did not settle within \(timeout); partitions owned: \(owned.joined(separator: ", "))")
     }
 }
