@@ -64,8 +64,8 @@ struct EndToEndBench: AsyncParsableCommand {
     var noCache = false
     @Option(help: "Worker batch size.")
     var batchSize = 64
-    @Option(help: "Batches each worker processes at once.")
-    var concurrentBatches = 4
+    @Option(help: "Batches each worker processes at once. Default: four per crypto thread, as ksm serve.")
+    var concurrentBatches: Int?
 
     func run() async throws {
         var setup = EndToEndBenchmark.Setup()

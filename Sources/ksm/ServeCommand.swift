@@ -113,7 +113,7 @@ struct ServeOptions: ParsableArguments {
     var instanceId: String?
     @Option(help: .setting("max-batch-size", "Largest batch (one Redis round trip each). Default: 64."))
     var maxBatchSize: Int?
-    @Option(help: .setting("concurrent-batches", "Batches processed at once. Default: 4."))
+    @Option(help: .setting("concurrent-batches", "Batches processed at once. Default: four per crypto thread (at least 4)."))
     var concurrentBatches: Int?
     @Option(help: .setting("max-in-flight", "Jobs in flight before the consumer pauses. Default: 16384."))
     var maxInFlight: Int?

@@ -40,6 +40,19 @@ import Testing
         #expect(c.adminPort == 9000)
     }
 
+    @Test("concurrent batches default to four per crypto thread; a set value wins at any layer")
+    func concurrentBatchesFollowCryptoThreads() throws {
+        let three = try ServeConfiguration.resolve(flags: ["crypto-threads": .integer(3)], environment: Self.required, configFile: nil)
+        #expect(three.cryptoThreads == 3 && three.worker.concurrentBatches == 12)
+        let one = try ServeConfiguration.resolve(flags: ["crypto-threads": .integer(1)], environment: Self.required, configFile: nil)
+        #expect(one.worker.concurrentBatches == 4)
+        var env = Self.required
+        env["KSM_CONCURRENT_BATCHES"] = "5"
+        let set = try ServeConfiguration.resolve(flags: ["crypto-threads": .integer(3)], environment: env, configFile: nil)
+        #expect(set.worker.concurrentBatches == 5)
+        #expect(WorkerConfiguration.concurrentBatches(forCryptoThreads: 512) == 1_024)
+    }
+
     @Test("class topics and batch floors are read from every layer; impossible ones stop the worker by name")
     func classTopics() throws {
         var env = Self.required

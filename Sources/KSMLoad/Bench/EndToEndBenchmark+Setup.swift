@@ -1,3 +1,4 @@
+import Foundation
 import FairPlay
 import Kafka
 import KSMService
@@ -16,7 +17,8 @@ extension EndToEndBenchmark {
         package var redisURL: String?
         package var cache = true
         package var batchSize = 64
-        package var concurrentBatches = 4
+        /// Nil: four per crypto thread, as `ksm serve` sizes it.
+        package var concurrentBatches: Int?
         package init() {}
     }
 
@@ -46,7 +48,7 @@ extension EndToEndBenchmark {
                                       server: KeyServerModule(credentials: try CredentialStore(test.credentials)),
                                       trust: test.trust, catalog: catalog, keyring: keyring, jobs: setup.jobs, workers: setup.workers, logger: logger)
         bench.batchSize = setup.batchSize
-        bench.concurrentBatches = setup.concurrentBatches
+        bench.concurrentBatches = setup.concurrentBatches ?? WorkerConfiguration.concurrentBatches(forCryptoThreads: ProcessInfo.processInfo.activeProcessorCount)
         bench.redisPID = localRedis?.processIdentifier
         let result = try await bench.run()
         withExtendedLifetime(cluster) {}

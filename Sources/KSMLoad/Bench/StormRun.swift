@@ -214,7 +214,7 @@ package struct StormRun {
                      "--group", "storm-\(run)", "--requests-topic", requests, "--replies-topic", replies, "--dlq-topic", "storm.\(run).dlq",
                      "--kafka-property", "session.timeout.ms=6000", "--log-level", "info", "--admin-port", "\(adminPort)"] + scenario.flags
                         + (scenario.followsWindow ? windowFlags : [])
-                        + workerFlags.split(separator: " ").map(String.init),
+                        + workerFlags,
                     logFile: directory.appendingPathComponent("\(run)-\(index).log"))
                 worker.adminPort = adminPort
                 workers.append(worker)

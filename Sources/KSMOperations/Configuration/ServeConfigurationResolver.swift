@@ -380,7 +380,6 @@ struct ServeConfigurationResolver {
         // librdkafka values may hold commas (debug contexts, lists): the environment separates pairs with ";".
         worker.kafkaProperties = map("kafka-properties", environmentSeparator: ";")
         worker.maximumBatchSize = integer("max-batch-size", default: worker.maximumBatchSize) ?? worker.maximumBatchSize
-        worker.concurrentBatches = integer("concurrent-batches", default: worker.concurrentBatches) ?? worker.concurrentBatches
         worker.maximumInFlight = integer("max-in-flight", default: worker.maximumInFlight) ?? worker.maximumInFlight
         worker.maximumRequestBytes = integer("max-request-bytes", default: worker.maximumRequestBytes) ?? worker.maximumRequestBytes
         worker.shutdownTimeout = seconds("shutdown-timeout", default: 25)
@@ -401,6 +400,10 @@ struct ServeConfigurationResolver {
         var configuration = ServeConfiguration(worker: worker, redisURL: redisURL ?? "", credentials: credentials ?? "",
                                                cryptoThreads: ProcessInfo.processInfo.activeProcessorCount)
         configuration.cryptoThreads = integer("crypto-threads", default: configuration.cryptoThreads) ?? configuration.cryptoThreads
+        // Four batches per crypto thread keep the pool fed while other batches wait on Redis or a
+        // delivery report (docs/performance.md §9: at four in all, two threads idled 8-10% of a storm).
+        let batchesPerPool = WorkerConfiguration.concurrentBatches(forCryptoThreads: configuration.cryptoThreads)
+        configuration.worker.concurrentBatches = integer("concurrent-batches", default: batchesPerPool) ?? batchesPerPool
         configuration.fpscryptoLibrary = string("fpscrypto-library")
         if let name = string("fpscrypto-generation") {
             if let generation = FPSCryptoLibrary.Generation(name: name) {

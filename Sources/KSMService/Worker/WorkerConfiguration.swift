@@ -17,8 +17,16 @@ public struct WorkerConfiguration: Sendable {
     public var deadLetterTopic = "fps.license.dlq"
     /// Largest batch handed to the processor (one Redis round trip each). Default: 64.
     public var maximumBatchSize = 64
-    /// Batches processed at once, so Redis round trips overlap CPU work. Default: 4.
-    public var concurrentBatches = 4
+    /// Batches processed at once, so Redis round trips and delivery reports overlap CPU work.
+    /// Default: 8, ``concurrentBatches(forCryptoThreads:)`` of two threads (`ksm serve` sizes it
+    /// from its `--crypto-threads`).
+    public var concurrentBatches = 8
+
+    /// Four batches per crypto thread, at least 4 and at most 1,024: fewer leave the crypto pool
+    /// idle while every batch waits on Redis or Kafka.
+    public static func concurrentBatches(forCryptoThreads threads: Int) -> Int {
+        min(max(4, 4 * threads), 1_024)
+    }
     /// Jobs buffered or in flight before the consumer pauses its partitions. Default: 16384: above a
     /// whole rotation storm of one worker's partitions, so the scheduler sees the storm to order it, and
     /// because librdkafka 2.0.2 takes up to a second to resume a paused partition (a few KB per job).
