@@ -29,6 +29,20 @@ struct RedisClusterClientTests {
         #expect(single.port == 6380 && single.database == 2)
     }
 
+    @Test("WAIT on a node a failover made a replica is a retriable error, so the cluster client reads the map again")
+    func waitOnAReplicaIsRetriable() async throws {
+        try await SharedRedisCluster.with { cluster in
+            let replica = try #require(try await cluster.nodes.indices.asyncFirst { try await cluster.role($0) == "slave" })
+            let client = try cluster.nodeClient(replica)
+            do throws(RedisError) {
+                _ = try await client.pipeline([RedisCommand(["PING"])], durability: RedisDurability(replicas: 1, timeout: .milliseconds(100)))
+                Issue.record("WAIT on a replica was accepted")
+            } catch {
+                #expect(error.isRetriable && error.message.contains("no longer a master"), "\(error)")
+            }
+        }
+    }
+
     @Test("a pipeline over every master comes back in the caller's order")
     func pipelineSplitsAndReassembles() async throws {
         try await SharedRedisCluster.with { cluster in

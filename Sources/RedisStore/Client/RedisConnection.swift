@@ -123,7 +123,14 @@ final class RedisConnection: @unchecked Sendable {
         try context.append(["WAIT", RedisArgument(durability.replicas), RedisArgument(durability.timeoutMilliseconds)])
         let reply = try context.readReply()
         if stretch { try context.setTimeout(configuration.commandTimeout) }
-        if case .error(let message) = reply { throw RedisError.serverReply(message) }
+        if case .error(let message) = reply {
+            // A master demoted by a failover refuses WAIT. Its keyed writes were redirected, so
+            // nothing was written here: retriable, and a cluster client reads the slot map again.
+            if message.hasPrefix("ERR WAIT cannot be used with replica") {
+                throw RedisError(.serverError, "\(message.prefix { $0 != "." }) (this node is no longer a master)", isRetriable: true)
+            }
+            throw RedisError.serverReply(message)
+        }
         guard let count = reply.integerValue else {
             throw RedisError(.unexpectedReply, "WAIT answered something other than a count", isRetriable: false)
         }
