@@ -48,6 +48,56 @@ import Yams
         #expect(!out.contains("hunter2") && !out.contains("hunter3"))
     }
 
+    @Test("crypto threads and concurrent batches default to the CPU quota of the worker's cgroup, as a container limit sets it")
+    func defaultsFollowTheCPUQuota() throws {
+        // The worker runs under a 1-CPU CFS quota in a cgroup of its own, bound over the cgroup root
+        // in a private mount namespace (what a container sees). Needs root, unshare and a writable
+        // cgroup hierarchy (v1 or v2); the script exits 77 where the host offers none of that.
+        let unshare = ["/usr/bin/unshare", "/bin/unshare"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        guard geteuid() == 0, let unshare else {
+            print("SKIPPED defaultsFollowTheCPUQuota: needs root and unshare")
+            return
+        }
+        let script = #"""
+            name=ksm-quota-$$
+            if [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
+              dir=/sys/fs/cgroup/cpu/$name
+              mkdir "$dir" && echo 100000 > "$dir/cpu.cfs_period_us" && echo 100000 > "$dir/cpu.cfs_quota_us" || exit 77
+              echo $$ > "$dir/cgroup.procs" && mount --bind "$dir" /sys/fs/cgroup/cpu || { rmdir "$dir"; exit 77; }
+            elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+              dir=/sys/fs/cgroup/$name
+              mkdir "$dir" || exit 77
+              echo +cpu > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+              echo "100000 100000" > "$dir/cpu.max" && echo $$ > "$dir/cgroup.procs" && mount --bind "$dir" /sys/fs/cgroup || { rmdir "$dir"; exit 77; }
+            else
+              exit 77
+            fi
+            echo "$dir" >&2
+            "$KSM" serve --check-config
+            """#
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: unshare)
+        process.arguments = ["-m", "/bin/sh", "-c", script]
+        process.environment = try Self.baseEnvironment().merging(["KSM": KSMBinary.url.path, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]) { a, _ in a }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = Self.text(Array(out.fileHandleForReading.readDataToEndOfFile()))
+        let stderr = Self.text(Array(err.fileHandleForReading.readDataToEndOfFile()))
+        process.waitUntilExit()
+        // The cgroup is empty once the worker exited; the bind mount went with the namespace.
+        if let made = stderr.split(separator: "\n").first(where: { $0.hasPrefix("/sys/fs/cgroup/") }) { rmdir(String(made)) }
+        if process.terminationStatus == 77 {
+            print("SKIPPED defaultsFollowTheCPUQuota: no writable cgroup hierarchy here")
+            return
+        }
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        let settings = stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
+        #expect(settings.contains("crypto-threads = 1 (default)"), "\(stdout)")
+        #expect(settings.contains("concurrent-batches = 4 (default)"), "\(stdout)")
+    }
+
     @Test("--check-config names every problem and exits 64")
     func checkConfigProblems() throws {
         var env = try Self.baseEnvironment()
