@@ -4,6 +4,7 @@ import Foundation
 import KSMService
 import Licensing
 import Logging
+import NIOCore
 import RedisStore
 import Wire
 
@@ -397,8 +398,10 @@ struct ServeConfigurationResolver {
         worker.tenantLabelLimit = integer("tenant-label-limit", default: worker.tenantLabelLimit) ?? worker.tenantLabelLimit
         worker.tracing = boolean("tracing", default: false)
 
+        // NIO's count reads a container's CPU quota (cgroup v1 and v2) and cpuset, so a pod limited to
+        // 2 CPUs runs 2 crypto threads on any node (ServeConfigurationCommandTests checks it).
         var configuration = ServeConfiguration(worker: worker, redisURL: redisURL ?? "", credentials: credentials ?? "",
-                                               cryptoThreads: ProcessInfo.processInfo.activeProcessorCount)
+                                               cryptoThreads: NIOCore.System.coreCount)
         configuration.cryptoThreads = integer("crypto-threads", default: configuration.cryptoThreads) ?? configuration.cryptoThreads
         // Four batches per crypto thread keep the pool fed while other batches wait on Redis or a
         // delivery report (docs/performance.md §3, twelfth session: at four in all, two threads idled 8-10% of a storm).
