@@ -1,4 +1,5 @@
 import Foundation
+import KSMOperations
 import KSMTestSupport
 import Testing
 
@@ -57,17 +58,10 @@ import Testing
         var rebalanced: Bool
     }
 
-    /// Assignment changes the running workers have seen, by their `/status`.
-    static func partitionChanges(_ fleet: Fleet) async -> Int {
+    /// One `/status` count summed over the running workers (replies delivered, assignment changes).
+    static func total(_ fleet: Fleet, _ count: KeyPath<WorkerStatus, Int>) async -> Int {
         var total = 0
-        for worker in fleet.workers where worker.process.isRunning { total += await worker.status()?.partitionChanges ?? 0 }
-        return total
-    }
-
-    /// Replies the running workers have delivered, by their `/status`.
-    static func replied(_ fleet: Fleet) async -> Int {
-        var total = 0
-        for worker in fleet.workers where worker.process.isRunning { total += await worker.status()?.replied ?? 0 }
+        for worker in fleet.workers where worker.process.isRunning { total += await worker.status()?[keyPath: count] ?? 0 }
         return total
     }
 
@@ -88,15 +82,15 @@ import Testing
         let storm = Task { await load.storm(count: Self.jobs) }
         try await load.waitFor("a quarter of the storm answered", timeout: .seconds(60)) { load.answered >= Self.jobs / 4 }
 
-        let changesAtKill = await Self.partitionChanges(fleet)
+        let changesAtKill = await Self.total(fleet, \.partitionChanges)
         let kill = ContinuousClock.now
         let answeredAtKill = load.answered
         let failing = Task { try await fleet.brokerControl("broker-kill \(Self.killed) \(killed.failoverDelay.components.seconds * 1000)") }
         // What the workers deliver while the broker is dead (their /status counts replies once delivered).
         try await Task.sleep(until: kill + .seconds(1))
-        let repliedEarly = await Self.replied(fleet)
+        let repliedEarly = await Self.total(fleet, \.replied)
         try await Task.sleep(until: kill + killed.failoverDelay - .milliseconds(500))
-        let repliedLate = await Self.replied(fleet)
+        let repliedLate = await Self.total(fleet, \.replied)
         try await failing.value
         let failover = ContinuousClock.now
         await storm.value
@@ -119,7 +113,7 @@ import Testing
         #expect(fleet.workers.allSatisfy { $0.process.isRunning }, "a worker exited")
         // Both workers own partitions again (after the rebalance, when the sessions expired).
         try await fleet.waitUntilBalanced(timeout: .seconds(20))
-        let rebalanced = await Self.partitionChanges(fleet) > changesAtKill
+        let rebalanced = await Self.total(fleet, \.partitionChanges) > changesAtKill
         try await FaultTests.expectOneSlotPerAccount(fleet: fleet, load: load)
         // The survivors serve a fresh job with the killed broker still down.
         try await FaultTests.expectFreshJobAnswered(load: load)

@@ -1,4 +1,3 @@
-import Foundation
 import FairPlay
 import Kafka
 import KSMService
@@ -48,7 +47,7 @@ extension EndToEndBenchmark {
                                       server: KeyServerModule(credentials: try CredentialStore(test.credentials)),
                                       trust: test.trust, catalog: catalog, keyring: keyring, jobs: setup.jobs, workers: setup.workers, logger: logger)
         bench.batchSize = setup.batchSize
-        bench.concurrentBatches = setup.concurrentBatches ?? WorkerConfiguration.concurrentBatches(forCryptoThreads: ProcessInfo.processInfo.activeProcessorCount)
+        bench.concurrentBatches = setup.concurrentBatches
         bench.redisPID = localRedis?.processIdentifier
         let result = try await bench.run()
         withExtendedLifetime(cluster) {}

@@ -61,9 +61,9 @@ package struct EndToEndBenchmark: Sendable {
     package var workers: Int
     /// Partitions of the requests topic.
     package var partitions: Int
-    /// Worker batch size and concurrent batches (defaults: the worker's).
+    /// Worker batch size (default: the worker's) and concurrent batches (nil: four per crypto thread of the pool, as `ksm serve`).
     package var batchSize = WorkerConfiguration(brokers: "").maximumBatchSize
-    package var concurrentBatches = WorkerConfiguration(brokers: "").concurrentBatches
+    package var concurrentBatches: Int?
     /// redis-server's process ID, to charge its CPU time to the run (nil: Redis is elsewhere).
     package var redisPID: Int32?
     package var logger: Logger
@@ -141,7 +141,7 @@ package struct EndToEndBenchmark: Sendable {
             var c = WorkerConfiguration(brokers: brokers)
             c.kafkaProperties = ["session.timeout.ms": "6000"]
             c.maximumBatchSize = batchSize
-            c.concurrentBatches = concurrentBatches
+            c.concurrentBatches = concurrentBatches ?? WorkerConfiguration.concurrentBatches(forCryptoThreads: pool.threadCount)
             return LicenseWorker(configuration: c, processor: LicenseProcessor(keyServer: server, store: store, keyring: keyring, pool: pool, logger: logger), logger: logger)
         }
         let tasks = fleet.map { worker in Task { try await worker.run() } }
