@@ -53,6 +53,22 @@ struct SlotKeyLifetimeTests {
         }
     }
 
+    @Test("an account's first slot takes the short path: slot keys at twice the need, and a stale ended set left without slots is dropped, not counted")
+    func firstSlotDropsAStaleEndedSet() async throws {
+        try await Self.withRedis { (client: RedisClient, store: RedisLicenseStore) async throws in
+            let (slots, ended) = (RedisKeys.slots(Self.sid("acme"), account: Self.sid("alice")), RedisKeys.endedSlots(Self.sid("acme"), account: Self.sid("alice")))
+            // An ended member with no slot set beside it (as if the slot set had gone first).
+            _ = try await client.send(["SADD", ended, "0101010101010101010101010101010101010101/1"])
+            #expect(try await store.acquireLeases([Self.lease("g", limit: 1, seconds: 600, at: Self.t0)]) == [.granted(expiresAtMilliseconds: Self.t0 + 600_000)])
+            #expect(try await client.send(["EXISTS", ended]).integerValue == 0)
+            let ttl = try await Self.ttl(client, slots)
+            #expect(ttl > 1_300_000 && ttl <= 1_320_000, "\(ttl)")
+            // The stale member would have hidden one live stream from the count: a second device is refused at a limit of 1.
+            #expect(try await store.acquireLeases([Self.lease("h", device: 2, limit: 1, seconds: 600, at: Self.t0 + 1)])
+                == [.refused(reason: .tooManyStreams, activeCount: 1, limit: 1)])
+        }
+    }
+
     @Test("an expired slot is not renewed: the request takes a new slot, and the old member is swept")
     func expiredSlotIsANewGrant() async throws {
         try await Self.withRedis { (client: RedisClient, store: RedisLicenseStore) async throws in

@@ -10,7 +10,10 @@ protocol HeapOrdered {
 /// A binary min-heap: the scheduler's per-tenant queue, ordered earliest deadline first.
 ///
 /// A plain array heap: push and pop are O(log n), and a storm queues thousands of jobs per tenant.
-/// Keys and elements sit in two arrays moved in step.
+/// Keys and elements sit in two arrays moved in step. Sifting moves elements through unsafe buffers
+/// (`UnsafeMutableBufferPointer.swapAt` moves, never copies): `Array.swapAt` copies each element,
+/// a retain and a release on a job box scattered in memory, and in a join-heavy storm those were the
+/// largest single source of retains in the worker's profile (docs/performance.md, thirteenth session).
 struct PriorityHeap<Element: HeapOrdered & Sendable>: Sendable {
     private var keys: [Element.HeapKey] = []
     private(set) var elements: [Element] = []
@@ -21,37 +24,47 @@ struct PriorityHeap<Element: HeapOrdered & Sendable>: Sendable {
     var count: Int { elements.count }
     var first: Element? { elements.first }
 
-    private mutating func swapAt(_ a: Int, _ b: Int) {
-        keys.swapAt(a, b)
-        elements.swapAt(a, b)
-    }
-
     mutating func push(_ element: Element) {
-        keys.append(element.heapKey)
+        let key = element.heapKey
+        keys.append(key)
         elements.append(element)
-        var child = elements.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard keys[child] < keys[parent] else { break }
-            swapAt(child, parent)
-            child = parent
+        let child = elements.count - 1
+        keys.withUnsafeMutableBufferPointer { keys in
+            elements.withUnsafeMutableBufferPointer { elements in
+                var child = child
+                while child > 0 {
+                    let parent = (child - 1) / 2
+                    guard key < keys[parent] else { break }
+                    keys.swapAt(child, parent)
+                    elements.swapAt(child, parent)
+                    child = parent
+                }
+            }
         }
     }
 
     mutating func pop() -> Element? {
         guard !elements.isEmpty else { return nil }
-        swapAt(0, elements.count - 1)
+        let last = elements.count - 1
+        keys.withUnsafeMutableBufferPointer { $0.swapAt(0, last) }
+        elements.withUnsafeMutableBufferPointer { $0.swapAt(0, last) }
         keys.removeLast()
         let top = elements.removeLast()
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1, right = left + 1
-            var next = parent
-            if left < keys.count, keys[left] < keys[next] { next = left }
-            if right < keys.count, keys[right] < keys[next] { next = right }
-            if next == parent { break }
-            swapAt(parent, next)
-            parent = next
+        keys.withUnsafeMutableBufferPointer { keys in
+            elements.withUnsafeMutableBufferPointer { elements in
+                let count = keys.count
+                var parent = 0
+                while true {
+                    let left = 2 * parent + 1, right = left + 1
+                    var next = parent
+                    if left < count, keys[left] < keys[next] { next = left }
+                    if right < count, keys[right] < keys[next] { next = right }
+                    if next == parent { break }
+                    keys.swapAt(parent, next)
+                    elements.swapAt(parent, next)
+                    parent = next
+                }
+            }
         }
         return top
     }

@@ -2,17 +2,19 @@ import Licensing
 
 extension RedisLicenseStore {
     /// The slot keys' lifetime rule, shared by the lease and renewal scripts (KEYS [1] slot ZSET,
-    /// [3] slot starts, [4] ended set; `now` a local defined before it): `keepSlots(expiry, always)`
+    /// [3] slot starts, [4] ended set; `now` a local defined before it): `keepSlots(expiry, always, absent)`
     /// pushes the three keys' TTL to twice the need when `PTTL` no longer covers the expiry plus a
-    /// minute, or sets it anyway when `always` (a new slot aligns them).
+    /// minute, or sets it anyway when `always` (a new slot aligns them); `absent` says the slot ZSET
+    /// did not exist, so there is no TTL to ask for, and any ended member left is stale (ended
+    /// members are always slot members): the ended set is deleted rather than kept alive.
     static let keepSlotsFunction = """
-        local function keepSlots(expiry, always)
+        local function keepSlots(expiry, always, absent)
           local need = math.max(1, tonumber(expiry) - now) + 60000
-          local ttl = redis.call('PTTL', KEYS[1])
+          local ttl = absent and -2 or redis.call('PTTL', KEYS[1])
           if ttl < need then ttl = 2 * need elseif not always then return end
           redis.call('PEXPIRE', KEYS[1], ttl)
           redis.call('PEXPIRE', KEYS[3], ttl)
-          redis.call('PEXPIRE', KEYS[4], ttl)
+          if absent then redis.call('DEL', KEYS[4]) else redis.call('PEXPIRE', KEYS[4], ttl) end
         end
         """
 
@@ -33,7 +35,9 @@ extension RedisLicenseStore {
     /// last wrote it (the device registry: after the last license under a device limit), so accounts
     /// that stop playing do not stay in Redis forever. Returns `LeaseResult.encoded`.
     ///
-    /// Calls are kept few (a renewal of a live slot makes six): expired slots are only swept when
+    /// Calls are kept few (a renewal of a live slot makes six, an account's first slot nine): an
+    /// account with no slot at all (`fresh`, its slot ZSET empty) has nothing to sweep, count or
+    /// `PTTL`; expired slots are only swept when
     /// the live count is needed (a new slot or a refusal; a renewal treats an expired score as no
     /// slot), and the slot keys' TTL is only pushed out when `PTTL` says it no longer covers the
     /// expiry just written, then to twice that need, so most renewals leave it alone. The slot
@@ -72,8 +76,13 @@ extension RedisLicenseStore {
           end
           register = true
         end
-        local function live() purge() return redis.call('ZCARD', KEYS[1]) - redis.call('SCARD', KEYS[4]) end
         local current = redis.call('ZSCORE', KEYS[1], member)
+        local fresh = not current and redis.call('ZCARD', KEYS[1]) == 0
+        local function live()
+          if fresh then return 0 end
+          purge()
+          return redis.call('ZCARD', KEYS[1]) - redis.call('SCARD', KEYS[4])
+        end
         if current and tonumber(current) <= now then current = nil end
         local ended = current and redis.call('SISMEMBER', KEYS[4], member) == 1
         local result
@@ -93,7 +102,7 @@ extension RedisLicenseStore {
         elseif live() < limit then
           redis.call('ZADD', KEYS[1], ARGV[3], member)
           redis.call('HSET', KEYS[3], member, ARGV[1])
-          keepSlots(ARGV[3], true)
+          keepSlots(ARGV[3], true, fresh)
           result = 'g:' .. ARGV[3]
         elseif ARGV[7] == '1' then
           purge()
