@@ -166,17 +166,6 @@ public final class KafkaConsumer: Sendable {
         }
     }
 
-    /// Sends a commit of the stored offsets without waiting for the broker's answer; a refusal arrives
-    /// as an `.error` event of kind `commitFailed` (the offset-commit callback). Nothing stored since
-    /// the last commit sends nothing and is not an error.
-    public func commitStoredOffsetsSoon() throws(KafkaError) {
-        let handle = try currentHandle()
-        let err = handle.withRaw { rk in rd_kafka_commit(rk, nil, 1) }
-        guard err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR__NO_OFFSET else {
-            throw KafkaError(err, context: "commit", kind: .commitFailed)
-        }
-    }
-
     /// Stops fetching these partitions (kept paused across backpressure pauses) until `resume`.
     /// Messages already handed out are unaffected; buffered ones still arrive.
     public func pause(_ partitions: [TopicPartition]) throws(KafkaError) {

@@ -128,7 +128,7 @@ import Testing
         _ = await first.terminate()
         // Every request is answered and committed: the group's committed offsets reach each log end.
         let committed = try await Self.committedLag(bootstrap: fleet.bootstrap)
-        // Answered jobs are committed within WorkerConfiguration.commitInterval (CommitPacer, 50 ms), before the departure
+        // Answered jobs are committed within WorkerConfiguration.commitInterval (auto-commit, 50 ms), before the departure
         // rebalance (during which the coordinator refuses commits) can catch them.
         #expect(committed.lag == 0, "\(committed)\nfirst:\n\(Self.shutdownLines(first.stderr))\nlast:\n\(Self.shutdownLines(last.stderr))")
         #expect(committed.messages == jobs)

@@ -1,3 +1,4 @@
+import KSMTestSupport
 import Testing
 @testable import KSMService
 
@@ -24,8 +25,9 @@ struct PriorityHeapTests {
 
     @Test("Pops come out in key order, ties by arrival, across interleaved pushes and pops (20 random histories against a sorted list)")
     func popsInKeyOrder() {
-        var random = SystemRandomNumberGenerator()
-        for _ in 0..<20 {
+        for seed in UInt64(1)...20 {
+            // Seeded, so a failing history can be replayed from the seed in the expectation's message.
+            var random = SplitMix64(state: seed)
             var heap = PriorityHeap<Item>()
             var model: [Item] = []
             var sequence = 0
@@ -39,15 +41,15 @@ struct PriorityHeapTests {
                     model.sort { $0.heapKey < $1.heapKey }
                     let expected = model.removeFirst()
                     let popped = heap.pop()
-                    #expect(popped?.sequence == expected.sequence)
-                    #expect(popped?.payload.value == expected.sequence)
+                    #expect(popped?.sequence == expected.sequence, "seed \(seed)")
+                    #expect(popped?.payload.value == expected.sequence, "seed \(seed)")
                 }
                 #expect(heap.count == model.count)
             }
             model.sort { $0.heapKey < $1.heapKey }
             var drained: [Int] = []
             while let item = heap.pop() { drained.append(item.payload.value) }
-            #expect(drained == model.map(\.sequence))
+            #expect(drained == model.map(\.sequence), "seed \(seed)")
             #expect(heap.isEmpty && heap.pop() == nil)
         }
     }

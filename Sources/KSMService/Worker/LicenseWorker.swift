@@ -59,12 +59,11 @@ public final class LicenseWorker: Service, Sendable {
         logger.info("worker started", metadata: ["group": "\(configuration.groupID)", "topics": "\(topics.all.joined(separator: ","))"])
 
         let plan = ShutdownPlan(timeout: configuration.shutdownTimeout)
-        let commits = configuration.commitInterval > .zero ? CommitPacer(interval: configuration.commitInterval) : nil
         var deadline: ContinuousClock.Instant?
         await withTaskGroup(of: Bool.self) { group in
             let batches = max(1, configuration.concurrentBatches)
             for _ in 0..<batches {
-                group.addTask { await self.batchLoop(state: state, consumer: consumer, producer: producer, commits: commits); return true }
+                group.addTask { await self.batchLoop(state: state, consumer: consumer, producer: producer); return true }
             }
             await readLoop(state: state, consumer: consumer)
             // Graceful shutdown (or the consumer ended): the whole shutdown gets `shutdownTimeout` from here.
@@ -152,8 +151,10 @@ public final class LicenseWorker: Service, Sendable {
         // that would pause and resume partitions on every burst, and librdkafka resumes slowly.
         c.eventBufferSize = max(c.eventBufferSize, configuration.maximumInFlight * 2)
         c.watchdogThreshold = configuration.watchdogThreshold
-        // The batch loop commits within `commitInterval` itself (`CommitPacer`); auto-commit stays on
-        // at the consumer's default interval as a backstop, and for the commit on revocation.
+        // Stored offsets are committed within `commitInterval` (auto-commit; librdkafka sends nothing
+        // when no stored offset moved), so a departure rebalance that refuses the final commit finds
+        // little or nothing left to commit.
+        if configuration.commitInterval > .zero { c.autoCommitInterval = configuration.commitInterval }
         let logger = self.logger
         let box = StallBox(worker: self)
         c.onStall = { stall in
@@ -276,7 +277,7 @@ public final class LicenseWorker: Service, Sendable {
     }
 
     /// Takes batches until the queue is finished and drained: answer, publish the batch, store offsets.
-    private func batchLoop(state: WorkerState, consumer: KafkaConsumer, producer: KafkaProducer, commits: CommitPacer?) async {
+    private func batchLoop(state: WorkerState, consumer: KafkaConsumer, producer: KafkaProducer) async {
         while let batch = await state.nextBatch(limit: configuration.maximumBatchSize) {
             var perClass: [String: Int] = [:]
             for job in batch { perClass[job.priority.rawValue, default: 0] += 1 }
@@ -303,23 +304,12 @@ public final class LicenseWorker: Service, Sendable {
                 for (priority, n) in perClass { s.processingByClass[priority, default: 0] -= n }
             }
             for span in spans { span?.end() }
-            var stored = false
             for (partition, offset) in await state.finished(delivered) {
                 do {
                     try consumer.storeOffset(topic: partition.topic, partition: partition.partition, offset: offset)
-                    stored = true
                 } catch {
                     // The partition was revoked meanwhile: its new owner answers the job again.
                     logger.debug("offset not stored", metadata: ["error": "\(error)"])
-                }
-            }
-            if stored, let commits {
-                let logger = self.logger
-                commits.request {
-                    do throws(KafkaError) { try consumer.commitStoredOffsetsSoon() } catch {
-                        // The consumer closed meanwhile: the final commit at shutdown took these offsets.
-                        logger.debug("commit not sent", metadata: ["error": "\(error)"])
-                    }
                 }
             }
             // Room freed and queues drained: resume (or pause) request topics as their thresholds say.

@@ -44,10 +44,9 @@ public struct WorkerConfiguration: Sendable {
     /// producer; what is not done by then is left for redelivery. Keep it below the orchestrator's
     /// grace period (Kubernetes' `terminationGracePeriodSeconds`, 30 s by default). Default: 25 s.
     public var shutdownTimeout: Duration = .seconds(25)
-    /// Stored offsets are committed at most this long after a batch stores them, by the worker
-    /// (``CommitPacer``: at once, or one trailing commit per interval); zero leaves them to
-    /// librdkafka's auto-commit alone (1 s, or a `kafka-properties` `auto.commit.interval.ms`).
-    /// Default: 50 ms (at most 20 commits a second, only when offsets moved).
+    /// Stored offsets are committed at most this long after a batch stores them: librdkafka's
+    /// `auto.commit.interval.ms` (a `kafka-properties` entry wins); zero keeps the consumer's
+    /// default (1 s). Default: 50 ms (at most 20 commits a second, only when offsets moved).
     public var commitInterval: Duration = .milliseconds(50)
     /// The largest request value a worker reads: a larger message is refused before any decoding and
     /// dead-lettered (cut to this size, see ``DeadLetterRecord``). At most

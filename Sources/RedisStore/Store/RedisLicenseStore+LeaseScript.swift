@@ -35,9 +35,9 @@ extension RedisLicenseStore {
     /// last wrote it (the device registry: after the last license under a device limit), so accounts
     /// that stop playing do not stay in Redis forever. Returns `LeaseResult.encoded`.
     ///
-    /// Calls are kept few (a renewal of a live slot makes six, an account's first slot nine): an
-    /// account with no slot at all (`fresh`, its slot ZSET empty) has nothing to sweep, count or
-    /// `PTTL`; expired slots are only swept when
+    /// Calls are kept few (a renewal of a live slot makes six, an account's first slot nine): the
+    /// live count asks `ZCARD` first, and an account with no slot at all (`fresh`: no slot ZSET) has
+    /// nothing to sweep, count or `PTTL`; expired slots are only swept when
     /// the live count is needed (a new slot or a refusal; a renewal treats an expired score as no
     /// slot), and the slot keys' TTL is only pushed out when `PTTL` says it no longer covers the
     /// expiry just written, then to twice that need, so most renewals leave it alone. The slot
@@ -58,7 +58,7 @@ extension RedisLicenseStore {
         end
         local purged = false
         local function purge()
-          if purged then return end
+          if purged then return 0 end
           purged = true
           local gone = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
           if #gone > 0 then
@@ -66,6 +66,7 @@ extension RedisLicenseStore {
             redis.call('HDEL', KEYS[3], unpack(gone))
             redis.call('SREM', KEYS[4], unpack(gone))
           end
+          return #gone
         end
         \(keepSlotsFunction)
         local register = false
@@ -76,13 +77,14 @@ extension RedisLicenseStore {
           end
           register = true
         end
-        local current = redis.call('ZSCORE', KEYS[1], member)
-        local fresh = not current and redis.call('ZCARD', KEYS[1]) == 0
+        local fresh = false
         local function live()
-          if fresh then return 0 end
-          purge()
-          return redis.call('ZCARD', KEYS[1]) - redis.call('SCARD', KEYS[4])
+          local slots = redis.call('ZCARD', KEYS[1])
+          if slots == 0 then fresh = true return 0 end
+          local gone = purge()
+          return slots - gone - redis.call('SCARD', KEYS[4])
         end
+        local current = redis.call('ZSCORE', KEYS[1], member)
         if current and tonumber(current) <= now then current = nil end
         local ended = current and redis.call('SISMEMBER', KEYS[4], member) == 1
         local result
