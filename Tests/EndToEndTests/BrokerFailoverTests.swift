@@ -52,6 +52,46 @@ import Testing
         #expect(outcome.rebalanced, "no assignment changed after the kill: the sessions did not expire? \(outcome.verdict)")
     }
 
+    @Test("While a broker is dead, jobs whose replies go to live partitions keep being answered, not held behind batches waiting on the dead partitions' delivery reports")
+    func liveRepliesFlowWhileABrokerIsDead() async throws {
+        let fleet = try await Fleet(brokers: 3)
+        let clientGroup = "failover-client-\(UUID().uuidString)"
+        // Both groups' coordinators stay alive: only partition leadership is lost.
+        try await fleet.brokerControl("coordinator fps-ksm 1")
+        try await fleet.brokerControl("coordinator \(clientGroup) 3")
+        // Two batches of 16 per worker: 64 jobs in the fleet's batches at once. A worker that waited
+        // for every delivery report of a batch would be stuck after those: a job fetched from the dead
+        // broker's partitions before the kill has its reply keyed to the same, dead, partition, and
+        // nearly every batch of the backlog holds one.
+        let small = ["--concurrent-batches", "2", "--max-batch-size", "16"]
+        try await fleet.startWorker(extraArguments: small)
+        try await fleet.startWorker(extraArguments: small)
+        try await fleet.waitUntilBalanced()
+        let load = try await FaultLoad(fleet: fleet, prefix: "lf\(UInt32.random(in: 0..<UInt32.max))", groupID: clientGroup)
+        let jobs = 600
+        let storm = Task { await load.storm(count: jobs) }
+        // Killed once the workers hold a backlog (every job fetched, a tenth answered).
+        try await load.waitFor("a tenth answered", timeout: .seconds(60)) { load.answered >= jobs / 10 }
+        let kill = ContinuousClock.now
+        let answeredAtKill = load.answered
+        let failing = Task { try await fleet.brokerControl("broker-kill \(Self.killed) 5000") }
+        try await Task.sleep(until: kill + .milliseconds(4_500))
+        let answeredWhileDead = load.answered - answeredAtKill
+        let quiet = load.arrivals(onPartitions: Self.killedPartitions, in: (kill + .seconds(1))..<(kill + .milliseconds(4_500)))
+        try await failing.value
+        await storm.value
+        try await load.waitUntilAllAnswered(timeout: .seconds(60))
+        let verdict = load.verdict()
+        print("LIVE-REPLIES: \(answeredAtKill) of \(jobs) answered at the kill of broker \(Self.killed), \(answeredWhileDead) more while it was dead "
+              + "(about two thirds of the rest are on live partitions); \(verdict)")
+        #expect(quiet == 0, "\(quiet) replies arrived on the killed broker's partitions while it was dead")
+        // Batches stuck on the dead partitions would hold at most 64 jobs, about 43 of them answerable.
+        #expect(answeredWhileDead >= (jobs - answeredAtKill) / 3, "only \(answeredWhileDead) of the \(jobs - answeredAtKill) left answered while the broker was dead")
+        verdict.expectEveryJobAnsweredOnce(jobs: jobs)
+        try await FaultTests.expectOneSlotPerAccount(fleet: fleet, load: load)
+        await load.close()
+    }
+
     /// What one kill left: every job's outcome, and whether the group's assignment changed after it.
     struct Outcome {
         var verdict: FaultLoad.Verdict

@@ -276,45 +276,63 @@ public final class LicenseWorker: Service, Sendable {
         }
     }
 
-    /// Takes batches until the queue is finished and drained: answer, publish the batch, store offsets.
+    /// Takes batches until the queue is finished and drained: answer each, then hand it to a settling
+    /// task (publish, store offsets) and take the next at once. Returns when every batch it took has
+    /// settled.
+    ///
+    /// Why not publish in line: a batch settles only when every delivery report is in, and a reply
+    /// partition whose leader died holds its reports until the failover (seconds). Nearly every batch
+    /// has such a reply, so in line every loop stopped within one batch and the fleet went silent,
+    /// not a third of it (docs/faults.md, broker failover). Detached, the replies for live partitions
+    /// keep flowing; the jobs of unsettled batches stay in flight, so the in-flight limit
+    /// (``WorkerConfiguration/maximumInFlight``) bounds what waits, and fetching pauses at it.
     private func batchLoop(state: WorkerState, consumer: KafkaConsumer, producer: KafkaProducer) async {
-        while let batch = await state.nextBatch(limit: configuration.maximumBatchSize) {
-            var perClass: [String: Int] = [:]
-            for job in batch { perClass[job.priority.rawValue, default: 0] += 1 }
-            let batchClass = batch.first?.priority.rawValue ?? LicenseJob.Priority.new.rawValue
-            statistics.update { s in
-                s.batches += 1
-                for (priority, n) in perClass { s.processingByClass[priority, default: 0] += n }
-            }
-            let spans: [(any Span)?] = configuration.tracing ? batch.map { JobTracing.start($0) } : []
-            let started = ContinuousClock.now
-            let outcomes = await answer(batch)
-            let processing = ContinuousClock.now - started
-            await state.processed(jobs: batch.count, in: processing)
-            for (span, outcome) in zip(spans, outcomes) {
-                if let span { JobTracing.recordOutcome(outcome, on: span) }
-            }
-            let pending = zip(batch, outcomes).enumerated().map { index, pair in
-                Pending(message: pair.0.message, outcome: pair.1, priority: pair.0.priority.rawValue, arrived: pair.0.arrived,
-                        span: index < spans.count ? spans[index] : nil)
-            }
-            let delivered = await publish(pending, producer: producer)
-            statistics.update { s in
-                s.batchLatency[batchClass, default: LatencyHistogram()].observe(processing)
-                for (priority, n) in perClass { s.processingByClass[priority, default: 0] -= n }
-            }
-            for span in spans { span?.end() }
-            for (partition, offset) in await state.finished(delivered) {
-                do {
-                    try consumer.storeOffset(topic: partition.topic, partition: partition.partition, offset: offset)
-                } catch {
-                    // The partition was revoked meanwhile: its new owner answers the job again.
-                    logger.debug("offset not stored", metadata: ["error": "\(error)"])
+        await withDiscardingTaskGroup { settling in
+            while let batch = await state.nextBatch(limit: configuration.maximumBatchSize) {
+                var perClass: [String: Int] = [:]
+                for job in batch { perClass[job.priority.rawValue, default: 0] += 1 }
+                let batchClass = batch.first?.priority.rawValue ?? LicenseJob.Priority.new.rawValue
+                statistics.update { s in
+                    s.batches += 1
+                    for (priority, n) in perClass { s.processingByClass[priority, default: 0] += n }
                 }
+                let spans: [(any Span)?] = configuration.tracing ? batch.map { JobTracing.start($0) } : []
+                let started = ContinuousClock.now
+                let outcomes = await answer(batch)
+                let processing = ContinuousClock.now - started
+                await state.processed(jobs: batch.count, in: processing)
+                for (span, outcome) in zip(spans, outcomes) {
+                    if let span { JobTracing.recordOutcome(outcome, on: span) }
+                }
+                let pending = zip(batch, outcomes).enumerated().map { index, pair in
+                    Pending(message: pair.0.message, outcome: pair.1, priority: pair.0.priority.rawValue, arrived: pair.0.arrived,
+                            span: index < spans.count ? spans[index] : nil)
+                }
+                statistics.update { s in s.batchLatency[batchClass, default: LatencyHistogram()].observe(processing) }
+                settling.addTask { await self.settle(pending, perClass: perClass, state: state, consumer: consumer, producer: producer) }
             }
-            // Room freed and queues drained: resume (or pause) request topics as their thresholds say.
-            await state.fetchChange()
         }
+    }
+
+    /// Publishes one answered batch, then marks its delivered jobs done and stores the offsets that
+    /// became contiguous (``OffsetTracker``): where a Kafka offset is stored.
+    private func settle(_ pending: [Pending], perClass: [String: Int], state: WorkerState, consumer: KafkaConsumer,
+                        producer: KafkaProducer) async {
+        let delivered = await publish(pending, producer: producer)
+        statistics.update { s in
+            for (priority, n) in perClass { s.processingByClass[priority, default: 0] -= n }
+        }
+        for job in pending { job.span?.end() }
+        for (partition, offset) in await state.finished(delivered) {
+            do {
+                try consumer.storeOffset(topic: partition.topic, partition: partition.partition, offset: offset)
+            } catch {
+                // The partition was revoked meanwhile: its new owner answers the job again.
+                logger.debug("offset not stored", metadata: ["error": "\(error)"])
+            }
+        }
+        // Room freed and queues drained: resume (or pause) request topics as their thresholds say.
+        await state.fetchChange()
     }
 
     /// What to publish for one message.
