@@ -323,7 +323,7 @@ public final class LicenseWorker: Service, Sendable {
             for (priority, n) in perClass { s.processingByClass[priority, default: 0] -= n }
         }
         for job in pending { job.span?.end() }
-        for (partition, offset) in await state.finished(delivered) {
+        for (partition, offset) in await state.finished(delivered, settled: pending.count) {
             do {
                 try consumer.storeOffset(topic: partition.topic, partition: partition.partition, offset: offset)
             } catch {

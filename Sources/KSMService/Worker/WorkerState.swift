@@ -10,6 +10,12 @@ actor WorkerState {
     private var waiterLimits: [Int] = []
     private var isFinished = false
     private var tracker = OffsetTracker()
+    /// Jobs taken into batches and not answered yet: the work ahead of every queued job.
+    private var taken = 0
+    /// Jobs answered and handed to a settling task, not yet settled (published, offsets marked).
+    /// Counted here, not only in the tracker, because a revocation drops its partitions from the
+    /// tracker while their jobs' settling tasks still hold them.
+    private var unsettled = 0
     private var rate: ServiceRate
     private var fetchControl: ClassFetchControl
     /// Which topic gives which class (``RequestTopics``).
@@ -47,8 +53,9 @@ actor WorkerState {
         for message in messages {
             let partition = message.topicPartition
             tracker.received(partition, offset: message.offset)
-            // Work taken by batches but not answered yet waits ahead of every queued job.
-            let ahead = max(0, tracker.inFlightCount - scheduler.count - 1)
+            // Work taken by batches but not answered yet waits ahead of every queued job; answered
+            // jobs waiting for their delivery reports do not (they need no more processing).
+            let ahead = taken
             let first = logEndAtAssignment[partition].map { message.offset >= $0 } ?? false
             scheduler.push(message, inFlight: ahead, rate: perSecond, firstDelivery: first, topicClass: topics.priority(ofTopic: partition.topic))
         }
@@ -64,7 +71,7 @@ actor WorkerState {
     /// Re-decides which request topics fetch, from what is in flight and queued now, and makes the change.
     @discardableResult
     func fetchChange() -> ClassFetchControl.Change {
-        let change = fetchControl.update(inFlight: tracker.inFlightCount, queued: scheduler.countByClass, classes: topics.fetchClasses)
+        let change = fetchControl.update(inFlight: inFlight, queued: scheduler.countByClass, classes: topics.fetchClasses)
         if !change.isEmpty { switchFetching(change) }
         return change
     }
@@ -82,6 +89,7 @@ actor WorkerState {
 
     private func take(_ limit: Int) -> [ScheduledJob] {
         let batch = scheduler.nextBatch(limit: limit, now: LicenseProcessor.currentTimeMilliseconds())
+        taken += batch.count
         publishQueued()
         return batch
     }
@@ -138,14 +146,18 @@ actor WorkerState {
         }
     }
 
-    /// Records how long a batch of `jobs` took to process (for the capacity estimate).
+    /// Records how long a batch of `jobs` took to process (for the capacity estimate); its jobs now
+    /// wait for their settling task.
     func processed(jobs: Int, in duration: Duration) {
         rate.record(jobs: jobs, processing: duration)
+        taken = max(0, taken - jobs)
+        unsettled += jobs
     }
 
-    /// Marks messages finished (their replies delivered); returns, per partition that moved, the
-    /// offset to store.
-    func finished(_ messages: [KafkaMessage]) -> [TopicPartition: Int64] {
+    /// Marks messages finished (their replies delivered) at the end of a settling task that held
+    /// `settled` jobs (delivered or given up on); returns, per partition that moved, the offset to store.
+    func finished(_ messages: [KafkaMessage], settled: Int) -> [TopicPartition: Int64] {
+        unsettled = max(0, unsettled - settled)
         var store: [TopicPartition: Int64] = [:]
         for message in messages {
             if let offset = tracker.finished(message.topicPartition, offset: message.offset) {
@@ -156,7 +168,9 @@ actor WorkerState {
     }
 
 
-    var inFlight: Int { tracker.inFlightCount }
+    /// Jobs received and not settled: what the in-flight limit bounds. The tracker's count, or more
+    /// while settling tasks still hold jobs of partitions revoked since.
+    var inFlight: Int { max(tracker.inFlightCount, scheduler.count + taken + unsettled) }
     /// Queued jobs per priority class, for metrics.
     var queuedByClass: [LicenseJob.Priority: Int] { scheduler.countByClass }
 }
