@@ -52,8 +52,12 @@ import Testing
         try expectOpen(.parameterError, Array(spc.prefix(100)))
         try expectOpen(.parameterError, Array(spc.dropLast(16)))
         try expectOpen(.parameterError, spc + [0])
+        // The payload length (bytes 300..<304, big-endian) claims one block more than there is. The
+        // whole 32-bit field is rewritten: adding to its low byte alone wrapped in 1 SPC of 16 and
+        // made the length shorter instead.
         var lie = spc
-        lie[303] &+= 16
+        let length = lie[300..<304].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } + 16
+        lie.replaceSubrange(300..<304, with: withUnsafeBytes(of: length.bigEndian) { Array($0) })
         try expectOpen(.parameterError, lie)
         var o = SPCOptions()
         o.payloadTransform = { payload in

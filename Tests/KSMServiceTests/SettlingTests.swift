@@ -1,5 +1,6 @@
 import Kafka
 import Licensing
+import Synchronization
 import Testing
 @testable import KSMService
 
@@ -47,5 +48,25 @@ struct SettlingTests {
         let next = await state.nextBatch(limit: 10) ?? []
         #expect(next.count == 1)
         #expect(next.first?.retryAfterMilliseconds == nil, "a prefetch job was shed for work that needs no more processing")
+    }
+}
+
+extension SettlingTests {
+    @Test("offsets are stored from inside the state, only forward, whatever order the settling tasks finish in")
+    func offsetsStoredForwardInOrder() async {
+        let stored = Mutex<[Int64]>([])
+        let state = WorkerState(maximumInFlight: 1_000, storeOffset: { _, offset in stored.withLock { $0.append(offset) } })
+        _ = await state.assigned([p0])
+        let all = messages(0..<30)
+        _ = await state.enqueue(all)
+        _ = await state.nextBatch(limit: 30)
+        await state.processed(jobs: 30, in: .milliseconds(10))
+        // Three batches settle in reverse order: nothing is stored until the first arrives.
+        await state.finished(Array(all[20..<30]), settled: 10)
+        await state.finished(Array(all[10..<20]), settled: 10)
+        #expect(stored.withLock { $0 }.isEmpty)
+        await state.finished(Array(all[0..<10]), settled: 10)
+        #expect(stored.withLock { $0 } == [29])
+        #expect(await state.inFlight == 0)
     }
 }

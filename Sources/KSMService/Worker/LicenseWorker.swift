@@ -45,7 +45,15 @@ public final class LicenseWorker: Service, Sendable {
         let state = WorkerState(maximumInFlight: configuration.maximumInFlight, policy: configuration.scheduling,
                                 concurrentBatches: configuration.concurrentBatches, statistics: statistics,
                                 maximumRequestBytes: configuration.maximumRequestBytes, topics: topics,
-                                maximumBatchSize: configuration.maximumBatchSize) { change in
+                                maximumBatchSize: configuration.maximumBatchSize,
+                                storeOffset: { partition, offset in
+                                    do {
+                                        try consumer.storeOffset(topic: partition.topic, partition: partition.partition, offset: offset)
+                                    } catch {
+                                        // The partition was revoked meanwhile: its new owner answers the job again.
+                                        logger.debug("offset not stored", metadata: ["error": "\(error)"])
+                                    }
+                                }) { change in
             Self.switchFetching(change, consumer: consumer, topics: topics, statistics: statistics, logger: logger)
         }
         self.consumer.withLock { $0 = consumer }
@@ -63,7 +71,7 @@ public final class LicenseWorker: Service, Sendable {
         await withTaskGroup(of: Bool.self) { group in
             let batches = max(1, configuration.concurrentBatches)
             for _ in 0..<batches {
-                group.addTask { await self.batchLoop(state: state, consumer: consumer, producer: producer); return true }
+                group.addTask { await self.batchLoop(state: state, producer: producer); return true }
             }
             await readLoop(state: state, consumer: consumer)
             // Graceful shutdown (or the consumer ended): the whole shutdown gets `shutdownTimeout` from here.
@@ -286,7 +294,7 @@ public final class LicenseWorker: Service, Sendable {
     /// not a third of it (docs/faults.md, broker failover). Detached, the replies for live partitions
     /// keep flowing; the jobs of unsettled batches stay in flight, so the in-flight limit
     /// (``WorkerConfiguration/maximumInFlight``) bounds what waits, and fetching pauses at it.
-    private func batchLoop(state: WorkerState, consumer: KafkaConsumer, producer: KafkaProducer) async {
+    private func batchLoop(state: WorkerState, producer: KafkaProducer) async {
         await withDiscardingTaskGroup { settling in
             while let batch = await state.nextBatch(limit: configuration.maximumBatchSize) {
                 var perClass: [String: Int] = [:]
@@ -309,28 +317,21 @@ public final class LicenseWorker: Service, Sendable {
                             span: index < spans.count ? spans[index] : nil)
                 }
                 statistics.update { s in s.batchLatency[batchClass, default: LatencyHistogram()].observe(processing) }
-                settling.addTask { await self.settle(pending, perClass: perClass, state: state, consumer: consumer, producer: producer) }
+                settling.addTask { await self.settle(pending, perClass: perClass, state: state, producer: producer) }
             }
         }
     }
 
-    /// Publishes one answered batch, then marks its delivered jobs done and stores the offsets that
-    /// became contiguous (``OffsetTracker``): where a Kafka offset is stored.
-    private func settle(_ pending: [Pending], perClass: [String: Int], state: WorkerState, consumer: KafkaConsumer,
-                        producer: KafkaProducer) async {
+    /// Publishes one answered batch, then marks its delivered jobs done; ``WorkerState`` stores the
+    /// offsets that became contiguous (``OffsetTracker``).
+    private func settle(_ pending: [Pending], perClass: [String: Int], state: WorkerState, producer: KafkaProducer) async {
         let delivered = await publish(pending, producer: producer)
         statistics.update { s in
             for (priority, n) in perClass { s.processingByClass[priority, default: 0] -= n }
         }
         for job in pending { job.span?.end() }
-        for (partition, offset) in await state.finished(delivered, settled: pending.count) {
-            do {
-                try consumer.storeOffset(topic: partition.topic, partition: partition.partition, offset: offset)
-            } catch {
-                // The partition was revoked meanwhile: its new owner answers the job again.
-                logger.debug("offset not stored", metadata: ["error": "\(error)"])
-            }
-        }
+        // Stores the offsets that became contiguous, in order, inside the state actor.
+        await state.finished(delivered, settled: pending.count)
         // Room freed and queues drained: resume (or pause) request topics as their thresholds say.
         await state.fetchChange()
     }

@@ -23,6 +23,9 @@ actor WorkerState {
     /// Makes the pauses and resumes decided, inside the actor, so they reach the consumer in the
     /// order they were decided (two batch loops applying theirs outside could swap a pause and a resume).
     private let switchFetching: @Sendable (ClassFetchControl.Change) -> Void
+    /// Stores a partition's next offset with the consumer, inside the actor: settling tasks finish in
+    /// any order, and two of them storing outside could store a partition's offsets backwards.
+    private let storeOffset: @Sendable (TopicPartition, Int64) -> Void
     let maximumInFlight: Int
     /// Where the queued-per-class gauge goes; nil in tests that do not look.
     private let statistics: WorkerStatistics?
@@ -35,8 +38,10 @@ actor WorkerState {
 
     init(maximumInFlight: Int, policy: SchedulingPolicy = SchedulingPolicy(), concurrentBatches: Int = 1, statistics: WorkerStatistics? = nil,
          maximumRequestBytes: Int = LicenseJob.maximumEncodedSize, topics: RequestTopics = RequestTopics(requestsTopic: "", classTopics: false),
-         maximumBatchSize: Int = 64, switchFetching: @escaping @Sendable (ClassFetchControl.Change) -> Void = { _ in }) {
+         maximumBatchSize: Int = 64, storeOffset: @escaping @Sendable (TopicPartition, Int64) -> Void = { _, _ in },
+         switchFetching: @escaping @Sendable (ClassFetchControl.Change) -> Void = { _ in }) {
         self.maximumInFlight = maximumInFlight
+        self.storeOffset = storeOffset
         self.switchFetching = switchFetching
         self.topics = topics
         self.fetchControl = ClassFetchControl(maximumInFlight: maximumInFlight, round: maximumBatchSize * max(concurrentBatches, 1))
@@ -155,7 +160,9 @@ actor WorkerState {
     }
 
     /// Marks messages finished (their replies delivered) at the end of a settling task that held
-    /// `settled` jobs (delivered or given up on); returns, per partition that moved, the offset to store.
+    /// `settled` jobs (delivered or given up on), and stores, per partition that moved, its offset
+    /// (which only moves forward: ``OffsetTracker``); returns what it stored.
+    @discardableResult
     func finished(_ messages: [KafkaMessage], settled: Int) -> [TopicPartition: Int64] {
         unsettled = max(0, unsettled - settled)
         var store: [TopicPartition: Int64] = [:]
@@ -164,6 +171,7 @@ actor WorkerState {
                 store[message.topicPartition] = max(offset, store[message.topicPartition] ?? offset)
             }
         }
+        for (partition, offset) in store { storeOffset(partition, offset) }
         return store
     }
 
