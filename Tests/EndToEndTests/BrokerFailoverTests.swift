@@ -54,20 +54,13 @@ import Testing
 
     @Test("While a broker is dead, jobs whose replies go to live partitions keep being answered, not held behind batches waiting on the dead partitions' delivery reports")
     func liveRepliesFlowWhileABrokerIsDead() async throws {
-        let fleet = try await Fleet(brokers: 3)
-        let clientGroup = "failover-client-\(UUID().uuidString)"
-        // Both groups' coordinators stay alive: only partition leadership is lost.
-        try await fleet.brokerControl("coordinator fps-ksm 1")
-        try await fleet.brokerControl("coordinator \(clientGroup) 3")
-        // Two batches of 16 per worker: 64 jobs in the fleet's batches at once. A worker that waited
-        // for every delivery report of a batch would be stuck after those: a job fetched from the dead
-        // broker's partitions before the kill has its reply keyed to the same, dead, partition, and
-        // nearly every batch of the backlog holds one.
-        let small = ["--concurrent-batches", "2", "--max-batch-size", "16"]
-        try await fleet.startWorker(extraArguments: small)
-        try await fleet.startWorker(extraArguments: small)
-        try await fleet.waitUntilBalanced()
-        let load = try await FaultLoad(fleet: fleet, prefix: "lf\(UInt32.random(in: 0..<UInt32.max))", groupID: clientGroup)
+        // Both groups' coordinators stay alive: only partition leadership is lost. Two batches of 16 per
+        // worker: 64 jobs in the fleet's batches at once. A worker that waited for every delivery
+        // report of a batch would be stuck after those: a job fetched from the dead broker's
+        // partitions before the kill has its reply keyed to the same, dead, partition, and nearly
+        // every batch of the backlog holds one.
+        let (fleet, load) = try await Self.fleetAndLoad(coordinatorsOnKilled: false, prefix: "lf",
+                                                        workerArguments: ["--concurrent-batches", "2", "--max-batch-size", "16"])
         let jobs = 600
         let storm = Task { await load.storm(count: jobs) }
         // Killed once the workers hold a backlog (every job fetched, a tenth answered).
@@ -105,20 +98,27 @@ import Testing
         return total
     }
 
+    /// Three brokers; the workers' and the reply reader's group coordinators placed (and so tracked by
+    /// the failover) before anyone joins, on the broker to be killed or on survivors; two workers
+    /// owning their partitions; and the load, reading replies in its own group.
+    static func fleetAndLoad(coordinatorsOnKilled: Bool, prefix: String, workerArguments: [String] = []) async throws -> (Fleet, FaultLoad) {
+        let fleet = try await Fleet(brokers: 3)
+        let clientGroup = "failover-client-\(UUID().uuidString)"
+        try await fleet.brokerControl("coordinator fps-ksm \(coordinatorsOnKilled ? Self.killed : 1)")
+        try await fleet.brokerControl("coordinator \(clientGroup) \(coordinatorsOnKilled ? Self.killed : 3)")
+        try await fleet.startWorker(extraArguments: workerArguments)
+        try await fleet.startWorker(extraArguments: workerArguments)
+        try await fleet.waitUntilBalanced()
+        let load = try await FaultLoad(fleet: fleet, prefix: "\(prefix)\(UInt32.random(in: 0..<UInt32.max))", groupID: clientGroup)
+        return (fleet, load)
+    }
+
     /// Starts the fleet on three brokers, storms it, kills broker 2 once a quarter is answered,
     /// checks every outcome but duplicates' count, prints the `FAILOVER` line, and returns the verdict.
     @discardableResult
     func killMidStorm(_ killed: Killed) async throws -> Outcome {
         let began = ContinuousClock.now
-        let fleet = try await Fleet(brokers: 3)
-        // The coordinators are placed (and so tracked by the failover) before anyone joins.
-        let clientGroup = "failover-client-\(UUID().uuidString)"
-        try await fleet.brokerControl("coordinator fps-ksm \(killed.coordinatorKilled ? Self.killed : 1)")
-        try await fleet.brokerControl("coordinator \(clientGroup) \(killed.coordinatorKilled ? Self.killed : 3)")
-        try await fleet.startWorker()
-        try await fleet.startWorker()
-        try await fleet.waitUntilBalanced()
-        let load = try await FaultLoad(fleet: fleet, prefix: "bf\(UInt32.random(in: 0..<UInt32.max))", groupID: clientGroup)
+        let (fleet, load) = try await Self.fleetAndLoad(coordinatorsOnKilled: killed.coordinatorKilled, prefix: "bf")
         let storm = Task { await load.storm(count: Self.jobs) }
         try await load.waitFor("a quarter of the storm answered", timeout: .seconds(60)) { load.answered >= Self.jobs / 4 }
 

@@ -316,17 +316,20 @@ public final class LicenseWorker: Service, Sendable {
                     Pending(message: pair.0.message, outcome: pair.1, priority: pair.0.priority.rawValue, arrived: pair.0.arrived,
                             span: index < spans.count ? spans[index] : nil)
                 }
-                statistics.update { s in s.batchLatency[batchClass, default: LatencyHistogram()].observe(processing) }
-                settling.addTask { await self.settle(pending, perClass: perClass, state: state, producer: producer) }
+                settling.addTask {
+                    await self.settle(pending, perClass: perClass, batchClass: batchClass, processing: processing, state: state, producer: producer)
+                }
             }
         }
     }
 
     /// Publishes one answered batch, then marks its delivered jobs done; ``WorkerState`` stores the
     /// offsets that became contiguous (``OffsetTracker``).
-    private func settle(_ pending: [Pending], perClass: [String: Int], state: WorkerState, producer: KafkaProducer) async {
+    private func settle(_ pending: [Pending], perClass: [String: Int], batchClass: String, processing: Duration, state: WorkerState,
+                        producer: KafkaProducer) async {
         let delivered = await publish(pending, producer: producer)
         statistics.update { s in
+            s.batchLatency[batchClass, default: LatencyHistogram()].observe(processing)
             for (priority, n) in perClass { s.processingByClass[priority, default: 0] -= n }
         }
         for job in pending { job.span?.end() }
