@@ -147,6 +147,7 @@ let package = Package(
         .testTarget(name: "FairPlayTests", dependencies: ["FairPlay", "FairPlayDevice", "Wire", "KSMTestSupport"]),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
         .testTarget(name: "OwnedThreadsTests", dependencies: ["OwnedThreads"]),
+        .testTarget(name: "KSMTestSupportTests", dependencies: ["KSMTestSupport"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "KSMTestSupport"]),
         .testTarget(name: "LicensingTests", dependencies: ["Licensing", "Wire", "KSMTestSupport"]),
         .testTarget(name: "RedisStoreTests", dependencies: ["RedisStore", "Wire", "KSMTestSupport"]),

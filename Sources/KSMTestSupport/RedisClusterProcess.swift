@@ -146,27 +146,13 @@ public final class RedisClusterProcess: @unchecked Sendable {
         return fields
     }
 
-    /// Runs a tool to its end without blocking a cooperative thread; throws on a non-zero exit.
+    /// Runs a tool to its end (``ProcessRunner``: bounded, no cooperative thread held); throws on a
+    /// non-zero exit, with the tool's last lines.
     private static func run(_ path: String, _ arguments: [String]) async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        // redis-cli writes a few lines; kept to say why it failed (read after it exits: they fit
-        // in the pipe's buffer).
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        guard status == 0 else {
-            let text = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
-            let last = text.split(whereSeparator: \.isNewline).suffix(3).joined(separator: " / ")
-            throw RedisError(.clusterUnavailable, "\(path) \(arguments.prefix(2).joined(separator: " ")) exited with \(status): \(last)", isRetriable: false)
+        let result = try await ProcessRunner.run(URL(fileURLWithPath: path), arguments, mergeOutput: true, timeout: .seconds(120))
+        guard result.succeeded else {
+            let last = result.stdoutText.split(whereSeparator: \.isNewline).suffix(3).joined(separator: " / ")
+            throw RedisError(.clusterUnavailable, "\(path) \(arguments.prefix(2).joined(separator: " ")) exited with \(result.status): \(last)", isRetriable: false)
         }
     }
 

@@ -33,7 +33,7 @@ public final class RedisServerProcess: @unchecked Sendable {
     }
 
     /// True when the server was started and has exited on its own.
-    private var processExited: Bool { process.map { !$0.isRunning } ?? false }
+    private var processExited: Bool { process.map { !$0.isAlive } ?? false }
 
     deinit {
         stop()
@@ -58,14 +58,15 @@ public final class RedisServerProcess: @unchecked Sendable {
         try await waitUntilAnswering()
     }
 
-    /// Kills the server (SIGKILL: no goodbye to clients) and waits for it to exit.
+    /// Kills the server (SIGKILL: no goodbye to clients) and waits for it to exit (bounded: a
+    /// killed server is gone within milliseconds, and a test never hangs on a missed exit).
     public func stop() {
         guard let process else { return }
         self.process = nil
-        if process.isRunning {
+        if process.isAlive {
             kill(process.processIdentifier, SIGKILL)
         }
-        process.waitUntilExit()
+        process.waitForExitBlocking(timeout: .seconds(10))
     }
 
     /// The server's process ID while it runs (for CPU accounting in benchmarks).

@@ -1,22 +1,18 @@
 import Foundation
+import KSMTestSupport
 import Testing
 
 /// docs/architecture.md's dependency table against Package.swift (`swift package dump-package`).
 @Suite struct ArchitectureDocTests {
     @Test("Every library and executable target's project dependencies are the ones docs/architecture.md lists")
-    func tableMatchesPackage() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    func tableMatchesPackage() async throws {
         // A scratch path of its own: `swift test` holds the package's .build lock meanwhile.
-        process.arguments = ["swift", "package", "--scratch-path", FileManager.default.temporaryDirectory.appendingPathComponent("ksm-dump-package").path, "dump-package"]
-        process.currentDirectoryURL = KSMBinary.packageRoot
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let result = try await ProcessRunner.run(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["swift", "package", "--scratch-path", FileManager.default.temporaryDirectory.appendingPathComponent("ksm-dump-package").path, "dump-package"],
+            currentDirectory: KSMBinary.packageRoot, timeout: .seconds(300))
+        #expect(result.succeeded, "\(result.stderrText.suffix(2000))")
+        let data = Data(result.stdout)
         let manifest = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         var package: [String: Set<String>] = [:]
         for target in manifest["targets"] as? [[String: Any]] ?? [] {

@@ -94,7 +94,7 @@ import Testing
     /// One `/status` count summed over the running workers (replies delivered, assignment changes).
     static func total(_ fleet: Fleet, _ count: KeyPath<WorkerStatus, Int>) async -> Int {
         var total = 0
-        for worker in fleet.workers where worker.process.isRunning { total += await worker.status()?[keyPath: count] ?? 0 }
+        for worker in fleet.workers where worker.isRunning { total += await worker.status()?[keyPath: count] ?? 0 }
         return total
     }
 
@@ -150,7 +150,7 @@ import Testing
         #expect(quiet == 0, "\(quiet) replies arrived on the killed broker's partitions while it was dead")
         #expect(resumed != nil, "no reply arrived on the killed broker's partitions after the failover")
         verdict.expectEveryJobAnsweredOnce(jobs: Self.jobs)
-        #expect(fleet.workers.allSatisfy { $0.process.isRunning }, "a worker exited")
+        #expect(fleet.workers.allSatisfy { $0.isRunning }, "a worker exited")
         // Both workers own partitions again (after the rebalance, when the sessions expired).
         try await fleet.waitUntilBalanced(timeout: .seconds(20))
         let rebalanced = await Self.total(fleet, \.partitionChanges) > changesAtKill

@@ -7,8 +7,8 @@ import Testing
 /// documented status (64 for a setting or file to fix, 1 otherwise); a malformed command line still
 /// gets the usage text.
 @Suite struct CommandErrorTests {
-    static func check(_ arguments: [String], status: Int32, says expected: String) throws {
-        let result = try KSMBinary.run(arguments)
+    static func check(_ arguments: [String], status: Int32, says expected: String) async throws {
+        let result = try await KSMBinary.run(arguments)
         let stderr = String(decoding: result.stderr, as: UTF8.self)
         #expect(result.status == status, "\(arguments): \(stderr)")
         #expect(stderr.contains(expected), "\(arguments): \(stderr)")
@@ -18,27 +18,27 @@ import Testing
     }
 
     @Test("runtime failures of admin, process and loadgen are one plain sentence without usage text")
-    func runtimeFailures() throws {
+    func runtimeFailures() async throws {
         let port = try RedisServerProcess.freeLoopbackPort()
-        try Self.check(["admin", "slots", "--redis-url", "redis://127.0.0.1:\(port)/0", "--tenant", "t", "--account", "a"],
+        try await Self.check(["admin", "slots", "--redis-url", "redis://127.0.0.1:\(port)/0", "--tenant", "t", "--account", "a"],
                        status: 1, says: "ksm admin: error: Redis: connect to 127.0.0.1:\(port)")
-        try Self.check(["admin", "derive-key", "--key-seed", "/nonexistent/seed.hex", "--asset", "a"],
+        try await Self.check(["admin", "derive-key", "--key-seed", "/nonexistent/seed.hex", "--asset", "a"],
                        status: 64, says: "ksm admin: error: Cannot read secret file /nonexistent/seed.hex")
-        try Self.check(["process", "--credentials", "/nonexistent/certificates.json", "Examples/create-ckc.json"],
+        try await Self.check(["process", "--credentials", "/nonexistent/certificates.json", "Examples/create-ckc.json"],
                        status: 64, says: "ksm process: error: ")
     }
 
     @Test("a malformed command line still shows the usage text and exits 64")
-    func malformedCommandLine() throws {
-        let result = try KSMBinary.run(["admin", "slots", "--no-such-flag"])
+    func malformedCommandLine() async throws {
+        let result = try await KSMBinary.run(["admin", "slots", "--no-such-flag"])
         #expect(result.status == 64)
         #expect(String(decoding: result.stderr, as: UTF8.self).contains("Usage:"))
     }
 
     @Test("help for a subcommand still prints its usage and exits 0")
-    func subcommandHelp() throws {
+    func subcommandHelp() async throws {
         for arguments in [["admin", "put-tenant", "--help"], ["serve", "--help"], ["--help"], ["help", "admin"]] {
-            let result = try KSMBinary.run(arguments)
+            let result = try await KSMBinary.run(arguments)
             let out = String(decoding: result.stdout + result.stderr, as: UTF8.self)
             #expect(result.status == 0, "\(arguments): \(out)")
             #expect(out.contains("USAGE"), "\(arguments): \(out)")

@@ -15,8 +15,8 @@ import Testing
 /// ports (they share one host here), and loadgen's length (a shorter run appended to its arguments).
 @Suite(.serialized, .timeLimit(.minutes(4)))
 struct ComposeStackTests {
-    static func compose() throws -> [String: Any] {
-        try #require(try DeployFiles.yaml("deploy/docker-compose.yml").first as? [String: Any])
+    static func compose() async throws -> [String: Any] {
+        try #require(try await DeployFiles.yaml("deploy/docker-compose.yml").first as? [String: Any])
     }
 
     /// One compose service as this machine runs it.
@@ -61,7 +61,7 @@ struct ComposeStackTests {
 
     @Test("The compose stack's ksm services run as shipped: setup, three workers ready, loadgen's every CKC correct")
     func composeStackRunsAsShipped() async throws {
-        let compose = try Self.compose()
+        let compose = try await Self.compose()
         let services = try (compose["services"] as? [String: [String: Any]] ?? [:]).mapValues { $0 }.map { try Service($0.key, $0.value) }
         func service(_ name: String) throws -> Service { try #require(services.first { $0.name == name }, "no service \(name)") }
 
@@ -90,20 +90,12 @@ struct ComposeStackTests {
 
         // ksm-setup: its entrypoint and script, with `ksm` on the PATH as in the image.
         let setup = try service("ksm-setup")
-        let shell = Process()
         let entry = try #require(setup.entrypoint)
-        shell.executableURL = URL(fileURLWithPath: entry[0])
-        shell.arguments = Array(entry.dropFirst()) + setup.command.map(rewrite.callAsFunction)
         var setupEnvironment = setup.environment.mapValues(rewrite.callAsFunction)
         setupEnvironment["PATH"] = KSMBinary.url.deletingLastPathComponent().path + ":/usr/bin:/bin"
-        shell.environment = setupEnvironment
-        let setupErr = Pipe()
-        shell.standardError = setupErr
-        shell.standardOutput = FileHandle.nullDevice
-        try shell.run()
-        let setupMessages = String(decoding: setupErr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        shell.waitUntilExit()
-        #expect(shell.terminationStatus == 0, "ksm-setup failed: \(setupMessages)")
+        let setupRun = try await ProcessRunner.run(URL(fileURLWithPath: entry[0]), Array(entry.dropFirst()) + setup.command.map(rewrite.callAsFunction),
+                                                   environment: setupEnvironment, timeout: .seconds(120))
+        #expect(setupRun.succeeded, "ksm-setup failed: \(setupRun.stderrText)")
 
         // The workers, each on an admin port of its own (compose gives each its own network).
         var workers: [(RunningProcess, Int)] = []
@@ -130,8 +122,8 @@ struct ComposeStackTests {
         let run = try RunningProcess("loadgen", loadgen.command.map(rewrite.callAsFunction) + ["--viewers", "300", "--rotations", "1", "--rotation-interval", "2", "--json"],
                                      environment: loadgen.environment.mapValues(rewrite.callAsFunction))
         let deadline = ContinuousClock.now + .seconds(120)
-        while run.process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(200)) }
-        #expect(!run.process.isRunning && run.process.terminationStatus == 0, "loadgen: \(run.stderr.suffix(3000))")
+        while run.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(200)) }
+        #expect(!run.isRunning && run.exitStatus?.succeeded == true, "loadgen: \(run.stderr.suffix(3000))")
         let report = try JSONSerialization.jsonObject(with: Data(run.lines.joined(separator: "\n").utf8)) as? [String: Any]
         // 300 joins and one rotation of all 300: every reply correct.
         #expect(report?["all_correct"] as? Bool == true && (report?["correct"] as? Int ?? 0) >= 600, "\(String(describing: report))")
@@ -141,10 +133,10 @@ struct ComposeStackTests {
 
 extension ComposeStackTests {
     @Test("ksm loadgen against a broker that is not there fails within its connect timeout, saying so")
-    func loadgenWithoutBrokerFailsClearly() throws {
+    func loadgenWithoutBrokerFailsClearly() async throws {
         let port = try RedisServerProcess.freeLoopbackPort()
         let began = ContinuousClock.now
-        let result = try KSMBinary.run(["loadgen", "--brokers", "127.0.0.1:\(port)", "--viewers", "1", "--connect-timeout", "2"])
+        let result = try await KSMBinary.run(["loadgen", "--brokers", "127.0.0.1:\(port)", "--viewers", "1", "--connect-timeout", "2"])
         let stderr = String(decoding: result.stderr, as: UTF8.self)
         #expect(result.status != 0)
         #expect(ContinuousClock.now - began < .seconds(20))

@@ -1,5 +1,6 @@
 import KSMLoad
 import Foundation
+import KSMTestSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -10,17 +11,11 @@ import Testing
 enum DeployFiles {
     /// Every document of a YAML file under the package root, as JSON values (PyYAML resolves the
     /// `<<:` merges and anchors as compose does).
-    static func yaml(_ path: String) throws -> [Any] {
+    static func yaml(_ path: String) async throws -> [Any] {
         let script = "import json, sys, yaml; json.dump(list(yaml.safe_load_all(open(sys.argv[1]))), sys.stdout)"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, KSMBinary.packageRoot.appendingPathComponent(path).path]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let documents = try JSONSerialization.jsonObject(with: data) as? [Any] else {
+        let result = try await ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, KSMBinary.packageRoot.appendingPathComponent(path).path],
+                                                 timeout: .seconds(120))
+        guard result.succeeded, let documents = try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [Any] else {
             throw ProcessFailure(description: "could not read \(path) with python3 + PyYAML (scripts/install-deps.sh installs it)")
         }
         return documents

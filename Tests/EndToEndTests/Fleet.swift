@@ -50,7 +50,7 @@ final class Fleet: @unchecked Sendable {
         broker = try RunningProcess("broker", ["broker", "--partitions", "6", "--brokers", "\(brokers)"], controlInput: true)
         bootstrap = try await broker.firstLine()
         catalog = DemoCatalog(streams: streams, periods: periods, maxConcurrentStreams: maxStreams, leaseDurationSeconds: leaseSeconds)
-        let seeded = try KSMBinary.run(["admin", "seed-demo", "--redis-url", redisURL, "--kek-out", kekPath, "--max-streams", "\(maxStreams)",
+        let seeded = try await KSMBinary.run(["admin", "seed-demo", "--redis-url", redisURL, "--kek-out", kekPath, "--max-streams", "\(maxStreams)",
                                         "--lease-duration", "\(leaseSeconds)", "--streams", "\(streams)", "--periods", "\(periods)"])
         guard seeded.status == 0 else { throw ProcessFailure(description: "seed-demo failed: \(String(decoding: seeded.stderr, as: UTF8.self))") }
     }
@@ -84,7 +84,7 @@ final class Fleet: @unchecked Sendable {
     /// Waits until every running worker owns at least one partition and no assignment moved for
     /// 1.5 s: the cooperative rebalances after workers join or leave are over.
     func waitUntilBalanced(timeout: Duration = .seconds(30)) async throws {
-        try await RunningProcess.waitUntilSettled(workers.filter(\.process.isRunning), timeout: timeout)
+        try await RunningProcess.waitUntilSettled(workers.filter(\.isRunning), timeout: timeout)
     }
 
     /// Sends one control command to `ksm broker` (see BrokerControl) and waits until it took effect.

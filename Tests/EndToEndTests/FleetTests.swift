@@ -41,8 +41,8 @@ import Wire
         let bad = try await fleet.startWorker(waitForAssignment: false, environment: ["KSM_KEKS": "demo-kek=abcd"], kekFromFile: false)
         // The worker stops by itself while reading its keys, before it touches Kafka.
         let exited = ContinuousClock.now + .seconds(20)
-        while bad.process.isRunning, ContinuousClock.now < exited { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(!bad.process.isRunning)
+        while bad.isRunning, ContinuousClock.now < exited { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!bad.isRunning)
         #expect(await bad.terminate() != 0)
         #expect(bad.stderr.contains("KSM_KEKS: key-encryption key demo-kek is not 16 or 32 bytes of hex"), "\(bad.stderr.suffix(500))")
         #expect(!bad.stderr.contains("abcd"))
@@ -184,7 +184,7 @@ import Wire
         // A real scrape passes Prometheus's own linter; the build and process series are there.
         #expect(sampled.contains("ksm_build_info{version=\""))
         #expect(sampled.contains("\nprocess_resident_memory_bytes "))
-        let lint = try Promtool.checkMetrics(sampled)
+        let lint = try await Promtool.checkMetrics(sampled)
         #expect(lint.status == 0, "promtool check metrics: \(lint.output)")
         // Redis gone: not ready (fail closed), still alive.
         fleet.redis.stop()
@@ -242,8 +242,8 @@ import Wire
     /// Waits for a `--json` loadgen to exit and parses its report.
     static func report(_ loadgen: RunningProcess, timeout: Duration = .seconds(90)) async throws -> [String: Any] {
         let deadline = ContinuousClock.now + timeout
-        while loadgen.process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
-        if loadgen.process.isRunning { loadgen.kill() }
+        while loadgen.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        if loadgen.isRunning { loadgen.kill() }
         let text = loadgen.lines.joined(separator: "\n")
         guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
             throw ProcessFailure(description: "loadgen printed no report; stdout: \(text.suffix(1000)) stderr: \(loadgen.stderr.suffix(2000))")

@@ -1,4 +1,5 @@
 import Foundation
+import KSMTestSupport
 
 /// Runs the real `ksm` executable built beside the test bundle.
 enum KSMBinary {
@@ -46,28 +47,13 @@ enum KSMBinary {
         var json: Any? { try? JSONSerialization.jsonObject(with: Data(stdout)) }
     }
 
-    /// Runs `ksm` with arguments and optional standard input, in the package root, and waits. With
-    /// `environment`, the process gets only that (and this process's PATH), as a container would.
-    static func run(_ arguments: [String], input: [UInt8]? = nil, environment: [String: String]? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = url
-        process.arguments = arguments
-        if let environment {
-            process.environment = environment.merging(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]) { a, _ in a }
-        }
-        process.currentDirectoryURL = packageRoot
-        let out = Pipe(), err = Pipe(), inPipe = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input == nil ? FileHandle.nullDevice : inPipe
-        try process.run()
-        if let input {
-            inPipe.fileHandleForWriting.write(Data(input))
-            try inPipe.fileHandleForWriting.close()
-        }
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: Array(stdout), stderr: Array(stderr))
+    /// Runs `ksm` with arguments and optional standard input, in the package root, and waits (at
+    /// most `timeout`: a hung command fails its test with its output, it does not hold the suite).
+    /// With `environment`, the process gets only that (and this process's PATH), as a container would.
+    static func run(_ arguments: [String], input: [UInt8]? = nil, environment: [String: String]? = nil,
+                    timeout: Duration = .seconds(180)) async throws -> Result {
+        let environment = environment?.merging(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]) { a, _ in a }
+        let output = try await ProcessRunner.run(url, arguments, environment: environment, currentDirectory: packageRoot, input: input, timeout: timeout)
+        return Result(status: output.status, stdout: output.stdout, stderr: output.stderr)
     }
 }

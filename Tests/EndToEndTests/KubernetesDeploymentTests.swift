@@ -21,8 +21,8 @@ import Wire
 /// container path), and the Secrets' values (the test credentials and fresh random keys).
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct KubernetesDeploymentTests {
-    static func documents(_ path: String) throws -> [[String: Any]] {
-        try DeployFiles.yaml(path).compactMap { $0 as? [String: Any] }
+    static func documents(_ path: String) async throws -> [[String: Any]] {
+        try await DeployFiles.yaml(path).compactMap { $0 as? [String: Any] }
     }
 
     static func random(bytes: Int) -> Data {
@@ -102,8 +102,8 @@ struct KubernetesDeploymentTests {
 
     @Test("The provisioning Job and the Deployment's worker, run as the kubelet runs them, answer a job with the seed's key")
     func provisionedDeploymentAnswersJobs() async throws {
-        let deployment = try #require(try Self.documents("deploy/kubernetes/deployment.yaml").first { $0["kind"] as? String == "Deployment" })
-        let job = try #require(try Self.documents("deploy/kubernetes/provision/job.yaml").first { $0["kind"] as? String == "Job" })
+        let deployment = try #require(try await Self.documents("deploy/kubernetes/deployment.yaml").first { $0["kind"] as? String == "Deployment" })
+        let job = try #require(try await Self.documents("deploy/kubernetes/provision/job.yaml").first { $0["kind"] as? String == "Job" })
         let redis = try await RedisServerProcess()
         defer { redis.stop() }
         let broker = try RunningProcess("broker", ["broker", "--partitions", "6"], controlInput: true)
@@ -113,7 +113,7 @@ struct KubernetesDeploymentTests {
 
         var cluster = Cluster(root: root)
         for path in ["deploy/kubernetes/common/configmap.yaml", "deploy/kubernetes/provision/tenant.yaml"] {
-            for doc in try Self.documents(path) where doc["kind"] as? String == "ConfigMap" {
+            for doc in try await Self.documents(path) where doc["kind"] as? String == "ConfigMap" {
                 let name = try #require((doc["metadata"] as? [String: Any])?["name"] as? String)
                 cluster.configMaps[name] = ((doc["data"] as? [String: String]) ?? [:]).mapValues { Data($0.utf8) }
             }
@@ -140,7 +140,7 @@ struct KubernetesDeploymentTests {
         let jobPod = try #require(((job["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any])
         for container in (jobPod["initContainers"] as? [[String: Any]] ?? []) + (jobPod["containers"] as? [[String: Any]] ?? []) {
             let (args, environment) = try cluster.prepare(container, podSpec: jobPod)
-            let result = try KSMBinary.run(args, environment: environment)
+            let result = try await KSMBinary.run(args, environment: environment)
             #expect(result.status == 0, "\(container["name"] ?? "?"): \(String(decoding: result.stderr, as: UTF8.self))")
         }
 
@@ -148,7 +148,7 @@ struct KubernetesDeploymentTests {
         let podSpec = try #require(((deployment["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any])
         let (args, environment) = try cluster.prepare(try #require((podSpec["containers"] as? [[String: Any]])?.first), podSpec: podSpec)
         let worker = try RunningProcess("k8s-worker", args, environment: environment)
-        let ready = try await DeployFiles.waitForReady(port: adminPort) { worker.process.isRunning }
+        let ready = try await DeployFiles.waitForReady(port: adminPort) { worker.isRunning }
         try #require(ready, "the worker never became ready: \(worker.stderr.suffix(3000))")
 
         let tenant = try #require(cluster.configMaps["ksm-tenant"]?["tenant"]?.utf8String)

@@ -23,18 +23,18 @@ import Wire
         return url.path
     }
 
-    static func admin(_ arguments: [String]) throws {
-        let result = try KSMBinary.run(["admin"] + arguments)
+    static func admin(_ arguments: [String]) async throws {
+        let result = try await KSMBinary.run(["admin"] + arguments)
         guard result.status == 0 else { throw ProcessFailure(description: "ksm admin \(arguments.first ?? "") failed: \(String(decoding: result.stderr, as: UTF8.self))") }
     }
 
     /// Provisions tenant `pol` and one asset per scenario, each with its key and policy.
-    static func provision(_ fleet: Fleet) throws -> [String: [UInt8]] {
+    static func provision(_ fleet: Fleet) async throws -> [String: [UInt8]] {
         let secretPath = try file(fleet, "token-k1.hex", HexEncoding.encode(secret) + "\n")
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretPath)
-        try admin(["put-tenant", "--redis-url", fleet.redisURL, "--tenant", tenant, "--credentials", try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
+        try await admin(["put-tenant", "--redis-url", fleet.redisURL, "--tenant", tenant, "--credentials", try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
                    "--kek-id", "demo-kek", "--kek", "demo-kek=\(fleet.kekPath)", "--token-secret", "k1=\(secretPath)", "--max-streams", "2"])
-        try admin(["put-policy", "--redis-url", fleet.redisURL, "--tenant", tenant, try file(fleet, "tenant.json", #"{"content-type": "hd"}"#)])
+        try await admin(["put-policy", "--redis-url", fleet.redisURL, "--tenant", tenant, try file(fleet, "tenant.json", #"{"content-type": "hd"}"#)])
         let policies = [
             "live": #"{"lease": {"duration": 60, "renewal": true}, "max-streams": 1}"#,
             "family": #"{"device-limit": 1}"#,
@@ -46,9 +46,9 @@ import Wire
             let asset = "skd://pol/\(name)"
             let key = FairPlayCrypto.randomBytes(16)
             keys[asset] = key
-            try admin(["put-key", "--redis-url", fleet.redisURL, "--tenant", tenant, "--asset", asset, "--key", HexEncoding.encode(key),
+            try await admin(["put-key", "--redis-url", fleet.redisURL, "--tenant", tenant, "--asset", asset, "--key", HexEncoding.encode(key),
                        "--iv", HexEncoding.encode(FairPlayCrypto.randomBytes(16)), "--kek", "demo-kek=\(fleet.kekPath)"])
-            try admin(["put-policy", "--redis-url", fleet.redisURL, "--tenant", tenant, "--asset", asset, try file(fleet, "\(name).json", policy)])
+            try await admin(["put-policy", "--redis-url", fleet.redisURL, "--tenant", tenant, "--asset", asset, try file(fleet, "\(name).json", policy)])
         }
         return keys
     }
@@ -61,7 +61,7 @@ import Wire
     @Test("Leases, a device limit, an offline rental with a sync, token failures and explain, through Kafka and Redis")
     func policyScenarios() async throws {
         let fleet = try await Fleet(streams: 1, periods: 1)
-        let keys = try Self.provision(fleet)
+        let keys = try await Self.provision(fleet)
         try await fleet.startWorker()
         let client = try await FleetClient(fleet: fleet)
         defer { Task { await client.close() } }
@@ -158,7 +158,7 @@ import Wire
         options.assetID = Array(live.utf8)
         play(9)(&options)
         let job = LicenseJob(id: try StoreIdentifier("explain-1"), tenant: try StoreIdentifier(Self.tenant), account: try StoreIdentifier("viewer"), spc: try phone.makeSPC(options).spc)
-        let explained = try KSMBinary.run(["admin", "explain", "--redis-url", fleet.redisURL, "--credentials", try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
+        let explained = try await KSMBinary.run(["admin", "explain", "--redis-url", fleet.redisURL, "--credentials", try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
                                            "--kek", "demo-kek=\(fleet.kekPath)", "-"], input: job.jsonBytes())
         #expect(explained.status == 0, "\(String(decoding: explained.stderr, as: UTF8.self))")
         let json = try #require(explained.json as? [String: Any])

@@ -29,8 +29,8 @@ import Wire
     }
 
     @Test("The bundled example: Apple's own SPCs answered with CKCs that open to the expected keys")
-    func bundledExample() throws {
-        let r = try KSMBinary.run(["process", "--credentials", try Self.appleCredentials, "Examples/create-ckc.json"])
+    func bundledExample() async throws {
+        let r = try await KSMBinary.run(["process", "--credentials", try Self.appleCredentials, "Examples/create-ckc.json"])
         #expect(r.status == 0, "\(String(decoding: r.stderr, as: UTF8.self))")
         let results = Self.results(r)
         #expect(results.count == 2)
@@ -60,7 +60,7 @@ import Wire
     }
 
     @Test("Apple's business rules: uhd with HDCP type 1 to a Main client, refused for a Baseline one and a KDL below 31; offline keys by capability; uhd without type 1 and a missing content type are paramErr")
-    func businessRules() throws {
+    func businessRules() async throws {
         let device = SimulatedDevice(trust: try Self.testTrust())
         var main = SPCOptions()
         main.securityLevelReport = SecurityLevelReport(level: .main, kdlVersion: 0)
@@ -87,7 +87,7 @@ import Wire
             ["id": 6, "spc": Data(mainSPC).base64EncodedString(), "asset-info": uhdType0],
             ["id": 7, "spc": Data(mainSPC).base64EncodedString(), "asset-info": noType],
         ]
-        let r = try KSMBinary.run(["process", "--credentials", try Self.testCredentials, "-"], input: try Self.request(ops))
+        let r = try await KSMBinary.run(["process", "--credentials", try Self.testCredentials, "-"], input: try Self.request(ops))
         let results = Self.results(r)
         #expect(results.map { $0["status"] as? Int } == [0, -42604, -42604, 0, -42581, -42585, -42585])
         let ck = try CKCOpener.open(Array(Data(base64Encoded: results[0]["ckc"] as! String)!), session: mainSession)
@@ -102,25 +102,25 @@ import Wire
     }
 
     @Test("A request that is not JSON, or has no operations, answers paramErr instead of failing")
-    func badRequests() throws {
+    func badRequests() async throws {
         for input in ["{nope", "{\"fairplay-streaming-request\": {}}", "[]"] {
-            let r = try KSMBinary.run(["process", "--credentials", try Self.testCredentials, "-"], input: Array(input.utf8))
+            let r = try await KSMBinary.run(["process", "--credentials", try Self.testCredentials, "-"], input: Array(input.utf8))
             #expect(r.status == 0)
             #expect(Self.results(r).first?["status"] as? Int == -42585)
         }
-        let r = try KSMBinary.run(["process", "--credentials", "Fixtures/no-such-file.json", "-"], input: [])
+        let r = try await KSMBinary.run(["process", "--credentials", "Fixtures/no-such-file.json", "-"], input: [])
         #expect(r.status != 0)
         #expect(String(decoding: r.stderr, as: UTF8.self).contains("no-such-file.json"))
     }
 
     @Test("get-client-info reports the device's identity, sync and VM fields")
-    func clientInfo() throws {
+    func clientInfo() async throws {
         var o = SPCOptions()
         o.vmDeviceInfo = VMDeviceInfo(hostDeviceClass: 3, hostOSVersion: 0x000f_0100, hostVirtualizationProtocol: 1, guestDeviceClass: 3, guestOSVersion: 0x000e_0000, guestVirtualizationProtocol: 1)
         o.sync = .v2(SyncV2(serverChallenge: 42, flags: [.report], titleID: [UInt8](repeating: 0xAB, count: 16), durationToExpiry: 3600, invalidatedStreamIDs: [[UInt8](repeating: 1, count: 16)]))
         let device = SimulatedDevice(trust: try Self.testTrust())
         let (spc, _) = try device.makeSPC(o)
-        let r = try KSMBinary.run(["process", "--credentials", try Self.testCredentials, "-"], input: try Self.request([["id": "9", "spc": Data(spc).base64EncodedString()]], kind: "get-client-info"))
+        let r = try await KSMBinary.run(["process", "--credentials", try Self.testCredentials, "-"], input: try Self.request([["id": "9", "spc": Data(spc).base64EncodedString()]], kind: "get-client-info"))
         let info = try #require(Self.results(r, "get-client-info").first)
         #expect(info["status"] as? Int == 0)
         #expect(info["hu"] as? String == device.hu.hexString.uppercased())
@@ -133,9 +133,9 @@ import Wire
     }
 
     @Test("ksm inspect lists every TLLV tag of Apple's SPC, reserved ones included")
-    func inspect() throws {
+    func inspect() async throws {
         let path = KSMBinary.shared.appendingPathComponent("vectors/apple-sdk-2.0.3/FPS/spc1.bin").path
-        let r = try KSMBinary.run(["inspect", "--credentials", try Self.appleCredentials, path])
+        let r = try await KSMBinary.run(["inspect", "--credentials", try Self.appleCredentials, path])
         #expect(r.status == 0)
         let out = try #require(r.json as? [String: Any])
         #expect(out["asset-id-hex"] as? String == "aabbccddeeffaabbccddeeffaabbccddeeff")
@@ -143,7 +143,7 @@ import Wire
         let tllvs = try #require(out["tllvs"] as? [[String: Any]])
         #expect(tllvs.contains { $0["name"] as? String == "sk-r1" })
         #expect(tllvs.contains { $0["name"] == nil })
-        let bad = try KSMBinary.run(["inspect", "--credentials", try Self.testCredentials, path])
+        let bad = try await KSMBinary.run(["inspect", "--credentials", try Self.testCredentials, path])
         #expect(bad.status == 2)
         #expect((bad.json as? [String: Any])?["status"] as? Int == -42605)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import KSMTestSupport
 
 /// Prometheus's `promtool` (Debian's `prometheus` package; scripts/install-deps.sh installs it).
 /// Every call fails with a message saying so when it is missing: these checks never skip quietly.
@@ -17,28 +18,14 @@ enum Promtool {
     }
 
     /// Runs promtool with `arguments` in the package root, `input` on stdin; exit status and output.
-    static func run(_ arguments: [String], input: String? = nil) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try path())
-        process.arguments = arguments
-        process.currentDirectoryURL = KSMBinary.packageRoot
-        let stdin = Pipe()
-        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        if let input {
-            stdin.fileHandleForWriting.write(Data(input.utf8))
-            try stdin.fileHandleForWriting.close()
-        }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    static func run(_ arguments: [String], input: String? = nil) async throws -> (status: Int32, output: String) {
+        let result = try await ProcessRunner.run(URL(fileURLWithPath: try path()), arguments, currentDirectory: KSMBinary.packageRoot,
+                                                 input: input.map { Array($0.utf8) }, mergeOutput: true, timeout: .seconds(120))
+        return (result.status, result.stdoutText)
     }
 
     /// `promtool check metrics` on an exposition body (lint included: help text, counter names, units).
-    static func checkMetrics(_ text: String) throws -> (status: Int32, output: String) {
-        try run(["check", "metrics"], input: text)
+    static func checkMetrics(_ text: String) async throws -> (status: Int32, output: String) {
+        try await run(["check", "metrics"], input: text)
     }
 }

@@ -10,8 +10,8 @@ import Wire
 /// `derive-key` with the real binary against a real redis-server.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct RotationAdminTests {
-    func admin(_ arguments: [String]) throws -> KSMBinary.Result {
-        let result = try KSMBinary.run(["admin"] + arguments)
+    func admin(_ arguments: [String]) async throws -> KSMBinary.Result {
+        let result = try await KSMBinary.run(["admin"] + arguments)
         #expect(result.status == 0, "ksm admin \(arguments.first ?? ""): \(String(decoding: result.stderr, as: UTF8.self))")
         return result
     }
@@ -23,10 +23,10 @@ struct RotationAdminTests {
         // Each command reads the wall clock once, somewhere between these readings: the bounds hold
         // however long a loaded CI host stalls either process.
         let beforePut = LicenseProcessor.currentTimeMilliseconds()
-        _ = try admin(["put-rotation", "--redis-url", url, "--tenant", "acme", "--asset", "skd://acme/live-1", "--next-asset", "skd://acme/live-2",
+        _ = try await admin(["put-rotation", "--redis-url", url, "--tenant", "acme", "--asset", "skd://acme/live-1", "--next-asset", "skd://acme/live-2",
                        "--next-period", "p2", "--boundary", "+90s", "--keys", "2"])
         let afterPut = LicenseProcessor.currentTimeMilliseconds()
-        let listed = try admin(["rotations", "--redis-url", url])
+        let listed = try await admin(["rotations", "--redis-url", url])
         let afterList = LicenseProcessor.currentTimeMilliseconds()
         let rows = try #require((listed.json as? [String: Any])?["rotations"] as? [[String: Any]])
         try #require(rows.count == 1)
@@ -45,9 +45,9 @@ struct RotationAdminTests {
         let due = try await store.dueRotations(from: beforePut, through: afterPut + 120_000)
         #expect(due.map(\.nextAssetID) == [Array("skd://acme/live-2".utf8)])
 
-        let bad = try KSMBinary.run(["admin", "put-rotation", "--redis-url", url, "--tenant", "acme", "--asset", "a", "--boundary", "tomorrow"])
+        let bad = try await KSMBinary.run(["admin", "put-rotation", "--redis-url", url, "--tenant", "acme", "--asset", "a", "--boundary", "tomorrow"])
         #expect(bad.status != 0)
-        _ = try admin(["remove-rotation", "--redis-url", url, "--tenant", "acme", "--asset", "skd://acme/live-1"])
+        _ = try await admin(["remove-rotation", "--redis-url", url, "--tenant", "acme", "--asset", "skd://acme/live-1"])
         #expect(try await store.rotations(tenant: nil).isEmpty)
     }
 
@@ -63,19 +63,19 @@ struct RotationAdminTests {
         FileManager.default.createFile(atPath: seedPath, contents: Data(HexEncoding.encode(seed).utf8), attributes: [.posixPermissions: 0o600])
         FileManager.default.createFile(atPath: kekPath, contents: Data(String(repeating: "a1", count: 16).utf8), attributes: [.posixPermissions: 0o600])
         let url = "redis://127.0.0.1:\(server.port)"
-        _ = try admin(["put-tenant", "--redis-url", url, "--tenant", "acme", "--kek-id", "kek-a", "--kek", "kek-a=\(kekPath)", "--key-seed", seedPath])
+        _ = try await admin(["put-tenant", "--redis-url", url, "--tenant", "acme", "--kek-id", "kek-a", "--kek", "kek-a=\(kekPath)", "--key-seed", seedPath])
         let store = RedisLicenseStore(client: try RedisClient(configuration: server.configuration()))
         let tenant = try await store.fetch([StoreRequest(tenant: StoreIdentifier("acme"), account: StoreIdentifier("x"), assetID: [1])])[0].tenant
         let wrapped = try #require(tenant?.keySeed)
         #expect(wrapped.count == 40, "RFC 3394 over 32 bytes")
         #expect(wrapped != seed)
 
-        let derived = try admin(["derive-key", "--key-seed", seedPath, "--asset", "skd://acme/live-1"])
+        let derived = try await admin(["derive-key", "--key-seed", seedPath, "--asset", "skd://acme/live-1"])
         #expect(String(decoding: derived.stdout, as: UTF8.self) == "key 5bd2de00f6aaf95087414346767cbb84\niv 3235e2aef1b100678947b0d34b7b8fa0\n")
 
         // A seed file others can read is refused.
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: seedPath)
-        let refused = try KSMBinary.run(["admin", "derive-key", "--key-seed", seedPath, "--asset", "a"])
+        let refused = try await KSMBinary.run(["admin", "derive-key", "--key-seed", seedPath, "--asset", "a"])
         #expect(refused.status != 0)
     }
 }

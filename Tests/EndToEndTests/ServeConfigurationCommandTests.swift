@@ -1,4 +1,5 @@
 import Foundation
+import KSMTestSupport
 import KSMOperations
 import KSMService
 import Testing
@@ -6,8 +7,8 @@ import Yams
 
 /// `ksm serve --check-config` and the start-up refusals, through the real binary.
 @Suite struct ServeConfigurationCommandTests {
-    static func run(_ arguments: [String], environment: [String: String]) throws -> KSMBinary.Result {
-        try KSMBinary.run(arguments, environment: environment)
+    static func run(_ arguments: [String], environment: [String: String]) async throws -> KSMBinary.Result {
+        try await KSMBinary.run(arguments, environment: environment)
     }
 
     static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
@@ -18,8 +19,8 @@ import Yams
     }
 
     @Test("ksm serve --help names every flag's environment variable, from the setting table the resolver reads")
-    func helpNamesEveryEnvironmentVariable() throws {
-        let help = try KSMBinary.run(["serve", "--help"])
+    func helpNamesEveryEnvironmentVariable() async throws {
+        let help = try await KSMBinary.run(["serve", "--help"])
         #expect(help.status == 0)
         // Help wraps lines at spaces; the variables hold none.
         let text = Self.text(help.stdout)
@@ -31,17 +32,17 @@ import Yams
     }
 
     @Test("ksm --version prints the version")
-    func version() throws {
-        let result = try KSMBinary.run(["--version"])
+    func version() async throws {
+        let result = try await KSMBinary.run(["--version"])
         #expect(result.status == 0)
         #expect(Self.text(result.stdout).trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").count == 3)
     }
 
     @Test("--check-config prints the settings with secrets redacted and exits 0, connecting to nothing")
-    func checkConfigRedacts() throws {
+    func checkConfigRedacts() async throws {
         var env = try Self.baseEnvironment()
         env["KSM_KAFKA_PROPERTIES"] = "sasl.password=hunter3;security.protocol=SASL_SSL"
-        let result = try Self.run(["serve", "--check-config"], environment: env)
+        let result = try await Self.run(["serve", "--check-config"], environment: env)
         let out = Self.text(result.stdout)
         #expect(result.status == 0, "\(Self.text(result.stderr))")
         #expect(out.contains("redis-url") && out.contains("SASL_SSL"))
@@ -49,7 +50,7 @@ import Yams
     }
 
     @Test("crypto threads and concurrent batches default to the CPU quota of the worker's cgroup, as a container limit sets it")
-    func defaultsFollowTheCPUQuota() throws {
+    func defaultsFollowTheCPUQuota() async throws {
         // The worker runs under a 1-CPU CFS quota in a cgroup of its own, bound over the cgroup root
         // in a private mount namespace (what a container sees). Needs root, unshare and a writable
         // cgroup hierarchy (v1 or v2); the script exits 77 where the host offers none of that.
@@ -75,35 +76,30 @@ import Yams
             echo "$dir" >&2
             "$KSM" serve --check-config
             """#
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: unshare)
-        process.arguments = ["-m", "/bin/sh", "-c", script]
-        process.environment = try Self.baseEnvironment().merging(["KSM": KSMBinary.url.path, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]) { a, _ in a }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = Self.text(Array(out.fileHandleForReading.readDataToEndOfFile()))
-        let stderr = Self.text(Array(err.fileHandleForReading.readDataToEndOfFile()))
-        process.waitUntilExit()
+        let result = try await ProcessRunner.run(
+            URL(fileURLWithPath: unshare), ["-m", "/bin/sh", "-c", script],
+            environment: try Self.baseEnvironment().merging(["KSM": KSMBinary.url.path, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]) { a, _ in a },
+            timeout: .seconds(120))
+        let stdout = Self.text(result.stdout)
+        let stderr = Self.text(result.stderr)
         // The cgroup is empty once the worker exited; the bind mount went with the namespace.
         if let made = stderr.split(separator: "\n").first(where: { $0.hasPrefix("/sys/fs/cgroup/") }) { rmdir(String(made)) }
-        if process.terminationStatus == 77 {
+        if result.status == 77 {
             print("SKIPPED defaultsFollowTheCPUQuota: no writable cgroup hierarchy here")
             return
         }
-        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(result.succeeded, "\(stderr)")
         let settings = stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
         #expect(settings.contains("crypto-threads = 1 (default)"), "\(stdout)")
         #expect(settings.contains("concurrent-batches = 4 (default)"), "\(stdout)")
     }
 
     @Test("--check-config names every problem and exits 64")
-    func checkConfigProblems() throws {
+    func checkConfigProblems() async throws {
         var env = try Self.baseEnvironment()
         env["KSM_ADMIN_PORT"] = "notanumber"
         env["KSM_CACHE_TTL"] = "inf"
-        let result = try Self.run(["serve", "--check-config", "--trace-sample-ratio", "5"], environment: env)
+        let result = try await Self.run(["serve", "--check-config", "--trace-sample-ratio", "5"], environment: env)
         let err = Self.text(result.stderr)
         #expect(result.status == 64)
         #expect(err.contains("KSM_ADMIN_PORT") && err.contains("KSM_CACHE_TTL") && err.contains("--trace-sample-ratio"))
@@ -111,17 +107,17 @@ import Yams
     }
 
     @Test("--admin-port 99999 is refused with exit status 64, without usage text or a crash")
-    func adminPortOutOfRange() throws {
-        let result = try Self.run(["serve", "--admin-port", "99999"], environment: try Self.baseEnvironment())
+    func adminPortOutOfRange() async throws {
+        let result = try await Self.run(["serve", "--admin-port", "99999"], environment: try Self.baseEnvironment())
         #expect(result.status == 64)
         #expect(Self.text(result.stderr).contains("--admin-port") && !Self.text(result.stderr).contains("USAGE"))
     }
 
     @Test("KSM_ADMIN_PORT=notanumber is refused with exit status 64")
-    func adminPortNotANumber() throws {
+    func adminPortNotANumber() async throws {
         var env = try Self.baseEnvironment()
         env["KSM_ADMIN_PORT"] = "notanumber"
-        let result = try Self.run(["serve"], environment: env)
+        let result = try await Self.run(["serve"], environment: env)
         #expect(result.status == 64)
         #expect(Self.text(result.stderr).contains("KSM_ADMIN_PORT"))
     }
@@ -129,7 +125,7 @@ import Yams
     /// The `ksm serve` command lines and environment blocks of deploy/, with their file paths
     /// replaced by placeholder files laid out here (mode 0600 copies of the fixtures).
     @Test("every ksm serve in deploy/docker-compose.yml and the Kubernetes Deployment resolves with --check-config")
-    func deployManifestsResolve() throws {
+    func deployManifestsResolve() async throws {
         let root = KSMBinary.packageRoot.appendingPathComponent("deploy")
         let kek = NSTemporaryDirectory() + "ksm-deploy-kek-\(getpid())"
         try Data(String(repeating: "ab", count: 16).utf8).write(to: URL(fileURLWithPath: kek))
@@ -150,7 +146,7 @@ import Yams
             guard let service = service as? [String: Any], let command = service["command"] as? [Any],
                   command.first as? String == "serve" else { continue }
             let env = ((service["environment"] as? [String: Any]) ?? [:]).mapValues { "\($0)" }
-            let result = try Self.run(command.map { "\($0)" } + ["--check-config"], environment: localize(env))
+            let result = try await Self.run(command.map { "\($0)" } + ["--check-config"], environment: localize(env))
             #expect(result.status == 0, "compose service \(name): \(Self.text(result.stderr))")
             checked += 1
         }
@@ -177,7 +173,7 @@ import Yams
                     // Secret references become placeholders: the value's shape is what is checked.
                     env[name] = (variable["value"] as? String) ?? (name == "KSM_REDIS_URL" ? "redis://:placeholder@redis:6379/0" : "placeholder")
                 }
-                let result = try Self.run(args.map { "\($0)" } + ["--check-config"], environment: localize(env))
+                let result = try await Self.run(args.map { "\($0)" } + ["--check-config"], environment: localize(env))
                 #expect(result.status == 0, "Deployment container: \(Self.text(result.stderr))")
                 checked += 1
             }

@@ -55,7 +55,7 @@ struct StoreLostStateTests {
         #expect(lost.status == .storeUnavailable && lost.isRetriable && lost.rule == "store:not-provisioned" && lost.ckc == nil, "\(lost.status) \(lost.reason)")
 
         // Re-provisioned: ready again, and the same job ID gets its license (nothing final was stored).
-        let seeded = try KSMBinary.run(["admin", "seed-demo", "--redis-url", fleet.redisURL, "--kek-out", fleet.kekPath + ".again", "--max-streams", "2",
+        let seeded = try await KSMBinary.run(["admin", "seed-demo", "--redis-url", fleet.redisURL, "--kek-out", fleet.kekPath + ".again", "--max-streams", "2",
                                          "--lease-duration", "300", "--streams", "2", "--periods", "4"])
         #expect(seeded.status == 0, "\(String(decoding: seeded.stderr, as: UTF8.self))")
         #expect(try await poll("/readyz") { $0.0 == 200 }.0 == 200)

@@ -1,6 +1,7 @@
 import FairPlay
 import FairPlayDevice
 import Foundation
+import KSMTestSupport
 import KSMService
 import Licensing
 import Testing
@@ -43,17 +44,10 @@ struct SchemaValidationTests {
 
     /// Runs python3 with `arguments`; returns exit status and combined output, or nil if python3
     /// could not be started at all.
-    static func python(_ arguments: [String]) -> (status: Int32, output: String)? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        do { try process.run() } catch { return nil }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    static func python(_ arguments: [String]) async -> (status: Int32, output: String)? {
+        guard let result = try? await ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3"] + arguments, mergeOutput: true,
+                                                        timeout: .seconds(120)) else { return nil }
+        return (result.status, result.stdoutText)
     }
 
     @Test func producedRepliesAndSampleJobsMatchTheSchemas() async throws {
@@ -142,7 +136,7 @@ struct SchemaValidationTests {
         try write("license-reply", "invalid", Array(#"{"id":"x","status":-42600,"status-name":"x","retriable":false,"reason":"r","rule":"x","next-key":{"boundary":5}}"#.utf8))
 
         let schemas = Fixtures.packageRoot.appendingPathComponent("schemas").path
-        guard let result = Self.python(["-c", Self.validator, schemas, dir.path]) else {
+        guard let result = await Self.python(["-c", Self.validator, schemas, dir.path]) else {
             Issue.record("python3 could not be started: install Python 3 and `python3 -m pip install jsonschema` to run the schema tests")
             return
         }

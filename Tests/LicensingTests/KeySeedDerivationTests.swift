@@ -1,4 +1,5 @@
 import Foundation
+import KSMTestSupport
 import Licensing
 import Testing
 import Wire
@@ -60,21 +61,15 @@ import Wire
 
     /// The doc's Python snippet, run as written, prints the first vector: the doc and the code agree.
     @Test(.enabled(if: python3 != nil, "python3 is not installed"))
-    func pythonSnippetInTheDocReproducesTheFirstVector() throws {
+    func pythonSnippetInTheDocReproducesTheFirstVector() async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let doc = try String(contentsOf: root.appendingPathComponent("docs/key-seeds.md"), encoding: .utf8)
         let start = try #require(doc.range(of: "```python\n"))
         let end = try #require(doc.range(of: "```", range: start.upperBound..<doc.endIndex))
         let snippet = String(doc[start.upperBound..<end.lowerBound])
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(Self.python3))
-        process.arguments = ["-c", snippet]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let result = try await ProcessRunner.run(URL(fileURLWithPath: try #require(Self.python3)), ["-c", snippet], timeout: .seconds(120))
+        #expect(result.succeeded, "\(result.stderrText)")
+        let data = result.stdout
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
         #expect(lines == ["key 5bd2de00f6aaf95087414346767cbb84", "iv 3235e2aef1b100678947b0d34b7b8fa0"])
     }

@@ -14,7 +14,7 @@ extension RunningProcess {
         while true {
             last = await status() ?? last
             if let last, condition(last) { return }
-            guard process.isRunning, ContinuousClock.now < deadline else { break }
+            guard isRunning, ContinuousClock.now < deadline else { break }
             try? await Task.sleep(for: .milliseconds(50))
         }
         throw ProcessFailure(description: "\(name): \(what) never held; last status \(String(describing: last)); stderr:\n\(stderr.suffix(3000))")
@@ -30,7 +30,7 @@ extension RunningProcess {
         var last = -1
         var since = ContinuousClock.now
         while ContinuousClock.now < deadline {
-            if let dead = workers.first(where: { !$0.process.isRunning }) {
+            if let dead = workers.first(where: { !$0.isRunning }) {
                 throw ProcessFailure(description: "\(dead.name) exited early: \(dead.stderr.suffix(600))")
             }
             var statuses: [WorkerStatus] = []

@@ -1,4 +1,5 @@
 import Foundation
+import KSMTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -111,7 +112,7 @@ package final class RunningProcess: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let line = lines.dropFirst(from).first(where: matches) { return line }
-            guard process.isRunning, ContinuousClock.now < deadline else { break }
+            guard isRunning, ContinuousClock.now < deadline else { break }
             try? await Task.sleep(for: .milliseconds(20))
         }
         throw ProcessFailure(description: "\(name) printed no matching line; stdout: \(lines.suffix(5)) stderr:\n\(stderr.suffix(2000))")
@@ -119,17 +120,25 @@ package final class RunningProcess: @unchecked Sendable {
 
     /// SIGKILL: no goodbye, as a crashed or OOM-killed worker.
     package func kill() {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        if isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        // Bounded (``Process/waitForExitBlocking(timeout:)``): a SIGKILLed child is gone within
+        // milliseconds; a missed exit must not hold the caller's thread for ever.
+        process.waitForExitBlocking(timeout: .seconds(10))
     }
+
+    /// True until the child exits, in the kernel's view (``Process/exitStatus``): Foundation's
+    /// `isRunning` can lag behind an exit for as long as another child holds a descriptor of it.
+    package var isRunning: Bool { process.isAlive }
+
+    /// How the child ended; nil while it runs.
+    package var exitStatus: ProcessExitStatus? { process.exitStatus }
 
     /// SIGTERM, then waits for a graceful exit (SIGKILL after `timeout`); returns the exit status.
     @discardableResult
     package func terminate(timeout: Duration = .seconds(30)) async -> Int32 {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGTERM) }
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
-        if process.isRunning { kill() }
-        return process.terminationStatus
+        if isRunning { Glibc.kill(process.processIdentifier, SIGTERM) }
+        if let exit = await process.waitForExit(timeout: timeout) { return exit.status }
+        kill()
+        return exitStatus?.status ?? -1
     }
 }

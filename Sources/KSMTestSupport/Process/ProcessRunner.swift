@@ -1,0 +1,75 @@
+import Foundation
+import OwnedThreads
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a command to its end for a test or a tool: both output pipes drained at once on threads of
+/// their own, standard input written on another, the exit awaited without holding a cooperative
+/// thread, and the whole run bounded.
+///
+/// Why: `readDataToEndOfFile()` on one pipe deadlocks once the child fills the other (64 kB), and
+/// `waitUntilExit()` spins a run loop on the caller's thread; on a two-core host the cooperative pool
+/// has two threads, so two such waits stall every test in the process. A run that outlives
+/// `timeout` is killed and thrown as ``ProcessTimedOut`` with its output so far.
+package enum ProcessRunner {
+    /// - Parameters:
+    ///   - environment: the child's whole environment; nil inherits this process's.
+    ///   - input: written to standard input, which is then closed; nil gives it /dev/null.
+    ///   - mergeOutput: standard error goes to the same pipe as standard output (messages stay in
+    ///     order); ``ProcessOutput/stderr`` is then empty.
+    package static func run(
+        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, currentDirectory: URL? = nil,
+        input: [UInt8]? = nil, mergeOutput: Bool = false, timeout: Duration = .seconds(300)
+    ) async throws -> ProcessOutput {
+        ignoreBrokenPipes
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
+        let out = Pipe()
+        let err = mergeOutput ? out : Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        let stdin = input == nil ? nil : Pipe()
+        process.standardInput = stdin ?? FileHandle.nullDevice
+        try process.run()
+
+        let name = executable.lastPathComponent
+        let stdoutDrain = PipeDrain(out.fileHandleForReading, name: "out \(name)")
+        let stderrDrain = mergeOutput ? nil : PipeDrain(err.fileHandleForReading, name: "err \(name)")
+        if let stdin, let input {
+            let fd = stdin.fileHandleForWriting.fileDescriptor
+            let handle = stdin.fileHandleForWriting
+            OwnedThread.start(name: "in \(name)") {
+                var offset = 0
+                while offset < input.count {
+                    let n = input.withUnsafeBytes { bytes in
+                        guard let base = bytes.baseAddress else { return 0 }
+                        return write(fd, base + offset, bytes.count - offset)
+                    }
+                    if n > 0 { offset += n } else if n < 0, errno == EINTR { continue } else { break }
+                }
+                // The child sees the end of its input (or has exited; a broken pipe is ignored).
+                try? handle.close()
+            }.detach()
+        }
+
+        guard let exit = await process.waitForExit(timeout: timeout) else {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitForExitBlocking(timeout: .seconds(10))
+            let output = ProcessOutput(status: -1, signalled: true, stdout: stdoutDrain.soFar, stderr: stderrDrain?.soFar ?? [])
+            throw ProcessTimedOut(command: ([name] + arguments.prefix(3)).joined(separator: " "), timeout: timeout, output: output)
+        }
+        // A descendant holding a pipe must not hold the test: one short grace for both, then what was read.
+        let giveUpAt = ContinuousClock.now + .seconds(3)
+        let stdout = await stdoutDrain.finish(giveUpAt: giveUpAt)
+        let stderr = await stderrDrain?.finish(giveUpAt: giveUpAt) ?? []
+        return ProcessOutput(status: exit.status, signalled: exit.signalled, stdout: stdout, stderr: stderr)
+    }
+
+    /// Writing to a child that exited without reading its input must fail the write, not kill this
+    /// process with SIGPIPE (the default action).
+    private static let ignoreBrokenPipes: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
+}
