@@ -139,11 +139,16 @@ extension KafkaConsumer {
 final class ConsumerContext: RdKafkaContext, @unchecked Sendable {
     let state: ConsumerState
     let autoCommit: Bool
+    /// The group's rebalance protocol, from the configured assignor. Not asked of librdkafka in the
+    /// callback: `rd_kafka_rebalance_protocol` can block for ever in the revoke that
+    /// `rd_kafka_consumer_close` raises (confluentinc/librdkafka#4041; Debian ships 2.0.2).
+    let cooperative: Bool
     let revocationDeadline: Duration
 
-    init(logger: Logger, state: ConsumerState, autoCommit: Bool, revocationDeadline: Duration) {
+    init(logger: Logger, state: ConsumerState, autoCommit: Bool, cooperative: Bool, revocationDeadline: Duration) {
         self.state = state
         self.autoCommit = autoCommit
+        self.cooperative = cooperative
         self.revocationDeadline = revocationDeadline
         super.init(logger: logger)
     }
@@ -156,7 +161,6 @@ final class ConsumerContext: RdKafkaContext, @unchecked Sendable {
     /// stores meanwhile still count.
     func rebalance(_ rk: OpaquePointer, _ err: rd_kafka_resp_err_t, _ list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) {
         let partitions = RdKafkaTopicPartitionList.partitions(of: list)
-        let cooperative = String(cString: rd_kafka_rebalance_protocol(rk)) == "COOPERATIVE"
         logger.debug("kafka consumer: rebalance", metadata: [
             "event": "\(KafkaError.Code(rawValue: err.rawValue))", "partitions": "\(partitions)",
             "protocol": "\(cooperative ? "cooperative" : "eager")",
@@ -210,7 +214,8 @@ final class ConsumerContext: RdKafkaContext, @unchecked Sendable {
     private func waitForRevocationAck() {
         let deadline = ContinuousClock.now + revocationDeadline
         while true {
-            switch state.revocationWait(deadlinePassed: ContinuousClock.now >= deadline) {
+            // A consumer asked to stop has no one left to acknowledge: unassign at once.
+            switch state.revocationWait(deadlinePassed: ContinuousClock.now >= deadline || state.stop.isSet) {
             case .keepWaiting:
                 usleep(2_000)
             case .unassign:

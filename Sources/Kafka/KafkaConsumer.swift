@@ -69,8 +69,11 @@ public final class KafkaConsumer: Sendable {
         let state = ConsumerState(capacity: configuration.eventBufferSize, watchdog: watchdog)
         let autoCommit = configuration.properties["enable.auto.commit"].map { $0 == "true" }
             ?? (configuration.autoCommitInterval != nil)
+        // librdkafka refuses a mix of eager and cooperative assignors, so one cooperative name decides.
+        let assignors = configuration.properties["partition.assignment.strategy"] ?? "cooperative-sticky"
+        let cooperative = assignors.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "cooperative-sticky" }
         let context = ConsumerContext(
-            logger: logger, state: state, autoCommit: autoCommit,
+            logger: logger, state: state, autoCommit: autoCommit, cooperative: cooperative,
             revocationDeadline: configuration.revocationDeadline
         )
         config.withRaw { conf in
@@ -226,12 +229,21 @@ public final class KafkaConsumer: Sendable {
     /// Leaves the group gracefully: the poll thread stops, `rd_kafka_consumer_close` revokes the
     /// assignment (a final `.revoked` event, not waited for) and commits stored offsets, `events`
     /// ends, and the client is destroyed. Store offsets of finished jobs before calling. Idempotent.
-    public func close() async {
+    ///
+    /// Returns false when leaving took longer than `timeout`: librdkafka can wait for ever for a
+    /// coordinator that is gone (confluentinc/librdkafka#3740). The caller goes on; the poll thread
+    /// stays inside librdkafka and destroys the client if that call ever returns.
+    @discardableResult
+    public func close(timeout: Duration = .seconds(60)) async -> Bool {
         state.stop.set()
-        await state.waitUntilFinished()
-        guard let owner = handle.withLock({ $0.take() }).map(LastReference.init) else { return }
+        let finished = await state.waitUntilFinished(timeout: timeout)
+        if !finished {
+            logger.warning("kafka consumer: leaving the group did not finish in time; going on without it", metadata: ["timeout": "\(timeout)"])
+        }
+        guard let owner = handle.withLock({ $0.take() }).map(LastReference.init) else { return finished }
         // Normally the last reference: destroy on a thread of ours, not the cooperative pool.
         await OwnedThread.run(name: "kafka-destroy") { owner.drop() }
+        return finished
     }
 
     private func currentHandle() throws(KafkaError) -> RdKafkaHandle {

@@ -1,4 +1,5 @@
 internal import CRdKafka
+import OwnedThreads
 import Logging
 
 /// librdkafka's in-process mock Kafka cluster, for tests and `ksm demo`.
@@ -65,8 +66,27 @@ package final class KafkaMockCluster: @unchecked Sendable {
     }
 
     deinit {
-        // Cluster before its host handle (which the stored property releases after this body).
-        rd_kafka_mock_cluster_destroy(cluster)
+        // Cluster before its host handle, both on a thread of ours: destroying waits for the
+        // cluster's thread and the host client's, which must not hold a cooperative thread.
+        let teardown = ClusterTeardown(cluster: cluster, host: handle)
+        if OwnedThread.isCurrent {
+            teardown.run()
+        } else {
+            OwnedThread.start(name: "kafka-mock-down") { teardown.run() }.detach()
+        }
+    }
+
+    /// The cluster and the client hosting it, handed to the thread that destroys them in order.
+    private struct ClusterTeardown: @unchecked Sendable {
+        // @unchecked: used once, by the one thread that destroys them.
+        let cluster: OpaquePointer
+        let host: RdKafkaHandle
+
+        func run() {
+            rd_kafka_mock_cluster_destroy(cluster)
+            // The host's last reference usually drops here, on this thread (its own destroy follows).
+            withExtendedLifetime(host) {}
+        }
     }
 
     /// Creates a topic now, instead of relying on auto-creation.

@@ -43,6 +43,7 @@ public final class OwnedThread: @unchecked Sendable {
             guard let arg else { return nil }
             // Balances the passRetained above: the thread owns the body now.
             let body = Unmanaged<Body>.fromOpaque(arg).takeRetainedValue()
+            pthread_setspecific(OwnedThread.markerKey, UnsafeRawPointer(bitPattern: 1))
             OwnedThread.nameCurrent(body.name)
             body.run()
             return nil
@@ -74,6 +75,19 @@ public final class OwnedThread: @unchecked Sendable {
             }.detach()
         }
     }
+
+    /// True on a thread started by ``start(name:stackSize:_:)``: a blocking call there holds up no
+    /// one else, whereas on Swift's cooperative pool (two threads on a two-core host) it holds up
+    /// every task. Owners of C handles whose teardown can block use it to decide where to tear down.
+    public static var isCurrent: Bool { pthread_getspecific(markerKey) != nil }
+
+    /// Set (to any non-nil value) on every thread this type starts.
+    private static let markerKey: pthread_key_t = {
+        var key = pthread_key_t()
+        let rc = pthread_key_create(&key, nil)
+        precondition(rc == 0, "pthread_key_create failed: \(rc)")
+        return key
+    }()
 
     /// Names the calling thread (Linux keeps 15 bytes). Profilers and `CPUAccount` group threads by
     /// name; Linux applies a name only when the thread sets its own, and `pthread_setname_np` is not

@@ -51,15 +51,17 @@ package final class RunningProcess: @unchecked Sendable {
             let out = Pipe(), err = Pipe()
             process.standardOutput = out
             process.standardError = err
+            // At the end of the pipe the handler is removed: Foundation's read source stays readable
+            // there, and a handler left in place spins a core until the object goes away.
             out.fileHandleForReading.readabilityHandler = { [weak self] handle in
-                let text = String(decoding: handle.availableData, as: UTF8.self)
-                guard let self, !text.isEmpty else { return }
-                self.collect(stdout: text)
+                let data = handle.availableData
+                if data.isEmpty { handle.readabilityHandler = nil; return }
+                self?.collect(stdout: String(decoding: data, as: UTF8.self))
             }
             err.fileHandleForReading.readabilityHandler = { [weak self] handle in
-                let text = String(decoding: handle.availableData, as: UTF8.self)
-                guard let self, !text.isEmpty else { return }
-                self.collect(stderr: text)
+                let data = handle.availableData
+                if data.isEmpty { handle.readabilityHandler = nil; return }
+                self?.collect(stderr: String(decoding: data, as: UTF8.self))
             }
         }
         try process.run()

@@ -1,4 +1,5 @@
 internal import CRdKafka
+import OwnedThreads
 
 /// The one owner of an `rd_kafka_t`; `deinit` destroys it, then tells the context.
 ///
@@ -38,8 +39,27 @@ final class RdKafkaHandle: @unchecked Sendable {
             _ = Unmanaged.passRetained(context)
             return
         }
-        rd_kafka_destroy(raw)
-        context.didDestroy()
+        let teardown = Teardown(raw: raw, context: context)
+        // `rd_kafka_destroy` can block for as long as a broker is unreachable (a consumer leaving its
+        // group, confluentinc/librdkafka#4519), so it never runs on the cooperative pool: where the last
+        // reference drops in async code, a detached thread of ours destroys. `close()` drops it on one.
+        if OwnedThread.isCurrent {
+            teardown.run()
+        } else {
+            OwnedThread.start(name: "kafka-destroy") { teardown.run() }.detach()
+        }
+    }
+
+    /// What destroying needs, handed to the thread that does it.
+    private struct Teardown: @unchecked Sendable {
+        // @unchecked: the pointer is used once, by the one thread that destroys it.
+        let raw: OpaquePointer
+        let context: RdKafkaContext
+
+        func run() {
+            rd_kafka_destroy(raw)
+            context.didDestroy()
+        }
     }
 
     /// Makes `deinit` leak the client instead of destroying it: the lesser evil where destroying would
