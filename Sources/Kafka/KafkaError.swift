@@ -41,6 +41,9 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
         public static let processingStalled = Code(rawValue: -10_001)
         /// Wrapper code: a configuration key or value was rejected.
         public static let configuration = Code(rawValue: -10_002)
+        /// Wrapper code: the sending task was cancelled before the record's delivery report came. The
+        /// record may still be delivered; the caller must not count it as delivered.
+        public static let deliveryWaitCancelled = Code(rawValue: -10_003)
 
         /// The code librdkafka names `name` (`NOT_LEADER_FOR_PARTITION`, `_TRANSPORT`; an `ERR_` prefix
         /// and case are ignored), or nil when no code has that name. For fault injection from text.
@@ -58,6 +61,7 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
             switch self {
             case .processingStalled: return "PROCESSING_STALLED"
             case .configuration: return "CONFIGURATION"
+            case .deliveryWaitCancelled: return "DELIVERY_WAIT_CANCELLED"
             default: return String(cString: rd_kafka_err2name(rd_kafka_resp_err_t(rawValue: rawValue)))
             }
         }

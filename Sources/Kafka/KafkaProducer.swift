@@ -347,16 +347,30 @@ final class BatchDelivery: Sendable {
         if let (continuation, outcomes) = done { continuation.resume(returning: outcomes) }
     }
 
-    /// Waits for every record's outcome (returns at once if all are in).
+    /// Waits for every record's outcome (returns at once if all are in). Cancelling the task ends
+    /// the wait: records still unreported fail with `.deliveryWaitCancelled` (a report that comes
+    /// later is ignored), so a shutdown is not held by a partition whose leader is gone.
     func wait() async -> [Result<KafkaDeliveryReport, KafkaError>] {
-        await withCheckedContinuation { continuation in
-            let ready: [Result<KafkaDeliveryReport, KafkaError>]? = state.withLock { s in
-                if s.remaining == 0 { return s.outcomes.map { $0! } }
-                s.continuation = continuation
-                return nil
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let ready: [Result<KafkaDeliveryReport, KafkaError>]? = state.withLock { s in
+                    if s.remaining == 0 { return s.outcomes.map { $0! } }
+                    s.continuation = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
             }
-            if let ready { continuation.resume(returning: ready) }
+        } onCancel: {
+            giveUp()
         }
+    }
+
+    /// Fails every record still unreported; `complete` ignores their reports from now on.
+    private func giveUp() {
+        let cancelled = KafkaError(code: .deliveryWaitCancelled, message: "stopped waiting for the delivery report (task cancelled)",
+                                   isRetriable: true)
+        let indexes = state.withLock { s in s.outcomes.indices.filter { s.outcomes[$0] == nil } }
+        for index in indexes { complete(index, .failed(cancelled)) }
     }
 }
 

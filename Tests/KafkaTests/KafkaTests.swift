@@ -372,6 +372,32 @@ struct KafkaTests {
         }
     }
 
+    @Test("a batch send waiting for reports from a dead broker returns when its task is cancelled, the records failed as cancelled")
+    func batchSendWaitEndsOnCancellation() async throws {
+        try await withCluster { cluster in
+            try cluster.createTopic("stuck", partitions: 1)
+            let producer = try makeProducer(cluster)
+            _ = try await producer.send(topic: "stuck", key: nil, value: bytes("before"))
+            try cluster.setBrokerDown(1)
+            let sending = Task {
+                await producer.send([KafkaProducer.Record(topic: "stuck", key: nil, value: bytes("a")),
+                                     KafkaProducer.Record(topic: "stuck", key: nil, value: bytes("b"))])
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            let cancelled = ContinuousClock.now
+            sending.cancel()
+            let outcomes = await sending.value
+            #expect(ContinuousClock.now - cancelled < .seconds(2))
+            #expect(outcomes.count == 2)
+            for outcome in outcomes {
+                guard case .failure(let error) = outcome else { Issue.record("delivered while the broker was down"); continue }
+                #expect(error.code == .deliveryWaitCancelled && error.isRetriable)
+            }
+            try cluster.setBrokerUp(1)
+            await producer.close()
+        }
+    }
+
     @Test func producerDeliversOnceTheBrokerComesBack() async throws {
         try await withCluster { cluster in
             try cluster.createTopic("outage", partitions: 1)

@@ -464,6 +464,9 @@ public final class LicenseWorker: Service, Sendable {
                     case .deadLetter, .deadLetterHeadersOnly: deadLettered += 1
                     case .reply(let reply): replied.append((reply.status.name, reply.tenant ?? "", job.priority))
                     }
+                case .failure(let error) where error.code == .deliveryWaitCancelled:
+                    // Shutdown out of time: neither delivered nor retried; the job is redelivered.
+                    continue
                 case .failure(let error):
                     failedKinds.append(error.kind)
                     if error.isRetriable {
