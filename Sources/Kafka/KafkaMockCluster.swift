@@ -1,6 +1,9 @@
 internal import CRdKafka
 import OwnedThreads
 import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// librdkafka's in-process mock Kafka cluster, for tests and `ksm demo`.
 ///
@@ -123,10 +126,49 @@ package final class KafkaMockCluster: @unchecked Sendable {
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "broker \(brokerID) down") }
     }
 
-    /// Accepts connections again.
-    package func setBrokerUp(_ brokerID: Int32) throws(KafkaError) {
+    /// Accepts connections again, on the broker's old port.
+    ///
+    /// librdkafka 2.0.2 re-binds that port and aborts the whole process if it cannot (an assertion in
+    /// `rd_kafka_mock_broker_cmd`). While the broker was down, any socket of this host may have taken
+    /// the port (an outgoing connection's ephemeral port, a server handed a "free" port), so it is
+    /// tried first: waited for up to `portWait`, then refused with an error, never an abort.
+    package func setBrokerUp(_ brokerID: Int32, portWait: Duration = .seconds(10)) throws(KafkaError) {
+        if let port = port(ofBroker: brokerID) {
+            let deadline = ContinuousClock.now + portWait
+            while !Self.canBind(port: port) {
+                guard ContinuousClock.now < deadline else {
+                    throw KafkaError(code: .state, message: "broker \(brokerID) cannot come back up: another socket holds its port \(port)",
+                                     isRetriable: true)
+                }
+                usleep(50_000)
+            }
+        }
         let err = rd_kafka_mock_broker_set_up(cluster, brokerID)
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "broker \(brokerID) up") }
+    }
+
+    /// The loopback port of broker `brokerID` (1-based, in the order of ``bootstrapServers``).
+    private func port(ofBroker brokerID: Int32) -> UInt16? {
+        let servers = bootstrapServers.split(separator: ",")
+        let index = Int(brokerID) - 1
+        guard servers.indices.contains(index), let port = servers[index].split(separator: ":").last else { return nil }
+        return UInt16(port)
+    }
+
+    /// True when 127.0.0.1:`port` can be bound as librdkafka binds it (`SO_REUSEADDR`).
+    private static func canBind(port: UInt16) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return true }  // no descriptor to test with: leave it to librdkafka
+        defer { close(fd) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
     }
 
     /// Moves a partition's leadership to `brokerID` (-1: no leader), so clients must find the new

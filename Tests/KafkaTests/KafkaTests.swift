@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 import Testing
 @testable import Kafka
@@ -397,6 +400,41 @@ struct KafkaTests {
             // Down for good (see closeIsBoundedWhenTheCoordinatorIsGone): the close purges at once.
             await producer.close(timeout: .milliseconds(100))
         }
+    }
+
+    @Test("a broker whose port was taken while it was down is refused coming back up with an error, not an abort; once free it comes up")
+    func brokerUpWaitsForItsPort() async throws {
+        try await withCluster { cluster in
+            try cluster.createTopic("port", partitions: 1)
+            let producer = try makeProducer(cluster)
+            _ = try await producer.send(topic: "port", key: nil, value: bytes("before"))
+            let port = try #require(cluster.bootstrapServers.split(separator: ":").last.flatMap { UInt16($0) })
+            try cluster.setBrokerDown(1)
+            let squatter = try #require(listeningSocket(port: port), "could not take the broker's port for the test")
+            #expect(throws: KafkaError.self) { try cluster.setBrokerUp(1, portWait: .milliseconds(200)) }
+            close(squatter)
+            try cluster.setBrokerUp(1)
+            let report = try await producer.send(topic: "port", key: nil, value: bytes("after"))
+            #expect(report.offset == 1)
+            await producer.close()
+        }
+    }
+
+    /// A socket listening on 127.0.0.1:`port` (`SO_REUSEADDR`, as the mock broker binds), or nil.
+    private func listeningSocket(port: UInt16) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let bound = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard bound, listen(fd, 1) == 0 else { close(fd); return nil }
+        return fd
     }
 
     @Test func producerDeliversOnceTheBrokerComesBack() async throws {
