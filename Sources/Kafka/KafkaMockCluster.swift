@@ -157,18 +157,9 @@ package final class KafkaMockCluster: @unchecked Sendable {
 
     /// True when 127.0.0.1:`port` can be bound as librdkafka binds it (`SO_REUSEADDR`).
     private static func canBind(port: UInt16) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return true }  // no descriptor to test with: leave it to librdkafka
-        defer { close(fd) }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
+        guard let fd = LoopbackPort.bind(port) else { return false }
+        close(fd)
+        return true
     }
 
     /// Moves a partition's leadership to `brokerID` (-1: no leader), so clients must find the new

@@ -420,20 +420,10 @@ struct KafkaTests {
         }
     }
 
-    /// A socket listening on 127.0.0.1:`port` (`SO_REUSEADDR`, as the mock broker binds), or nil.
+    /// A socket listening on 127.0.0.1:`port` (bound as the mock broker binds), or nil.
     private func listeningSocket(port: UInt16) -> Int32? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        guard bound, listen(fd, 1) == 0 else { close(fd); return nil }
+        guard let fd = LoopbackPort.bind(port) else { return nil }
+        guard listen(fd, 1) == 0 else { close(fd); return nil }
         return fd
     }
 
