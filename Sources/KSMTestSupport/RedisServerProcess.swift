@@ -86,9 +86,13 @@ public final class RedisServerProcess: @unchecked Sendable {
     private func waitUntilAnswering() async throws {
         // Bounded by attempts, not by a wall-clock deadline: in a full `swift test` run, CPU-bound
         // suites can hold the cooperative pool for 15 s or more, so an attempt made before the server
-        // listened delivers its "Connection refused" only after any deadline has passed. 500 attempts 20 ms apart is
-        // at least 10 s of real waiting, however slowly the attempts come back.
-        for _ in 0..<500 {
+        // listened delivers its "Connection refused" only after any deadline has passed. At least 500
+        // attempts 20 ms apart and at least 60 s: a host whose cores are taken (a full run beside
+        // two busy loops here) once needed more than 500.
+        let patience = ContinuousClock.now + .seconds(60)
+        var attempt = 0
+        while attempt < 500 || ContinuousClock.now < patience {
+            attempt += 1
             if processExited {
                 throw RedisError(.connectionFailed, "redis-server on port \(port) exited at start (port taken?)", isRetriable: false)
             }
