@@ -115,6 +115,12 @@ public final class KafkaProducer: Sendable {
         let batch = BatchDelivery(count: records.count)
         for (index, record) in records.enumerated() {
             while true {
+                // A cancelled sender (a shutdown out of time) produces nothing more: its jobs go to
+                // the next owner, which answers them once instead of twice.
+                if Task.isCancelled {
+                    batch.complete(index, .failed(KafkaError.deliveryWaitCancelled()))
+                    break
+                }
                 let handle: RdKafkaHandle
                 do { handle = try currentHandle() } catch {
                     batch.complete(index, .failed(error))
@@ -367,8 +373,7 @@ final class BatchDelivery: Sendable {
 
     /// Fails every record still unreported; `complete` ignores their reports from now on.
     private func giveUp() {
-        let cancelled = KafkaError(code: .deliveryWaitCancelled, message: "stopped waiting for the delivery report (task cancelled)",
-                                   isRetriable: true)
+        let cancelled = KafkaError.deliveryWaitCancelled()
         let indexes = state.withLock { s in s.outcomes.indices.filter { s.outcomes[$0] == nil } }
         for index in indexes { complete(index, .failed(cancelled)) }
     }

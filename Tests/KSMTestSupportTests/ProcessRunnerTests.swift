@@ -65,9 +65,11 @@ import Glibc
         }
         #expect(ContinuousClock.now - started < .seconds(10))
         do {
-            _ = try await ProcessRunner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", "echo waiting; exec sleep 60"], timeout: .milliseconds(500))
+            _ = try await ProcessRunner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", "echo waiting; sleep 60; echo never"], timeout: .seconds(2))
+            Issue.record("a command sleeping 60 s finished within 2 s")
         } catch let error as ProcessTimedOut {
-            #expect(error.output.stdoutText.contains("waiting"))
+            // The shell and its sleep (the whole group) are gone, and what it printed is reported.
+            #expect(error.output.stdoutText == "waiting\n")
             #expect(error.description.contains("did not finish within"))
         }
     }

@@ -26,6 +26,8 @@ final class PipeDrain: Sendable {
         OwnedThread.start(name: name) { [self] in
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {
+                // Checked on every pass: a descendant that keeps writing must not keep the reader.
+                if state.withLock({ s in s.giveUpAt.map { ContinuousClock.now >= $0 } ?? false }) { break }
                 var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 let ready = poll(&pfd, 1, 100)
                 if ready > 0 {
@@ -38,8 +40,6 @@ final class PipeDrain: Sendable {
                     break  // end of file, or the pipe is gone
                 }
                 if ready < 0, errno != EINTR { break }
-                let stop = state.withLock { s in s.giveUpAt.map { ContinuousClock.now >= $0 } ?? false }
-                if stop { break }
             }
             state.withLock { $0.done = true }
         }.detach()
@@ -52,6 +52,4 @@ final class PipeDrain: Sendable {
         return state.withLock { $0.bytes }
     }
 
-    /// What was read so far (for a timeout's report).
-    var soFar: [UInt8] { state.withLock { $0.bytes } }
 }

@@ -13,6 +13,9 @@ extension Process {
     /// stays true until that other child exits as well: two tests each waiting for the other's server
     /// to die held both cooperative threads for ever.
     package var exitStatus: ProcessExitStatus? {
+        // Once Foundation has reaped the child its fields are final, and the pid may belong to
+        // another process by now: never ask the kernel about it again.
+        if !isRunning { return ProcessExitStatus(status: terminationStatus, signalled: terminationReason == .uncaughtSignal) }
         var info = siginfo_t()
         let rc = waitid(P_PID, id_t(processIdentifier), &info, WEXITED | WNOHANG | WNOWAIT)
         if rc == 0, info._sifields._sigchld.si_pid == processIdentifier {
@@ -20,10 +23,7 @@ extension Process {
             let status = info._sifields._sigchld.si_status
             return ProcessExitStatus(status: status, signalled: code == CLD_KILLED || code == CLD_DUMPED)
         }
-        // Already reaped (ECHILD): Foundation's fields are, or are about to be, final.
-        if rc != 0, errno == ECHILD, !isRunning {
-            return ProcessExitStatus(status: terminationStatus, signalled: terminationReason == .uncaughtSignal)
-        }
+        // Reaped by Foundation between the two looks (ECHILD): its fields are final once isRunning says so.
         return nil
     }
 

@@ -58,9 +58,14 @@ package enum ProcessRunner {
         }
 
         guard let exit = await process.waitForExit(timeout: timeout) else {
+            // The whole process group (Foundation starts each child in a group of its own): a
+            // script's children would otherwise live on and hold the pipes.
+            kill(-process.processIdentifier, SIGKILL)
             kill(process.processIdentifier, SIGKILL)
-            process.waitForExitBlocking(timeout: .seconds(10))
-            let output = ProcessOutput(status: -1, signalled: true, stdout: stdoutDrain.soFar, stderr: stderrDrain?.soFar ?? [])
+            _ = await process.waitForExit(timeout: .seconds(10))
+            let giveUpAt = ContinuousClock.now + .seconds(1)
+            let output = ProcessOutput(status: -1, signalled: true, stdout: await stdoutDrain.finish(giveUpAt: giveUpAt),
+                                       stderr: await stderrDrain?.finish(giveUpAt: giveUpAt) ?? [])
             throw ProcessTimedOut(command: ([name] + arguments.prefix(3)).joined(separator: " "), timeout: timeout, output: output)
         }
         // A descendant holding a pipe must not hold the test: one short grace for both, then what was read.
