@@ -120,7 +120,9 @@ let package = Package(
             ]
         ),
         // A real redis-server on a free loopback port, for the tests and `ksm bench`.
-        .target(name: "KSMTestSupport", dependencies: ["RedisStore", "OwnedThreads"]),
+        .target(name: "KSMTestSupport", dependencies: ["RedisStore", "OwnedThreads", "TestRunWatchdog"]),
+        // Ends a test process that hangs, with every thread's stack (a constructor, armed only in a test bundle).
+        .target(name: "TestRunWatchdog"),
         // Load and benchmarks: the load generator, `ksm bench`'s runs and reports, the demo catalogue
         // and the test credentials. The only library that simulates devices or starts servers.
         .target(
@@ -147,7 +149,7 @@ let package = Package(
         .testTarget(name: "FairPlayTests", dependencies: ["FairPlay", "FairPlayDevice", "Wire", "KSMTestSupport"]),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
         .testTarget(name: "OwnedThreadsTests", dependencies: ["OwnedThreads"]),
-        .testTarget(name: "KSMTestSupportTests", dependencies: ["KSMTestSupport"]),
+        .testTarget(name: "KSMTestSupportTests", dependencies: ["KSMTestSupport", "TestRunWatchdog"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "KSMTestSupport"]),
         .testTarget(name: "LicensingTests", dependencies: ["Licensing", "Wire", "KSMTestSupport"]),
         .testTarget(name: "RedisStoreTests", dependencies: ["RedisStore", "Wire", "KSMTestSupport"]),

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs the C libraries FairPlayKSM links (OpenSSL 3, librdkafka, hiredis, jemalloc) and redis-server,
+# Installs the C libraries FairPlayKSM links (OpenSSL 3, librdkafka, hiredis, jemalloc), redis-server and gdb
+# (the test watchdog prints a hung run's stacks with it),
 # from Debian 12's packages. Swift 6 itself is expected on PATH.
 set -euo pipefail
 if [ "$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq libssl-dev librdkafka-dev libhiredis-dev libjemalloc-dev redis-server pkg-config >/dev/null
+$SUDO apt-get install -y -qq libssl-dev librdkafka-dev libhiredis-dev libjemalloc-dev redis-server pkg-config gdb >/dev/null
 # promtool (Debian's prometheus package) for the suite's alert-rule and /metrics checks.
 $SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null
 

@@ -19,7 +19,6 @@ public final class RedisServerProcess: @unchecked Sendable {
     /// at once (another process took the port between the pick and its bind: tests start many
     /// servers at the same moment) is started again on another port, up to five times.
     public init(extraArguments: [String] = []) async throws {
-        TestRunWatchdog.arm()
         self.port = try Self.freeLoopbackPort()
         self.extraArguments = extraArguments
         for attempt in 1...5 {

@@ -23,7 +23,6 @@ package enum ProcessRunner {
         input: [UInt8]? = nil, mergeOutput: Bool = false, timeout: Duration = .seconds(300)
     ) async throws -> ProcessOutput {
         ignoreBrokenPipes
-        TestRunWatchdog.arm()
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

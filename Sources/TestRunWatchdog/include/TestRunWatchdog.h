@@ -1,0 +1,8 @@
+#ifndef KSM_TEST_RUN_WATCHDOG_H
+#define KSM_TEST_RUN_WATCHDOG_H
+
+/// Seconds after which this test process prints every thread's stack and exits 1, or 0 when the
+/// watchdog is not armed (not a test bundle). Armed by a constructor before any test runs.
+unsigned ksm_test_watchdog_seconds(void);
+
+#endif
