@@ -28,20 +28,26 @@ package enum ProcessRunner {
         process.arguments = arguments
         if let environment { process.environment = environment }
         if let currentDirectory { process.currentDirectoryURL = currentDirectory }
-        let out = Pipe()
-        let err = mergeOutput ? out : Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        let stdin = input == nil ? nil : Pipe()
-        process.standardInput = stdin ?? FileHandle.nullDevice
+        // Close-on-exec pipes, not Foundation's `Pipe`: a child another test spawns at this moment
+        // must not inherit a write end and hold this command's output (or its input) open.
+        let out = try ChildPipe()
+        let err = mergeOutput ? out : try ChildPipe()
+        process.standardOutput = out.writing
+        process.standardError = err.writing
+        let stdin = input == nil ? nil : try ChildPipe()
+        process.standardInput = stdin?.reading ?? FileHandle.nullDevice
         try process.run()
+        // The child has its copies (dup2 onto 0-2 clears close-on-exec); these ends are its alone.
+        try? out.writing.close()
+        if !mergeOutput { try? err.writing.close() }
+        try? stdin?.reading.close()
 
         let name = executable.lastPathComponent
-        let stdoutDrain = PipeDrain(out.fileHandleForReading, name: "out \(name)")
-        let stderrDrain = mergeOutput ? nil : PipeDrain(err.fileHandleForReading, name: "err \(name)")
+        let stdoutDrain = PipeDrain(out.reading, name: "out \(name)")
+        let stderrDrain = mergeOutput ? nil : PipeDrain(err.reading, name: "err \(name)")
         if let stdin, let input {
-            let fd = stdin.fileHandleForWriting.fileDescriptor
-            let handle = stdin.fileHandleForWriting
+            let fd = stdin.writing.fileDescriptor
+            let handle = stdin.writing
             OwnedThread.start(name: "in \(name)") {
                 var offset = 0
                 while offset < input.count {
