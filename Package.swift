@@ -177,7 +177,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "FairPlay", "FairPlayDevice", "KSMService", "KSMOperations", "KSMLoad", "Kafka", "RedisStore", "Licensing", "Wire", "KSMTestSupport", "ksm",
+                "FairPlay", "FairPlayDevice", "KSMService", "KSMOperations", "KSMLoad", "Kafka", "RedisStore", "Licensing", "Wire", "KSMTestSupport", "OwnedThreads", "ksm",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),

@@ -33,6 +33,8 @@ struct StormBench: AsyncParsableCommand {
     var prefetchMargin: Double = 2
     @Option(help: "Extra `ksm serve` flags for every worker, space-separated (e.g. `--worker-flags=\"--max-batch-size 128\"`), to compare settings.")
     var workerFlags = ""
+    @Flag(help: "Run even when the host was more than 25 % busy in the second before the storm (its figures then measure the other processes too).")
+    var allowBusyHost = false
 
     func run() async throws {
         let viewers = self.viewers ?? mix.viewers, joiners = self.joiners ?? mix.joiners
@@ -51,6 +53,7 @@ struct StormBench: AsyncParsableCommand {
                              workerFlags: workerFlags.split(separator: " ").map(String.init),
                              executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath(), allocator: Allocator.description,
                              redis: redis, progress: { FileHandle.standardError.write(Data("[storm] \($0)\n".utf8)) })
+        storm.busyHostLimit = allowBusyHost ? nil : 0.25
         storm.prefetchWindowSeconds = prefetchWindow
         storm.prefetchMarginSeconds = prefetchMargin
         let (output, title) = try await storm.run()

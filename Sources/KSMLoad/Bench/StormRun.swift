@@ -32,6 +32,10 @@ package struct StormRun {
     package var progress: @Sendable (String) -> Void
     /// The prefetch window and margin (seconds) of the window scenarios, compressed from the
     /// production default (60 and 10) so a run stays short; the same for every scenario.
+    /// The busiest the host may be in the second before the storm (processes, interrupts and steal
+    /// over all cores); nil runs on a busy host anyway. Other processes take the storm's cores, and
+    /// every figure then measures them too.
+    package var busyHostLimit: Double? = 0.25
     package var prefetchWindowSeconds: Double = 20
     package var prefetchMarginSeconds: Double = 2
 
@@ -122,6 +126,8 @@ package struct StormRun {
         package var newDrainOverIdeal: [String: Double]?
         package var smoothingGain: Double?
         package var twoWorkersOverOne: Double?
+        /// The host's busy share in the second before the storm (``busyHostLimit``).
+        package var hostBusyBeforeStart: Double?
 
         enum CodingKeys: String, CodingKey {
             case machine, allocator, redis, jobs, runs
@@ -132,11 +138,21 @@ package struct StormRun {
             case continuityIdealSeconds = "continuity_ideal_seconds", continuityP99OverIdeal = "continuity_p99_over_ideal"
             case newDrainOverIdeal = "new_drain_over_ideal"
             case drainOverIdeal = "drain_over_ideal", smoothingGain = "smoothing_gain_off_over_on", twoWorkersOverOne = "drain_one_over_two_workers"
+            case hostBusyBeforeStart = "host_busy_before_start"
         }
     }
 
     /// Runs every scenario; the figures, and the title of their chart.
     package func run() async throws -> (output: Output, title: String) {
+        let quietBefore = HostTime.sample()
+        try await Task.sleep(for: .seconds(1))
+        let busyBefore = HostTime.sample().busyFraction(since: quietBefore)
+        if let limit = busyHostLimit, let busyBefore, busyBefore > limit {
+            throw Failure("the host was \(Int((busyBefore * 100).rounded())) % busy in the second before the storm (at most \(Int(limit * 100)) %): "
+                          + "other processes would take the storm's cores and skew every figure; stop them (ps -eo pid,pcpu,comm --sort=-pcpu), "
+                          + "or pass --allow-busy-host")
+        }
+        progress("host \(Int(((busyBefore ?? 0) * 100).rounded())) % busy before the storm")
         let chosen = scenarios
         var logger = Logger(label: "ksm.bench.storm")
         logger.logLevel = .error
@@ -282,7 +298,7 @@ package struct StormRun {
             }
         }
         func drain(_ name: String) -> Double? { reports.first { $0.label == StormRun.known[name]?.label }?.drainSeconds }
-        let output = Output(
+        var output = Output(
             machine: "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB",
             allocator: allocator, redis: redisTopology, jobs: jobs, inProcessCKCPerSecond: rate.rounded(), inProcessCPUMicrosecondsPerJob: inProcessCPU,
             idealDrainSeconds: rounded(ideal), runs: reports,
@@ -291,6 +307,7 @@ package struct StormRun {
             continuityIdealSeconds: rounded(Double(viewers) / rate), continuityP99OverIdeal: continuityRatios, newDrainOverIdeal: newRatios,
             smoothingGain: drain("off").flatMap { off in drain("on").map { (off / $0 * 1000).rounded() / 1000 } },
             twoWorkersOverOne: drain("on").flatMap { one in drain("on-2").map { (one / $0 * 1000).rounded() / 1000 } })
+        output.hostBusyBeforeStart = busyBefore
         withExtendedLifetime(cluster) {}
         return (output, Self.title(viewers: viewers, joiners: joiners, ideal: ideal))
     }
