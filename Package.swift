@@ -147,7 +147,7 @@ let package = Package(
         ),
 
         .testTarget(name: "FairPlayTests", dependencies: ["FairPlay", "FairPlayDevice", "Wire", "KSMTestSupport"]),
-        .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
+        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "KSMTestSupport"]),
         .testTarget(name: "OwnedThreadsTests", dependencies: ["OwnedThreads"]),
         .testTarget(name: "KSMTestSupportTests", dependencies: ["KSMTestSupport", "TestRunWatchdog"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "KSMTestSupport"]),

@@ -53,7 +53,7 @@ public final class RedisServerProcess: @unchecked Sendable {
         ] + extraArguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try SpawnGate.holding { try process.run() }
         self.process = process
         try await waitUntilAnswering()
     }

@@ -19,7 +19,7 @@ import Glibc
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = Self.leaveASleeperBehind
         process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        try SpawnGate.holding { try process.run() }
         let started = ContinuousClock.now
         let exit = await process.waitForExit(timeout: .seconds(30))
         #expect(exit == ProcessExitStatus(status: 3, signalled: false))

@@ -64,7 +64,7 @@ package final class RunningProcess: @unchecked Sendable {
                 self?.collect(stderr: String(decoding: data, as: UTF8.self))
             }
         }
-        try process.run()
+        try SpawnGate.holding { try process.run() }
     }
 
     deinit { kill() }

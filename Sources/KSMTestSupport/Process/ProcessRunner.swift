@@ -36,7 +36,7 @@ package enum ProcessRunner {
         process.standardError = err.writing
         let stdin = input == nil ? nil : try ChildPipe()
         process.standardInput = stdin?.reading ?? FileHandle.nullDevice
-        try process.run()
+        try SpawnGate.holding { try process.run() }
         // The child has its copies (dup2 onto 0-2 clears close-on-exec); these ends are its alone.
         try? out.writing.close()
         if !mergeOutput { try? err.writing.close() }

@@ -1,0 +1,19 @@
+import Synchronization
+
+/// One child process spawned at a time in this process, and nothing that must not be copied into a
+/// child while one is being spawned.
+///
+/// Why: between the clone and the exec of a spawn, the child holds a copy of every descriptor of
+/// this process, close-on-exec ones included, while Foundation closes hundreds of others one by one.
+/// A mock Kafka broker set down in that window closes its listener and binds the port again at once;
+/// the child's copy still listens, the bind fails, and librdkafka 2.0.2 aborts the whole test process
+/// (`rd_kafka_mock_broker_cmd`; seen twice in loaded full runs). `posix_spawn` returns only once the
+/// child has exec'd, so holding this gate around the spawn and around a broker's down and up is enough.
+package enum SpawnGate {
+    private static let gate = Mutex(())
+
+    /// Runs `body` (a spawn, or a mock broker's down or up) while no spawn is in flight.
+    package static func holding<T>(_ body: () throws -> T) rethrows -> T {
+        try gate.withLock { _ in try body() }
+    }
+}
