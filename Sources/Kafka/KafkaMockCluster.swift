@@ -72,11 +72,7 @@ package final class KafkaMockCluster: @unchecked Sendable {
         // Cluster before its host handle, both on a thread of ours: destroying waits for the
         // cluster's thread and the host client's, which must not hold a cooperative thread.
         let teardown = ClusterTeardown(cluster: cluster, host: handle)
-        if OwnedThread.isCurrent {
-            teardown.run()
-        } else {
-            OwnedThread.start(name: "kafka-mock-down") { teardown.run() }.detach()
-        }
+        OwnedThread.runOffPool(name: "kafka-mock-down") { teardown.run() }
     }
 
     /// The cluster and the client hosting it, handed to the thread that destroys them in order.

@@ -81,6 +81,16 @@ public final class OwnedThread: @unchecked Sendable {
     /// every task. Owners of C handles whose teardown can block use it to decide where to tear down.
     public static var isCurrent: Bool { pthread_getspecific(markerKey) != nil }
 
+    /// Runs blocking teardown off the cooperative pool: here when the caller is already a thread of
+    /// ours, else on a new detached one (for a `deinit`, which runs wherever the last reference drops).
+    public static func runOffPool(name: String, _ body: @escaping @Sendable () -> Void) {
+        if isCurrent {
+            body()
+        } else {
+            start(name: name, body).detach()
+        }
+    }
+
     /// Set (to any non-nil value) on every thread this type starts.
     private static let markerKey: pthread_key_t = {
         var key = pthread_key_t()

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import KSMTestSupport
 import Synchronization
 import Testing
 @testable import Kafka
@@ -364,7 +363,7 @@ struct KafkaTests {
             try await eventually("the message") { log.messages.count == 1 }
             let message = try #require(log.messages.first)
             try consumer.storeOffset(topic: message.topic, partition: message.partition, offset: message.offset)
-            try SpawnGate.holding { try cluster.setBrokerDown(1) }
+            try cluster.takeDown(1)
             let started = ContinuousClock.now
             let finished = await consumer.close(timeout: .seconds(1))
             let took = ContinuousClock.now - started
@@ -383,7 +382,7 @@ struct KafkaTests {
             try cluster.createTopic("stuck", partitions: 1)
             let producer = try makeProducer(cluster)
             _ = try await producer.send(topic: "stuck", key: nil, value: bytes("before"))
-            try SpawnGate.holding { try cluster.setBrokerDown(1) }
+            try cluster.takeDown(1)
             let sending = Task {
                 await producer.send([KafkaProducer.Record(topic: "stuck", key: nil, value: bytes("a")),
                                      KafkaProducer.Record(topic: "stuck", key: nil, value: bytes("b"))])
@@ -411,11 +410,11 @@ struct KafkaTests {
             let producer = try makeProducer(cluster)
             _ = try await producer.send(topic: "port", key: nil, value: bytes("before"))
             let port = try #require(cluster.bootstrapServers.split(separator: ":").last.flatMap { UInt16($0) })
-            try SpawnGate.holding { try cluster.setBrokerDown(1) }
+            try cluster.takeDown(1)
             let squatter = try #require(listeningSocket(port: port), "could not take the broker's port for the test")
-            #expect(throws: KafkaError.self) { try SpawnGate.holding { try cluster.setBrokerUp(1, portWait: .milliseconds(200)) } }
+            #expect(throws: KafkaError.self) { try cluster.bringUp(1, portWait: .milliseconds(200)) }
             close(squatter)
-            try SpawnGate.holding { try cluster.setBrokerUp(1) }
+            try cluster.bringUp(1)
             let report = try await producer.send(topic: "port", key: nil, value: bytes("after"))
             #expect(report.offset == 1)
             await producer.close()
@@ -435,7 +434,7 @@ struct KafkaTests {
             let producer = try makeProducer(cluster)
             _ = try await producer.send(topic: "outage", key: nil, value: bytes("before"))
 
-            try SpawnGate.holding { try cluster.setBrokerDown(1) }
+            try cluster.takeDown(1)
             let delivered = Mutex<KafkaDeliveryReport?>(nil)
             let sending = Task {
                 let report = try await producer.send(topic: "outage", key: nil, value: bytes("during"))
@@ -445,7 +444,7 @@ struct KafkaTests {
             try await Task.sleep(for: .milliseconds(800))
             #expect(delivered.withLock { $0 } == nil, "no acknowledgement while the broker is down")
 
-            try SpawnGate.holding { try cluster.setBrokerUp(1) }
+            try cluster.bringUp(1)
             let report = try await sending.value
             #expect(report.offset == 1)
 

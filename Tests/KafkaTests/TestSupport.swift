@@ -1,4 +1,5 @@
 import Logging
+import KSMTestSupport
 import Synchronization
 import Testing
 @testable import Kafka
@@ -114,6 +115,19 @@ final class EventLog: Sendable {
     /// Waits until the events task ended (after the consumer closed).
     func waitForEnd() async {
         await task.withLock { $0 }?.value
+    }
+}
+
+extension KafkaMockCluster {
+    /// A broker's down and up as these tests need them: while no child process is being spawned
+    /// (``SpawnGate``). A child between clone and exec holds the broker's listener, the re-bind that
+    /// keeps its port fails, and librdkafka 2.0.2 aborts the whole test process.
+    func takeDown(_ brokerID: Int32) throws {
+        try SpawnGate.holding { try setBrokerDown(brokerID) }
+    }
+
+    func bringUp(_ brokerID: Int32, portWait: Duration = .seconds(10)) throws {
+        try SpawnGate.holding { try setBrokerUp(brokerID, portWait: portWait) }
     }
 }
 

@@ -69,7 +69,7 @@ package enum ProcessRunner {
             kill(process.processIdentifier, SIGKILL)
             _ = await process.waitForExit(timeout: .seconds(10))
             let giveUpAt = ContinuousClock.now + .seconds(1)
-            let output = ProcessOutput(status: -1, signalled: true, stdout: await stdoutDrain.finish(giveUpAt: giveUpAt),
+            let output = ProcessOutput(exit: ProcessExitStatus(status: -1, signalled: true), stdout: await stdoutDrain.finish(giveUpAt: giveUpAt),
                                        stderr: await stderrDrain?.finish(giveUpAt: giveUpAt) ?? [])
             throw ProcessTimedOut(command: ([name] + arguments.prefix(3)).joined(separator: " "), timeout: timeout, output: output)
         }
@@ -77,7 +77,7 @@ package enum ProcessRunner {
         let giveUpAt = ContinuousClock.now + .seconds(3)
         let stdout = await stdoutDrain.finish(giveUpAt: giveUpAt)
         let stderr = await stderrDrain?.finish(giveUpAt: giveUpAt) ?? []
-        return ProcessOutput(status: exit.status, signalled: exit.signalled, stdout: stdout, stderr: stderr)
+        return ProcessOutput(exit: exit, stdout: stdout, stderr: stderr)
     }
 
     /// Writing to a child that exited without reading its input must fail the write, not kill this

@@ -43,11 +43,7 @@ final class RdKafkaHandle: @unchecked Sendable {
         // `rd_kafka_destroy` can block for as long as a broker is unreachable (a consumer leaving its
         // group, confluentinc/librdkafka#4519), so it never runs on the cooperative pool: where the last
         // reference drops in async code, a detached thread of ours destroys. `close()` drops it on one.
-        if OwnedThread.isCurrent {
-            teardown.run()
-        } else {
-            OwnedThread.start(name: "kafka-destroy") { teardown.run() }.detach()
-        }
+        OwnedThread.runOffPool(name: "kafka-destroy") { teardown.run() }
     }
 
     /// What destroying needs, handed to the thread that does it.
