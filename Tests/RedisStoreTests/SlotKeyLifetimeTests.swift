@@ -33,8 +33,13 @@ struct SlotKeyLifetimeTests {
             let (slots, starts) = (RedisKeys.slots(Self.sid("acme"), account: Self.sid("alice")), RedisKeys.slotStarts(Self.sid("acme"), account: Self.sid("alice")))
 
             // Grant of 600 s: need = 600 s + 60 s, set to twice that. (The script's clock is the test's;
-            // Redis counts the TTL down in real time, which barely moves here.)
+            // Redis counts the TTL down in real time, which barely moves here.) The account's first
+            // slot writes no start (it reads as the oldest); a second device's slot does.
             #expect(try await store.acquireLeases([Self.lease("g", seconds: 600, at: Self.t0)]) == [.granted(expiresAtMilliseconds: Self.t0 + 600_000)])
+            let first = try await Self.ttl(client, slots)
+            #expect(first > 1_300_000 && first <= 1_320_000, "\(first)")
+            #expect(try await client.send(["EXISTS", starts]).integerValue == 0)
+            #expect(try await store.acquireLeases([Self.lease("g2", device: 2, seconds: 600, at: Self.t0)]) == [.granted(expiresAtMilliseconds: Self.t0 + 600_000)])
             for key in [slots, starts] {
                 let ttl = try await Self.ttl(client, key)
                 #expect(ttl > 1_300_000 && ttl <= 1_320_000, "\(key): \(ttl)")
@@ -99,6 +104,22 @@ struct SlotKeyLifetimeTests {
             guard case .grantedEndingOldest = result[0] else { Issue.record("expected end-oldest, got \(result)"); return }
             let ttl = try await Self.ttl(client, ended)
             #expect(ttl > 1_300_000 && ttl <= 1_320_002, "\(ttl)")
+        }
+    }
+
+    @Test("an account's first slot, which records no start, is still the oldest when a full account ends one")
+    func firstSlotWithoutAStartIsEndedFirst() async throws {
+        try await Self.withRedis { (client: RedisClient, store: RedisLicenseStore) async throws in
+            let starts = RedisKeys.slotStarts(Self.sid("acme"), account: Self.sid("alice"))
+            // Device 1 takes the first slot, device 2 the second; device 1 then renews past device 2's
+            // expiry, so only the start (not the expiry) makes device 1 the oldest.
+            #expect(try await store.acquireLeases([Self.lease("a", device: 1, seconds: 600, at: Self.t0)]) == [.granted(expiresAtMilliseconds: Self.t0 + 600_000)])
+            #expect(try await store.acquireLeases([Self.lease("b", device: 2, seconds: 600, at: Self.t0 + 10)]) == [.granted(expiresAtMilliseconds: Self.t0 + 600_010)])
+            #expect(try await client.send(["HLEN", starts]).integerValue == 1)
+            #expect(try await store.acquireLeases([Self.lease("a2", device: 1, seconds: 900, at: Self.t0 + 20)]) == [.renewed(expiresAtMilliseconds: Self.t0 + 900_020)])
+            let result = try await store.acquireLeases([Self.lease("c", device: 3, seconds: 600, at: Self.t0 + 30, endOldest: true)])
+            guard case .grantedEndingOldest(_, let ended) = result[0] else { Issue.record("expected end-oldest, got \(result)"); return }
+            #expect(ended.hasPrefix(String(repeating: "01", count: 20)), "\(ended)")
         }
     }
 }

@@ -40,15 +40,16 @@ public struct LicenseEvaluation: Sendable {
                               entitlement: entitlement, refusalStatus: status, write: nil)
         }
         // Stored layers.
+        var places = PolicyDocumentCache.StoredLayers()
         for (bytes, name) in [(stored.tenantPolicy, "tenant"), (stored.assetPolicy, "asset"), (stored.keyPeriodPolicy, "key period")] {
-            switch documents.document(bytes) {
-            case nil: continue
-            case .failure(let error)?: return refused(.invalidPolicy, "policy:invalid", "\(name) policy: \(error.description)")
-            case .success(let d)?:
+            guard let (place, parsed) = documents.document(bytes) else { continue }
+            switch parsed {
+            case .failure(let error): return refused(.invalidPolicy, "policy:invalid", "\(name) policy: \(error.description)")
+            case .success(let d):
                 switch name {
-                case "tenant": layers.tenant = d
-                case "asset": layers.asset = d
-                default: layers.keyPeriod = d
+                case "tenant": (layers.tenant, places.tenant) = (d, place)
+                case "asset": (layers.asset, places.asset) = (d, place)
+                default: (layers.keyPeriod, places.keyPeriod) = (d, place)
                 }
             }
         }
@@ -68,15 +69,11 @@ public struct LicenseEvaluation: Sendable {
                 entitlement = .rejected(error)
             }
         }
-        var policy: EffectivePolicy
-        do throws(PolicyDocumentError) { policy = try layers.resolve() } catch {
-            return refused(.invalidPolicy, "policy:invalid", error.description, entitlement: entitlement)
-        }
-        // The tenant record's stream limit sits under the documents: a leased policy that sets no
-        // `max-streams` gets the record's `max_streams` (records written before the policy engine).
-        if policy.leaseDurationSeconds > 0, policy.origins["max-streams"] == nil {
-            policy.maxStreams = .maximum(tenant.maxConcurrentStreams)
-            policy.origins["max-streams"] = .tenant
+        // The tenant record's stream limit sits under the documents.
+        let policy: EffectivePolicy
+        switch documents.effectivePolicy(layers, stored: places, tenantStreamLimit: tenant.maxConcurrentStreams) {
+        case .success(let resolved): policy = resolved
+        case .failure(let error): return refused(.invalidPolicy, "policy:invalid", error.description, entitlement: entitlement)
         }
         let input = PolicyInput(
             policy: policy, client: ClientFacts(request.payload), nowMilliseconds: now, entitlement: entitlement,

@@ -1,17 +1,75 @@
 import Licensing
 
-/// Policy documents parsed once per batch, keyed by their bytes: most jobs of a batch share the
-/// tenant's default and a few asset documents, and parsing is the costly part of policy.
+/// Policy documents parsed once per batch, and the policy they stack to resolved once per batch:
+/// most jobs of a batch share the tenant's default and a few asset documents, and parsing and
+/// stacking are the costly part of policy.
 struct PolicyDocumentCache {
-    private var parsed: [[UInt8]: Result<PolicyDocument, PolicyDocumentError>] = [:]
+    /// One distinct document of the batch: its place in ``documents`` names it in a stack's key.
+    private struct Entry {
+        let bytes: [UInt8]
+        let result: Result<PolicyDocument, PolicyDocumentError>
+    }
 
-    /// The document, or the error naming the field; nil bytes give nil.
-    mutating func document(_ bytes: [UInt8]?) -> Result<PolicyDocument, PolicyDocumentError>? {
+    /// What one stack of stored layers resolves from: the documents (their places in ``documents``,
+    /// -1 for an absent layer) and the tenant record's stream limit, which sits under them.
+    private struct StackKey: Hashable {
+        var tenant: Int
+        var asset: Int
+        var keyPeriod: Int
+        var tenantStreamLimit: Int
+    }
+
+    private var documents: [Entry] = []
+    private var byBytes: [[UInt8]: Int] = [:]
+    private var stacks: [StackKey: Result<EffectivePolicy, PolicyDocumentError>] = [:]
+
+    /// The stored layers of one job, each a place in the cache (-1: absent).
+    struct StoredLayers {
+        var tenant = -1, asset = -1, keyPeriod = -1
+    }
+
+    /// The document, or the error naming the field, with its place; nil bytes give nil.
+    ///
+    /// A store result's documents usually share their storage with the cached read they came from,
+    /// so storage identity is tried before hashing the bytes: a held array's buffer cannot be
+    /// another array's, so the same address and count mean the same bytes.
+    mutating func document(_ bytes: [UInt8]?) -> (place: Int, result: Result<PolicyDocument, PolicyDocumentError>)? {
         guard let bytes else { return nil }
-        if let known = parsed[bytes] { return known }
+        let address = bytes.withUnsafeBufferPointer { $0.baseAddress }
+        for (place, entry) in documents.enumerated() where entry.bytes.count == bytes.count {
+            if entry.bytes.withUnsafeBufferPointer({ $0.baseAddress }) == address { return (place, entry.result) }
+        }
+        if let place = byBytes[bytes] { return (place, documents[place].result) }
         let result: Result<PolicyDocument, PolicyDocumentError>
         do throws(PolicyDocumentError) { result = .success(try PolicyDocument(json: bytes)) } catch { result = .failure(error) }
-        parsed[bytes] = result
+        documents.append(Entry(bytes: bytes, result: result))
+        byBytes[bytes] = documents.count - 1
+        return (documents.count - 1, result)
+    }
+
+    /// The effective policy of `layers` with the tenant record's stream limit under them: resolved
+    /// once per batch for each stack of stored documents; a stack with a token's layer every time.
+    mutating func effectivePolicy(_ layers: PolicyLayers, stored: StoredLayers, tenantStreamLimit: Int) -> Result<EffectivePolicy, PolicyDocumentError> {
+        guard layers.entitlement == nil else { return Self.resolve(layers, tenantStreamLimit: tenantStreamLimit) }
+        let key = StackKey(tenant: stored.tenant, asset: stored.asset, keyPeriod: stored.keyPeriod, tenantStreamLimit: tenantStreamLimit)
+        if let known = stacks[key] { return known }
+        let result = Self.resolve(layers, tenantStreamLimit: tenantStreamLimit)
+        stacks[key] = result
         return result
+    }
+
+    /// Stacks the layers; a leased policy that sets no `max-streams` gets the tenant record's limit
+    /// (records written before the policy engine).
+    private static func resolve(_ layers: PolicyLayers, tenantStreamLimit: Int) -> Result<EffectivePolicy, PolicyDocumentError> {
+        do throws(PolicyDocumentError) {
+            var policy = try layers.resolve()
+            if policy.leaseDurationSeconds > 0, policy.origins["max-streams"] == nil {
+                policy.maxStreams = .maximum(tenantStreamLimit)
+                policy.origins["max-streams"] = .tenant
+            }
+            return .success(policy)
+        } catch {
+            return .failure(error)
+        }
     }
 }

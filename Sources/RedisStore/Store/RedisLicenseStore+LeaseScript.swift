@@ -35,9 +35,12 @@ extension RedisLicenseStore {
     /// last wrote it (the device registry: after the last license under a device limit), so accounts
     /// that stop playing do not stay in Redis forever. Returns `LeaseResult.encoded`.
     ///
-    /// Calls are kept few (a renewal of a live slot makes six, an account's first slot nine): the
+    /// Calls are kept few (a renewal of a live slot makes six, an account's first slot eight): the
     /// live count asks `ZCARD` first, and an account with no slot at all (`fresh`: no slot ZSET) has
-    /// nothing to sweep, count or `PTTL`; expired slots are only swept when
+    /// nothing to sweep, count or `PTTL`, and writes no start for its first slot: a member without a
+    /// start reads as started at 0, and the first member of a slot set did start before every member
+    /// added while it lives, so end-oldest still picks it first (a start is a new key, the dearest
+    /// write of a join: 14 → 11 µs per first slot, docs/performance.md); expired slots are only swept when
     /// the live count is needed (a new slot or a refusal; a renewal treats an expired score as no
     /// slot), and the slot keys' TTL is only pushed out when `PTTL` says it no longer covers the
     /// expiry just written, then to twice that need, so most renewals leave it alone. The slot
@@ -103,7 +106,7 @@ extension RedisLicenseStore {
           result = 'r:' .. expiry
         elseif live() < limit then
           redis.call('ZADD', KEYS[1], ARGV[3], member)
-          redis.call('HSET', KEYS[3], member, ARGV[1])
+          if not fresh then redis.call('HSET', KEYS[3], member, ARGV[1]) end
           keepSlots(ARGV[3], true, fresh)
           result = 'g:' .. ARGV[3]
         elseif ARGV[7] == '1' then
