@@ -35,6 +35,8 @@ struct StormBench: AsyncParsableCommand {
     var workerFlags = ""
     @Flag(help: "Run even when the host was more than 25 % busy in the second before the storm (its figures then measure the other processes too).")
     var allowBusyHost = false
+    @Option(name: .customLong("worker-cpus"), help: "Pin the workers to these CPUs (a taskset list: 0, 0,2, 0-1) and the client, the mock Kafka cluster and redis-server to the rest; the in-process baseline runs on the workers' CPUs, so the ideal is what those CPUs do in process. Default: every process shares every core.")
+    var workerCPUs: String?
 
     func run() async throws {
         let viewers = self.viewers ?? mix.viewers, joiners = self.joiners ?? mix.joiners
@@ -54,6 +56,10 @@ struct StormBench: AsyncParsableCommand {
                              executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath(), allocator: Allocator.description,
                              redis: redis, progress: { FileHandle.standardError.write(Data("[storm] \($0)\n".utf8)) })
         storm.busyHostLimit = allowBusyHost ? nil : 0.25
+        if let workerCPUs {
+            guard let allowed = CPUPinning.allowedCPUs() else { throw ValidationError("--worker-cpus: cannot read this process's CPUs from /proc/self/status") }
+            do { storm.pinning = try CPUPinning(workerCPUs: workerCPUs, allowed: allowed) } catch { throw ValidationError(error.description) }
+        }
         storm.prefetchWindowSeconds = prefetchWindow
         storm.prefetchMarginSeconds = prefetchMargin
         let (output, title) = try await storm.run()

@@ -38,6 +38,9 @@ package struct StormRun {
     package var busyHostLimit: Double? = 0.25
     package var prefetchWindowSeconds: Double = 20
     package var prefetchMarginSeconds: Double = 2
+    /// The workers on CPUs of their own and the harness on the rest (``CPUPinning``); nil: every
+    /// process shares every core.
+    package var pinning: CPUPinning?
 
     /// What the workers' store runs on: one redis-server, a Redis Cluster of three masters with a
     /// replica each, or three masters alone (routing without replication); every node's CPU is
@@ -128,6 +131,10 @@ package struct StormRun {
         package var twoWorkersOverOne: Double?
         /// The host's busy share in the second before the storm (``busyHostLimit``).
         package var hostBusyBeforeStart: Double?
+        /// The workers' CPUs and the harness's when pinned (``CPUPinning``); nil when every process
+        /// shared every core.
+        package var workerCPUs: [Int]?
+        package var harnessCPUs: [Int]?
 
         enum CodingKeys: String, CodingKey {
             case machine, allocator, redis, jobs, runs
@@ -139,6 +146,7 @@ package struct StormRun {
             case newDrainOverIdeal = "new_drain_over_ideal"
             case drainOverIdeal = "drain_over_ideal", smoothingGain = "smoothing_gain_off_over_on", twoWorkersOverOne = "drain_one_over_two_workers"
             case hostBusyBeforeStart = "host_busy_before_start"
+            case workerCPUs = "worker_cpus", harnessCPUs = "harness_cpus"
         }
     }
 
@@ -153,6 +161,11 @@ package struct StormRun {
                           + "or pass --allow-busy-host")
         }
         progress("host \(Int(((busyBefore ?? 0) * 100).rounded())) % busy before the storm")
+        // Before any child starts: redis-server inherits the harness's CPUs from the thread that spawns it.
+        if let pinning {
+            try await pinning.pinBench()
+            progress("workers on CPU \(CPUPinning.listText(pinning.workerCPUs)); client, broker and Redis on CPU \(CPUPinning.listText(pinning.harnessCPUs))")
+        }
         let chosen = scenarios
         var logger = Logger(label: "ksm.bench.storm")
         logger.logLevel = .error
@@ -190,7 +203,8 @@ package struct StormRun {
         // files readable by group or others, and git checks the fixtures out 0644.
         let credentials = try StormRun.privateCopy(of: fixtures, into: directory.appendingPathComponent("credentials"))
 
-        let pool = CryptoPool()
+        // Pinned, the baseline has as many crypto threads as a worker gets, on the workers' CPUs.
+        let pool = pinning.map { CryptoPool(threadCount: $0.workerCPUs.count) } ?? CryptoPool()
         defer { pool.shutdown() }
         progress("making \(viewers + joiners) SPCs")
         var configuration = StormBenchmark.Configuration(brokers: cluster.bootstrapServers)
@@ -202,12 +216,14 @@ package struct StormRun {
         var bench = prepared
         // The baseline is measured before and after every scenario, and each scenario is held to the
         // mean of the two beside it: this shared host's speed drifts by a fifth within minutes.
-        func measureBaseline() async -> StormBenchmark.Baseline {
+        func measureBaseline() async throws -> StormBenchmark.Baseline {
+            // Pinned, only the crypto threads move to the workers' CPUs; the broker and client stay put.
+            if let pinning { try await pinning.pinThreads(named: "ksm-crypto") }
             let measured = await bench.inProcessRate(server: server, pool: pool)
             progress("in-process rate \(Int(measured.ckcPerSecond)) CKC/s, \(Int(measured.cpuMicrosecondsPerJob)) µs CPU per CKC, host steal \(measured.hostSteal ?? 0)")
             return measured
         }
-        var baselines = [await measureBaseline()]
+        var baselines = [try await measureBaseline()]
 
         var reports: [StormReport] = []
         for (number, scenario) in chosen.enumerated() {
@@ -223,20 +239,22 @@ package struct StormRun {
             var workers: [RunningProcess] = []
             for index in 0..<scenario.processes {
                 let adminPort = try RedisServerProcess.freeLoopbackPort()
-                let worker = try RunningProcess(
-                    "ksm serve \(index)", executable: executable,
-                    ["serve", "--brokers", cluster.bootstrapServers, "--redis-url", redisURL,
-                     "--credentials", credentials, "--kek", "\(catalog.keyEncryptionKeyID)=\(kekPath)",
-                     "--group", "storm-\(run)", "--requests-topic", requests, "--replies-topic", replies, "--dlq-topic", "storm.\(run).dlq",
-                     "--kafka-property", "session.timeout.ms=6000", "--log-level", "info", "--admin-port", "\(adminPort)"] + scenario.flags
-                        + (scenario.followsWindow ? windowFlags : [])
-                        + workerFlags,
-                    logFile: directory.appendingPathComponent("\(run)-\(index).log"))
+                let arguments = ["serve", "--brokers", cluster.bootstrapServers, "--redis-url", redisURL,
+                                 "--credentials", credentials, "--kek", "\(catalog.keyEncryptionKeyID)=\(kekPath)",
+                                 "--group", "storm-\(run)", "--requests-topic", requests, "--replies-topic", replies, "--dlq-topic", "storm.\(run).dlq",
+                                 "--kafka-property", "session.timeout.ms=6000", "--log-level", "info", "--admin-port", "\(adminPort)"]
+                    // Pinned, a worker gets one crypto thread per CPU it has (`ksm serve` counts the host's).
+                    + (pinning.map { ["--crypto-threads", "\($0.workerCPUs.count)"] } ?? [])
+                    + scenario.flags + (scenario.followsWindow ? windowFlags : []) + workerFlags
+                let command = pinning?.workerCommand(executable, arguments) ?? (executable: executable, arguments: arguments)
+                let worker = try RunningProcess("ksm serve \(index)", executable: command.executable, command.arguments,
+                                                logFile: directory.appendingPathComponent("\(run)-\(index).log"))
                 worker.adminPort = adminPort
                 workers.append(worker)
             }
             defer { workers.forEach { $0.kill() } }
             try await RunningProcess.waitUntilSettled(workers)
+            for worker in workers { try pinning?.verifyWorker(worker.process.processIdentifier) }
             bench.configuration.followWindow = scenario.followsWindow
             bench.configuration.boundaryMilliseconds = 0
             if scenario.followsWindow {
@@ -268,7 +286,7 @@ package struct StormRun {
             classified.classTopics = scenario.classTopics
             reports.append(classified)
             for worker in workers { await worker.terminate() }
-            baselines.append(await measureBaseline())
+            baselines.append(try await measureBaseline())
         }
 
         let rate = baselines.map(\.ckcPerSecond).reduce(0, +) / Double(baselines.count)
@@ -279,7 +297,7 @@ package struct StormRun {
         var ratios: [String: Double] = [:], ideals: [String: Double] = [:], cpuRatios: [String: Double] = [:], cryptoRatios: [String: Double] = [:]
         var cpuOverCrypto: [String: Double] = [:]
         var continuityRatios: [String: Double] = [:], newRatios: [String: Double] = [:]
-        let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+        let cores = Double(pinning?.workerCPUs.count ?? ProcessInfo.processInfo.activeProcessorCount)
         for (index, r) in reports.enumerated() {
             let beside = (baselines[index], baselines[index + 1])
             let runIdeal = Double(jobs) / ((beside.0.ckcPerSecond + beside.1.ckcPerSecond) / 2)
@@ -308,6 +326,8 @@ package struct StormRun {
             smoothingGain: drain("off").flatMap { off in drain("on").map { (off / $0 * 1000).rounded() / 1000 } },
             twoWorkersOverOne: drain("on").flatMap { one in drain("on-2").map { (one / $0 * 1000).rounded() / 1000 } })
         output.hostBusyBeforeStart = busyBefore
+        output.workerCPUs = pinning?.workerCPUs
+        output.harnessCPUs = pinning?.harnessCPUs
         withExtendedLifetime(cluster) {}
         return (output, Self.title(viewers: viewers, joiners: joiners, ideal: ideal))
     }

@@ -1,0 +1,119 @@
+import Foundation
+import KSMTestSupport
+
+/// Where a pinned storm runs: the workers on CPUs of their own, and everything else (the bench's
+/// client, the in-process mock Kafka cluster, redis-server) on the rest. The in-process baseline runs
+/// on the workers' CPUs, so the ideal is what those CPUs do in process, and the harness, which runs
+/// on other machines in production, takes no share of them.
+///
+/// Why: unpinned on a two-core host, Redis, the broker and the client cost about 40 µs per job beside
+/// 225 µs of RSA, a sixth of the ideal that no worker can win back (docs/performance.md).
+///
+/// Pinning goes through util-linux's `taskset`: Swift's Glibc module does not expose
+/// `sched_setaffinity`, and `taskset -c` sets a worker's mask before its first instruction, so every
+/// thread it starts inherits it.
+package struct CPUPinning: Sendable, Equatable {
+    /// The workers' CPUs, ascending.
+    package let workerCPUs: [Int]
+    /// Every other CPU this process may use, ascending: the harness's.
+    package let harnessCPUs: [Int]
+
+    /// A CPU list that cannot be honoured, and why.
+    package struct Invalid: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    /// - Parameters:
+    ///   - list: the workers' CPUs as `taskset -c` takes them (`0`, `0,2`, `0-1`).
+    ///   - allowed: the CPUs this process may run on (``allowedCPUs(of:)``).
+    package init(workerCPUs list: String, allowed: [Int]) throws(Invalid) {
+        let workers = try Self.parseList(list)
+        let outside = workers.filter { !allowed.contains($0) }
+        guard outside.isEmpty else {
+            throw Invalid(description: "--worker-cpus \(list): CPU \(Self.listText(outside)) is not one this process may use (\(Self.listText(allowed)))")
+        }
+        let rest = allowed.filter { !workers.contains($0) }
+        guard !rest.isEmpty else {
+            throw Invalid(description: "--worker-cpus \(list) leaves no CPU for Redis, the broker and the client (this process may use \(Self.listText(allowed)))")
+        }
+        (workerCPUs, harnessCPUs) = (workers, rest)
+    }
+
+    /// Parses a CPU list: comma-separated CPU numbers and `first-last` ranges.
+    package static func parseList(_ text: String) throws(Invalid) -> [Int] {
+        var cpus: Set<Int> = []
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let bounds = part.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map { Int($0.trimmingCharacters(in: .whitespaces)) }
+            guard let first = bounds.first ?? nil, let last = bounds.last ?? nil, first >= 0, last >= first, last < 4_096 else {
+                throw Invalid(description: "CPU list \"\(text)\": \"\(part)\" is neither a CPU number nor a range first-last")
+            }
+            cpus.formUnion(first...last)
+        }
+        return cpus.sorted()
+    }
+
+    /// A list as `taskset -c` takes it.
+    package static func listText(_ cpus: [Int]) -> String {
+        cpus.map(String.init).joined(separator: ",")
+    }
+
+    /// The CPUs a process (or, with `task`, one of its threads) may run on, from
+    /// `/proc/<pid>/status`; nil when it cannot be read.
+    package static func allowedCPUs(of pid: String = "self", task: String? = nil) -> [Int]? {
+        let path = task.map { "/proc/\(pid)/task/\($0)/status" } ?? "/proc/\(pid)/status"
+        guard let status = try? String(contentsOfFile: path, encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") }) else { return nil }
+        return try? parseList(line.dropFirst("Cpus_allowed_list:".count).trimmingCharacters(in: .whitespaces))
+    }
+
+    /// Moves every thread of this process onto the harness's CPUs and checks that each one is there
+    /// (a thread started during the move inherits its creator's old mask, so a straggler is moved
+    /// again). Children started afterwards inherit the harness's CPUs.
+    package func pinBench() async throws {
+        let cpus = harnessCPUs
+        let pid = "\(ProcessInfo.processInfo.processIdentifier)"
+        for _ in 0..<3 {
+            let moved = try await ProcessRunner.run(Self.taskset, ["-a", "-p", "-c", Self.listText(cpus), pid], timeout: .seconds(30))
+            guard moved.succeeded else { throw Invalid(description: "taskset -a -p -c \(Self.listText(cpus)) \(pid) failed: \(moved.stderrText)") }
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+            if tasks.allSatisfy({ Self.allowedCPUs(task: $0).map { $0 == cpus } ?? true }) { return }
+        }
+        throw Invalid(description: "threads of this process stayed off CPUs \(Self.listText(cpus)) after three moves")
+    }
+
+    /// Moves this process's threads whose name starts with `prefix` onto the workers' CPUs and leaves
+    /// the rest where they are: the in-process baseline's crypto threads get the workers' CPUs to
+    /// themselves, as a worker's do, while the bench's broker and client threads stay on the harness's.
+    /// Returns how many threads moved; none found is an error (the baseline would run unpinned).
+    @discardableResult
+    package func pinThreads(named prefix: String) async throws -> Int {
+        let pid = ProcessInfo.processInfo.processIdentifier
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        let named = tasks.filter { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.hasPrefix(prefix) ?? false
+        }
+        guard !named.isEmpty else { throw Invalid(description: "process \(pid) has no thread named \(prefix)* to pin") }
+        for task in named {
+            let moved = try await ProcessRunner.run(Self.taskset, ["-p", "-c", Self.listText(workerCPUs), task], timeout: .seconds(30))
+            guard moved.succeeded, Self.allowedCPUs(task: task) == workerCPUs else {
+                throw Invalid(description: "thread \(task) (\(prefix)*) stayed off CPUs \(Self.listText(workerCPUs)): \(moved.stderrText)")
+            }
+        }
+        return named.count
+    }
+
+    /// The command that starts a worker on the workers' CPUs.
+    package func workerCommand(_ executable: URL, _ arguments: [String]) -> (executable: URL, arguments: [String]) {
+        (Self.taskset, ["-c", Self.listText(workerCPUs), executable.path] + arguments)
+    }
+
+    /// Checks that a started worker runs on the workers' CPUs, as measured from its `/proc` status.
+    package func verifyWorker(_ pid: Int32) throws(Invalid) {
+        let seen = Self.allowedCPUs(of: "\(pid)")
+        guard seen == workerCPUs else {
+            throw Invalid(description: "worker \(pid) runs on CPUs \(seen.map(Self.listText) ?? "unknown"), not \(Self.listText(workerCPUs))")
+        }
+    }
+
+    static let taskset = URL(fileURLWithPath: "/usr/bin/taskset")
+}
