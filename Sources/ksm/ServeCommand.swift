@@ -111,7 +111,7 @@ struct ServeOptions: ParsableArguments {
     var kafkaProperties: [String] = []
     @Option(help: .setting("instance-id", "Static membership group.instance.id, e.g. the pod name."))
     var instanceId: String?
-    @Option(help: .setting("max-batch-size", "Largest batch (one Redis round trip each). Default: 64."))
+    @Option(help: .setting("max-batch-size", "Largest batch (one Redis round trip each). Default: 128."))
     var maxBatchSize: Int?
     @Option(help: .setting("concurrent-batches", "Batches processed at once. Default: four per crypto thread (at least 4)."))
     var concurrentBatches: Int?

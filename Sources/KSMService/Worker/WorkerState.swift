@@ -38,7 +38,7 @@ actor WorkerState {
 
     init(maximumInFlight: Int, policy: SchedulingPolicy = SchedulingPolicy(), concurrentBatches: Int = 1, statistics: WorkerStatistics? = nil,
          maximumRequestBytes: Int = LicenseJob.maximumEncodedSize, topics: RequestTopics = RequestTopics(requestsTopic: "", classTopics: false),
-         maximumBatchSize: Int = 64, storeOffset: @escaping @Sendable (TopicPartition, Int64) -> Void = { _, _ in },
+         maximumBatchSize: Int = 128, storeOffset: @escaping @Sendable (TopicPartition, Int64) -> Void = { _, _ in },
          switchFetching: @escaping @Sendable (ClassFetchControl.Change) -> Void = { _ in }) {
         self.maximumInFlight = maximumInFlight
         self.storeOffset = storeOffset
