@@ -43,7 +43,7 @@ struct StormBench: AsyncParsableCommand {
         if let redraw {
             guard let data = FileManager.default.contents(atPath: redraw) else { throw ValidationError("cannot read \(redraw)") }
             let saved = try JSONDecoder().decode(StormRun.Output.self, from: data)
-            let svg = StormChart.svg(saved.runs, title: StormRun.title(viewers: viewers, joiners: joiners, ideal: saved.idealDrainSeconds))
+            let svg = StormChart.svg(saved.runs, title: StormRun.title(viewers: viewers, joiners: joiners, ideal: saved.idealDrainSeconds, workerCPUs: saved.workerCPUs))
             try svg.write(toFile: chart, atomically: true, encoding: .utf8)
             return
         }

@@ -329,7 +329,7 @@ package struct StormRun {
         output.workerCPUs = pinning?.workerCPUs
         output.harnessCPUs = pinning?.harnessCPUs
         withExtendedLifetime(cluster) {}
-        return (output, Self.title(viewers: viewers, joiners: joiners, ideal: ideal))
+        return (output, Self.title(viewers: viewers, joiners: joiners, ideal: ideal, workerCPUs: pinning?.workerCPUs))
     }
 
     /// The `ksm serve` flags of a window scenario: the window, its margin, and a prefetch pass every
@@ -348,7 +348,8 @@ package struct StormRun {
         return target.appendingPathComponent("certificates.json").path
     }
 
-    package static func title(viewers: Int, joiners: Int, ideal: Double) -> String {
-        "Key-rotation storm: \(viewers) viewers rotate + \(joiners) join within 1 s (ideal drain \(String(format: "%.1f", ideal)) s)"
+    package static func title(viewers: Int, joiners: Int, ideal: Double, workerCPUs: [Int]? = nil) -> String {
+        let pinned = workerCPUs.map { ", workers on CPU \(CPUPinning.listText($0))" } ?? ""
+        return "Key-rotation storm: \(viewers) viewers rotate + \(joiners) join within 1 s (ideal drain \(String(format: "%.1f", ideal)) s\(pinned))"
     }
 }
