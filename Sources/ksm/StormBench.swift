@@ -57,6 +57,9 @@ struct StormBench: AsyncParsableCommand {
                              redis: redis, progress: { FileHandle.standardError.write(Data("[storm] \($0)\n".utf8)) })
         storm.busyHostLimit = allowBusyHost ? nil : 0.25
         if let workerCPUs {
+            guard FileManager.default.isExecutableFile(atPath: CPUPinning.taskset.path) else {
+                throw ValidationError("--worker-cpus needs \(CPUPinning.taskset.path) (util-linux), which is not there")
+            }
             guard let allowed = CPUPinning.allowedCPUs() else { throw ValidationError("--worker-cpus: cannot read this process's CPUs from /proc/self/status") }
             do { storm.pinning = try CPUPinning(workerCPUs: workerCPUs, allowed: allowed) } catch { throw ValidationError(error.description) }
         }

@@ -118,7 +118,11 @@ import Testing
     @discardableResult
     func killMidStorm(_ killed: Killed) async throws -> Outcome {
         let began = ContinuousClock.now
-        let (fleet, load) = try await Self.fleetAndLoad(coordinatorsOnKilled: killed.coordinatorKilled, prefix: "bf")
+        // Batches of 64 keep half the storm queued: at the default 128, two workers' eight concurrent
+        // batches take all 2,000 jobs at once, and the kill at a quarter answered comes after the last
+        // reply was produced, with nothing left to fail over.
+        let (fleet, load) = try await Self.fleetAndLoad(coordinatorsOnKilled: killed.coordinatorKilled, prefix: "bf",
+                                                        workerArguments: ["--max-batch-size", "64"])
         let storm = Task { await load.storm(count: Self.jobs) }
         try await load.waitFor("a quarter of the storm answered", timeout: .seconds(60)) { load.answered >= Self.jobs / 4 }
 

@@ -4,7 +4,7 @@ import Testing
 
 /// `ksm bench storm --worker-cpus`: the workers on CPUs of their own, the harness on the rest, the
 /// baseline on the workers' CPUs.
-@Suite struct StormBenchPinningTests {
+@Suite(.timeLimit(.minutes(5))) struct StormBenchPinningTests {
     @Test("a CPU list takes numbers and ranges, and names the part it cannot read")
     func cpuListsParse() throws {
         #expect(try CPUPinning.parseList("0") == [0])

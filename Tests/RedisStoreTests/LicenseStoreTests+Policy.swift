@@ -83,6 +83,23 @@ extension LicenseStoreTests {
             #expect(try await store.fetch([StoreRequest(tenant: Self.sid("acme"), account: Self.sid("alice"), assetID: asset)])[0].tenant == tenant)
         }
     }
+
+    /// The account's first slot records no start in Redis (it reads as started at 0); the in-memory
+    /// store counts it the same way, so a tie is ended alike in both.
+    @Test(arguments: StoreKind.allCases)
+    func endOldestOnATieEndsTheAccountsFirstSlot(kind: StoreKind) async throws {
+        try await kind.withStore { (store: any LicenseStore) async throws in
+            let t = Self.now
+            // Two first streams in one batch, the same millisecond; the second device's sorts first by
+            // member name, so only the first-slot rule makes device 2's the one ended.
+            var first = Self.write("t1", device: 2, session: 2, endOldest: true)
+            first.leaseDurationSeconds = 120
+            let both = try await store.acquireLeases([first, Self.write("t2", device: 1, session: 1, endOldest: true)])
+            #expect(both == [.granted(expiresAtMilliseconds: t + 120_000), .granted(expiresAtMilliseconds: t + 60_000)])
+            let third = try await store.acquireLeases([Self.write("t3", device: 3, session: 3, endOldest: true, at: t + 10)])
+            #expect(third == [.grantedEndingOldest(expiresAtMilliseconds: t + 60_010, ended: LeaseSlot.member(deviceID: Array(repeating: 2, count: 20), sessionID: 2))])
+        }
+    }
 }
 
 /// Operators' view of the device registry: list and remove, and a removal frees a place at once.

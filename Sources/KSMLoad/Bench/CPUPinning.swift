@@ -23,6 +23,11 @@ package struct CPUPinning: Sendable, Equatable {
         package let description: String
     }
 
+    /// A move that did not happen (taskset failed, or a thread stayed where it was).
+    package struct MoveFailed: Error, CustomStringConvertible {
+        package let description: String
+    }
+
     /// - Parameters:
     ///   - list: the workers' CPUs as `taskset -c` takes them (`0`, `0,2`, `0-1`).
     ///   - allowed: the CPUs this process may run on (``allowedCPUs(of:)``).
@@ -66,19 +71,30 @@ package struct CPUPinning: Sendable, Equatable {
         return try? parseList(line.dropFirst("Cpus_allowed_list:".count).trimmingCharacters(in: .whitespaces))
     }
 
-    /// Moves every thread of this process onto the harness's CPUs and checks that each one is there
-    /// (a thread started during the move inherits its creator's old mask, so a straggler is moved
-    /// again). Children started afterwards inherit the harness's CPUs.
+    /// Moves every thread of this process onto the harness's CPUs, for the rest of its life unless
+    /// moved again, and checks that each one is there (a thread started during the move inherits its
+    /// creator's old mask, so a straggler is moved again). Children started afterwards inherit the
+    /// harness's CPUs.
     package func pinBench() async throws {
         let cpus = harnessCPUs
         let pid = "\(ProcessInfo.processInfo.processIdentifier)"
         for _ in 0..<3 {
             let moved = try await ProcessRunner.run(Self.taskset, ["-a", "-p", "-c", Self.listText(cpus), pid], timeout: .seconds(30))
-            guard moved.succeeded else { throw Invalid(description: "taskset -a -p -c \(Self.listText(cpus)) \(pid) failed: \(moved.stderrText)") }
-            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+            guard moved.succeeded else { throw MoveFailed(description: "taskset -a -p -c \(Self.listText(cpus)) \(pid) failed: \(moved.stderrText)") }
+            let tasks = try Self.threads()
+            // A thread that ended since the listing has no status left to read: it needs no move.
             if tasks.allSatisfy({ Self.allowedCPUs(task: $0).map { $0 == cpus } ?? true }) { return }
         }
-        throw Invalid(description: "threads of this process stayed off CPUs \(Self.listText(cpus)) after three moves")
+        throw MoveFailed(description: "threads of this process stayed off CPUs \(Self.listText(cpus)) after three moves")
+    }
+
+    /// This process's thread IDs.
+    private static func threads() throws -> [String] {
+        do {
+            return try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")
+        } catch {
+            throw MoveFailed(description: "cannot list this process's threads in /proc/self/task: \(error)")
+        }
     }
 
     /// Moves this process's threads whose name starts with `prefix` onto the workers' CPUs and leaves
@@ -88,15 +104,14 @@ package struct CPUPinning: Sendable, Equatable {
     @discardableResult
     package func pinThreads(named prefix: String) async throws -> Int {
         let pid = ProcessInfo.processInfo.processIdentifier
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        let named = tasks.filter { task in
+        let named = try Self.threads().filter { task in
             (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.hasPrefix(prefix) ?? false
         }
-        guard !named.isEmpty else { throw Invalid(description: "process \(pid) has no thread named \(prefix)* to pin") }
+        guard !named.isEmpty else { throw MoveFailed(description: "process \(pid) has no thread named \(prefix)* to pin") }
         for task in named {
             let moved = try await ProcessRunner.run(Self.taskset, ["-p", "-c", Self.listText(workerCPUs), task], timeout: .seconds(30))
             guard moved.succeeded, Self.allowedCPUs(task: task) == workerCPUs else {
-                throw Invalid(description: "thread \(task) (\(prefix)*) stayed off CPUs \(Self.listText(workerCPUs)): \(moved.stderrText)")
+                throw MoveFailed(description: "thread \(task) (\(prefix)*) stayed off CPUs \(Self.listText(workerCPUs)): \(moved.stderrText)")
             }
         }
         return named.count
@@ -108,12 +123,13 @@ package struct CPUPinning: Sendable, Equatable {
     }
 
     /// Checks that a started worker runs on the workers' CPUs, as measured from its `/proc` status.
-    package func verifyWorker(_ pid: Int32) throws(Invalid) {
+    package func verifyWorker(_ pid: Int32) throws(MoveFailed) {
         let seen = Self.allowedCPUs(of: "\(pid)")
         guard seen == workerCPUs else {
-            throw Invalid(description: "worker \(pid) runs on CPUs \(seen.map(Self.listText) ?? "unknown"), not \(Self.listText(workerCPUs))")
+            throw MoveFailed(description: "worker \(pid) runs on CPUs \(seen.map(Self.listText) ?? "unknown"), not \(Self.listText(workerCPUs))")
         }
     }
 
-    static let taskset = URL(fileURLWithPath: "/usr/bin/taskset")
+    /// util-linux's `taskset`, which every Debian system has.
+    package static let taskset = URL(fileURLWithPath: "/usr/bin/taskset")
 }

@@ -217,9 +217,11 @@ package struct StormRun {
         // The baseline is measured before and after every scenario, and each scenario is held to the
         // mean of the two beside it: this shared host's speed drifts by a fifth within minutes.
         func measureBaseline() async throws -> StormBenchmark.Baseline {
-            // Pinned, only the crypto threads move to the workers' CPUs; the broker and client stay put.
+            // Pinned, only the crypto threads move to the workers' CPUs, and every thread goes back to
+            // the harness's after: a thread started from a crypto thread inherits its CPUs.
             if let pinning { try await pinning.pinThreads(named: "ksm-crypto") }
             let measured = await bench.inProcessRate(server: server, pool: pool)
+            if let pinning { try await pinning.pinBench() }
             progress("in-process rate \(Int(measured.ckcPerSecond)) CKC/s, \(Int(measured.cpuMicrosecondsPerJob)) µs CPU per CKC, host steal \(measured.hostSteal ?? 0)")
             return measured
         }

@@ -19,7 +19,22 @@ struct PolicyDocumentCache {
         var tenantStreamLimit: Int
     }
 
+    /// Where a byte array's storage starts, and how long it is: equal for two arrays only when they
+    /// share storage while one of them is held (a held buffer cannot be reused), so equal bytes.
+    private struct Storage: Hashable {
+        var address: UInt
+        var count: Int
+        init(_ bytes: [UInt8]) {
+            address = bytes.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+            count = bytes.count
+        }
+    }
+
     private var documents: [Entry] = []
+    private var byStorage: [Storage: Int] = [:]
+    /// Arrays whose storage ``byStorage`` names besides the entries' own: held so that storage
+    /// cannot be freed and reused for other bytes while the cache lives.
+    private var held: [[UInt8]] = []
     private var byBytes: [[UInt8]: Int] = [:]
     private var stacks: [StackKey: Result<EffectivePolicy, PolicyDocumentError>] = [:]
 
@@ -31,19 +46,22 @@ struct PolicyDocumentCache {
     /// The document, or the error naming the field, with its place; nil bytes give nil.
     ///
     /// A store result's documents usually share their storage with the cached read they came from,
-    /// so storage identity is tried before hashing the bytes: a held array's buffer cannot be
-    /// another array's, so the same address and count mean the same bytes.
+    /// so storage is looked up before the bytes are hashed (every storage known is held, so it is
+    /// still those bytes).
     mutating func document(_ bytes: [UInt8]?) -> (place: Int, result: Result<PolicyDocument, PolicyDocumentError>)? {
         guard let bytes else { return nil }
-        let address = bytes.withUnsafeBufferPointer { $0.baseAddress }
-        for (place, entry) in documents.enumerated() where entry.bytes.count == bytes.count {
-            if entry.bytes.withUnsafeBufferPointer({ $0.baseAddress }) == address { return (place, entry.result) }
+        let storage = Storage(bytes)
+        if let place = byStorage[storage] { return (place, documents[place].result) }
+        if let place = byBytes[bytes] {
+            held.append(bytes)
+            byStorage[storage] = place
+            return (place, documents[place].result)
         }
-        if let place = byBytes[bytes] { return (place, documents[place].result) }
         let result: Result<PolicyDocument, PolicyDocumentError>
         do throws(PolicyDocumentError) { result = .success(try PolicyDocument(json: bytes)) } catch { result = .failure(error) }
         documents.append(Entry(bytes: bytes, result: result))
         byBytes[bytes] = documents.count - 1
+        byStorage[storage] = documents.count - 1
         return (documents.count - 1, result)
     }
 

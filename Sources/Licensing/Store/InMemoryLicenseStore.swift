@@ -129,7 +129,9 @@ public final class InMemoryLicenseStore: LicenseStore {
                 return .renewed(expiresAtMilliseconds: mine.expiresAt)
             }
             if live < request.maxConcurrentStreams {
-                slots[member] = Slot(expiresAt: request.expiresAtMilliseconds, startedAt: now)
+                // An account's first slot counts as started at 0, as the Redis script records no
+                // start for it: on a tie with a stream started the same millisecond, it is ended first.
+                slots[member] = Slot(expiresAt: request.expiresAtMilliseconds, startedAt: slots.isEmpty ? 0 : now)
                 return .granted(expiresAtMilliseconds: request.expiresAtMilliseconds)
             }
             guard request.endOldestWhenFull,

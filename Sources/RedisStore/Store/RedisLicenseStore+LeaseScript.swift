@@ -5,16 +5,18 @@ extension RedisLicenseStore {
     /// [3] slot starts, [4] ended set; `now` a local defined before it): `keepSlots(expiry, always, absent)`
     /// pushes the three keys' TTL to twice the need when `PTTL` no longer covers the expiry plus a
     /// minute, or sets it anyway when `always` (a new slot aligns them); `absent` says the slot ZSET
-    /// did not exist, so there is no TTL to ask for, and any ended member left is stale (ended
-    /// members are always slot members): the ended set is deleted rather than kept alive.
+    /// did not exist, so there is no TTL to ask for, and any start or ended member left is stale
+    /// (both only ever name slot members): the starts and the ended set are deleted rather than
+    /// kept alive, since the account's first slot records no start.
     static let keepSlotsFunction = """
         local function keepSlots(expiry, always, absent)
           local need = math.max(1, tonumber(expiry) - now) + 60000
           local ttl = absent and -2 or redis.call('PTTL', KEYS[1])
           if ttl < need then ttl = 2 * need elseif not always then return end
           redis.call('PEXPIRE', KEYS[1], ttl)
+          if absent then redis.call('DEL', KEYS[3], KEYS[4]) return end
           redis.call('PEXPIRE', KEYS[3], ttl)
-          if absent then redis.call('DEL', KEYS[4]) else redis.call('PEXPIRE', KEYS[4], ttl) end
+          redis.call('PEXPIRE', KEYS[4], ttl)
         end
         """
 
@@ -35,12 +37,13 @@ extension RedisLicenseStore {
     /// last wrote it (the device registry: after the last license under a device limit), so accounts
     /// that stop playing do not stay in Redis forever. Returns `LeaseResult.encoded`.
     ///
-    /// Calls are kept few (a renewal of a live slot makes six, an account's first slot eight): the
+    /// Calls are kept few (a renewal of a live slot makes six, an account's first slot seven): the
     /// live count asks `ZCARD` first, and an account with no slot at all (`fresh`: no slot ZSET) has
-    /// nothing to sweep, count or `PTTL`, and writes no start for its first slot: a member without a
-    /// start reads as started at 0, and the first member of a slot set did start before every member
-    /// added while it lives, so end-oldest still picks it first (a start is a new key, the dearest
-    /// write of a join: 14 → 11 µs per first slot, docs/performance.md); expired slots are only swept when
+    /// nothing to sweep, count or `PTTL`, and writes no start for its first slot. A member without a
+    /// start reads as started at 0: the first member of a slot set started no later than any member
+    /// added while it lives, so end-oldest picks it first, and on a tie (two first streams in the
+    /// same millisecond) it is the one ended, as ``InMemoryLicenseStore`` does too. A start is a new
+    /// key, the dearest write of a join (14 → 11 µs per first slot, docs/performance.md); expired slots are only swept when
     /// the live count is needed (a new slot or a refusal; a renewal treats an expired score as no
     /// slot), and the slot keys' TTL is only pushed out when `PTTL` says it no longer covers the
     /// expiry just written, then to twice that need, so most renewals leave it alone. The slot
