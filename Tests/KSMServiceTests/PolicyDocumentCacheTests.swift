@@ -14,6 +14,14 @@ import Testing
         try #require(cache.document(bytes) as (place: Int, result: Result<PolicyDocument, PolicyDocumentError>)?)
     }
 
+    /// The tenant document, parsed through the cache, and a job's stored layers naming it.
+    private static func tenantLayer(_ cache: inout PolicyDocumentCache) throws -> (PolicyDocument, PolicyDocumentCache.StoredLayers) {
+        let placed = try place(&cache, tenant)
+        var stored = PolicyDocumentCache.StoredLayers()
+        stored.tenant = placed.place
+        return (try placed.result.get(), stored)
+    }
+
     @Test("equal bytes in separate arrays share a place; same length, other bytes do not")
     func documentsArePlacedByContent() throws {
         var cache = PolicyDocumentCache()
@@ -37,13 +45,7 @@ import Testing
     @Test("a stack resolves with the tenant record's stream limit under it, one result per limit")
     func stacksResolvePerStreamLimit() throws {
         var cache = PolicyDocumentCache()
-        let placed = try Self.place(&cache, Self.tenant)
-        guard case .success(let document) = placed.result else {
-            Issue.record("document did not parse")
-            return
-        }
-        var stored = PolicyDocumentCache.StoredLayers()
-        stored.tenant = placed.place
+        let (document, stored) = try Self.tenantLayer(&cache)
         let layers = PolicyLayers(tenant: document)
         let two = try cache.effectivePolicy(layers, stored: stored, tenantStreamLimit: 2).get()
         let five = try cache.effectivePolicy(layers, stored: stored, tenantStreamLimit: 5).get()
@@ -55,13 +57,7 @@ import Testing
     @Test("a stack with a token's layer is resolved each time, never taken from the stored stack's result")
     func tokenStacksAreNotShared() throws {
         var cache = PolicyDocumentCache()
-        let placed = try Self.place(&cache, Self.tenant)
-        guard case .success(let document) = placed.result else {
-            Issue.record("document did not parse")
-            return
-        }
-        var stored = PolicyDocumentCache.StoredLayers()
-        stored.tenant = placed.place
+        let (document, stored) = try Self.tenantLayer(&cache)
         let plain = try cache.effectivePolicy(PolicyLayers(tenant: document), stored: stored, tenantStreamLimit: 2).get()
         let claim = try PolicyDocument(json: Array(#"{"max-streams": 7}"#.utf8))
         let token = try cache.effectivePolicy(PolicyLayers(tenant: document, entitlement: claim), stored: stored, tenantStreamLimit: 2).get()
