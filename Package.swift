@@ -107,7 +107,7 @@ let package = Package(
         .target(
             name: "KSMOperations",
             dependencies: [
-                "KSMService", "FairPlay", "Licensing", "Kafka", "RedisStore", "Wire",
+                "KSMService", "FairPlay", "Licensing", "Kafka", "RedisStore", "Wire", "OwnedThreads",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),

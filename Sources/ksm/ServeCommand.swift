@@ -117,7 +117,7 @@ struct ServeOptions: ParsableArguments {
     var concurrentBatches: Int?
     @Option(help: .setting("max-in-flight", "Jobs in flight before the consumer pauses. Default: 16384."))
     var maxInFlight: Int?
-    @Option(help: .setting("crypto-threads", "Threads for RSA and AES work. Default: the number of cores."))
+    @Option(help: .setting("crypto-threads", "Threads for RSA and AES work. Default: the cores this process may use (its cgroup quota and cpuset, capped by its affinity mask, as taskset sets it)."))
     var cryptoThreads: Int?
     @Option(parsing: .upToNextOption, help: .setting("protocol-versions", "FPS protocol versions accepted as the version a device used. Default: any, as Apple's SDK 26."))
     var protocolVersions: [UInt32] = []

@@ -2,6 +2,7 @@ import Foundation
 import KSMTestSupport
 import KSMOperations
 import KSMService
+import OwnedThreads
 import Testing
 import Yams
 
@@ -89,6 +90,19 @@ import Yams
             return
         }
         #expect(result.succeeded, "\(stderr)")
+        let settings = stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
+        #expect(settings.contains("crypto-threads = 1 (default)"), "\(stdout)")
+        #expect(settings.contains("concurrent-batches = 4 (default)"), "\(stdout)")
+    }
+
+    @Test("crypto threads and concurrent batches default to the CPUs the affinity mask allows, as taskset sets it")
+    func defaultsFollowTheAffinityMask() async throws {
+        let allowed = try #require(CPUAffinity.allowedCPUs())
+        let result = try await ProcessRunner.run(
+            URL(fileURLWithPath: "/usr/bin/taskset"), ["-c", "\(allowed[0])", KSMBinary.url.path, "serve", "--check-config"],
+            environment: try Self.baseEnvironment().merging(["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]) { a, _ in a }, timeout: .seconds(60))
+        let stdout = Self.text(result.stdout)
+        #expect(result.succeeded, "\(Self.text(result.stderr))")
         let settings = stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
         #expect(settings.contains("crypto-threads = 1 (default)"), "\(stdout)")
         #expect(settings.contains("concurrent-batches = 4 (default)"), "\(stdout)")

@@ -1,5 +1,6 @@
 import Foundation
 import KSMTestSupport
+import OwnedThreads
 
 /// Where a pinned storm runs: the workers on CPUs of their own, and everything else (the bench's
 /// client, the in-process mock Kafka cluster, redis-server) on the rest. The in-process baseline runs
@@ -44,31 +45,19 @@ package struct CPUPinning: Sendable, Equatable {
         (workerCPUs, harnessCPUs) = (workers, rest)
     }
 
-    /// Parses a CPU list: comma-separated CPU numbers and `first-last` ranges.
+    /// Parses a CPU list (``CPUAffinity/parseList(_:)``).
     package static func parseList(_ text: String) throws(Invalid) -> [Int] {
-        var cpus: Set<Int> = []
-        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-            let bounds = part.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map { Int($0.trimmingCharacters(in: .whitespaces)) }
-            guard let first = bounds.first ?? nil, let last = bounds.last ?? nil, first >= 0, last >= first, last < 4_096 else {
-                throw Invalid(description: "CPU list \"\(text)\": \"\(part)\" is neither a CPU number nor a range first-last")
-            }
-            cpus.formUnion(first...last)
-        }
-        return cpus.sorted()
+        do throws(CPUAffinity.InvalidList) { return try CPUAffinity.parseList(text) } catch { throw Invalid(description: error.description) }
     }
 
     /// A list as `taskset -c` takes it.
     package static func listText(_ cpus: [Int]) -> String {
-        cpus.map(String.init).joined(separator: ",")
+        CPUAffinity.listText(cpus)
     }
 
-    /// The CPUs a process (or, with `task`, one of its threads) may run on, from
-    /// `/proc/<pid>/status`; nil when it cannot be read.
+    /// The CPUs this process, or one of its threads, may run on (``CPUAffinity/allowedCPUs(of:task:)``).
     package static func allowedCPUs(of pid: String = "self", task: String? = nil) -> [Int]? {
-        let path = task.map { "/proc/\(pid)/task/\($0)/status" } ?? "/proc/\(pid)/status"
-        guard let status = try? String(contentsOfFile: path, encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") }) else { return nil }
-        return try? parseList(line.dropFirst("Cpus_allowed_list:".count).trimmingCharacters(in: .whitespaces))
+        CPUAffinity.allowedCPUs(of: pid, task: task)
     }
 
     /// Moves every thread of this process onto the harness's CPUs, for the rest of its life unless

@@ -5,6 +5,7 @@ import KSMService
 import Licensing
 import Logging
 import NIOCore
+import OwnedThreads
 import RedisStore
 import Wire
 
@@ -399,9 +400,10 @@ struct ServeConfigurationResolver {
         worker.tracing = boolean("tracing", default: false)
 
         // NIO's count reads a container's CPU quota (cgroup v1 and v2) and cpuset, so a pod limited to
-        // 2 CPUs runs 2 crypto threads on any node (ServeConfigurationCommandTests checks it).
+        // 2 CPUs runs 2 crypto threads on any node; the affinity mask caps it too, so a worker started
+        // under `taskset -c 0-3` runs 4 (ServeConfigurationCommandTests checks both).
         var configuration = ServeConfiguration(worker: worker, redisURL: redisURL ?? "", credentials: credentials ?? "",
-                                               cryptoThreads: NIOCore.System.coreCount)
+                                               cryptoThreads: CPUAffinity.usableCores(NIOCore.System.coreCount))
         configuration.cryptoThreads = integer("crypto-threads", default: configuration.cryptoThreads) ?? configuration.cryptoThreads
         // Four batches per crypto thread keep the pool fed while other batches wait on Redis or a
         // delivery report (docs/performance.md §3, twelfth session: at four in all, two threads idled 8-10% of a storm).
