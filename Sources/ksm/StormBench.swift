@@ -60,8 +60,7 @@ struct StormBench: AsyncParsableCommand {
             guard FileManager.default.isExecutableFile(atPath: CPUPinning.taskset.path) else {
                 throw ValidationError("--worker-cpus needs \(CPUPinning.taskset.path) (util-linux), which is not there")
             }
-            guard let allowed = CPUPinning.allowedCPUs() else { throw ValidationError("--worker-cpus: cannot read this process's CPUs from /proc/self/status") }
-            do { storm.pinning = try CPUPinning(workerCPUs: workerCPUs, allowed: allowed) } catch { throw ValidationError(error.description) }
+            do { storm.pinning = try CPUPinning(workerCPUs: workerCPUs) } catch { throw ValidationError(error.description) }
         }
         storm.prefetchWindowSeconds = prefetchWindow
         storm.prefetchMarginSeconds = prefetchMargin

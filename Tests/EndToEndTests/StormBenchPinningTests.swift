@@ -1,5 +1,6 @@
 import Foundation
 import KSMLoad
+import OwnedThreads
 import Testing
 
 /// `ksm bench storm --worker-cpus`: the workers on CPUs of their own, the harness on the rest, the
@@ -7,13 +8,13 @@ import Testing
 @Suite(.timeLimit(.minutes(5))) struct StormBenchPinningTests {
     @Test("a CPU list takes numbers and ranges, and names the part it cannot read")
     func cpuListsParse() throws {
-        #expect(try CPUPinning.parseList("0") == [0])
-        #expect(try CPUPinning.parseList("2,0") == [0, 2])
-        #expect(try CPUPinning.parseList("1-3,0-1") == [0, 1, 2, 3])
+        #expect(try CPUAffinity.parseList("0") == [0])
+        #expect(try CPUAffinity.parseList("2,0") == [0, 2])
+        #expect(try CPUAffinity.parseList("1-3,0-1") == [0, 1, 2, 3])
         for bad in ["", "a", "3-1", "-1", "0,,1", "1-"] {
-            #expect(throws: CPUPinning.Invalid.self, "\(bad)") { try CPUPinning.parseList(bad) }
+            #expect(throws: CPUAffinity.InvalidList.self, "\(bad)") { try CPUAffinity.parseList(bad) }
         }
-        #expect(throws: CPUPinning.Invalid.self) { try CPUPinning.parseList("0-x") }
+        #expect(throws: CPUAffinity.InvalidList.self) { try CPUAffinity.parseList("0-x") }
     }
 
     @Test("the workers' CPUs must be ones this process may use, and must leave one for the harness")
@@ -36,8 +37,8 @@ import Testing
 
     @Test("ksm bench storm refuses --worker-cpus that leave the harness no CPU, before any storm")
     func stormRefusesEveryCPUToTheWorkers() async throws {
-        let allowed = try #require(CPUPinning.allowedCPUs())
-        let result = try await KSMBinary.run(["bench", "storm", "--worker-cpus", CPUPinning.listText(allowed), "--allow-busy-host",
+        let allowed = try #require(CPUAffinity.allowedCPUs())
+        let result = try await KSMBinary.run(["bench", "storm", "--worker-cpus", CPUAffinity.listText(allowed), "--allow-busy-host",
                                               "--chart", NSTemporaryDirectory() + "ksm-pin-all-\(getpid()).svg"], timeout: .seconds(60))
         #expect(result.status != 0)
         #expect(String(decoding: result.stderr, as: UTF8.self).contains("leaves no CPU for Redis, the broker and the client"))
@@ -46,9 +47,9 @@ import Testing
     /// A small storm, pinned: the bench checks each worker's CPUs in `/proc` and fails otherwise, so
     /// a run that ends well with the CPUs in its figures ran where it says.
     @Test("a pinned storm runs its workers on their CPUs and says so in its figures",
-          .enabled(if: (CPUPinning.allowedCPUs()?.count ?? 0) >= 2, "needs two CPUs"))
+          .enabled(if: (CPUAffinity.allowedCPUs()?.count ?? 0) >= 2, "needs two CPUs"))
     func pinnedStormRecordsItsCPUs() async throws {
-        let allowed = try #require(CPUPinning.allowedCPUs())
+        let allowed = try #require(CPUAffinity.allowedCPUs())
         let chart = NSTemporaryDirectory() + "ksm-pin-\(getpid()).svg"
         defer {
             try? FileManager.default.removeItem(atPath: chart)

@@ -29,35 +29,27 @@ package struct CPUPinning: Sendable, Equatable {
         package let description: String
     }
 
+    /// The workers' CPUs from `list`, checked against the CPUs this process may run on.
+    package init(workerCPUs list: String) throws(Invalid) {
+        guard let allowed = CPUAffinity.allowedCPUs() else { throw Invalid(description: "--worker-cpus: cannot read this process's CPUs from /proc/self/status") }
+        try self.init(workerCPUs: list, allowed: allowed)
+    }
+
     /// - Parameters:
     ///   - list: the workers' CPUs as `taskset -c` takes them (`0`, `0,2`, `0-1`).
-    ///   - allowed: the CPUs this process may run on (``allowedCPUs(of:)``).
+    ///   - allowed: the CPUs this process may run on (``CPUAffinity/allowedCPUs(of:task:)``).
     package init(workerCPUs list: String, allowed: [Int]) throws(Invalid) {
-        let workers = try Self.parseList(list)
+        let workers: [Int]
+        do throws(CPUAffinity.InvalidList) { workers = try CPUAffinity.parseList(list) } catch { throw Invalid(description: error.description) }
         let outside = workers.filter { !allowed.contains($0) }
         guard outside.isEmpty else {
-            throw Invalid(description: "--worker-cpus \(list): CPU \(Self.listText(outside)) is not one this process may use (\(Self.listText(allowed)))")
+            throw Invalid(description: "--worker-cpus \(list): CPU \(CPUAffinity.listText(outside)) is not one this process may use (\(CPUAffinity.listText(allowed)))")
         }
         let rest = allowed.filter { !workers.contains($0) }
         guard !rest.isEmpty else {
-            throw Invalid(description: "--worker-cpus \(list) leaves no CPU for Redis, the broker and the client (this process may use \(Self.listText(allowed)))")
+            throw Invalid(description: "--worker-cpus \(list) leaves no CPU for Redis, the broker and the client (this process may use \(CPUAffinity.listText(allowed)))")
         }
         (workerCPUs, harnessCPUs) = (workers, rest)
-    }
-
-    /// Parses a CPU list (``CPUAffinity/parseList(_:)``).
-    package static func parseList(_ text: String) throws(Invalid) -> [Int] {
-        do throws(CPUAffinity.InvalidList) { return try CPUAffinity.parseList(text) } catch { throw Invalid(description: error.description) }
-    }
-
-    /// A list as `taskset -c` takes it.
-    package static func listText(_ cpus: [Int]) -> String {
-        CPUAffinity.listText(cpus)
-    }
-
-    /// The CPUs this process, or one of its threads, may run on (``CPUAffinity/allowedCPUs(of:task:)``).
-    package static func allowedCPUs(of pid: String = "self", task: String? = nil) -> [Int]? {
-        CPUAffinity.allowedCPUs(of: pid, task: task)
     }
 
     /// Moves every thread of this process onto the harness's CPUs, for the rest of its life unless
@@ -68,13 +60,13 @@ package struct CPUPinning: Sendable, Equatable {
         let cpus = harnessCPUs
         let pid = "\(ProcessInfo.processInfo.processIdentifier)"
         for _ in 0..<3 {
-            let moved = try await ProcessRunner.run(Self.taskset, ["-a", "-p", "-c", Self.listText(cpus), pid], timeout: .seconds(30))
-            guard moved.succeeded else { throw MoveFailed(description: "taskset -a -p -c \(Self.listText(cpus)) \(pid) failed: \(moved.stderrText)") }
+            let moved = try await ProcessRunner.run(Self.taskset, ["-a", "-p", "-c", CPUAffinity.listText(cpus), pid], timeout: .seconds(30))
+            guard moved.succeeded else { throw MoveFailed(description: "taskset -a -p -c \(CPUAffinity.listText(cpus)) \(pid) failed: \(moved.stderrText)") }
             let tasks = try Self.threads()
             // A thread that ended since the listing has no status left to read: it needs no move.
-            if tasks.allSatisfy({ Self.allowedCPUs(task: $0).map { $0 == cpus } ?? true }) { return }
+            if tasks.allSatisfy({ CPUAffinity.allowedCPUs(task: $0).map { $0 == cpus } ?? true }) { return }
         }
-        throw MoveFailed(description: "threads of this process stayed off CPUs \(Self.listText(cpus)) after three moves")
+        throw MoveFailed(description: "threads of this process stayed off CPUs \(CPUAffinity.listText(cpus)) after three moves")
     }
 
     /// This process's thread IDs.
@@ -98,9 +90,9 @@ package struct CPUPinning: Sendable, Equatable {
         }
         guard !named.isEmpty else { throw MoveFailed(description: "process \(pid) has no thread named \(prefix)* to pin") }
         for task in named {
-            let moved = try await ProcessRunner.run(Self.taskset, ["-p", "-c", Self.listText(workerCPUs), task], timeout: .seconds(30))
-            guard moved.succeeded, Self.allowedCPUs(task: task) == workerCPUs else {
-                throw MoveFailed(description: "thread \(task) (\(prefix)*) stayed off CPUs \(Self.listText(workerCPUs)): \(moved.stderrText)")
+            let moved = try await ProcessRunner.run(Self.taskset, ["-p", "-c", CPUAffinity.listText(workerCPUs), task], timeout: .seconds(30))
+            guard moved.succeeded, CPUAffinity.allowedCPUs(task: task) == workerCPUs else {
+                throw MoveFailed(description: "thread \(task) (\(prefix)*) stayed off CPUs \(CPUAffinity.listText(workerCPUs)): \(moved.stderrText)")
             }
         }
         return named.count
@@ -108,14 +100,14 @@ package struct CPUPinning: Sendable, Equatable {
 
     /// The command that starts a worker on the workers' CPUs.
     package func workerCommand(_ executable: URL, _ arguments: [String]) -> (executable: URL, arguments: [String]) {
-        (Self.taskset, ["-c", Self.listText(workerCPUs), executable.path] + arguments)
+        (Self.taskset, ["-c", CPUAffinity.listText(workerCPUs), executable.path] + arguments)
     }
 
     /// Checks that a started worker runs on the workers' CPUs, as measured from its `/proc` status.
     package func verifyWorker(_ pid: Int32) throws(MoveFailed) {
-        let seen = Self.allowedCPUs(of: "\(pid)")
+        let seen = CPUAffinity.allowedCPUs(of: "\(pid)")
         guard seen == workerCPUs else {
-            throw MoveFailed(description: "worker \(pid) runs on CPUs \(seen.map(Self.listText) ?? "unknown"), not \(Self.listText(workerCPUs))")
+            throw MoveFailed(description: "worker \(pid) runs on CPUs \(seen.map(CPUAffinity.listText) ?? "unknown"), not \(CPUAffinity.listText(workerCPUs))")
         }
     }
 

@@ -5,6 +5,7 @@ import KSMService
 import KSMTestSupport
 import Licensing
 import Logging
+import OwnedThreads
 import RedisStore
 import Wire
 
@@ -164,7 +165,7 @@ package struct StormRun {
         // Before any child starts: redis-server inherits the harness's CPUs from the thread that spawns it.
         if let pinning {
             try await pinning.pinBench()
-            progress("workers on CPU \(CPUPinning.listText(pinning.workerCPUs)); client, broker and Redis on CPU \(CPUPinning.listText(pinning.harnessCPUs))")
+            progress("workers on CPU \(CPUAffinity.listText(pinning.workerCPUs)); client, broker and Redis on CPU \(CPUAffinity.listText(pinning.harnessCPUs))")
         }
         let chosen = scenarios
         var logger = Logger(label: "ksm.bench.storm")
@@ -351,7 +352,7 @@ package struct StormRun {
     }
 
     package static func title(viewers: Int, joiners: Int, ideal: Double, workerCPUs: [Int]? = nil) -> String {
-        let pinned = workerCPUs.map { ", workers on CPU \(CPUPinning.listText($0))" } ?? ""
+        let pinned = workerCPUs.map { ", workers on CPU \(CPUAffinity.listText($0))" } ?? ""
         return "Key-rotation storm: \(viewers) viewers rotate + \(joiners) join within 1 s (ideal drain \(String(format: "%.1f", ideal)) s\(pinned))"
     }
 }

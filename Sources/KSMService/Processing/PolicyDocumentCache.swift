@@ -4,13 +4,7 @@ import Licensing
 /// most jobs of a batch share the tenant's default and a few asset documents, and parsing and
 /// stacking are the costly part of policy.
 struct PolicyDocumentCache {
-    /// One distinct document of the batch: its place in ``documents`` names it in a stack's key.
-    private struct Entry {
-        let bytes: [UInt8]
-        let result: Result<PolicyDocument, PolicyDocumentError>
-    }
-
-    /// What one stack of stored layers resolves from: the documents (their places in ``documents``,
+    /// What one stack of stored layers resolves from: the documents (their places in ``parsed``,
     /// -1 for an absent layer) and the tenant record's stream limit, which sits under them.
     private struct StackKey: Hashable {
         var tenant: Int
@@ -30,12 +24,13 @@ struct PolicyDocumentCache {
         }
     }
 
-    private var documents: [Entry] = []
+    /// Each distinct document of the batch, parsed; its place here names it in a stack's key.
+    private var parsed: [Result<PolicyDocument, PolicyDocumentError>] = []
+    private var byBytes: [[UInt8]: Int] = [:]
     private var byStorage: [Storage: Int] = [:]
-    /// Arrays whose storage ``byStorage`` names besides the entries' own: held so that storage
+    /// Arrays whose storage ``byStorage`` names besides ``byBytes``' keys: held so that storage
     /// cannot be freed and reused for other bytes while the cache lives.
     private var held: [[UInt8]] = []
-    private var byBytes: [[UInt8]: Int] = [:]
     private var stacks: [StackKey: Result<EffectivePolicy, PolicyDocumentError>] = [:]
 
     /// The stored layers of one job, each a place in the cache (-1: absent).
@@ -51,18 +46,18 @@ struct PolicyDocumentCache {
     mutating func document(_ bytes: [UInt8]?) -> (place: Int, result: Result<PolicyDocument, PolicyDocumentError>)? {
         guard let bytes else { return nil }
         let storage = Storage(bytes)
-        if let place = byStorage[storage] { return (place, documents[place].result) }
+        if let place = byStorage[storage] { return (place, parsed[place]) }
         if let place = byBytes[bytes] {
             held.append(bytes)
             byStorage[storage] = place
-            return (place, documents[place].result)
+            return (place, parsed[place])
         }
         let result: Result<PolicyDocument, PolicyDocumentError>
         do throws(PolicyDocumentError) { result = .success(try PolicyDocument(json: bytes)) } catch { result = .failure(error) }
-        documents.append(Entry(bytes: bytes, result: result))
-        byBytes[bytes] = documents.count - 1
-        byStorage[storage] = documents.count - 1
-        return (documents.count - 1, result)
+        parsed.append(result)
+        byBytes[bytes] = parsed.count - 1
+        byStorage[storage] = parsed.count - 1
+        return (parsed.count - 1, result)
     }
 
     /// The effective policy of `layers` with the tenant record's stream limit under them: resolved
