@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs the whole test suite (`swift test`, arguments passed on) and, when it fails, repeats every
+# failed test and its recorded issues at the end: the suite's output is long (workers' logs from the
+# fault tests), and whoever reads only its tail (a CI summary) must still see what failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p .build
+log=.build/test-output.txt
+swift test "$@" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+if [ "$status" -ne 0 ]; then
+    echo
+    echo "=== scripts/test.sh: swift test exited $status; every failed test and issue, from $log ==="
+    # An issue's text may run over several lines (its ↳ details among them): print each ✘ line and
+    # what follows it, up to the next test event or timestamped log line.
+    awk '/^✘/ { show = 1; print; next }
+         /^(✔|◇|[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T)/ { show = 0 }
+         show { print }' "$log" | grep -v "^✘ Test run with" | head -200
+    grep -E "^(error|fatal error):|Fatal error|Crash|signal [0-9]+" "$log" | head -20
+fi
+exit "$status"
