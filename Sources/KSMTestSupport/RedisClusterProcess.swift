@@ -15,6 +15,9 @@ import Glibc
 /// the test that owns the cluster.
 public final class RedisClusterProcess: @unchecked Sendable {
     public let nodes: [RedisServerProcess]
+    /// Every node's `requirepass` and `masterauth` (one for the whole cluster: replicas log in to
+    /// their masters, and a client follows redirects with one login).
+    public let password: String
     /// Node configuration and RDB files in the temporary directory, removed at ``stop()``.
     package let nodeFiles: [String]
 
@@ -23,12 +26,14 @@ public final class RedisClusterProcess: @unchecked Sendable {
     public init(masters: Int = 3, replicasPerMaster: Int = 1, nodeTimeoutMilliseconds: Int = 1000) async throws {
         var nodes: [RedisServerProcess] = []
         var files: [String] = []
+        let password = RedisServerProcess.newPassword()
+        self.password = password
         do {
             for _ in 0..<(masters * (1 + replicasPerMaster)) {
                 let name = "ksm-cluster-\(UUID().uuidString)"
                 files += ["\(name).conf", "\(name).rdb"]
-                nodes.append(try await RedisServerProcess(extraArguments: [
-                    "--cluster-enabled", "yes", "--cluster-config-file", "\(name).conf",
+                nodes.append(try await RedisServerProcess(password: password, extraArguments: [
+                    "--masterauth", password, "--cluster-enabled", "yes", "--cluster-config-file", "\(name).conf",
                     // A replica's full sync goes to this node's own file, never the shared dump.rdb
                     // that every later server in the directory would load.
                     "--dbfilename", "\(name).rdb", "--repl-diskless-load", "on-empty-db",
@@ -47,7 +52,7 @@ public final class RedisClusterProcess: @unchecked Sendable {
             throw error
         }
         do {
-            try await Self.run(Self.cliPath, ["--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" }
+            try await Self.run(Self.cliPath, ["-a", password, "--no-auth-warning", "--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" }
                 + ["--cluster-replicas", "\(replicasPerMaster)", "--cluster-yes"])
             try await waitUntilHealthy()
         } catch {
@@ -71,9 +76,9 @@ public final class RedisClusterProcess: @unchecked Sendable {
         nodes.map { RedisNodeAddress(host: "127.0.0.1", port: $0.port) }
     }
 
-    /// `redis-cluster://127.0.0.1:p1,127.0.0.1:p2,...`.
+    /// `redis-cluster://:password@127.0.0.1:p1,127.0.0.1:p2,...`.
     public var url: String {
-        "redis-cluster://" + nodes.map { "127.0.0.1:\($0.port)" }.joined(separator: ",")
+        "redis-cluster://:\(password)@" + nodes.map { "127.0.0.1:\($0.port)" }.joined(separator: ",")
     }
 
     /// A cluster client configuration with the same generous timeouts as ``RedisServerProcess``.

@@ -1,5 +1,6 @@
 import Foundation
 import RedisStore
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -7,19 +8,26 @@ import Glibc
 
 /// A real `redis-server` on a free loopback port, started by the test and killed at its end.
 ///
-/// `--save '' --appendonly no`: nothing touches the disk. `--enable-debug-command yes` lets tests
-/// use `DEBUG SLEEP` (Redis 7 disables DEBUG by default). `@unchecked Sendable`: the process handle
-/// is only touched by the one test that owns the server, never concurrently.
+/// Each server has a password (`--requirepass`, in ``configuration(poolSize:)`` and ``url``; a
+/// cluster's nodes share one): tests run in parallel and reuse freed ports, so a client still
+/// pointed at a stopped server's port (a worker reconnecting) fails to log in to whichever server
+/// took the port instead of writing into another test's data. `--save '' --appendonly no`: nothing
+/// touches the disk. `--enable-debug-command yes` lets tests use `DEBUG SLEEP` (Redis 7 disables
+/// DEBUG by default). `@unchecked Sendable`: the process handle is only touched by the one test
+/// that owns the server, never concurrently.
 public final class RedisServerProcess: @unchecked Sendable {
     public private(set) var port: Int
+    /// The server's `requirepass`.
+    public let password: String
     private let extraArguments: [String]
     private var process: Process?
 
     /// Picks a free port and starts the server; returns once it answers PING. A server that exits
     /// at once (another process took the port between the pick and its bind: tests start many
     /// servers at the same moment) is started again on another port, up to five times.
-    public init(extraArguments: [String] = []) async throws {
+    public init(password: String = RedisServerProcess.newPassword(), extraArguments: [String] = []) async throws {
         self.port = try Self.freeLoopbackPort()
+        self.password = password
         self.extraArguments = extraArguments
         for attempt in 1...5 {
             do {
@@ -50,7 +58,7 @@ public final class RedisServerProcess: @unchecked Sendable {
             // A file no one writes, so a start never loads another server's dump.rdb from the shared
             // directory (a cluster replica's full sync writes one there); `extraArguments` may override.
             "--dbfilename", "ksm-test-none-\(UUID().uuidString).rdb",
-        ] + extraArguments
+        ] + ["--requirepass", password] + extraArguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try SpawnGate.holding { try process.run() }
@@ -78,8 +86,18 @@ public final class RedisServerProcess: @unchecked Sendable {
     /// host, so a slow moment never fails a command; a test about timeouts sets its own.
     public func configuration(poolSize: Int = 2) -> RedisClientConfiguration {
         RedisClientConfiguration(
-            host: "127.0.0.1", port: port, connectTimeout: .seconds(10), commandTimeout: .seconds(30),
+            host: "127.0.0.1", port: port, password: password, connectTimeout: .seconds(10), commandTimeout: .seconds(30),
             poolSize: poolSize, reconnectBackoff: .init(base: .milliseconds(10), cap: .milliseconds(100)))
+    }
+
+    /// `redis://` URL of database 0 on this server, password included, for `ksm` command lines.
+    public var url: String {
+        "redis://:\(password)@127.0.0.1:\(port)/0"
+    }
+
+    /// A random password of 32 hex digits (URL-safe as it stands).
+    public static func newPassword() -> String {
+        (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
     }
 
     private func waitUntilAnswering() async throws {
@@ -101,7 +119,7 @@ public final class RedisServerProcess: @unchecked Sendable {
                 _ = try await client.send(["PING"])
                 return
             } catch where error.code == .serverError {
-                return  // NOAUTH and the like: it answers.
+                return  // LOADING and the like: it answers. (A failed login is another server on the port.)
             } catch {
                 try await Task.sleep(for: .milliseconds(20))
             }
@@ -117,10 +135,19 @@ public final class RedisServerProcess: @unchecked Sendable {
         return "/usr/bin/redis-server"
     }
 
-    /// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, read back, released).
+    /// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, read back, released),
+    /// and never handed out before in this process: a port a test freed (a killed server, a
+    /// stopped worker's admin port) may still have clients knocking on it.
     public static func freeLoopbackPort() throws -> Int {
-        let (fd, port) = try LoopbackSocket.bound()
-        close(fd)
-        return port
+        for _ in 0..<100 {
+            let (fd, port) = try LoopbackSocket.bound()
+            close(fd)
+            if handedOut.withLock({ $0.insert(port).inserted }) {
+                return port
+            }
+        }
+        throw POSIXError(.EADDRINUSE)
     }
+
+    private static let handedOut = Mutex<Set<Int>>([])
 }

@@ -71,7 +71,7 @@ struct ComposeStackTests {
         let bootstrap = try await broker.firstLine()
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-compose-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
-        let rewrite = Rewrite(bootstrap: bootstrap, redisURL: "redis://127.0.0.1:\(redis.port)/0", root: root)
+        let rewrite = Rewrite(bootstrap: bootstrap, redisURL: redis.url, root: root)
 
         // The mounts: bind sources copied at git's modes; named volumes one directory each.
         for volume in services.flatMap(\.volumes) where !FileManager.default.fileExists(atPath: rewrite(volume.target)) {

@@ -10,7 +10,7 @@ struct DeviceAdminTests {
     @Test func devicesAreListedAndOneIsRemovedThroughTheBinary() async throws {
         let server = try await RedisServerProcess()
         defer { server.stop() }
-        let url = "redis://127.0.0.1:\(server.port)"
+        let url = server.url
         let store = RedisLicenseStore(client: try RedisClient(configuration: server.configuration()))
         let (tenant, account) = (try StoreIdentifier("acme"), try StoreIdentifier("carol"))
         for (index, device) in [UInt8(0xA1), 0xB2].enumerated() {

@@ -1,3 +1,5 @@
+import Kafka
+
 /// When replies arrived, by reply-topic partition: what a broker failover is measured with (a killed
 /// broker's partitions go quiet until their leadership moves, the others should not).
 extension FaultLoad {
@@ -17,6 +19,24 @@ extension FaultLoad {
     /// Replies on `partitions` that arrived in `window`.
     func arrivals(onPartitions partitions: Set<Int32>, in window: Range<ContinuousClock.Instant>) -> Int {
         arrivalTimes(onPartitions: partitions).filter { window.contains($0) }.count
+    }
+
+    /// The reply topic's log end offset on each of `partitions` now, from the broker; a partition it
+    /// did not answer for is left out.
+    func replyLogEnds(_ partitions: Set<Int32>) async -> [Int32: Int64] {
+        let ends = await consumer.logEndOffsets(partitions.map { TopicPartition(topic: "fps.license.replies", partition: $0) })
+        return Dictionary(uniqueKeysWithValues: ends.map { ($0.key.partition, $0.value) })
+    }
+
+    /// Replies on `partitions` that arrived in `window` and were written at or after `ends` (offsets
+    /// from ``replyLogEnds(_:)``; every offset counts on a partition missing there). A reply written
+    /// before that moment but read late, by a reader the test process's load held up, is not one.
+    func arrivals(onPartitions partitions: Set<Int32>, in window: Range<ContinuousClock.Instant>, writtenFrom ends: [Int32: Int64]) -> Int {
+        state.withLock { state in
+            state.arrivals.values.joined().filter { arrival in
+                partitions.contains(arrival.partition) && window.contains(arrival.at) && arrival.offset >= ends[arrival.partition, default: 0]
+            }.count
+        }
     }
 
     /// The longest stretch after `start` in which no reply arrived on any partition (from `start`

@@ -28,7 +28,7 @@ final class Fleet: @unchecked Sendable {
 
     /// The single redis-server, for the tests of a single Redis's faults (restart, data loss).
     var redis: RedisServerProcess { single! }
-    var redisURL: String { cluster?.url ?? "redis://127.0.0.1:\(redis.port)/0" }
+    var redisURL: String { cluster?.url ?? redis.url }
     var kekPath: String { directory.appendingPathComponent("kek.hex").path }
 
     /// - Parameter durableRedis: Redis appends every write to a file in the fleet's directory and

@@ -134,7 +134,7 @@ struct KubernetesDeploymentTests {
         })
         let seed = Self.random(bytes: 32)
         cluster.secrets["ksm-key-seed"] = ["seed": seed]
-        cluster.secrets["ksm-redis"] = ["url": Data("redis://127.0.0.1:\(redis.port)/0".utf8)]
+        cluster.secrets["ksm-redis"] = ["url": Data(redis.url.utf8)]
 
         // The Job: its init containers, then its containers, each to a zero exit.
         let jobPod = try #require(((job["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any])

@@ -19,7 +19,7 @@ struct RotationAdminTests {
     @Test func putRotationListsAndRemovesThroughRedis() async throws {
         let server = try await RedisServerProcess()
         defer { server.stop() }
-        let url = "redis://127.0.0.1:\(server.port)"
+        let url = server.url
         // Each command reads the wall clock once, somewhere between these readings: the bounds hold
         // however long a loaded CI host stalls either process.
         let beforePut = LicenseProcessor.currentTimeMilliseconds()
@@ -62,7 +62,7 @@ struct RotationAdminTests {
         let seed = Array(UInt8(0)...UInt8(31))
         FileManager.default.createFile(atPath: seedPath, contents: Data(HexEncoding.encode(seed).utf8), attributes: [.posixPermissions: 0o600])
         FileManager.default.createFile(atPath: kekPath, contents: Data(String(repeating: "a1", count: 16).utf8), attributes: [.posixPermissions: 0o600])
-        let url = "redis://127.0.0.1:\(server.port)"
+        let url = server.url
         _ = try await admin(["put-tenant", "--redis-url", url, "--tenant", "acme", "--kek-id", "kek-a", "--kek", "kek-a=\(kekPath)", "--key-seed", seedPath])
         let store = RedisLicenseStore(client: try RedisClient(configuration: server.configuration()))
         let tenant = try await store.fetch([StoreRequest(tenant: StoreIdentifier("acme"), account: StoreIdentifier("x"), assetID: [1])])[0].tenant

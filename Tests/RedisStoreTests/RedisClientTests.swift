@@ -90,7 +90,7 @@ struct RedisClientTests {
     }
 
     @Test func authWithRequirepassAndSelectDatabase() async throws {
-        let server = try await RedisServerProcess(extraArguments: ["--requirepass", "s3cret"])
+        let server = try await RedisServerProcess(password: "s3cret")
         defer { server.stop() }
         var configuration = try RedisClientConfiguration(url: "redis://:s3cret@127.0.0.1:\(server.port)/3")
         configuration.poolSize = 2
@@ -153,10 +153,8 @@ struct RedisClientTests {
     }
 
     @Test func failedConnectsBackOffAndFailFast() async throws {
-        // A port that nothing listens on: take a server's port, then kill it.
-        let server = try await RedisServerProcess()
-        var configuration = server.configuration(poolSize: 1)
-        server.stop()
+        let nothing = try RefusingLoopbackPort()
+        var configuration = RedisClientConfiguration(host: "127.0.0.1", port: nothing.port, poolSize: 1)
         // A long window (at least 5 s after jitter), so a stalled CI host still calls inside it.
         configuration.reconnectBackoff = .init(base: .seconds(10), cap: .seconds(20))
         let client = try RedisClient(configuration: configuration)
@@ -166,15 +164,13 @@ struct RedisClientTests {
         } catch {
             #expect(error.code == .connectionFailed && error.isRetriable)
         }
-        // Within the backoff window: fail fast, no connect attempt.
-        let started = ContinuousClock.now
+        // Within the backoff window: fail fast with `reconnecting`, which no connect attempt gives.
         do {
             _ = try await client.send(["PING"])
             Issue.record("connected to nothing")
         } catch {
             #expect(error.code == .reconnecting && error.isRetriable)
         }
-        #expect(ContinuousClock.now - started < .seconds(2))
     }
 
     @Test func commandTimeoutThenRecovery() async throws {

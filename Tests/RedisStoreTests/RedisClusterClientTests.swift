@@ -134,7 +134,7 @@ struct RedisClusterClientTests {
     /// Moves `keys` from node `from` to node `to` with MIGRATE (the slot must be migrating).
     private static func migrate(_ cluster: RedisClusterProcess, _ keys: [String], from: Int, to: Int) async throws {
         let reply = try await cluster.nodeClient(from).send(
-            ["MIGRATE", "127.0.0.1", RedisArgument(cluster.nodes[to].port), "", "0", "5000", "KEYS"] + keys.map { RedisArgument($0) })
+            ["MIGRATE", "127.0.0.1", RedisArgument(cluster.nodes[to].port), "", "0", "5000", "AUTH", RedisArgument(cluster.password), "KEYS"] + keys.map { RedisArgument($0) })
         #expect(reply.string == "OK")
     }
 

@@ -180,7 +180,7 @@ package struct StormRun {
         switch redisTopology {
         case .single:
             let server = try await RedisServerProcess()
-            (redisURL, redisServers, endpoint, stopRedis) = ("redis://127.0.0.1:\(server.port)", [server], .single(server.configuration(poolSize: 2)), server.stop)
+            (redisURL, redisServers, endpoint, stopRedis) = (server.url, [server], .single(server.configuration(poolSize: 2)), server.stop)
         case .cluster, .clusterMasters:
             let replicas = redisTopology == .cluster ? 1 : 0
             progress("starting a Redis Cluster: 3 masters, \(replicas) replica(s) each")

@@ -1,0 +1,20 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A loopback port that refuses every connection for as long as this value lives: bound, never
+/// listening. Tests about "nothing there" use it instead of a port that was free a moment ago,
+/// which another test's server may take in the meantime (a Redis on it would answer).
+public final class RefusingLoopbackPort: Sendable {
+    public let port: Int
+    private let fd: Int32
+
+    public init() throws {
+        (fd, port) = try LoopbackSocket.bound()
+    }
+
+    deinit {
+        close(fd)
+    }
+}
