@@ -37,6 +37,12 @@ struct StormBench: AsyncParsableCommand {
     var allowBusyHost = false
     @Option(name: .customLong("worker-cpus"), help: "Pin the workers to these CPUs (a taskset list: 0, 0,2, 0-1) and the client, the mock Kafka cluster and redis-server to the rest; the in-process baseline runs on the workers' CPUs, so the ideal is what those CPUs do in process. Default: every process shares every core.")
     var workerCPUs: String?
+    @Option(name: .customLong("repeat"), help: "Storms per scenario, interleaved (each scenario once, then again); above 1 the figures add each scenario's median ratios (`medians`).")
+    var repeats = 1
+
+    func validate() throws {
+        guard repeats >= 1 else { throw ValidationError("--repeat must be at least 1 (storms per scenario), not \(repeats)") }
+    }
 
     func run() async throws {
         let viewers = self.viewers ?? mix.viewers, joiners = self.joiners ?? mix.joiners
@@ -56,6 +62,7 @@ struct StormBench: AsyncParsableCommand {
                              executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath(), allocator: Allocator.description,
                              redis: redis, progress: { FileHandle.standardError.write(Data("[storm] \($0)\n".utf8)) })
         storm.busyHostLimit = allowBusyHost ? nil : 0.25
+        storm.repeats = repeats
         if let workerCPUs {
             guard FileManager.default.isExecutableFile(atPath: CPUPinning.taskset.path) else {
                 throw ValidationError("--worker-cpus needs \(CPUPinning.taskset.path) (util-linux), which is not there")

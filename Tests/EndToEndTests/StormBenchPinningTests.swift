@@ -44,9 +44,25 @@ import Testing
         #expect(String(decoding: result.stderr, as: UTF8.self).contains("leaves no CPU for Redis, the broker and the client"))
     }
 
-    /// A small storm, pinned: the bench checks each worker's CPUs in `/proc` and fails otherwise, so
-    /// a run that ends well with the CPUs in its figures ran where it says.
-    @Test("a pinned storm runs its workers on their CPUs and says so in its figures",
+    @Test("a repeated scenario's median is the middle value, or the mean of the middle two")
+    func medianOfRepeatedStorms() {
+        #expect(StormScenarioMedian.median([]) == nil)
+        #expect(StormScenarioMedian.median([1.3]) == 1.3)
+        #expect(StormScenarioMedian.median([1.4, 1.1, 1.2]) == 1.2)
+        #expect(StormScenarioMedian.median([1.4, 1.1, 1.2, 1.5]) == 1.3)
+    }
+
+    @Test("--repeat below 1 is refused before any storm")
+    func repeatMustBePositive() async throws {
+        let result = try await KSMBinary.run(["bench", "storm", "--repeat", "0", "--chart", NSTemporaryDirectory() + "ksm-repeat-\(getpid()).svg"],
+                                             timeout: .seconds(60))
+        #expect(result.status == 64)
+        #expect(String(decoding: result.stderr, as: UTF8.self).contains("--repeat must be at least 1"))
+    }
+
+    /// A small storm, pinned and repeated: the bench checks each worker's CPUs in `/proc` and fails
+    /// otherwise, so a run that ends well with the CPUs in its figures ran where it says.
+    @Test("a pinned storm runs its workers on their CPUs and says so in its figures; repeated, each run is reported and the scenario's median beside them",
           .enabled(if: (CPUAffinity.allowedCPUs()?.count ?? 0) >= 2, "needs two CPUs"))
     func pinnedStormRecordsItsCPUs() async throws {
         let allowed = try #require(CPUAffinity.allowedCPUs())
@@ -56,13 +72,18 @@ import Testing
             try? FileManager.default.removeItem(atPath: chart.replacingOccurrences(of: ".svg", with: ".json"))
         }
         let result = try await KSMBinary.run(["bench", "storm", "--fixtures", "Fixtures/test-credentials", "--viewers", "30", "--joiners", "30",
-                                              "--scenarios", "classes", "--worker-cpus", "\(allowed[0])", "--allow-busy-host", "--chart", chart],
+                                              "--scenarios", "classes", "--repeat", "2", "--worker-cpus", "\(allowed[0])", "--allow-busy-host", "--chart", chart],
                                              timeout: .seconds(240))
         #expect(result.status == 0, "\(String(decoding: result.stderr, as: UTF8.self).suffix(3000))")
         let figures = try JSONDecoder().decode(StormRun.Output.self, from: Data(result.stdout))
         #expect(figures.workerCPUs == [allowed[0]])
         #expect(figures.harnessCPUs == Array(allowed.dropFirst()))
-        #expect(figures.runs.count == 1 && figures.runs.allSatisfy(\.allCorrect))
-        #expect(figures.newDrainOverIdeal?.isEmpty == false)
+        #expect(figures.runs.count == 2 && figures.runs.allSatisfy(\.allCorrect))
+        let label = "class topics, smoothing on, 1 worker"
+        #expect(figures.runs.map(\.label) == ["\(label), run 1", "\(label), run 2"])
+        let median = try #require(figures.medians?[label], "\(String(describing: figures.medians))")
+        #expect(median.runs == figures.runs.map(\.label))
+        let ratios = figures.runs.compactMap { figures.newDrainOverIdeal?[$0.label] }
+        #expect(ratios.count == 2 && median.newDrainOverIdeal == StormScenarioMedian.median(ratios))
     }
 }

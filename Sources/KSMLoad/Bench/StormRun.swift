@@ -42,6 +42,9 @@ package struct StormRun {
     /// The workers on CPUs of their own and the harness on the rest (``CPUPinning``); nil: every
     /// process shares every core.
     package var pinning: CPUPinning?
+    /// Storms per scenario, interleaved (every scenario once, then every one again), so each
+    /// scenario's median is taken across the host's phases alike; above 1 the output has medians.
+    package var repeats = 1
 
     /// What the workers' store runs on: one redis-server, a Redis Cluster of three masters with a
     /// replica each, or three masters alone (routing without replication); every node's CPU is
@@ -136,6 +139,8 @@ package struct StormRun {
         /// shared every core.
         package var workerCPUs: [Int]?
         package var harnessCPUs: [Int]?
+        /// Each scenario's medians over its storms, by scenario label (`--repeat` above 1 only).
+        package var medians: [String: StormScenarioMedian]?
 
         enum CodingKeys: String, CodingKey {
             case machine, allocator, redis, jobs, runs
@@ -147,7 +152,7 @@ package struct StormRun {
             case newDrainOverIdeal = "new_drain_over_ideal"
             case drainOverIdeal = "drain_over_ideal", smoothingGain = "smoothing_gain_off_over_on", twoWorkersOverOne = "drain_one_over_two_workers"
             case hostBusyBeforeStart = "host_busy_before_start"
-            case workerCPUs = "worker_cpus", harnessCPUs = "harness_cpus"
+            case workerCPUs = "worker_cpus", harnessCPUs = "harness_cpus", medians
         }
     }
 
@@ -229,7 +234,11 @@ package struct StormRun {
         var baselines = [try await measureBaseline()]
 
         var reports: [StormReport] = []
-        for (number, scenario) in chosen.enumerated() {
+        // The scenario label of each report (a report's own label names its round when repeated).
+        var scenarioOfReport: [String] = []
+        let plan = (0..<max(repeats, 1)).flatMap { round in chosen.map { (round: round, scenario: $0) } }
+        for (number, (round, scenario)) in plan.enumerated() {
+            let label = repeats > 1 ? "\(scenario.label), run \(round + 1)" : scenario.label
             let run = "r\(number)\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
             let requests = "storm.\(run).requests", replies = "storm.\(run).replies"
             try cluster.createTopic(requests, partitions: 12)
@@ -270,16 +279,16 @@ package struct StormRun {
                 bench.configuration.boundaryMilliseconds = boundary
                 // The workers' prefetcher reads schedules every second (`--rotation-interval 1`).
                 try await Task.sleep(for: .seconds(2))
-                progress("\(scenario.label): boundary in \((boundary - LicenseProcessor.currentTimeMilliseconds()) / 1000) s, window \(prefetchWindowSeconds) s, margin \(prefetchMarginSeconds) s")
+                progress("\(label): boundary in \((boundary - LicenseProcessor.currentTimeMilliseconds()) / 1000) s, window \(prefetchWindowSeconds) s, margin \(prefetchMarginSeconds) s")
             }
-            progress("\(scenario.label): storm of \(viewers + joiners) jobs")
+            progress("\(label): storm of \(viewers + joiners) jobs")
             bench.configuration.requestsTopic = requests
             bench.configuration.repliesTopic = replies
             bench.configuration.classTopics = scenario.classTopics
-            let report = try await bench.run(run, label: scenario.label, processes: [
+            let report = try await bench.run(run, label: label, processes: [
                 "workers": workers.map(\.process.processIdentifier), "redis-server": redisServers.compactMap(\.processIdentifier),
             ])
-            progress("\(scenario.label): drained in \(report.drainSeconds) s, \(report.correct)/\(report.jobs) correct, continuity p99 \(report.continuityLatency.p99) ms, peak \(Int(report.peakRepliesPerSecond ?? 0)) replies/s, \(report.rotatingAnsweredAfterBoundary ?? 0) after the boundary, host steal \(report.hostSteal ?? 0)")
+            progress("\(label): drained in \(report.drainSeconds) s, \(report.correct)/\(report.jobs) correct, continuity p99 \(report.continuityLatency.p99) ms, peak \(Int(report.peakRepliesPerSecond ?? 0)) replies/s, \(report.rotatingAnsweredAfterBoundary ?? 0) after the boundary, host steal \(report.hostSteal ?? 0)")
             if scenario.followsWindow {
                 for schedule in try catalog.rotationSchedules(boundaryMilliseconds: 0) {
                     try await store.removeRotation(tenant: schedule.tenant, assetID: schedule.assetID)
@@ -288,6 +297,7 @@ package struct StormRun {
             var classified = report
             classified.classTopics = scenario.classTopics
             reports.append(classified)
+            scenarioOfReport.append(scenario.label)
             for worker in workers { await worker.terminate() }
             baselines.append(try await measureBaseline())
         }
@@ -318,7 +328,17 @@ package struct StormRun {
                 if let total = r.cpuMicrosecondsPerJob?["total"] { cpuOverCrypto[r.label] = rounded(total / crypto) }
             }
         }
-        func drain(_ name: String) -> Double? { reports.first { $0.label == StormRun.known[name]?.label }?.drainSeconds }
+        var medians: [String: StormScenarioMedian] = [:]
+        for scenario in chosen {
+            let mine = reports.indices.filter { scenarioOfReport[$0] == scenario.label }.map { reports[$0].label }
+            func median(_ figures: [String: Double]) -> Double? { StormScenarioMedian.median(mine.compactMap { figures[$0] }) }
+            guard let drainSeconds = StormScenarioMedian.median(reports.filter { mine.contains($0.label) }.map(\.drainSeconds)),
+                  let drainOverIdeal = median(ratios) else { continue }
+            medians[scenario.label] = StormScenarioMedian(runs: mine, drainSeconds: drainSeconds, drainOverIdeal: drainOverIdeal,
+                                                          newDrainOverIdeal: median(newRatios), continuityP99OverIdeal: median(continuityRatios))
+        }
+        // Scenarios compared by their (median) drain, so repeated runs compare like single ones.
+        func drain(_ name: String) -> Double? { StormRun.known[name].flatMap { medians[$0.label]?.drainSeconds } }
         var output = Output(
             machine: "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB",
             allocator: allocator, redis: redisTopology, jobs: jobs, inProcessCKCPerSecond: rate.rounded(), inProcessCPUMicrosecondsPerJob: inProcessCPU,
@@ -331,6 +351,13 @@ package struct StormRun {
         output.hostBusyBeforeStart = busyBefore
         output.workerCPUs = pinning?.workerCPUs
         output.harnessCPUs = pinning?.harnessCPUs
+        if repeats > 1 {
+            output.medians = medians
+            for scenario in chosen {
+                guard let m = medians[scenario.label] else { continue }
+                progress("\(scenario.label): median of \(m.runs.count): drain/ideal \(m.drainOverIdeal), last new-session answer/ideal \(m.newDrainOverIdeal.map { "\($0)" } ?? "n/a"), continuity p99/ideal \(m.continuityP99OverIdeal.map { "\($0)" } ?? "n/a")")
+            }
+        }
         withExtendedLifetime(cluster) {}
         return (output, Self.title(viewers: viewers, joiners: joiners, ideal: ideal, workerCPUs: pinning?.workerCPUs))
     }
