@@ -31,6 +31,7 @@ import Testing
         #expect(single.correct == single.total && classes.correct == classes.total, "single \(single.correct)/\(single.total), classes \(classes.correct)/\(classes.total)")
         let singleLast = try #require(single.newBeforeEachContinuity.max())
         let classesLast = try #require(classes.newBeforeEachContinuity.max())
+        print("CLASS-TOPICS new-session replies before each continuity reply: single topic \(single.newBeforeEachContinuity), class topics \(classes.newBeforeEachContinuity) (of \(Self.joins) joins)")
         // The single topic: the last continuity job is fetched only once the joins ahead of it in
         // its partition were; the class topics: fetched at once, answered within a few batches.
         #expect(singleLast >= Self.joins / 2, "single topic: continuity answered after \(single.newBeforeEachContinuity) joins")
