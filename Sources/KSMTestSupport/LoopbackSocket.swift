@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -6,13 +7,18 @@ import Glibc
 /// A TCP socket bound to 127.0.0.1 on a port the kernel picks: the one place tests and test
 /// servers get a free loopback port from.
 public enum LoopbackSocket {
-    /// A new socket bound to 127.0.0.1:0 (`SO_REUSEADDR` set), and the port it got. The caller owns
-    /// the descriptor: it listens on it, or closes it to hand the port to another process.
-    public static func bound() throws -> (fd: Int32, port: Int) {
+    /// A new socket bound to 127.0.0.1:0, and the port it got. The caller owns the descriptor: it
+    /// listens on it, or closes it to hand the port to another process.
+    /// - Parameter reuseAddress: `SO_REUSEADDR`, for a listener that must re-bind at once after a
+    ///   restart. Off for a socket that only holds a port: on Linux another `SO_REUSEADDR` socket may
+    ///   bind (and listen on) a port whose holder does not listen.
+    public static func bound(reuseAddress: Bool = true) throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EMFILE) }
         var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        if reuseAddress {
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
@@ -29,4 +35,13 @@ public enum LoopbackSocket {
         }
         return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
+
+    /// Records `port` as handed out by this process; false if it was before. Test ports are claimed
+    /// once: a port a test freed (a killed server, a stopped worker's admin port) may still have
+    /// clients knocking on it.
+    public static func claim(_ port: Int) -> Bool {
+        claimed.withLock { $0.insert(port).inserted }
+    }
+
+    private static let claimed = Mutex<Set<Int>>([])
 }

@@ -1,6 +1,5 @@
 import Foundation
 import RedisStore
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -142,12 +141,10 @@ public final class RedisServerProcess: @unchecked Sendable {
         for _ in 0..<100 {
             let (fd, port) = try LoopbackSocket.bound()
             close(fd)
-            if handedOut.withLock({ $0.insert(port).inserted }) {
+            if LoopbackSocket.claim(port) {
                 return port
             }
         }
         throw POSIXError(.EADDRINUSE)
     }
-
-    private static let handedOut = Mutex<Set<Int>>([])
 }

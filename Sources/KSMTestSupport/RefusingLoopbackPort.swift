@@ -10,8 +10,18 @@ public final class RefusingLoopbackPort: Sendable {
     public let port: Int
     private let fd: Int32
 
+    /// A port never handed out before in this process, held without `SO_REUSEADDR` so no server
+    /// can bind it while this value lives.
     public init() throws {
-        (fd, port) = try LoopbackSocket.bound()
+        for _ in 0..<100 {
+            let (fd, port) = try LoopbackSocket.bound(reuseAddress: false)
+            if LoopbackSocket.claim(port) {
+                (self.fd, self.port) = (fd, port)
+                return
+            }
+            close(fd)
+        }
+        throw POSIXError(.EADDRINUSE)
     }
 
     deinit {

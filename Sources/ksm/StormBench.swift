@@ -42,6 +42,10 @@ struct StormBench: AsyncParsableCommand {
 
     func validate() throws {
         guard repeats >= 1 else { throw ValidationError("--repeat must be at least 1 (storms per scenario), not \(repeats)") }
+        // Runs are told apart by their scenario's label (and round); --repeat is the way to run one again.
+        if let twice = scenarios.first(where: { name in scenarios.filter { $0 == name }.count > 1 }) {
+            throw ValidationError("scenario \(twice) is named twice in --scenarios; use --repeat to run each scenario more than once")
+        }
     }
 
     func run() async throws {

@@ -80,7 +80,7 @@ import Testing
         let verdict = load.verdict()
         print("LIVE-REPLIES: \(answeredAtKill) of \(jobs) answered at the kill of broker \(Self.killed), \(answeredWhileDead) more while it was dead "
               + "(about two thirds of the rest are on live partitions); \(verdict)")
-        #expect(quiet == 0, "\(quiet) replies arrived on the killed broker's partitions while it was dead")
+        #expect(quiet == 0, "\(quiet) replies arrived on the killed broker's partitions while it was dead (log ends before the kill: \(endsBeforeKill))")
         // Batches stuck on the dead partitions would hold at most 64 jobs, about 43 of them answerable.
         #expect(answeredWhileDead >= (jobs - answeredAtKill) / 3, "only \(answeredWhileDead) of the \(jobs - answeredAtKill) left answered while the broker was dead")
         verdict.expectEveryJobAnsweredOnce(jobs: jobs)
@@ -155,7 +155,7 @@ import Testing
               + "\(recovery); \(verdict); test \(seconds(ContinuousClock.now - began))")
 
         // The kill took effect (nothing came from the dead broker's partitions) and the failover ended it.
-        #expect(quiet == 0, "\(quiet) replies arrived on the killed broker's partitions while it was dead")
+        #expect(quiet == 0, "\(quiet) replies arrived on the killed broker's partitions while it was dead (log ends before the kill: \(endsBeforeKill))")
         #expect(resumed != nil, "no reply arrived on the killed broker's partitions after the failover")
         verdict.expectEveryJobAnsweredOnce(jobs: Self.jobs)
         #expect(fleet.workers.allSatisfy { $0.isRunning }, "a worker exited")

@@ -20,6 +20,7 @@ import Testing
     @Test("runtime failures of admin, process and loadgen are one plain sentence without usage text")
     func runtimeFailures() async throws {
         let nothing = try RefusingLoopbackPort()
+        defer { withExtendedLifetime(nothing) {} }
         try await Self.check(["admin", "slots", "--redis-url", "redis://127.0.0.1:\(nothing.port)/0", "--tenant", "t", "--account", "a"],
                        status: 1, says: "ksm admin: error: Redis: connect to 127.0.0.1:\(nothing.port)")
         try await Self.check(["admin", "derive-key", "--key-seed", "/nonexistent/seed.hex", "--asset", "a"],

@@ -134,7 +134,9 @@ struct ComposeStackTests {
 extension ComposeStackTests {
     @Test("ksm loadgen against a broker that is not there fails within its connect timeout, saying so")
     func loadgenWithoutBrokerFailsClearly() async throws {
-        let port = try RedisServerProcess.freeLoopbackPort()
+        let nothing = try RefusingLoopbackPort()
+        defer { withExtendedLifetime(nothing) {} }
+        let port = nothing.port
         let began = ContinuousClock.now
         let result = try await KSMBinary.run(["loadgen", "--brokers", "127.0.0.1:\(port)", "--viewers", "1", "--connect-timeout", "2"])
         let stderr = String(decoding: result.stderr, as: UTF8.self)

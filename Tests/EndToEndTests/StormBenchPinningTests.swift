@@ -44,22 +44,6 @@ import Testing
         #expect(String(decoding: result.stderr, as: UTF8.self).contains("leaves no CPU for Redis, the broker and the client"))
     }
 
-    @Test("a repeated scenario's median is the middle value, or the mean of the middle two")
-    func medianOfRepeatedStorms() {
-        #expect(StormScenarioMedian.median([]) == nil)
-        #expect(StormScenarioMedian.median([1.3]) == 1.3)
-        #expect(StormScenarioMedian.median([1.4, 1.1, 1.2]) == 1.2)
-        #expect(StormScenarioMedian.median([1.4, 1.1, 1.2, 1.5]) == 1.3)
-    }
-
-    @Test("--repeat below 1 is refused before any storm")
-    func repeatMustBePositive() async throws {
-        let result = try await KSMBinary.run(["bench", "storm", "--repeat", "0", "--chart", NSTemporaryDirectory() + "ksm-repeat-\(getpid()).svg"],
-                                             timeout: .seconds(60))
-        #expect(result.status == 64)
-        #expect(String(decoding: result.stderr, as: UTF8.self).contains("--repeat must be at least 1"))
-    }
-
     /// A small storm, pinned and repeated: the bench checks each worker's CPUs in `/proc` and fails
     /// otherwise, so a run that ends well with the CPUs in its figures ran where it says.
     @Test("a pinned storm runs its workers on their CPUs and says so in its figures; repeated, each run is reported and the scenario's median beside them",

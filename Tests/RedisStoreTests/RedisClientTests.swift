@@ -154,6 +154,7 @@ struct RedisClientTests {
 
     @Test func failedConnectsBackOffAndFailFast() async throws {
         let nothing = try RefusingLoopbackPort()
+        defer { withExtendedLifetime(nothing) {} }
         var configuration = RedisClientConfiguration(host: "127.0.0.1", port: nothing.port, poolSize: 1)
         // A long window (at least 5 s after jitter), so a stalled CI host still calls inside it.
         configuration.reconnectBackoff = .init(base: .seconds(10), cap: .seconds(20))

@@ -5,8 +5,8 @@ import OwnedThreads
 /// CPU time of the CPUs this process may use, from `/proc/stat`, to tell how busy they were before a
 /// storm and how much of a phase the hypervisor took (steal): on a shared VM a benchmark's seconds
 /// are not all its own, and a ratio of two phases moves with how much each one lost. Only this
-/// process's CPUs count: in a container given two CPUs of a large host, the host's other CPUs say
-/// nothing about the storm's. Elsewhere than Linux every reading is zero.
+/// process's CPUs count: for a process confined to some CPUs of a large host (a cpuset, `taskset`),
+/// the host's other CPUs say nothing about the storm's. Elsewhere than Linux every reading is zero.
 package struct HostTime: Sendable, Equatable {
     /// Clock ticks summed over the CPUs: everything (user through steal) and steal alone.
     package var total: Double

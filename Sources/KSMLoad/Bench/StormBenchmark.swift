@@ -135,7 +135,7 @@ package struct StormBenchmark: Sendable {
         package var ckcPerSecond: Double
         /// This process's CPU time per CKC while it ran.
         package var cpuMicrosecondsPerJob: Double
-        /// The share of the machine the hypervisor took meanwhile (``HostTime``).
+        /// The share of the CPUs' time the hypervisor took meanwhile (``HostTime``).
         package var hostSteal: Double?
     }
 

@@ -13,7 +13,7 @@ package enum StormChart {
         out += "\n" + #"<rect width="100%" height="100%" fill="white"/>"#
         out += "\n" + #"<text x="\#(left)" y="20" font-size="15">\#(escape(title))</text>"#
 
-        struct Series { var name: String; var color: String; var dashed: Bool; var points: [(Double, Double)] }
+        struct Series { var name: String; var color: String; var dashed: Bool; var faint = false; var points: [(Double, Double)] }
         func panel(_ index: Int, _ label: String, _ series: [Series], legendLeft: Bool = false) {
             let y0 = top + Double(index) * (panelHeight + gap)
             let maxV = max(series.flatMap { $0.points.map(\.1) }.max() ?? 1, 1) * 1.05
@@ -34,7 +34,7 @@ package enum StormChart {
             }
             for (n, s) in series.enumerated() where !s.points.isEmpty {
                 let path = s.points.map { "\(format2(x($0.0))),\(format2(y($0.1)))" }.joined(separator: " ")
-                let dash = s.dashed ? " stroke-dasharray=\"5,3\"" : ""
+                let dash = (s.dashed ? " stroke-dasharray=\"5,3\"" : "") + (s.faint ? " stroke-opacity=\"0.5\"" : "")
                 out += "\n<polyline fill=\"none\" stroke=\"\(s.color)\" stroke-width=\"1.8\"\(dash) points=\"\(path)\"/>"
                 let ly = y0 + 14 + Double(n) * 15
                 let lx = legendLeft ? left + 10 : width - right - 230
@@ -42,19 +42,30 @@ package enum StormChart {
                 out += "\n" + #"<text x="\#(lx + 25)" y="\#(ly)">\#(escape(s.name))</text>"#
             }
         }
-        func color(_ i: Int) -> String { palette[i % palette.count] }
+        // One colour per scenario: the runs of a repeated scenario (`, run 2` ...) share it, the later
+        // ones drawn faint.
+        let scenarios = runs.map { scenario(of: $0.label) }
+        let distinct = scenarios.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        func color(_ i: Int) -> String { palette[(distinct.firstIndex(of: scenarios[i]) ?? i) % palette.count] }
+        func faint(_ i: Int) -> Bool { scenarios[..<i].contains(scenarios[i]) }
         panel(0, "Queued jobs (sent, not yet answered)", runs.enumerated().map { i, r in
-            Series(name: r.label, color: color(i), dashed: false, points: r.timeline.map { ($0.t + 0.25, Double($0.queued)) })
+            Series(name: r.label, color: color(i), dashed: false, faint: faint(i), points: r.timeline.map { ($0.t + 0.25, Double($0.queued)) })
         })
         panel(1, "Replies per second", runs.enumerated().map { i, r in
-            Series(name: r.label, color: color(i), dashed: false, points: r.timeline.map { ($0.t + 0.125, $0.repliesPerSecond) })
+            Series(name: r.label, color: color(i), dashed: false, faint: faint(i), points: r.timeline.map { ($0.t + 0.125, $0.repliesPerSecond) })
         })
         panel(2, "p99 latency of answers (ms): solid continuity, dashed new sessions", runs.enumerated().flatMap { i, r in
-            [Series(name: "\(r.label) continuity", color: color(i), dashed: false, points: r.timeline.compactMap { b in b.continuityP99.map { (b.t + 0.125, $0) } }),
-             Series(name: "\(r.label) new", color: color(i), dashed: true, points: r.timeline.compactMap { b in b.newP99.map { (b.t + 0.125, $0) } })]
+            [Series(name: "\(r.label) continuity", color: color(i), dashed: false, faint: faint(i), points: r.timeline.compactMap { b in b.continuityP99.map { (b.t + 0.125, $0) } }),
+             Series(name: "\(r.label) new", color: color(i), dashed: true, faint: faint(i), points: r.timeline.compactMap { b in b.newP99.map { (b.t + 0.125, $0) } })]
         }, legendLeft: true)
         out += "\n</svg>\n"
         return out
+    }
+
+    /// A run's scenario: its label without the round `StormRun` adds when a scenario is repeated.
+    package static func scenario(of label: String) -> String {
+        guard let range = label.range(of: ", run ", options: .backwards), Int(label[range.upperBound...]) != nil else { return label }
+        return String(label[..<range.lowerBound])
     }
 
     static func escape(_ text: String) -> String {

@@ -49,7 +49,7 @@ package struct StormReport: Codable, Sendable {
     package var cpuMicrosecondsPerJob: [String: Double]?
     /// CPU time over the cores' time during the storm: below 1, cores were idle or taken by the host.
     package var cpuUtilization: Double?
-    /// The share of the machine's CPU time the hypervisor took during the storm (``HostTime``).
+    /// The share of the CPUs' time the hypervisor took during the storm (``HostTime``).
     package var hostSteal: Double?
     /// The most final answers within any one second of the storm (a sliding second over the answers).
     package var peakRepliesPerSecond: Double?

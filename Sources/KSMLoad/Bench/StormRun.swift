@@ -31,12 +31,12 @@ package struct StormRun {
     package var allocator: String?
     /// One progress line for the person watching.
     package var progress: @Sendable (String) -> Void
+    /// The busiest this process's CPUs may be in the second before the storm (processes, interrupts
+    /// and steal; ``HostTime``); nil runs on a busy host anyway. Other processes take the storm's
+    /// cores, and every figure then measures them too.
+    package var busyHostLimit: Double? = 0.25
     /// The prefetch window and margin (seconds) of the window scenarios, compressed from the
     /// production default (60 and 10) so a run stays short; the same for every scenario.
-    /// The busiest the host may be in the second before the storm (processes, interrupts and steal
-    /// over all cores); nil runs on a busy host anyway. Other processes take the storm's cores, and
-    /// every figure then measures them too.
-    package var busyHostLimit: Double? = 0.25
     package var prefetchWindowSeconds: Double = 20
     package var prefetchMarginSeconds: Double = 2
     /// The workers on CPUs of their own and the harness on the rest (``CPUPinning``); nil: every
@@ -118,7 +118,7 @@ package struct StormRun {
         /// storm itself: what the fleet, Redis, Kafka and the client add to the RSA work, immune to
         /// host drift and to steal (CPU time is only counted while a thread runs).
         package var cpuOverCrypto: [String: Double]?
-        /// The share of the machine the hypervisor took during each baseline measurement, in order
+        /// The share of the CPUs' time the hypervisor took during each baseline measurement, in order
         /// (before the first scenario, then after each); each run's own is in its `host_steal`.
         package var baselineHostSteal: [Double?]?
         /// drain / (jobs × the workers' crypto CPU per job during the run / cores): the same ratio
