@@ -12,8 +12,10 @@ if [ "$status" -ne 0 ]; then
     echo
     echo "=== scripts/test.sh: swift test exited $status; every failed test and issue, from $log ==="
     # An issue's text may run over several lines (its ↳ details among them): print each ✘ line and
-    # what follows it, up to the next test event or timestamped log line.
-    awk '/^✘/ { show = 1; print; next }
+    # what follows it, up to the next test event or timestamped log line; a failed suite's ↳ lines
+    # are only its doc comment.
+    awk '/^✘ Suite/ { show = 0; print; next }
+         /^✘/ { show = 1; print; next }
          /^(✔|◇|[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T)/ { show = 0 }
          show { print }' "$log" | grep -v "^✘ Test run with" | head -200
     grep -E "^(error|fatal error):|Fatal error|Crash|signal [0-9]+" "$log" | head -20

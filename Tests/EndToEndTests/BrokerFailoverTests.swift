@@ -118,6 +118,11 @@ import Testing
 
     /// Starts the fleet on three brokers, storms it, kills broker 2 once a quarter is answered,
     /// checks every outcome but duplicates' count, prints the `FAILOVER` line, and returns the verdict.
+    ///
+    /// The storm comes in two halves, the second sent at the kill: a fast fleet (or a test process
+    /// slow to notice the quarter) could otherwise answer the whole storm before the kill, leaving
+    /// nothing to fail over. The second half's jobs and replies on the dead broker's partitions wait
+    /// for the failover, so there is always work that only the failover can let through.
     @discardableResult
     func killMidStorm(_ killed: Killed) async throws -> Outcome {
         let began = ContinuousClock.now
@@ -126,7 +131,9 @@ import Testing
         // quarter answered comes after the last reply was produced, with nothing left to fail over.
         let (fleet, load) = try await Self.fleetAndLoad(coordinatorsOnKilled: killed.coordinatorKilled, prefix: "bf",
                                                         workerArguments: ["--max-batch-size", "64", "--concurrent-batches", "8"])
-        let storm = Task { await load.storm(count: Self.jobs) }
+        let secondHalf = (Self.jobs / 2..<Self.jobs).compactMap { try? load.makeJob($0) }
+        try #require(secondHalf.count == Self.jobs / 2)
+        let storm = Task { await load.storm(count: Self.jobs / 2) }
         try await load.waitFor("a quarter of the storm answered", timeout: .seconds(60)) { load.answered >= Self.jobs / 4 }
 
         let changesAtKill = await Self.total(fleet, \.partitionChanges)
@@ -134,6 +141,7 @@ import Testing
         let kill = ContinuousClock.now
         let answeredAtKill = load.answered
         let failing = Task { try await fleet.brokerControl("broker-kill \(Self.killed) \(killed.failoverDelay.components.seconds * 1000)") }
+        let rest = Task { await load.send(secondHalf) }
         // What the workers deliver while the broker is dead (their /status counts replies once delivered).
         try await Task.sleep(until: kill + .seconds(1))
         let repliedEarly = await Self.total(fleet, \.replied)
@@ -142,6 +150,7 @@ import Testing
         try await failing.value
         let failover = ContinuousClock.now
         await storm.value
+        await rest.value
         try await load.waitUntilAllAnswered(timeout: .seconds(60))
 
         let verdict = load.verdict()

@@ -173,7 +173,12 @@ final class FaultLoad: Sendable {
     /// building SPCs (thousands of RSA operations in this process) neither paces the storm nor takes
     /// the CPU from the reply reader, whose arrival times are the measurements.
     func storm(first: Int = 0, count: Int) async {
-        let jobs = (first..<(first + count)).compactMap { try? makeJob($0) }
+        await send((first..<(first + count)).compactMap { try? makeJob($0) })
+    }
+
+    /// Sends jobs made earlier (``makeJob(_:)``) at once: a storm whose SPCs cost nothing at the
+    /// moment it is sent.
+    func send(_ jobs: [Job]) async {
         await withTaskGroup(of: Void.self) { group in
             for job in jobs { group.addTask { try? await self.send(job) } }
         }
