@@ -144,9 +144,9 @@ import Testing
         let rest = Task { await load.send(secondHalf) }
         // What the workers deliver while the broker is dead (their /status counts replies once delivered).
         try await Task.sleep(until: kill + .seconds(1))
-        let repliedEarly = await Self.total(fleet, \.replied)
+        let (repliedEarly, receivedEarly) = (await Self.total(fleet, \.replied), await Self.total(fleet, \.received))
         try await Task.sleep(until: kill + killed.failoverDelay - .milliseconds(500))
-        let repliedLate = await Self.total(fleet, \.replied)
+        let (repliedLate, receivedLate) = (await Self.total(fleet, \.replied), await Self.total(fleet, \.received))
         try await failing.value
         let failover = ContinuousClock.now
         await storm.value
@@ -160,7 +160,7 @@ import Testing
         let seconds = FaultLoad.Recovery.seconds
         print("FAILOVER \(killed.rawValue): \(answeredAtKill) of \(Self.jobs) answered at the kill; failover \(seconds(failover - kill)) after the kill; replies on the killed broker's partitions again "
               + "\(resumed.map { seconds($0 - kill) } ?? "never") after the kill (\(resumed.map { seconds($0 - failover) } ?? "n/a") after the failover), "
-              + "\(quiet) there while it was dead; the workers delivered \(repliedLate - repliedEarly) replies from 1 s after the kill to 0.5 s before the failover; longest silence on all partitions \(seconds(load.longestSilence(after: kill))); "
+              + "\(quiet) there while it was dead; the workers received \(receivedLate - receivedEarly) jobs and delivered \(repliedLate - repliedEarly) replies from 1 s after the kill to 0.5 s before the failover; longest silence on all partitions \(seconds(load.longestSilence(after: kill))); "
               + "\(recovery); \(verdict); test \(seconds(ContinuousClock.now - began))")
 
         // The kill took effect (nothing came from the dead broker's partitions) and the failover ended it.
