@@ -369,8 +369,10 @@ struct KafkaTests {
             let took = ContinuousClock.now - started
             // With an offset to commit, librdkafka 2.0.2 tries the missing coordinator for about 6 s
             // here (for ever in confluentinc/librdkafka#3740); the caller is back at the timeout.
-            // Well under the 6 s an unbounded close takes, with room for a loaded host's scheduling.
-            #expect(took < .milliseconds(4_500), "close took \(took) (finished: \(finished))")
+            // Back at the timeout (not finished), or finished well under the 6 s an unbounded close
+            // takes: a close that waited for librdkafka would be finished and slow. Not finishing
+            // is the proof, so a host that stalls this test's task after the timeout fails nothing.
+            #expect(!finished || took < .milliseconds(4_500), "close took \(took) (finished: \(finished))")
             // The broker stays down: bringing it up re-binds its old port, which librdkafka 2.0.2
             // asserts on (an abort of the whole test process) if anything took the port meanwhile.
         }
