@@ -313,7 +313,11 @@ final class FaultLoad: Sendable {
                 if finals.allSatisfy({ $0.bytes == first.bytes }) { v.identicalDuplicates += 1 } else { v.differingDuplicates.append(id) }
                 // Every copy but one is marked (the first published may be either, when two
                 // workers answered the job at once and the second got the first's stored bytes).
-                if finals.filter({ !$0.markedDuplicate }).count > 1 { v.unmarkedDuplicates.append(id) }
+                if finals.filter({ !$0.markedDuplicate }).count > 1 {
+                    // Where each copy sits on the reply topic (partition/offset), to tell a producer's
+                    // resent batch (adjacent offsets) from a job answered twice.
+                    v.unmarkedDuplicates.append("\(id)@\(finals.map { "\($0.partition)/\($0.offset)" }.joined(separator: ","))")
+                }
             }
         }
         return v
