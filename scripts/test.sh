@@ -18,6 +18,7 @@ if [ "$status" -ne 0 ]; then
          /^✘/ { show = 1; print; next }
          /^(✔|◇|[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T)/ { show = 0 }
          show { print }' "$log" | grep -v "^✘ Test run with" | head -200
-    grep -E "^(error|fatal error):|Fatal error|Crash|signal [0-9]+" "$log" | head -20
+    # A build that failed, or a test process that crashed, says so in lines of its own.
+    grep -E ": error: |^(error|fatal error):|Fatal error|signal [0-9]+" "$log" | head -20
 fi
 exit "$status"
