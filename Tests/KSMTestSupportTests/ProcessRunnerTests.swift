@@ -63,7 +63,9 @@ import Glibc
         await #expect(throws: ProcessTimedOut.self) {
             _ = try await ProcessRunner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", "echo waiting; exec sleep 60"], timeout: .seconds(1))
         }
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // Far below the 60 s the command would take; room for a loaded host to hold this task up
+        // after the kill (10.4 s seen once with the suite beside a busy loop).
+        #expect(ContinuousClock.now - started < .seconds(30))
         do {
             _ = try await ProcessRunner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", "echo waiting; sleep 60; echo never"], timeout: .seconds(2))
             Issue.record("a command sleeping 60 s finished within 2 s")
