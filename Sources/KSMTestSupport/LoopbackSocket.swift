@@ -36,11 +36,16 @@ public enum LoopbackSocket {
         return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
-    /// Records `port` as handed out by this process; false if it was before. Test ports are claimed
-    /// once: a port a test freed (a killed server, a stopped worker's admin port) may still have
-    /// clients knocking on it.
-    public static func claim(_ port: Int) -> Bool {
-        claimed.withLock { $0.insert(port).inserted }
+    /// ``bound(reuseAddress:)`` on a port never handed out before by this process: test ports are
+    /// used once, since a port a test freed (a killed server, a stopped worker's admin port) may
+    /// still have clients knocking on it.
+    public static func boundOnUnusedPort(reuseAddress: Bool = true) throws -> (fd: Int32, port: Int) {
+        for _ in 0..<100 {
+            let (fd, port) = try bound(reuseAddress: reuseAddress)
+            if claimed.withLock({ $0.insert(port).inserted }) { return (fd, port) }
+            close(fd)
+        }
+        throw POSIXError(.EADDRINUSE)
     }
 
     private static let claimed = Mutex<Set<Int>>([])

@@ -138,13 +138,8 @@ public final class RedisServerProcess: @unchecked Sendable {
     /// and never handed out before in this process: a port a test freed (a killed server, a
     /// stopped worker's admin port) may still have clients knocking on it.
     public static func freeLoopbackPort() throws -> Int {
-        for _ in 0..<100 {
-            let (fd, port) = try LoopbackSocket.bound()
-            close(fd)
-            if LoopbackSocket.claim(port) {
-                return port
-            }
-        }
-        throw POSIXError(.EADDRINUSE)
+        let (fd, port) = try LoopbackSocket.boundOnUnusedPort()
+        close(fd)
+        return port
     }
 }

@@ -13,15 +13,7 @@ public final class RefusingLoopbackPort: Sendable {
     /// A port never handed out before in this process, held without `SO_REUSEADDR` so no server
     /// can bind it while this value lives.
     public init() throws {
-        for _ in 0..<100 {
-            let (fd, port) = try LoopbackSocket.bound(reuseAddress: false)
-            if LoopbackSocket.claim(port) {
-                (self.fd, self.port) = (fd, port)
-                return
-            }
-            close(fd)
-        }
-        throw POSIXError(.EADDRINUSE)
+        (fd, port) = try LoopbackSocket.boundOnUnusedPort(reuseAddress: false)
     }
 
     deinit {

@@ -62,7 +62,12 @@ package enum StormChart {
         return out
     }
 
-    /// A run's scenario: its label without the round `StormRun` adds when a scenario is repeated.
+    /// The label of a repeated scenario's run: the scenario's, with its round (1-based).
+    package static func runLabel(scenario: String, round: Int) -> String {
+        "\(scenario), run \(round)"
+    }
+
+    /// A run's scenario: its label without the round ``runLabel(scenario:round:)`` adds.
     package static func scenario(of label: String) -> String {
         guard let range = label.range(of: ", run ", options: .backwards), Int(label[range.upperBound...]) != nil else { return label }
         return String(label[..<range.lowerBound])

@@ -234,11 +234,9 @@ package struct StormRun {
         var baselines = [try await measureBaseline()]
 
         var reports: [StormReport] = []
-        // The scenario label of each report (a report's own label names its round when repeated).
-        var scenarioOfReport: [String] = []
         let plan = (0..<max(repeats, 1)).flatMap { round in chosen.map { (round: round, scenario: $0) } }
         for (number, (round, scenario)) in plan.enumerated() {
-            let label = repeats > 1 ? "\(scenario.label), run \(round + 1)" : scenario.label
+            let label = repeats > 1 ? StormChart.runLabel(scenario: scenario.label, round: round + 1) : scenario.label
             let run = "r\(number)\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
             let requests = "storm.\(run).requests", replies = "storm.\(run).replies"
             try cluster.createTopic(requests, partitions: 12)
@@ -297,7 +295,6 @@ package struct StormRun {
             var classified = report
             classified.classTopics = scenario.classTopics
             reports.append(classified)
-            scenarioOfReport.append(scenario.label)
             for worker in workers { await worker.terminate() }
             baselines.append(try await measureBaseline())
         }
@@ -330,7 +327,7 @@ package struct StormRun {
         }
         var medians: [String: StormScenarioMedian] = [:]
         for scenario in chosen {
-            let mine = reports.indices.filter { scenarioOfReport[$0] == scenario.label }.map { reports[$0].label }
+            let mine = reports.map(\.label).filter { StormChart.scenario(of: $0) == scenario.label }
             func median(_ figures: [String: Double]) -> Double? { StormScenarioMedian.median(mine.compactMap { figures[$0] }) }
             guard let drainSeconds = StormScenarioMedian.median(reports.filter { mine.contains($0.label) }.map(\.drainSeconds)),
                   let drainOverIdeal = median(ratios) else { continue }
