@@ -149,7 +149,7 @@ let package = Package(
         .testTarget(name: "FairPlayTests", dependencies: ["FairPlay", "FairPlayDevice", "Wire", "KSMTestSupport"]),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "KSMTestSupport"]),
         .testTarget(name: "OwnedThreadsTests", dependencies: ["OwnedThreads"]),
-        .testTarget(name: "KSMTestSupportTests", dependencies: ["KSMTestSupport", "TestRunWatchdog"]),
+        .testTarget(name: "KSMTestSupportTests", dependencies: ["KSMTestSupport", "OwnedThreads", "TestRunWatchdog"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "KSMTestSupport"]),
         .testTarget(name: "LicensingTests", dependencies: ["Licensing", "Wire", "KSMTestSupport"]),
         .testTarget(name: "RedisStoreTests", dependencies: ["RedisStore", "Wire", "KSMTestSupport"]),

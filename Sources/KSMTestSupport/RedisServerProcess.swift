@@ -1,4 +1,5 @@
 import Foundation
+import OwnedThreads
 import RedisStore
 
 #if canImport(Glibc)

@@ -117,8 +117,12 @@ package final class KafkaMockCluster: @unchecked Sendable {
     }
 
     /// Disconnects the broker's clients and refuses new connections (leadership does not move).
+    ///
+    /// Waits for any child process being spawned meanwhile (``SpawnGate``): librdkafka 2.0.2 closes the
+    /// listener and binds its port again at once, and aborts the process when a spawning child's copy
+    /// of the listener makes that bind fail.
     package func setBrokerDown(_ brokerID: Int32) throws(KafkaError) {
-        let err = rd_kafka_mock_broker_set_down(cluster, brokerID)
+        let err = SpawnGate.holding { rd_kafka_mock_broker_set_down(cluster, brokerID) }
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "broker \(brokerID) down") }
     }
 
@@ -127,8 +131,13 @@ package final class KafkaMockCluster: @unchecked Sendable {
     /// librdkafka 2.0.2 re-binds that port and aborts the whole process if it cannot (an assertion in
     /// `rd_kafka_mock_broker_cmd`). While the broker was down, any socket of this host may have taken
     /// the port (an outgoing connection's ephemeral port, a server handed a "free" port), so it is
-    /// tried first: waited for up to `portWait`, then refused with an error, never an abort.
+    /// tried first: waited for up to `portWait`, then refused with an error, never an abort. Like
+    /// ``setBrokerDown(_:)`` it holds the ``SpawnGate``.
     package func setBrokerUp(_ brokerID: Int32, portWait: Duration = .seconds(10)) throws(KafkaError) {
+        try SpawnGate.holding { () throws(KafkaError) in try bringBrokerUp(brokerID, portWait: portWait) }
+    }
+
+    private func bringBrokerUp(_ brokerID: Int32, portWait: Duration) throws(KafkaError) {
         if let port = port(ofBroker: brokerID) {
             let deadline = ContinuousClock.now + portWait
             while !Self.canBind(port: port) {

@@ -1,5 +1,6 @@
 import Foundation
 import KSMTestSupport
+import OwnedThreads
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -363,7 +363,7 @@ struct KafkaTests {
             try await eventually("the message") { log.messages.count == 1 }
             let message = try #require(log.messages.first)
             try consumer.storeOffset(topic: message.topic, partition: message.partition, offset: message.offset)
-            try cluster.takeDown(1)
+            try cluster.setBrokerDown(1)
             let started = ContinuousClock.now
             let finished = await consumer.close(timeout: .seconds(1))
             let took = ContinuousClock.now - started
@@ -384,7 +384,7 @@ struct KafkaTests {
             try cluster.createTopic("stuck", partitions: 1)
             let producer = try makeProducer(cluster)
             _ = try await producer.send(topic: "stuck", key: nil, value: bytes("before"))
-            try cluster.takeDown(1)
+            try cluster.setBrokerDown(1)
             let sending = Task {
                 await producer.send([KafkaProducer.Record(topic: "stuck", key: nil, value: bytes("a")),
                                      KafkaProducer.Record(topic: "stuck", key: nil, value: bytes("b"))])
@@ -413,11 +413,11 @@ struct KafkaTests {
             let producer = try makeProducer(cluster)
             _ = try await producer.send(topic: "port", key: nil, value: bytes("before"))
             let port = try #require(cluster.bootstrapServers.split(separator: ":").last.flatMap { UInt16($0) })
-            try cluster.takeDown(1)
+            try cluster.setBrokerDown(1)
             let squatter = try #require(listeningSocket(port: port), "could not take the broker's port for the test")
-            #expect(throws: KafkaError.self) { try cluster.bringUp(1, portWait: .milliseconds(200)) }
+            #expect(throws: KafkaError.self) { try cluster.setBrokerUp(1, portWait: .milliseconds(200)) }
             close(squatter)
-            try cluster.bringUp(1)
+            try cluster.setBrokerUp(1)
             let report = try await producer.send(topic: "port", key: nil, value: bytes("after"))
             #expect(report.offset == 1)
             await producer.close()
@@ -437,7 +437,7 @@ struct KafkaTests {
             let producer = try makeProducer(cluster)
             _ = try await producer.send(topic: "outage", key: nil, value: bytes("before"))
 
-            try cluster.takeDown(1)
+            try cluster.setBrokerDown(1)
             let delivered = Mutex<KafkaDeliveryReport?>(nil)
             let sending = Task {
                 let report = try await producer.send(topic: "outage", key: nil, value: bytes("during"))
@@ -447,7 +447,7 @@ struct KafkaTests {
             try await Task.sleep(for: .milliseconds(800))
             #expect(delivered.withLock { $0 } == nil, "no acknowledgement while the broker is down")
 
-            try cluster.bringUp(1)
+            try cluster.setBrokerUp(1)
             let report = try await sending.value
             #expect(report.offset == 1)
 

@@ -118,19 +118,6 @@ final class EventLog: Sendable {
     }
 }
 
-extension KafkaMockCluster {
-    /// A broker's down and up as these tests need them: while no child process is being spawned
-    /// (``SpawnGate``). A child between clone and exec holds the broker's listener, the re-bind that
-    /// keeps its port fails, and librdkafka 2.0.2 aborts the whole test process.
-    func takeDown(_ brokerID: Int32) throws {
-        try SpawnGate.holding { try setBrokerDown(brokerID) }
-    }
-
-    func bringUp(_ brokerID: Int32, portWait: Duration = .seconds(10)) throws {
-        try SpawnGate.holding { try setBrokerUp(brokerID, portWait: portWait) }
-    }
-}
-
 /// Serialises suites that share the machine: each test creates its own cluster anyway.
 func withCluster<T>(brokers: Int = 1, _ body: (KafkaMockCluster) async throws -> T) async throws -> T {
     let cluster = try KafkaMockCluster(brokers: brokers, logger: testLogger)

@@ -1,5 +1,6 @@
 import Foundation
 import KSMTestSupport
+import OwnedThreads
 #if canImport(Glibc)
 import Glibc
 #endif
