@@ -19,6 +19,12 @@ if [ "$status" -ne 0 ]; then
          /^(✔|◇|[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T)/ { show = 0 }
          show { print }' "$log" | grep -v "^✘ Test run with" | head -200
     # A build that failed, or a test process that crashed, says so in lines of its own.
-    grep -E ": error: |^(error|fatal error):|Fatal error|signal [0-9]+" "$log" | head -20
+    grep -E ": error: |^(error|fatal error):|Fatal error|Assertion .* failed|unexpected signal|signal [0-9]+" "$log" | head -20
+    # A crash ends every running test without a verdict: name the tests that started and never ended.
+    awk '/^◇ Test (case|run) / { next }
+         /^◇ Test .* started\.$/ { name = $0; sub(/^◇ Test /, "", name); sub(/ started\.$/, "", name); running[name]++; next }
+         /^(✔|✘) Test .* (passed|failed) after / { name = $0; sub(/^(✔|✘) Test /, "", name); sub(/( with [0-9]+ test cases?)? (passed|failed) after .*$/, "", name)
+                                                   if (running[name] > 0) running[name]-- }
+         END { for (name in running) if (running[name] > 0) print "still running when the test process ended: " name }' "$log" | head -40
 fi
 exit "$status"
