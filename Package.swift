@@ -121,7 +121,8 @@ let package = Package(
         ),
         // A real redis-server on a free loopback port, for the tests and `ksm bench`.
         .target(name: "KSMTestSupport", dependencies: ["RedisStore", "OwnedThreads", "TestRunWatchdog"]),
-        // Ends a test process that hangs, with every thread's stack (a constructor, armed only in a test bundle).
+        // Ends a test process that hangs, with every thread's stack, and lifts its descriptor limit and
+        // ignores SIGPIPE (constructors that act only in a test bundle).
         .target(name: "TestRunWatchdog"),
         // Load and benchmarks: the load generator, `ksm bench`'s runs and reports, the demo catalogue
         // and the test credentials. The only library that simulates devices or starts servers.
@@ -147,7 +148,7 @@ let package = Package(
         ),
 
         .testTarget(name: "FairPlayTests", dependencies: ["FairPlay", "FairPlayDevice", "Wire", "KSMTestSupport"]),
-        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "KSMTestSupport"]),
+        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "KSMTestSupport", "OwnedThreads"]),
         .testTarget(name: "OwnedThreadsTests", dependencies: ["OwnedThreads"]),
         .testTarget(name: "KSMTestSupportTests", dependencies: ["KSMTestSupport", "OwnedThreads", "TestRunWatchdog"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "KSMTestSupport"]),

@@ -131,13 +131,10 @@ package final class KafkaMockCluster: @unchecked Sendable {
     /// librdkafka 2.0.2 re-binds that port and aborts the whole process if it cannot (an assertion in
     /// `rd_kafka_mock_broker_cmd`). While the broker was down, any socket of this host may have taken
     /// the port (an outgoing connection's ephemeral port, a server handed a "free" port), so it is
-    /// tried first: waited for up to `portWait`, then refused with an error, never an abort. Like
-    /// ``setBrokerDown(_:)`` it holds the ``SpawnGate``.
+    /// tried first: waited for up to `portWait`, then refused with an error, never an abort. Unlike
+    /// ``setBrokerDown(_:)`` it needs no ``SpawnGate``: coming up only listens on the socket the down
+    /// bound, and a spawning child's copy of it is the same socket.
     package func setBrokerUp(_ brokerID: Int32, portWait: Duration = .seconds(10)) throws(KafkaError) {
-        try SpawnGate.holding { () throws(KafkaError) in try bringBrokerUp(brokerID, portWait: portWait) }
-    }
-
-    private func bringBrokerUp(_ brokerID: Int32, portWait: Duration) throws(KafkaError) {
         if let port = port(ofBroker: brokerID) {
             let deadline = ContinuousClock.now + portWait
             while !Self.canBind(port: port) {
@@ -145,7 +142,7 @@ package final class KafkaMockCluster: @unchecked Sendable {
                     throw KafkaError(code: .state, message: "broker \(brokerID) cannot come back up: another socket holds its port \(port)",
                                      isRetriable: true)
                 }
-                usleep(50_000)
+                usleep(10_000)
             }
         }
         let err = rd_kafka_mock_broker_set_up(cluster, brokerID)
@@ -170,16 +167,29 @@ package final class KafkaMockCluster: @unchecked Sendable {
     /// Moves a partition's leadership to `brokerID` (-1: no leader), so clients must find the new
     /// leader through metadata, as after a broker failure in a real cluster (where the mock's
     /// `setBrokerDown` alone never moves leadership).
+    /// librdkafka 2.0.2 indexes a negative partition and accepts an unknown broker, and its mock then
+    /// corrupts memory or aborts; both are refused here.
     package func setPartitionLeader(topic: String, partition: Int32, brokerID: Int32) throws(KafkaError) {
+        guard partition >= 0 else { throw invalid("partition \(partition) of \(topic)") }
+        guard brokerID == -1 || isBroker(brokerID) else { throw invalid("leader broker \(brokerID) for \(topic)/\(partition)") }
         let err = rd_kafka_mock_partition_set_leader(cluster, topic, partition, brokerID)
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "leader of \(topic)/\(partition)") }
     }
 
     /// Makes `brokerID` the coordinator of consumer group `group`: its members must rediscover the
     /// coordinator (FindCoordinator) and rejoin, as when a coordinator moves in a real cluster.
+    /// An unknown broker is refused: librdkafka 2.0.2's mock accepts it and aborts at the group's next
+    /// FindCoordinator.
     package func setGroupCoordinator(group: String, brokerID: Int32) throws(KafkaError) {
+        guard isBroker(brokerID) else { throw invalid("coordinator broker \(brokerID) for group \(group)") }
         let err = rd_kafka_mock_coordinator_set(cluster, "group", group, brokerID)
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "coordinator of group \(group)") }
+    }
+
+    private func isBroker(_ brokerID: Int32) -> Bool { (1...Int32(brokerCount)).contains(brokerID) }
+
+    private func invalid(_ what: String) -> KafkaError {
+        KafkaError(code: .invalidArgument, message: "no such \(what): this cluster has brokers 1-\(brokerCount)", isRetriable: false)
     }
 
     /// Adds latency to every response of this broker.

@@ -8,14 +8,13 @@ import Synchronization
 /// A mock Kafka broker set down in that window closes its listener and binds the port again at once;
 /// the child's copy still listens, the bind fails, and librdkafka 2.0.2 aborts the whole process
 /// (`rd_kafka_mock_broker_cmd`). `posix_spawn` returns only once the child has exec'd, so every spawn
-/// holds this gate, and `KafkaMockCluster` holds it around a broker's down and up itself: a caller
-/// cannot forget it (a CI run aborted in a test that set a broker down through `BrokerControl`, which
-/// did not take it).
+/// holds this gate, and `KafkaMockCluster.setBrokerDown` holds it itself: a caller cannot forget it
+/// (a CI run aborted in a test that set a broker down through `BrokerControl`, which did not take it).
 package enum SpawnGate {
     private static let gate = Mutex(())
 
-    /// Runs `body` (a spawn, or a mock broker's down or up) while no spawn is in flight. Not
-    /// re-entrant: `body` must not spawn or set a broker down or up itself.
+    /// Runs `body` (a spawn, or a mock broker's down) while no spawn is in flight. Not re-entrant:
+    /// `body` must not spawn or set a broker down itself.
     package static func holding<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         try gate.withLock { _ throws(E) in try body() }
     }

@@ -13,6 +13,8 @@ extension Process {
     /// stays true until that other child exits as well: two tests each waiting for the other's server
     /// to die held both cooperative threads for ever.
     package var exitStatus: ProcessExitStatus? {
+        // A process whose spawn failed has no pid, and Foundation traps on its termination fields.
+        guard processIdentifier > 0 else { return nil }
         // Once Foundation has reaped the child its fields are final, and the pid may belong to
         // another process by now: never ask the kernel about it again.
         if !isRunning { return ProcessExitStatus(status: terminationStatus, signalled: terminationReason == .uncaughtSignal) }
@@ -53,5 +55,5 @@ extension Process {
     }
 
     /// Running in the kernel's view (``exitStatus`` is nil): true from `run()` until the child exits.
-    package var isAlive: Bool { exitStatus == nil }
+    package var isAlive: Bool { processIdentifier > 0 && exitStatus == nil }
 }

@@ -5,4 +5,8 @@
 /// watchdog is not armed (not a test bundle). Armed by a constructor before any test runs.
 unsigned ksm_test_watchdog_seconds(void);
 
+/// This test process's soft limit on open descriptors (-1 when unlimited or unknown), raised towards
+/// the hard limit by a constructor in a test bundle; SIGPIPE is ignored there as well.
+long ksm_test_open_files_limit(void);
+
 #endif
