@@ -167,6 +167,7 @@ package final class KafkaMockCluster: @unchecked Sendable {
     /// Moves a partition's leadership to `brokerID` (-1: no leader), so clients must find the new
     /// leader through metadata, as after a broker failure in a real cluster (where the mock's
     /// `setBrokerDown` alone never moves leadership).
+    ///
     /// librdkafka 2.0.2 indexes a negative partition and accepts an unknown broker, and its mock then
     /// corrupts memory or aborts; both are refused here.
     package func setPartitionLeader(topic: String, partition: Int32, brokerID: Int32) throws(KafkaError) {
@@ -178,6 +179,7 @@ package final class KafkaMockCluster: @unchecked Sendable {
 
     /// Makes `brokerID` the coordinator of consumer group `group`: its members must rediscover the
     /// coordinator (FindCoordinator) and rejoin, as when a coordinator moves in a real cluster.
+    ///
     /// An unknown broker is refused: librdkafka 2.0.2's mock accepts it and aborts at the group's next
     /// FindCoordinator.
     package func setGroupCoordinator(group: String, brokerID: Int32) throws(KafkaError) {
