@@ -102,7 +102,10 @@ import Testing
                               ("request-errors Nope 1 NOT_COORDINATOR", false), ("request-errors Fetch 1 NO_SUCH_ERROR", false),
                               ("request-errors Fetch 0 _TRANSPORT", false), ("broker-down", false), ("explode", false),
                               ("failover 1", false), ("broker-kill 1 0", true), ("failover 1", true), ("broker-up 1", true),
-                              ("failover 9", false)] {
+                              ("failover 9", false), ("coordinator g 1", true),
+                              // Arguments librdkafka's mock would take and then abort the broker on.
+                              ("coordinator g 2", false), ("partition-leader fps.license.requests -1 1", false),
+                              ("partition-leader fps.license.requests 0 2", false), ("ping", true)] {
             let from = broker.lines.count
             try broker.send(line: command)
             let answer = try await broker.waitForLine(from: from) { $0.hasPrefix("ok \(command)") || $0.hasPrefix("error \(command)") }
