@@ -129,8 +129,11 @@ extension KafkaConsumer {
                 index += 1
             }
         }
+        var timestampType = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
+        let timestamp = rd_kafka_message_timestamp(pointer, &timestampType)
         return .message(KafkaMessage(
-            topic: topic, partition: m.partition, offset: m.offset, key: key, value: value, headers: headers
+            topic: topic, partition: m.partition, offset: m.offset, key: key, value: value, headers: headers,
+            timestamp: timestampType == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? nil : timestamp
         ))
     }
 }

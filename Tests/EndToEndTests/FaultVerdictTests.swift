@@ -18,9 +18,10 @@ struct FaultVerdictTests {
     }
 
     /// A reply as the client reads it: through its bytes, as on the reply topic.
-    static func arrival(_ reply: LicenseReply, partition: Int32 = 0, offset: Int64 = 0) throws -> FaultLoad.Arrival {
+    static func arrival(_ reply: LicenseReply, partition: Int32 = 0, offset: Int64 = 0, producedAt: Int64? = nil, marked: Bool = false) throws -> FaultLoad.Arrival {
         let bytes = reply.jsonBytes()
-        return FaultLoad.Arrival(bytes: bytes, reply: try LicenseReply(json: bytes), at: .now, partition: partition, offset: offset)
+        return FaultLoad.Arrival(bytes: bytes, reply: try LicenseReply(json: bytes), at: .now, markedDuplicate: marked,
+                                 partition: partition, offset: offset, producedAt: producedAt)
     }
 
     static func state(_ arrivals: [String: [FaultLoad.Arrival]]) -> FaultLoad.State {
@@ -57,5 +58,22 @@ struct FaultVerdictTests {
         let verdict = FaultLoad.verdict(of: state)
         #expect(verdict.retriableWithCKC == 1)
         #expect(verdict.retriableWithCKCEvidence == ["bad overloaded rule schedule:shed-new ckc 3 bytes at 4/17"])
+    }
+
+    @Test("unmarked copies alike in bytes, partition and producer timestamp are one record written twice; a new timestamp, partition or body is another record")
+    func producerResendsAreOneRecord() throws {
+        let ok = LicenseReply(id: "j", status: .ok, reason: "", rule: "r", retryAfterMilliseconds: nil)
+        let first = try Self.arrival(ok, partition: 2, offset: 10, producedAt: 1_000)
+        let resent = try Self.arrival(ok, partition: 2, offset: 25, producedAt: 1_000)
+        #expect(FaultLoad.producedRecords([first, resent]) == 1)
+        #expect(FaultLoad.producedRecords([first, resent, try Self.arrival(ok, partition: 2, offset: 26, producedAt: 1_000)]) == 1)
+        // Published again by a worker: a new produce call, a new timestamp.
+        #expect(FaultLoad.producedRecords([first, try Self.arrival(ok, partition: 2, offset: 30, producedAt: 1_007)]) == 2)
+        #expect(FaultLoad.producedRecords([first, try Self.arrival(ok, partition: 3, offset: 10, producedAt: 1_000)]) == 2)
+        var other = ok
+        other.reason = "another body"
+        #expect(FaultLoad.producedRecords([first, try Self.arrival(other, partition: 2, offset: 11, producedAt: 1_000)]) == 2)
+        // Without timestamps nothing can be told apart: every copy is a record of its own.
+        #expect(FaultLoad.producedRecords([try Self.arrival(ok, offset: 1), try Self.arrival(ok, offset: 2)]) == 2)
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,6 +12,7 @@ struct KafkaTests {
         try await withCluster { cluster in
             try cluster.createTopic("jobs", partitions: 3)
             let producer = try makeProducer(cluster)
+            let sentFrom = Int64(Date().timeIntervalSince1970 * 1000)
             var reports: [String: KafkaDeliveryReport] = [:]
             for i in 0..<30 {
                 let key = i == 0 ? nil : bytes("key-\(i % 5)")
@@ -39,6 +41,9 @@ struct KafkaTests {
                 let report = try #require(reports[id])
                 #expect(m.partition == report.partition)
                 #expect(m.offset == report.offset)
+                // The producer's create time, in milliseconds since 1970.
+                let stamp = try #require(m.timestamp)
+                #expect(stamp >= sentFrom - 1_000 && stamp <= Int64(Date().timeIntervalSince1970 * 1000) + 1_000)
                 if id == "0" { #expect(m.key == nil) } else { #expect(text(m.key) == "key-\(Int(id)! % 5)") }
             }
             #expect(Set(messages.compactMap { text($0.header("request-id")) }).count == 30)
