@@ -23,8 +23,8 @@ if [ "$status" -ne 0 ]; then
     # A crash ends every running test without a verdict: name the tests that started and never ended.
     awk '/^◇ Test (case|run) / { next }
          /^◇ Test .* started\.$/ { name = $0; sub(/^◇ Test /, "", name); sub(/ started\.$/, "", name); running[name]++; next }
-         /^(✔|✘) Test .* (passed|failed) after / { name = $0; sub(/^(✔|✘) Test /, "", name); sub(/( with [0-9]+ test cases?)? (passed|failed) after .*$/, "", name)
+         /^[^ ]+ Test .* (passed|failed) after / { name = $0; sub(/^[^ ]+ Test /, "", name); sub(/( with [0-9]+ test cases?)? (passed|failed) after .*$/, "", name)
                                                    if (running[name] > 0) running[name]-- }
-         END { for (name in running) if (running[name] > 0) print "still running when the test process ended: " name }' "$log" | head -40
+         END { for (name in running) if (running[name] > 0) print "still running when the test process ended: " name }' "$log" | sort | head -40
 fi
 exit "$status"

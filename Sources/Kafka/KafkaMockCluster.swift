@@ -168,8 +168,8 @@ package final class KafkaMockCluster: @unchecked Sendable {
     /// leader through metadata, as after a broker failure in a real cluster (where the mock's
     /// `setBrokerDown` alone never moves leadership).
     ///
-    /// librdkafka 2.0.2 indexes a negative partition and accepts an unknown broker, and its mock then
-    /// corrupts memory or aborts; both are refused here.
+    /// A negative partition is refused here: librdkafka 2.0.2 indexes its partition array with it
+    /// and writes out of bounds (an unknown broker it refuses itself, with another code).
     package func setPartitionLeader(topic: String, partition: Int32, brokerID: Int32) throws(KafkaError) {
         guard partition >= 0 else { throw invalid("partition \(partition) of \(topic)") }
         guard brokerID == -1 || isBroker(brokerID) else { throw invalid("leader broker \(brokerID) for \(topic)/\(partition)") }
@@ -188,7 +188,7 @@ package final class KafkaMockCluster: @unchecked Sendable {
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: "coordinator of group \(group)") }
     }
 
-    private func isBroker(_ brokerID: Int32) -> Bool { (1...Int32(brokerCount)).contains(brokerID) }
+    private func isBroker(_ brokerID: Int32) -> Bool { brokerID >= 1 && Int(brokerID) <= brokerCount }
 
     private func invalid(_ what: String) -> KafkaError {
         KafkaError(code: .invalidArgument, message: "no such \(what): this cluster has brokers 1-\(brokerCount)", isRetriable: false)

@@ -7,9 +7,10 @@ import Synchronization
 /// this process, close-on-exec ones included, while Foundation closes hundreds of others one by one.
 /// A mock Kafka broker set down in that window closes its listener and binds the port again at once;
 /// the child's copy still listens, the bind fails, and librdkafka 2.0.2 aborts the whole process
-/// (`rd_kafka_mock_broker_cmd`). `posix_spawn` returns only once the child has exec'd, so every spawn
-/// holds this gate, and `KafkaMockCluster.setBrokerDown` holds it itself: a caller cannot forget it
-/// (a CI run aborted in a test that set a broker down through `BrokerControl`, which did not take it).
+/// (`rd_kafka_mock_broker_cmd`). `posix_spawn` returns only once the child has exec'd. Every spawn
+/// (`ProcessRunner`, `RedisServerProcess`, `RunningProcess`) holds this gate, and
+/// `KafkaMockCluster.setBrokerDown` holds it inside, so no caller of it (a test, `BrokerControl`)
+/// has to remember to.
 package enum SpawnGate {
     private static let gate = Mutex(())
 

@@ -5,26 +5,20 @@
 // servers' pipes and sockets. librdkafka 2.0.2's mock cluster aborts the process when it cannot
 // open a socket (an assertion on the broker's re-bound listener), so a host whose soft limit is
 // 1024 would turn a busy moment into a crash of every test. SIGPIPE is otherwise ignored only by
-// whichever part of the code gets there first.
+// whichever part of the code gets there first. Children inherit both; a `ksm serve` ignores SIGPIPE
+// itself anyway (its Redis client and SwiftNIO do), so it runs as in production.
 #define _GNU_SOURCE
-#include "TestRunWatchdog.h"
+#include "TestProcessLimits.h"
 #include "TestBundle.h"
 
 #include <signal.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
-int ksm_is_test_bundle(void) {
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) return 0;
-    exe[n] = 0;
-    static const char suffix[] = ".xctest";
-    size_t length = strlen(suffix);
-    return (size_t)n >= length && strcmp(exe + n - length, suffix) == 0;
-}
+static int limits_set = 0;
+
+int ksm_test_process_limits_set(void) { return limits_set; }
 
 long ksm_test_open_files_limit(void) {
     struct rlimit limit;
@@ -44,4 +38,5 @@ __attribute__((constructor)) static void set_up_test_process(void) {
             setrlimit(RLIMIT_NOFILE, &limit);
         }
     }
+    limits_set = 1;
 }

@@ -86,7 +86,7 @@ import Testing
         #expect(quiet == 0, "\(quiet) replies arrived on the killed broker's partitions while it was dead (log ends before the kill: \(endsBeforeKill))")
         // Batches stuck on the dead partitions would hold at most 64 jobs, about 43 of them answerable.
         #expect(repliedWhileDead >= (jobs - repliedAtKill) / 3, "only \(repliedWhileDead) of the \(jobs - repliedAtKill) left answered while the broker was dead")
-        verdict.expectEveryJobAnsweredOnce(jobs: jobs, allowingProducerResends: true)
+        verdict.expectEveryJobAnsweredOnce(jobs: jobs)
         try await FaultTests.expectOneSlotPerAccount(fleet: fleet, load: load)
         await load.close()
     }
@@ -169,7 +169,7 @@ import Testing
         // The kill took effect (nothing came from the dead broker's partitions) and the failover ended it.
         #expect(quiet == 0, "\(quiet) replies arrived on the killed broker's partitions while it was dead (log ends before the kill: \(endsBeforeKill))")
         #expect(resumed != nil, "no reply arrived on the killed broker's partitions after the failover")
-        verdict.expectEveryJobAnsweredOnce(jobs: Self.jobs, allowingProducerResends: true)
+        verdict.expectEveryJobAnsweredOnce(jobs: Self.jobs)
         #expect(fleet.workers.allSatisfy { $0.isRunning }, "a worker exited")
         // Both workers own partitions again (after the rebalance, when the sessions expired).
         try await fleet.waitUntilBalanced(timeout: .seconds(20))

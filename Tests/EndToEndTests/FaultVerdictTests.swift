@@ -60,7 +60,7 @@ struct FaultVerdictTests {
         #expect(verdict.retriableWithCKCEvidence == ["bad overloaded rule schedule:shed-new ckc 3 bytes at 4/17"])
     }
 
-    @Test("unmarked copies alike in bytes, partition and producer timestamp are one record written twice; a new timestamp, partition or body is another record")
+    @Test("unmarked copies alike in bytes, partition and producer timestamp look like one record written twice; a new timestamp, partition or body is another record")
     func producerResendsAreOneRecord() throws {
         let ok = LicenseReply(id: "j", status: .ok, reason: "", rule: "r", retryAfterMilliseconds: nil)
         let first = try Self.arrival(ok, partition: 2, offset: 10, producedAt: 1_000)

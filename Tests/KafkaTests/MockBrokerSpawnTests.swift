@@ -14,6 +14,8 @@ import Testing
     final class Progress: Sendable {
         let spawned = Atomic<Int>(0)
         let cycling = Atomic<Bool>(true)
+        /// Set when the spawners end, however they end, so the broker's thread never outlives the test.
+        let spawnersEnded = Atomic<Bool>(false)
     }
 
     @Test("a broker set down and up over and over while children are spawned never aborts the process, and comes back each time")
@@ -32,7 +34,8 @@ import Testing
                     defer { progress.cycling.store(false, ordering: .relaxed) }
                     let deadline = ContinuousClock.now + .seconds(60)
                     var cycles = 0
-                    while cycles < 30 || progress.spawned.load(ordering: .relaxed) < 60, ContinuousClock.now < deadline {
+                    while cycles < 30 || progress.spawned.load(ordering: .relaxed) < 60, ContinuousClock.now < deadline,
+                          !progress.spawnersEnded.load(ordering: .relaxed) {
                         do throws(KafkaError) {
                             try cluster.setBrokerDown(1)
                             try cluster.setBrokerUp(1)
@@ -44,6 +47,7 @@ import Testing
                     return .success(cycles)
                 }
             }
+            defer { progress.spawnersEnded.store(true, ordering: .relaxed) }
             try await withThrowingTaskGroup { group in
                 for _ in 0..<2 {
                     group.addTask {

@@ -4,8 +4,8 @@ import Glibc
 #endif
 
 extension Process {
-    /// How the child ended, or nil while it runs. Asked of the kernel (`waitid` with `WNOWAIT`, which
-    /// leaves the reaping to Foundation), not only of `isRunning`.
+    /// How the child ended, or nil while it runs (or when it never started). Asked of the kernel
+    /// (`waitid` with `WNOWAIT`, which leaves the reaping to Foundation), not only of `isRunning`.
     ///
     /// Why: Foundation learns of an exit when a socket the child inherited closes, and on Linux a child
     /// spawned by another thread at the same moment can inherit that socket too (Foundation closes the
