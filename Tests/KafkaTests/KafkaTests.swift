@@ -378,8 +378,7 @@ struct KafkaTests {
             // takes: a close that waited for librdkafka would be finished and slow. Not finishing
             // is the proof, so a host that stalls this test's task after the timeout fails nothing.
             #expect(!finished || took < .milliseconds(4_500), "close took \(took) (finished: \(finished))")
-            // The broker stays down: bringing it up re-binds its old port, which librdkafka 2.0.2
-            // asserts on (an abort of the whole test process) if anything took the port meanwhile.
+            // The broker stays down: nothing after this needs it back.
         }
     }
 
@@ -406,7 +405,7 @@ struct KafkaTests {
                 guard case .failure(let error) = outcome else { Issue.record("delivered while the broker was down"); continue }
                 #expect(error.code == .deliveryWaitCancelled && error.isRetriable)
             }
-            // Down for good (see closeIsBoundedWhenTheCoordinatorIsGone): the close purges at once.
+            // The broker stays down for good: the close purges at once.
             await producer.close(timeout: .milliseconds(100))
         }
     }

@@ -123,8 +123,6 @@ package final class RunningProcess: @unchecked Sendable {
 
     /// SIGKILL: no goodbye, as a crashed or OOM-killed worker.
     package func kill() {
-        // A spawn that failed left nothing to kill or to wait for (`deinit` runs after a failed init).
-        guard process.processIdentifier > 0 else { return }
         if isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
         // Bounded (``Process/waitForExitBlocking(timeout:)``): a SIGKILLed child is gone within
         // milliseconds; a missed exit must not hold the caller's thread for ever.

@@ -13,8 +13,8 @@ extension Process {
     /// stays true until that other child exits as well: two tests each waiting for the other's server
     /// to die held both cooperative threads for ever.
     package var exitStatus: ProcessExitStatus? {
-        // A process whose spawn failed has no pid, and Foundation traps on its termination fields.
-        guard processIdentifier > 0 else { return nil }
+        // Foundation traps on the termination fields of a process it never launched.
+        guard hasLaunched else { return nil }
         // Once Foundation has reaped the child its fields are final, and the pid may belong to
         // another process by now: never ask the kernel about it again.
         if !isRunning { return ProcessExitStatus(status: terminationStatus, signalled: terminationReason == .uncaughtSignal) }
@@ -29,12 +29,14 @@ extension Process {
         return nil
     }
 
-    /// Waits until the child has exited, at most `timeout`; its exit status, or nil on timeout.
+    /// Waits until the child has exited, at most `timeout`; its exit status, or nil on timeout (at
+    /// once for a process never launched).
     ///
     /// Why not `waitUntilExit()`: it spins a run loop on the calling thread until Foundation sees the
     /// exit (see ``exitStatus`` for when that is late); on Swift's cooperative pool, two threads on a
     /// two-core host, every test in the process waits with it.
     package func waitForExit(timeout: Duration) async -> ProcessExitStatus? {
+        guard hasLaunched else { return nil }
         let deadline = ContinuousClock.now + timeout
         while true {
             if let status = exitStatus { return status }
@@ -46,6 +48,7 @@ extension Process {
     /// The same for synchronous callers (`deinit`): blocks the calling thread, at most `timeout`.
     @discardableResult
     package func waitForExitBlocking(timeout: Duration) -> ProcessExitStatus? {
+        guard hasLaunched else { return nil }
         let deadline = ContinuousClock.now + timeout
         while true {
             if let status = exitStatus { return status }
@@ -55,5 +58,8 @@ extension Process {
     }
 
     /// Running in the kernel's view (``exitStatus`` is nil): true from `run()` until the child exits.
-    package var isAlive: Bool { processIdentifier > 0 && exitStatus == nil }
+    package var isAlive: Bool { hasLaunched && exitStatus == nil }
+
+    /// False when `run()` never started a child (it threw): there is nothing to ask about or wait for.
+    private var hasLaunched: Bool { processIdentifier > 0 }
 }
