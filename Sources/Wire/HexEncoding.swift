@@ -53,6 +53,12 @@ public enum HexEncoding {
             ?? Array(text.utf8).withUnsafeBufferPointer { decode($0, allowingWhitespace: allowingWhitespace) }
     }
 
+    /// Decodes hex digits held as UTF-8 bytes, with the rules of ``decode(_:allowingWhitespace:)``;
+    /// for secrets kept out of `String`s, whose storage cannot be wiped.
+    public static func decode(utf8 bytes: ArraySlice<UInt8>, allowingWhitespace: Bool = false) -> [UInt8]? {
+        bytes.withUnsafeBufferPointer { decode($0, allowingWhitespace: allowingWhitespace) }
+    }
+
     private static func decode(_ utf8: UnsafeBufferPointer<UInt8>, allowingWhitespace: Bool) -> [UInt8]? {
         var out: [UInt8] = []
         // Room for every digit pair up front: a 16-byte key grew the array five times.

@@ -117,3 +117,40 @@ import Testing
         #expect(throws: SecretFileError.self) { try SecretFile.read("/nonexistent/ksm-secret") }
     }
 }
+
+/// What ``SecretFile`` opens is what it judges: one descriptor, its `fstat`, then its bytes.
+@Suite struct SecretFileDescriptorTests {
+    static func directory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-secret-fd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test("A FIFO, a directory and a missing path are refused without blocking; the reason names the path")
+    func nonRegularFilesAreRefused() throws {
+        let dir = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fifo = dir.appendingPathComponent("fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // Opening a FIFO without a writer would block a plain open; the refusal must come at once.
+        #expect { try SecretFile.read(fifo) } throws: { ($0 as? SecretFileError)?.reason.contains("not a regular file") == true }
+        #expect { try SecretFile.read(dir.path) } throws: { ($0 as? SecretFileError)?.reason.contains("not a regular file") == true }
+        let missing = dir.appendingPathComponent("missing").path
+        #expect { try SecretFile.read(missing) } throws: { ($0 as? SecretFileError)?.reason.contains("cannot open secret file \(missing)") == true }
+    }
+
+    @Test("A file larger than the cap is refused; one at the cap reads whole, through a symlink too")
+    func sizeCapAndSymlinks() throws {
+        let dir = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let big = dir.appendingPathComponent("big").path
+        #expect(FileManager.default.createFile(atPath: big, contents: Data(count: SecretFile.maximumBytes + 1), attributes: [.posixPermissions: 0o600]))
+        #expect { try SecretFile.read(big) } throws: { ($0 as? SecretFileError)?.reason.contains("more than") == true }
+        let exact = dir.appendingPathComponent("exact").path
+        #expect(FileManager.default.createFile(atPath: exact, contents: Data(repeating: 7, count: SecretFile.maximumBytes), attributes: [.posixPermissions: 0o600]))
+        let link = dir.appendingPathComponent("link").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: exact)
+        let bytes = try SecretFile.read(link)
+        #expect(bytes.count == SecretFile.maximumBytes && bytes.allSatisfy { $0 == 7 })
+    }
+}

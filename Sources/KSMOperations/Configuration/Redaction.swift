@@ -4,19 +4,21 @@ public enum Redaction {
     public static let placeholder = "<redacted>"
 
     /// `redis://user:secret@host:6379/0` becomes `redis://user:<redacted>@host:6379/0`; a URL without
-    /// a password is returned as it is.
+    /// `@` is returned as it is.
+    ///
+    /// The user info is everything up to the last `@` of the whole value, whatever the characters
+    /// before it, so a password that holds `/`, `?`, `#`, `:` or `@` (written raw by mistake, or
+    /// percent-encoded) is hidden all the same; a lone user info (`redis://secret@host`, Redis's
+    /// form for a password alone) is hidden whole. A value with no scheme is treated alike.
     public static func redactedURL(_ url: String) -> String {
-        guard let scheme = url.range(of: "://") else { return url }
-        let rest = url[scheme.upperBound...]
-        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
-        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }
-        let userInfo = rest[..<at]
-        let user = userInfo.firstIndex(of: ":").map { userInfo[..<$0] }
-        if let user {
-            return url[..<scheme.upperBound] + user + ":" + placeholder + rest[at...]
+        guard let at = url.lastIndex(of: "@") else { return url }
+        let start = url.range(of: "://").map(\.upperBound) ?? url.startIndex
+        guard start <= at else { return placeholder + url[at...] }
+        let userInfo = url[start..<at]
+        if let colon = userInfo.firstIndex(of: ":") {
+            return url[..<start] + userInfo[..<colon] + ":" + placeholder + url[at...]
         }
-        // `redis://secret@host`: Redis's URL form puts a lone password there.
-        return url[..<scheme.upperBound] + placeholder + rest[at...]
+        return url[..<start] + placeholder + url[at...]
     }
 
     /// librdkafka properties that hold secrets: passwords, SASL/OAuth settings, private keys, JAAS.

@@ -3,11 +3,17 @@ import KSMService
 
 extension ServeConfiguration {
     /// Loads every key-encryption key: the files of `--kek`/`KSM_KEK_FILES`, and the keys of
-    /// `KSM_KEKS` (a Kubernetes Secret as env), which is read once and then removed from this
-    /// process's environment so no child process inherits it.
+    /// `KSM_KEKS` (a Kubernetes Secret as env), which is read once, overwritten in place and
+    /// removed from this process's environment, so neither a child process nor a later reader of
+    /// the environment block finds it. The copy read is wiped once parsed.
     package func keyring() throws(KeyFile.Error) -> KeyEncryptionKeyring {
-        let hexKeys = getenv("KSM_KEKS").map { String(cString: $0) }
-        if hexKeys != nil { unsetenv("KSM_KEKS") }
-        return try KeyFile.keyring(files: keyEncryptionKeyFiles, hexKeys: hexKeys)
+        var hexKeys: [UInt8] = []
+        if let raw = getenv("KSM_KEKS") {
+            let count = strlen(raw)
+            hexKeys = Array(UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: count))
+            memset(raw, 0, count)
+            unsetenv("KSM_KEKS")
+        }
+        return try KeyFile.keyring(files: keyEncryptionKeyFiles, hexKeys: &hexKeys)
     }
 }

@@ -20,34 +20,68 @@ package enum KeyFile {
         var data: [UInt8]
         do { data = try SecretFile.read(path) } catch { throw Error(error.description) }
         defer { FairPlayCrypto.cleanse(&data) }
-        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        if let hex = [UInt8](hexString: text), lengths.contains(hex.count) { return hex }
+        // Hex decoded from the bytes themselves: a String of the key's digits could not be wiped.
+        if var hex = HexEncoding.decode(utf8: data[...], allowingWhitespace: true) {
+            if lengths.contains(hex.count) { return hex }
+            FairPlayCrypto.cleanse(&hex)
+        }
         if lengths.contains(data.count) { return data }
         throw Error(wrongLength ?? "key file \(path) holds neither 16 nor 32 bytes (raw or hex)")
     }
 
-    /// `ID=PATH` (or `KID=PATH`, `ID=HEX`) split at the first `=`; `option` names the flag in the error.
+    /// `ID=PATH` (or `KID=PATH`) split at the first `=`; `option` names the flag in the error, which
+    /// never quotes the value: an operator who passes a key where its path belongs must not see the
+    /// key printed back.
     package static func idAndValue(_ pair: String, option: String) throws(Error) -> (id: String, value: String) {
-        guard let eq = pair.firstIndex(of: "="), eq != pair.startIndex else { throw Error("\(option) takes ID=VALUE, got \(pair)") }
+        guard let eq = pair.firstIndex(of: "=") else { throw Error("\(option) takes ID=PATH; the value given has no '=' (not shown)") }
+        guard eq != pair.startIndex else { throw Error("\(option) takes ID=PATH; the value given has an empty ID before '=' (not shown)") }
         return (String(pair[..<eq]), String(pair[pair.index(after: eq)...]))
     }
 
-    /// A keyring of the key files given by ID, and of `hexKeys` (`ID=HEX,...`, keys straight from
-    /// the environment), every key checked for its length and ID.
-    package static func keyring(files: [String: String], hexKeys: String? = nil, hexKeysName: String = "KSM_KEKS") throws(Error) -> KeyEncryptionKeyring {
+    /// A keyring of the key files given by ID, and of `hexKeys` (`ID=HEX,...` as UTF-8 bytes, keys
+    /// straight from the environment), every key checked for its length and ID. `hexKeys` is
+    /// wiped before this returns or throws. An error about an entry names `hexKeysName` and the
+    /// entry's position, never its text: a malformed entry may be a bare key.
+    package static func keyring(files: [String: String], hexKeys: inout [UInt8], hexKeysName: String = "KSM_KEKS") throws(Error) -> KeyEncryptionKeyring {
+        defer { FairPlayCrypto.cleanse(&hexKeys) }
         let keyring = KeyEncryptionKeyring()
-        for pair in (hexKeys ?? "").split(separator: ",") where !pair.isEmpty {
-            let (id, hex) = try idAndValue(String(pair), option: hexKeysName)
-            guard var key = [UInt8](hexString: hex), key.count == 16 || key.count == 32 else {
-                throw Error("\(hexKeysName): key-encryption key \(id) is not 16 or 32 bytes of hex")
+        let entries = hexKeys.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
+            .filter { !$0.allSatisfy(Self.isWhitespace) }
+        for (offset, entry) in entries.enumerated() {
+            let position = "\(hexKeysName) entry \(offset + 1) of \(entries.count)"
+            guard let eq = entry.firstIndex(of: UInt8(ascii: "=")) else {
+                throw Error("\(position) has no ID: write ID=HEX, entries separated by commas (the entry is not shown; it may be a key)")
             }
-            try add(&key, id: id, to: keyring)
+            let idBytes = entry[..<eq].drop(while: Self.isWhitespace)
+            guard !idBytes.isEmpty else { throw Error("\(position) has an empty ID before '=': write ID=HEX") }
+            guard let idText = String(validating: idBytes, as: UTF8.self), let id = try? StoreIdentifier(idText) else {
+                throw Error("\(position): the ID is not a valid identifier (1 to 128 bytes, no white space, control characters, ':', '{' or '}')")
+            }
+            guard var key = HexEncoding.decode(utf8: entry[entry.index(after: eq)...], allowingWhitespace: true), key.count == 16 || key.count == 32 else {
+                throw Error("\(position) (ID \(id)): the key is not 16 or 32 bytes of hex")
+            }
+            do {
+                try keyring.add(id: id, key: &key)
+            } catch {
+                FairPlayCrypto.cleanse(&key)
+                throw Error("\(position) (ID \(id)): \(error)")
+            }
         }
         for (id, path) in files.sorted(by: { $0.key < $1.key }) {
             var key = try read(path)
             try add(&key, id: id, to: keyring)
         }
         return keyring
+    }
+
+    /// A keyring of the key files given by ID.
+    package static func keyring(files: [String: String]) throws(Error) -> KeyEncryptionKeyring {
+        var none: [UInt8] = []
+        return try keyring(files: files, hexKeys: &none)
+    }
+
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
     }
 
     /// A keyring of one KEK given as `ID=PATH`, whose ID must be `expectedID` when one is given.

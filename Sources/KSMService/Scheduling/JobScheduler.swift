@@ -1,5 +1,6 @@
 import DequeModule
 import Kafka
+import Wire
 
 /// Orders a worker's queued jobs for the next batch, and sheds what cannot be served in time.
 ///
@@ -32,7 +33,7 @@ struct JobScheduler: Sendable {
     }
 
     private struct ClassQueue: Sendable {
-        var tenants: [String: TenantQueue] = [:]
+        var tenants: [ByteKey: TenantQueue] = [:]
         var virtualClock: Double = 0
         var count = 0
         /// Batch slots this class is owed by its floor share (``SchedulingPolicy/newSessionShare``);
@@ -185,7 +186,7 @@ struct JobScheduler: Sendable {
     /// The next job of class `index`: the backlogged tenant with the smallest virtual time.
     private mutating func popFair(_ index: Int) -> ScheduledJob? {
         guard queues[index].count > 0 else { return nil }
-        var chosen: String?
+        var chosen: ByteKey?
         var smallest = Double.infinity
         for (name, tenant) in queues[index].tenants where !tenant.heap.isEmpty {
             if tenant.virtualTime < smallest || (tenant.virtualTime == smallest && name < (chosen ?? name)) {

@@ -1,5 +1,6 @@
 import Kafka
 import Synchronization
+import Wire
 
 /// Counters a worker keeps for logs, tests, the loadgen summary and `/metrics`.
 ///
@@ -14,7 +15,17 @@ public final class WorkerStatistics: Sendable {
         public var priority: String
 
         public static func < (a: ReplyKey, b: ReplyKey) -> Bool {
-            (a.status, a.tenant, a.priority) < (b.status, b.tenant, b.priority)
+        public static func == (a: ReplyKey, b: ReplyKey) -> Bool {
+            ByteKey.equal(a.status, b.status) && ByteKey.equal(a.tenant, b.tenant) && ByteKey.equal(a.priority, b.priority)
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            ByteKey.hash(status, into: &hasher)
+            ByteKey.hash(tenant, into: &hasher)
+            ByteKey.hash(priority, into: &hasher)
+        }
+
+            (ByteKey(a.status), ByteKey(a.tenant), ByteKey(a.priority)) < (ByteKey(b.status), ByteKey(b.tenant), ByteKey(b.priority))
         }
     }
 

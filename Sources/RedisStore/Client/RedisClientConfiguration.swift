@@ -61,8 +61,9 @@ public struct RedisClientConfiguration: Sendable, Hashable, CustomStringConverti
         self.reconnectBackoff = reconnectBackoff
     }
 
-    /// Parses `redis://[[user]:password@]host[:port][/database]`. User and password may be
-    /// percent-encoded; an IPv6 host is written in brackets. `rediss://` (TLS) is refused: hiredis
+    /// Parses `redis://[[user]:password@]host[:port][/database]`. User and password are
+    /// percent-encoded where RFC 3986 requires it (``RedisURLUserInfo``: a raw `/`, `?`, `#`, `@` or
+    /// stray `%` is refused, never guessed at); a query or fragment is refused; an IPv6 host is written in brackets. `rediss://` (TLS) is refused: hiredis
     /// 0.14 has no TLS, see docs/redis.md for a sidecar. Other fields keep their defaults.
     public init(url: String) throws(RedisError) {
         self.init()
@@ -72,25 +73,16 @@ public struct RedisClientConfiguration: Sendable, Hashable, CustomStringConverti
         guard url.hasPrefix("redis://") else {
             throw invalid(url.hasPrefix("rediss://") ? "TLS (rediss://) is not supported by hiredis 0.14" : "must start with redis://")
         }
-        var rest = Substring(url.dropFirst("redis://".count))
-        if let query = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) {
-            rest = rest[..<query]
+        // User info first, up to the last `@`: a password's characters never decide where the host starts.
+        let (userInfo, afterUserInfo) = try RedisURLUserInfo.split(url.dropFirst("redis://".count), url: "Redis URL")
+        username = userInfo.username
+        password = userInfo.password
+        if afterUserInfo.contains(where: { $0 == "?" || $0 == "#" }) {
+            throw invalid("query parameters and fragments are not supported; give pool and timeout settings as ksm settings")
         }
-        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
-        var authority = rest[..<authorityEnd]
-        let path = rest[authorityEnd...].dropFirst()
-        if let at = authority.lastIndex(of: "@") {
-            let userInfo = authority[..<at]
-            authority = authority[authority.index(after: at)...]
-            if let colon = userInfo.firstIndex(of: ":") {
-                let user = try Self.percentDecoded(userInfo[..<colon])
-                username = user.isEmpty ? nil : user
-                password = try Self.percentDecoded(userInfo[userInfo.index(after: colon)...])
-            } else {
-                // `redis://secret@host`: a lone user-info is the password, as redis-cli reads it.
-                password = try Self.percentDecoded(userInfo)
-            }
-        }
+        let authorityEnd = afterUserInfo.firstIndex(of: "/") ?? afterUserInfo.endIndex
+        var authority = afterUserInfo[..<authorityEnd]
+        let path = afterUserInfo[authorityEnd...].dropFirst()
         var portText: Substring?
         if authority.hasPrefix("[") {
             guard let close = authority.firstIndex(of: "]") else { throw invalid("unclosed [ in host") }
@@ -112,24 +104,6 @@ public struct RedisClientConfiguration: Sendable, Hashable, CustomStringConverti
             guard let value = Int(path), value >= 0 else { throw invalid("bad database") }
             database = value
         }
-    }
-
-    private static func percentDecoded(_ text: Substring) throws(RedisError) -> String {
-        var out = [UInt8]()
-        var iterator = Array(text.utf8).makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                out.append(byte)
-                continue
-            }
-            guard let high = iterator.next(), let low = iterator.next(),
-                let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
-            else {
-                throw RedisError(.invalidConfiguration, "Redis URL: bad percent-encoding", isRetriable: false)
-            }
-            out.append(value)
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Host, port, user, database and pool; the password is shown only as `***`.

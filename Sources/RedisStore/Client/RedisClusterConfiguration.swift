@@ -21,30 +21,31 @@ public struct RedisClusterConfiguration: Sendable, Hashable, CustomStringConvert
     }
 
     /// Parses `redis-cluster://[[user]:password@]host:port[,host:port...]`, the same user and
-    /// password syntax as `redis://` (``RedisClientConfiguration/init(url:)``); a path may only be
+    /// password syntax as `redis://` (percent-encoded, RFC 3986) (``RedisClientConfiguration/init(url:)``); a path may only be
     /// `/0`. Other fields keep their defaults.
     public init(url: String) throws(RedisError) {
         let scheme = "redis-cluster://"
         guard url.hasPrefix(scheme) else {
             throw RedisError(.invalidConfiguration, "Redis Cluster URL: must start with \(scheme)", isRetriable: false)
         }
-        var rest = Substring(url.dropFirst(scheme.count))
-        if let query = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<query] }
+        // User info first, up to the last `@`, as for redis:// (``RedisURLUserInfo``).
+        let (userInfo, rest) = try RedisURLUserInfo.split(url.dropFirst(scheme.count), url: "Redis Cluster URL")
+        if rest.contains(where: { $0 == "?" || $0 == "#" }) {
+            throw RedisError(.invalidConfiguration, "Redis Cluster URL: query parameters and fragments are not supported", isRetriable: false)
+        }
         let pathStart = rest.firstIndex(of: "/") ?? rest.endIndex
         let path = rest[pathStart...]
-        var hosts = rest[..<pathStart]
-        var userInfo: Substring = ""
-        if let at = hosts.lastIndex(of: "@") {
-            userInfo = hosts[...at]
-            hosts = hosts[hosts.index(after: at)...]
-        }
-        // Each seed parsed as a redis:// URL with the shared credentials and path.
+        let hosts = rest[..<pathStart]
+        // Each seed parsed as a redis:// URL with the shared path, then given the shared credentials.
         var parsed: [RedisClientConfiguration] = []
         for host in hosts.split(separator: ",", omittingEmptySubsequences: false) {
             guard !host.isEmpty else {
                 throw RedisError(.invalidConfiguration, "Redis Cluster URL: empty seed in the host list", isRetriable: false)
             }
-            parsed.append(try RedisClientConfiguration(url: "redis://\(userInfo)\(host)\(path)"))
+            var seed = try RedisClientConfiguration(url: "redis://\(host)\(path)")
+            seed.username = userInfo.username
+            seed.password = userInfo.password
+            parsed.append(seed)
         }
         guard let first = parsed.first else {
             throw RedisError(.invalidConfiguration, "Redis Cluster URL: no seed", isRetriable: false)
