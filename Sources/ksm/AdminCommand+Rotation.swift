@@ -48,8 +48,8 @@ extension AdminCommand {
             let list = try await connection.store().rotations(tenant: try tenant.map { try AdminCommand.identifier($0, "tenant") })
             let rows: [JSONValue] = list.map { s in
                 var row: [String: JSONValue] = [
-                    "tenant": .string(s.tenant.value), "asset": .string(String(decoding: s.assetID, as: UTF8.self)),
-                    "next-asset": .string(String(decoding: s.nextAssetID, as: UTF8.self)), "boundary": .integer(s.boundaryMilliseconds),
+                    "tenant": .string(s.tenant.value), "asset": .string(ByteKey.displayText(s.assetID)),
+                    "next-asset": .string(ByteKey.displayText(s.nextAssetID)), "boundary": .integer(s.boundaryMilliseconds),
                     "seconds-to-boundary": .integer((s.boundaryMilliseconds - now) / 1000), "keys": .integer(Int64(s.keysPerViewer)),
                 ]
                 if let p = s.currentPeriod { row["period"] = .string(p.value) }

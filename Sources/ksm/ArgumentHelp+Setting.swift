@@ -12,7 +12,7 @@ extension ArgumentHelp {
         switch setting.kind {
         case .boolean where key == "scheduling" || key == "guards":
             return ArgumentHelp("\(text) Environment: \(variable)=false.")
-        case .map, .integerList:
+        case .map, .integerList, .stringList:
             return ArgumentHelp("\(text) Environment: \(variable), comma-separated.")
         default:
             return ArgumentHelp("\(text) Environment: \(variable).")

@@ -153,7 +153,7 @@ struct CryptoPoolTests {
 
 @Suite struct KSMStatusTests {
     @Test func codesNamesAndRetriability() throws {
-        #expect(KSMStatus.projectCodes.map(\.rawValue) == Array((-43035 ... -43001).reversed()))
+        #expect(KSMStatus.projectCodes.map(\.rawValue) == Array((-43036 ... -43001).reversed()))
         // The policy engine's refusals carry exactly the statuses KSMStatus names.
         for refusal in PolicyRefusal.allCases {
             #expect(KSMStatus(refusal).name == refusal.statusName, "\(refusal)")

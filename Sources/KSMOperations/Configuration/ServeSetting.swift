@@ -14,6 +14,8 @@ public struct ServeSetting: Sendable {
         case boolean
         /// A list of whole numbers (JSON array; a comma-separated list in the environment).
         case integerList(ClosedRange<Int>)
+        /// A list of strings (JSON array; a comma-separated list in the environment; a repeatable flag).
+        case stringList
         /// A JSON object in the file; `KEY=VALUE` pairs on the command line and in the environment.
         case map(MapValues)
     }
@@ -90,8 +92,11 @@ public struct ServeSetting: Sendable {
         ServeSetting("class-topics", env: "KSM_CLASS_TOPICS", .boolean),
         ServeSetting("replies-topic", env: "KSM_REPLIES_TOPIC", .string),
         ServeSetting("dlq-topic", env: "KSM_DLQ_TOPIC", .string),
+        ServeSetting("reply-topics", flag: "reply-topic", env: "KSM_REPLY_TOPICS", .stringList),
         ServeSetting("instance-id", env: "KSM_INSTANCE_ID", .string),
         ServeSetting("kafka-properties", flag: "kafka-property", env: "KSM_KAFKA_PROPERTIES", .map(.librdkafkaProperties)),
+        // Secrets for librdkafka (SASL passwords, OAuth client secrets) as files: never in argv or the environment.
+        ServeSetting("kafka-property-files", flag: "kafka-property-file", env: "KSM_KAFKA_PROPERTY_FILES", .map(.strings)),
         ServeSetting("redis-url", env: "KSM_REDIS_URL", .string, secret: true),
         ServeSetting("redis-wait-replicas", env: "KSM_REDIS_WAIT_REPLICAS", .integer(0...16)),
         ServeSetting("redis-wait-timeout-ms", env: "KSM_REDIS_WAIT_TIMEOUT_MS", .integer(1...10_000)),

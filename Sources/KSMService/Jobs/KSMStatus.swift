@@ -98,6 +98,10 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// shape the CKC) within the stored-reply window: the earlier answer would not open on this
     /// device, and a new one under the same ID would break redelivery. Send it under a new job ID.
     public static let jobIdReused = KSMStatus(rawValue: -43035)
+    /// The job's `reply-topic` header names a topic outside the worker's allowed reply topics
+    /// (``ReplyTopicPolicy``): the job is not processed, and this answer goes to the default replies
+    /// topic instead. Final: the same job would be refused again.
+    public static let replyTopicRefused = KSMStatus(rawValue: -43036)
 
     /// The status a policy refusal is answered with (the engine's codes travel as raw values,
     /// since Licensing cannot see this type).
@@ -111,7 +115,7 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
         .offlineNotAllowed, .offlineNeedsCapability, .leaseRenewalNotAllowed, .deviceLimitReached, .streamEnded,
         .tokenMissing, .tokenMalformed, .tokenUnknownKeyID, .tokenBadSignature, .tokenExpired, .tokenNotYetValid,
         .tokenWrongAccount, .tokenWrongAsset, .tokenWrongTenant, .overloaded, .replayedSPC, .rateLimited, .syncChallengeMismatch,
-        .jobIdReused,
+        .jobIdReused, .replyTopicRefused,
     ]
 
     /// Every code a reply can carry: Apple's server codes, then the project's.
@@ -141,6 +145,7 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
         case -43032: "replayedSPC"
         case -43033: "rateLimited"
         case -43035: "jobIdReused"
+        case -43036: "replyTopicRefused"
         default:
             // The policy engine's codes (-43011...-43030, -43034) are named where they are defined.
             if isProjectCode, let refusal = PolicyRefusal.allCases.first(where: { $0.status == rawValue }) { refusal.statusName }

@@ -61,7 +61,7 @@ public struct LicenseEvaluation: Sendable {
                 guard let ring else { throw .unknownKeyID }
                 let token = try EntitlementToken.verify(
                     job.entitlement, keyring: ring,
-                    expecting: .init(account: job.account.value, asset: String(decoding: assetID, as: UTF8.self), tenant: job.tenant.value),
+                    expecting: .init(account: job.account.value, assetID: assetID, tenant: job.tenant.value),
                     nowMilliseconds: now)
                 entitlement = .verified
                 layers.entitlement = token.claims.policy
@@ -102,7 +102,7 @@ public struct LicenseEvaluation: Sendable {
         if case .dualExpiry = terms.duration {
             out.streamID = job.streamID ?? Array(FairPlayCrypto.sha256(Array("stream|".utf8) + Array(job.id.value.utf8)).prefix(16))
             out.titleID = job.titleID ?? Array(FairPlayCrypto.sha256(Array("title|".utf8) + assetID).prefix(16))
-            if let record = OfflineLicenseRecord.issued(terms: terms, streamID: out.streamID, titleID: out.titleID, assetID: String(decoding: assetID, as: UTF8.self),
+            if let record = OfflineLicenseRecord.issued(terms: terms, streamID: out.streamID, titleID: out.titleID, assetID: assetID,
                                                         deviceID: request.hu, nowMilliseconds: now) {
                 write.offlineRecords = [record]
             }

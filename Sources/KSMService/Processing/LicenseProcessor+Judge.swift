@@ -172,18 +172,19 @@ extension LicenseProcessor {
         return .cleared(tenant, key)
     }
 
-    /// The tenant's token secrets, unwrapped under its KEK (once per batch and tenant).
+    /// The tenant's token secrets, unwrapped under its KEK (once per batch and tenant); key IDs stay
+    /// apart by their bytes, as the record holds them (no `[String: _]` in between).
     static func tokenKeyring(_ tenant: TenantRecord, keyring: KeyEncryptionKeyring) -> Result<EntitlementKeyring, KeyEncryptionKeyring.KeyringError> {
-        var secrets: [String: [UInt8]] = [:]
+        var secrets: [(String, [UInt8])] = []
         for (kid, wrapped) in tenant.entitlementSecrets {
             do throws(KeyEncryptionKeyring.KeyringError) {
-                secrets[kid.value] = try keyring.unwrap(secret: wrapped, with: tenant.keyEncryptionKeyID)
+                secrets.append((kid.value, try keyring.unwrap(secret: wrapped, with: tenant.keyEncryptionKeyID)))
             } catch {
                 return .failure(error)
             }
         }
         do throws(EntitlementKeyring.InvalidKey) {
-            return .success(try EntitlementKeyring(secrets))
+            return .success(try EntitlementKeyring(keyIDsAndSecrets: secrets))
         } catch {
             return .failure(KeyEncryptionKeyring.KeyringError(error.description))
         }

@@ -262,7 +262,7 @@ public struct LicenseProcessor: Sendable {
                 let request = job.issued.request, spcJob = replies.jobs[index]
                 // A check-in ends a stream's offline keys: there is no next key to fetch.
                 let advice = schedules.isEmpty || spcJob.checkIn ? nil : prefetchAdvisor?.advice(
-                    in: schedules, tenant: spcJob.tenant.value, account: spcJob.account.value, assetID: Array(request.assetID),
+                    in: schedules, tenant: spcJob.tenant, account: spcJob.account, assetID: Array(request.assetID),
                     keyPeriod: spcJob.keyPeriod, viewerSession: Self.viewerSession(request), nowMilliseconds: now)
                 // A check-in is answered without its CKC, as Apple's SDK 26 answers one.
                 replies.answer(index, request: request, .ok, reason, rule: decision.rule, ckc: spcJob.checkIn ? nil : ckc,

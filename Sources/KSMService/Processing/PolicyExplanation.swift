@@ -39,7 +39,11 @@ public struct PolicyExplanation: Sendable {
             "now": .integer(now), "status": .integer(Int64(status.rawValue)), "status-name": .string(status.name),
             "rule": .string(rule), "reason": .string(reason), "issued-nothing": .bool(true),
         ]
-        if let assetID { o["asset-id"] = .string(String(decoding: assetID, as: UTF8.self)) }
+        if let assetID {
+            // Text when it is UTF-8 without control characters, else `0x` and hex; the hex is exact.
+            o["asset-id"] = .string(ByteKey.displayText(assetID))
+            o["asset-id-hex"] = .string(HexEncoding.encode(assetID))
+        }
         if let rentalStartedAt { o["rental-started-at"] = .integer(rentalStartedAt) }
         if let client {
             var c: [String: JSONValue] = ["virtual-machine": .bool(client.isVirtualMachine), "device-info": .bool(client.hasDeviceInfo)]

@@ -15,13 +15,13 @@ package struct PrefetchAdvisor: Sendable {
     /// read once per batch); nil when the asset has no schedule, the window is closed, or the job
     /// already asked for the next key period (its `keyPeriod` is the schedule's next one).
     package func advice(
-        in snapshot: [RotationScheduleCache.Key: RotationSchedule], tenant: String, account: String, assetID: [UInt8],
+        in snapshot: [RotationScheduleCache.Key: RotationSchedule], tenant: StoreIdentifier, account: StoreIdentifier, assetID: [UInt8],
         keyPeriod: StoreIdentifier?, viewerSession: [UInt8], nowMilliseconds: Int64
     ) -> NextKeyAdvice? {
         guard window.isEnabled, !snapshot.isEmpty,
               let schedule = snapshot[RotationScheduleCache.Key(tenant: tenant, assetID: assetID)] else { return nil }
         if let keyPeriod, keyPeriod == schedule.nextPeriod, keyPeriod != schedule.currentPeriod { return nil }
-        let viewer = PrefetchWindow.ViewerIdentity(tenant: tenant, account: account, session: viewerSession)
+        let viewer = PrefetchWindow.ViewerIdentity(tenant: tenant.value, account: account.value, session: viewerSession)
         guard let fetchAt = window.fetchTime(boundaryMilliseconds: schedule.boundaryMilliseconds, viewer: viewer, nowMilliseconds: nowMilliseconds)
         else { return nil }
         return NextKeyAdvice(boundaryMilliseconds: schedule.boundaryMilliseconds, fetchAtMilliseconds: fetchAt)

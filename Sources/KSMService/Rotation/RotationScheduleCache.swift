@@ -6,12 +6,13 @@ import Synchronization
 ///
 /// `Sendable`: the table sits behind a `Mutex`, held only to swap it or to copy it out once a batch.
 package final class RotationScheduleCache: Sendable {
-    /// A schedule's identity: tenant and current asset ID.
+    /// A schedule's identity: tenant and current asset ID, both by their bytes (``StoreIdentifier``,
+    /// `[UInt8]`), as Redis keys them.
     package struct Key: Sendable, Hashable {
-        package var tenant: String
+        package var tenant: StoreIdentifier
         package var assetID: [UInt8]
 
-        package init(tenant: String, assetID: [UInt8]) {
+        package init(tenant: StoreIdentifier, assetID: [UInt8]) {
             self.tenant = tenant
             self.assetID = assetID
         }
@@ -25,7 +26,7 @@ package final class RotationScheduleCache: Sendable {
     package func replace(with schedules: [RotationSchedule]) {
         var next: [Key: RotationSchedule] = [:]
         next.reserveCapacity(schedules.count)
-        for schedule in schedules { next[Key(tenant: schedule.tenant.value, assetID: schedule.assetID)] = schedule }
+        for schedule in schedules { next[Key(tenant: schedule.tenant, assetID: schedule.assetID)] = schedule }
         table.withLock { $0 = next }
     }
 

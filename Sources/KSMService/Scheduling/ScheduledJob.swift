@@ -1,4 +1,5 @@
 import Kafka
+import Wire
 
 /// A consumed message waiting for a batch, decoded once when it arrives so the scheduler can order
 /// it by class, tenant and deadline (and so the processor does not decode it again).
@@ -73,11 +74,12 @@ struct ScheduledJob: Sendable, HeapOrdered {
     /// The job, or why the bytes are not one (answered `invalidJob` or dead-lettered in its batch).
     var decoded: Result<LicenseJob, LicenseJobError> { box.decoded }
 
-    /// The tenant fairness applies to; undecodable jobs share one pseudo-tenant.
-    var tenant: String {
+    /// The tenant fairness applies to, by its bytes (as the store tells tenants apart); undecodable
+    /// jobs share one pseudo-tenant.
+    var tenant: ByteKey {
         switch box.decoded {
-        case .success(let job): job.tenant.value
-        case .failure(let error): error.tenant ?? ""
+        case .success(let job): ByteKey(job.tenant.value)
+        case .failure(let error): ByteKey(error.tenant ?? "")
         }
     }
 

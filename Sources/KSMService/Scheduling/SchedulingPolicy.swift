@@ -1,3 +1,5 @@
+import Wire
+
 /// How a worker orders and sheds queued jobs (docs/scheduling.md).
 public struct SchedulingPolicy: Sendable, Hashable {
     /// Priority classes, tenant fairness and deadline order. Off: first in, first out, nothing shed
@@ -24,8 +26,9 @@ public struct SchedulingPolicy: Sendable, Hashable {
 
     public init() {}
 
-    /// The weight of `tenant` (positive).
-    func weight(_ tenant: String) -> Double {
-        max(tenantWeights[tenant] ?? 1, 0.001)
+    /// The weight of `tenant` (positive): the entry with the tenant's exact bytes, not one merely
+    /// canonically equivalent (a `String` key lookup would match that one too).
+    func weight(_ tenant: ByteKey) -> Double {
+        max(tenantWeights.first { ByteKey($0.key) == tenant }?.value ?? 1, 0.001)
     }
 }

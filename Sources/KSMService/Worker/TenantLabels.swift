@@ -1,3 +1,5 @@
+import Wire
+
 /// Bounds the `tenant` label of the reply counters: the first `limit` known tenants a worker answers
 /// get their own label value, every later one is counted as `other`.
 ///
@@ -7,6 +9,11 @@
 /// first and most, in practice the largest ones. Undecodable jobs have no tenant, and a tenant the
 /// store does not know (reply status `unknownTenant`) is whatever the caller typed: both are
 /// `unknown`, and neither takes a slot, so garbage cannot push a real tenant into `other`.
+///
+/// Tenants are told apart by their bytes (``ByteKey``), as the store tells them apart: canonically
+/// equivalent names with other bytes are two tenants, each with its own slot. The metrics registry
+/// keys label values as `String`s (canonical equivalence), so the second of two such tenants is
+/// labelled `0x` and its bytes in hex, and the two series stay apart there too.
 public struct TenantLabels: Sendable, Hashable {
     /// The label value for tenants past the limit.
     public static let other = "other"
@@ -14,7 +21,10 @@ public struct TenantLabels: Sendable, Hashable {
     public static let unknown = "unknown"
     /// How many tenants get their own label. Default: 20.
     public let limit: Int
-    private var admitted: Set<String> = []
+    /// Each admitted tenant's label, by the tenant's bytes.
+    private var admitted: [ByteKey: String] = [:]
+    /// The labels handed out, compared as the registry compares them (`String` equality).
+    private var labelsInUse: Set<String> = []
 
     public init(limit: Int = 20) {
         self.limit = max(0, limit)
@@ -24,9 +34,13 @@ public struct TenantLabels: Sendable, Hashable {
     /// - Parameter isKnown: false when the store does not know the tenant (``KSMStatus/unknownTenant``).
     public mutating func label(for tenant: String, isKnown: Bool = true) -> String {
         if tenant.isEmpty || !isKnown { return Self.unknown }
-        if admitted.contains(tenant) { return tenant }
+        let key = ByteKey(tenant)
+        if let label = admitted[key] { return label }
         guard admitted.count < limit else { return Self.other }
-        admitted.insert(tenant)
-        return tenant
+        // Canonically equivalent to a label already out (other bytes, or the key would have matched).
+        let label = labelsInUse.contains(tenant) ? "0x" + HexEncoding.encode(key.bytes) : tenant
+        admitted[key] = label
+        labelsInUse.insert(label)
+        return label
     }
 }

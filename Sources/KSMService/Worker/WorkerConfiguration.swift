@@ -11,8 +11,13 @@ public struct WorkerConfiguration: Sendable {
     /// higher one; the topic decides a job's class. The requests topic itself is still read (its
     /// jobs' `priority` field decides). Default: false (the class topics must exist).
     public var classTopics = false
-    /// Where replies go unless a request names its own `reply-topic` header. Default: `fps.license.replies`.
+    /// Where replies go unless a request names its own allowed `reply-topic` header. Default: `fps.license.replies`.
     public var repliesTopic = "fps.license.replies"
+    /// Which `reply-topic` headers a job may name (``ReplyTopicPolicy``). Default: nil, the replies
+    /// topic and every topic below `<repliesTopic>.`.
+    public var replyTopics: ReplyTopicPolicy?
+    /// ``replyTopics``, or the default for ``repliesTopic``.
+    public var replyTopicPolicy: ReplyTopicPolicy { replyTopics ?? ReplyTopicPolicy(repliesTopic: repliesTopic) }
     /// Messages that cannot be read as a job at all. Default: `fps.license.dlq`.
     public var deadLetterTopic = "fps.license.dlq"
     /// Largest batch handed to the processor (one Redis round trip each). Default: 128: against 64,

@@ -9,6 +9,7 @@ import Wire
 /// slots) are read at scrape time by ``WorkerMetrics``.
 public final class WorkerStatistics: Sendable {
     /// One reply series: status name, bounded tenant label (``TenantLabels``) and priority class.
+    /// Equal, hashed and ordered by the fields' bytes, as Prometheus tells label values apart.
     public struct ReplyKey: Sendable, Hashable, Comparable {
         public var status: String
         public var tenant: String

@@ -29,13 +29,23 @@ public struct EntitlementClaims: Hashable, Sendable {
         self.tenant = tenant
     }
 
-    /// True when the claims cover `assetID`: equal to `asset`, or starting with the pattern's prefix.
-    public func covers(asset assetID: String) -> Bool {
-        if let asset { return asset == assetID }
-        if let assetPattern, assetPattern.hasSuffix("*") {
-            return assetID.hasPrefix(assetPattern.dropLast())
+    /// True when the claims cover the asset ID `assetID`, the bytes the SPC carries: `asset`'s UTF-8
+    /// bytes equal to them, or the pattern's bytes before its `*` starting them.
+    ///
+    /// Bytes, not Unicode text, as the store keys assets: the NFC and NFD spellings of one name are
+    /// two assets, and a token for one does not cover the other. A prefix is a byte prefix, so
+    /// `"a/e*"` covers `"a/e"` followed by U+0301 as it covers `"a/ex"`.
+    public func covers(assetID: some Collection<UInt8>) -> Bool {
+        if let asset { return asset.utf8.elementsEqual(assetID) }
+        if let assetPattern, assetPattern.utf8.last == UInt8(ascii: "*") {
+            return ByteKey.hasPrefix(assetID, assetPattern.utf8.dropLast())
         }
         return false
+    }
+
+    /// ``covers(assetID:)`` for an asset ID given as text: its UTF-8 bytes.
+    public func covers(asset assetID: String) -> Bool {
+        covers(assetID: assetID.utf8)
     }
 
     /// Reads the claims from the token's payload JSON.

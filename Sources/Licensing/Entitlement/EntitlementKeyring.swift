@@ -1,12 +1,18 @@
+import Wire
+
 /// One tenant's token secrets by key ID, so secrets rotate: the platform signs with a new `kid`
 /// while tokens signed with the old one stay valid until the old entry is removed.
 ///
-/// `description` lists key IDs only, never a secret.
+/// Key IDs are told apart by their bytes (``ByteKey``), as the store keys them: a `kid` canonically
+/// equivalent to a held one, with other bytes, is unknown. `description` lists key IDs only, never
+/// a secret.
 public struct EntitlementKeyring: Sendable, CustomStringConvertible {
     /// The shortest secret accepted: 32 bytes, the HMAC-SHA256 output size (RFC 7518 section 3.2).
     public static let minimumSecretLength = 32
 
-    private var secrets: [String: [UInt8]]
+    private var secrets: [ByteKey: [UInt8]]
+    /// The key IDs as given, in byte order.
+    public let keyIDs: [String]
 
     /// Why a keyring cannot be built.
     public struct InvalidKey: Error, Hashable, Sendable, CustomStringConvertible {
@@ -16,17 +22,26 @@ public struct EntitlementKeyring: Sendable, CustomStringConvertible {
 
     /// - Throws: ``InvalidKey`` for a secret under 32 bytes or an empty key ID.
     public init(_ secrets: [String: [UInt8]]) throws(InvalidKey) {
-        for (kid, secret) in secrets where kid.isEmpty || secret.count < Self.minimumSecretLength {
-            throw InvalidKey(keyID: kid)
-        }
-        self.secrets = secrets
+        try self.init(keyIDsAndSecrets: secrets.map { ($0.key, $0.value) })
     }
 
-    /// The secret for a key ID; nil when unknown.
-    func secret(for keyID: String) -> [UInt8]? { secrets[keyID] }
+    /// Key IDs with their secrets; key IDs that differ only in their bytes stay two entries (a
+    /// `[String: _]` dictionary would already have merged them). A key ID given twice keeps its last secret.
+    /// - Throws: ``InvalidKey`` for a secret under 32 bytes or an empty key ID.
+    package init(keyIDsAndSecrets pairs: some Sequence<(String, [UInt8])>) throws(InvalidKey) {
+        var secrets: [ByteKey: [UInt8]] = [:]
+        var ids: [ByteKey: String] = [:]
+        for (kid, secret) in pairs {
+            guard !kid.isEmpty, secret.count >= Self.minimumSecretLength else { throw InvalidKey(keyID: kid) }
+            secrets[ByteKey(kid)] = secret
+            ids[ByteKey(kid)] = kid
+        }
+        self.secrets = secrets
+        self.keyIDs = ids.sorted { $0.key < $1.key }.map(\.value)
+    }
 
-    /// The key IDs held, sorted.
-    public var keyIDs: [String] { secrets.keys.sorted() }
+    /// The secret for a key ID (its exact bytes); nil when unknown.
+    func secret(for keyID: String) -> [UInt8]? { secrets[ByteKey(keyID)] }
 
     public var description: String { "EntitlementKeyring(\(keyIDs.joined(separator: ", ")))" }
 }

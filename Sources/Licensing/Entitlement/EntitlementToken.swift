@@ -13,16 +13,33 @@ public struct EntitlementToken: Hashable, Sendable {
     /// The longest token accepted, in bytes.
     public static let maximumLength = 8 * 1024
 
-    /// Who the job says is asking, checked against the claims.
+    /// Who the job says is asking, checked against the claims byte for byte (``EntitlementClaims/covers(assetID:)``):
+    /// a token names its account, asset and tenant by the bytes the store keys them by.
     public struct Expectation: Hashable, Sendable {
         public var account: String
-        public var asset: String
+        /// The asset ID as the SPC carries it.
+        public var assetID: [UInt8]
         public var tenant: String
 
-        public init(account: String, asset: String, tenant: String) {
+        public init(account: String, assetID: [UInt8], tenant: String) {
             self.account = account
-            self.asset = asset
+            self.assetID = assetID
             self.tenant = tenant
+        }
+
+        /// An asset ID given as text: its UTF-8 bytes.
+        public init(account: String, asset: String, tenant: String) {
+            self.init(account: account, assetID: Array(asset.utf8), tenant: tenant)
+        }
+
+        public static func == (lhs: Self, rhs: Self) -> Bool {
+            ByteKey.equal(lhs.account, rhs.account) && lhs.assetID == rhs.assetID && ByteKey.equal(lhs.tenant, rhs.tenant)
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            ByteKey.hash(account, into: &hasher)
+            ByteKey.hash(bytes: assetID, into: &hasher)
+            ByteKey.hash(tenant, into: &hasher)
         }
     }
 
@@ -57,12 +74,12 @@ public struct EntitlementToken: Hashable, Sendable {
         do throws(JSONParser.Error) { claimValue = try JSONValue(parsing: claimBytes) } catch { throw .malformed("claims are not JSON") }
         let claims = try EntitlementClaims(value: claimValue)
 
-        if let tenant = claims.tenant, tenant != job.tenant { throw .wrongTenant }
+        if let tenant = claims.tenant, !ByteKey.equal(tenant, job.tenant) { throw .wrongTenant }
         let now = nowMilliseconds / 1000
         if let nbf = claims.notBefore, now + leewaySeconds < nbf { throw .notYetValid }
         if now - leewaySeconds >= claims.expiresAt { throw .expired }
-        guard claims.subject == job.account else { throw .wrongAccount }
-        guard claims.covers(asset: job.asset) else { throw .wrongAsset }
+        guard ByteKey.equal(claims.subject, job.account) else { throw .wrongAccount }
+        guard claims.covers(assetID: job.assetID) else { throw .wrongAsset }
         return EntitlementToken(keyID: kid, claims: claims)
     }
 

@@ -8,7 +8,7 @@ extension OfflineLicenseRecord {
     /// The record as JSON bytes.
     public func jsonBytes() -> [UInt8] {
         var o: [String: JSONValue] = [
-            "stream": .string(HexEncoding.encode(streamID)), "asset": .string(HexEncoding.encode(Array(assetID.utf8))),
+            "stream": .string(HexEncoding.encode(streamID)), "asset": .string(HexEncoding.encode(assetID)),
             "device": .string(HexEncoding.encode(deviceID)), "issued": .integer(issuedAt),
             "storage": .integer(Int64(storageSeconds)), "playback": .integer(Int64(playbackSeconds)),
         ]
@@ -49,7 +49,7 @@ extension OfflineLicenseRecord {
         case "not-found": state = .notFoundOnDevice
         default: return nil
         }
-        self.init(streamID: stream, titleID: hex("title"), assetID: String(decoding: asset, as: UTF8.self), deviceID: device, issuedAt: issued,
+        self.init(streamID: stream, titleID: hex("title"), assetID: asset, deviceID: device, issuedAt: issued,
                   storageSeconds: storage, playbackSeconds: playback, state: state, reportedExpiresAt: int("reported-expires-at"), lastSyncAt: int("last-sync-at"))
     }
 }

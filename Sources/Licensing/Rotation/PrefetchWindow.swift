@@ -1,3 +1,5 @@
+import Wire
+
 /// The stretch of time before a rotation boundary in which viewers are told to fetch the next key,
 /// and each viewer's place in it.
 ///
@@ -38,7 +40,8 @@ package struct PrefetchWindow: Sendable, Hashable {
     }
 
     /// Who a viewer is, for its place in a window: tenant, account and playback session (or, when the
-    /// SPC carries no session, its device).
+    /// SPC carries no session, its device). Equal and hashed by the fields' bytes, as
+    /// ``hash(boundaryMilliseconds:)`` reads them.
     package struct ViewerIdentity: Sendable, Hashable {
         package var tenant: String
         package var account: String
@@ -52,6 +55,16 @@ package struct PrefetchWindow: Sendable, Hashable {
 
         package init(tenant: String, account: String, sessionID: UInt64) {
             self.init(tenant: tenant, account: account, session: withUnsafeBytes(of: sessionID.bigEndian) { Array($0) })
+        }
+
+        package static func == (lhs: Self, rhs: Self) -> Bool {
+            ByteKey.equal(lhs.tenant, rhs.tenant) && ByteKey.equal(lhs.account, rhs.account) && lhs.session == rhs.session
+        }
+
+        package func hash(into hasher: inout Hasher) {
+            ByteKey.hash(tenant, into: &hasher)
+            ByteKey.hash(account, into: &hasher)
+            ByteKey.hash(bytes: session, into: &hasher)
         }
 
         /// FNV-1a over the fields (each length-prefixed, so field boundaries cannot be moved) and

@@ -1,4 +1,5 @@
 import Licensing
+import Wire
 
 /// The job guards over Redis: every call is one pipelined round trip, one small script per job on
 /// keys of one hash tag (the account's for replies and rate counters; the SPC's own for claims).
@@ -176,7 +177,7 @@ extension RedisLicenseStore: JobGuardStore {
 
     static func decodeGuardSettings(_ tenant: StoreIdentifier, _ value: RedisValue) throws(LicenseStoreError) -> GuardSettings {
         guard let fields = try decodeHash(value) else { return .off }
-        func text(_ name: String) -> String { fields[name].map { String(decoding: $0, as: UTF8.self) } ?? "" }
+        func text(_ name: ByteKey) -> String { fields[name].map { String(decoding: $0, as: UTF8.self) } ?? "" }
         var settings = GuardSettings.off
         let rate = text("rate-limit")
         if !rate.isEmpty {

@@ -110,7 +110,8 @@ extension RedisLicenseStore: RotationScheduleStore {
         }
         var owners: [(StoreIdentifier, [UInt8])] = []
         for member in members {
-            guard let text = member.string, let colon = text.firstIndex(of: ":"),
+            // Validated, not repaired: a tenant that is not UTF-8 is a bad member, not another tenant.
+            guard let bytes = member.bytes, let text = String(validating: bytes, as: UTF8.self), let colon = text.firstIndex(of: ":"),
                 let tenant = try? StoreIdentifier(String(text[..<colon])),
                 let asset = HexEncoding.decode(text[text.index(after: colon)...])
             else {
@@ -129,7 +130,8 @@ extension RedisLicenseStore: RotationScheduleStore {
             if flat.isEmpty { continue }
             var fields: [String: String] = [:]
             for pair in stride(from: 0, to: flat.count, by: 2) {
-                guard let name = flat[pair].string, let value = flat[pair + 1].string else {
+                // Periods are identifiers: a value that is not UTF-8 is a bad field, never repaired.
+                guard let name = flat[pair].string, let value = flat[pair + 1].bytes.flatMap({ String(validating: $0, as: UTF8.self) }) else {
                     throw LicenseStoreError(.corruptRecord, "rotation schedule has a bad field")
                 }
                 fields[name] = value

@@ -247,24 +247,27 @@ public struct RedisLicenseStore: LicenseStore {
         }
     }
 
-    static func decodeHash(_ value: RedisValue) throws(LicenseStoreError) -> [String: [UInt8]]? {
+    /// A hash's fields by their names' exact bytes (``ByteKey``): names canonically equivalent but
+    /// byte-different (two token key IDs) stay two fields.
+    static func decodeHash(_ value: RedisValue) throws(LicenseStoreError) -> [ByteKey: [UInt8]]? {
         guard let flat = try checked(value).arrayValue, flat.count.isMultiple(of: 2) else {
             throw LicenseStoreError(.corruptRecord, "expected a hash")
         }
         if flat.isEmpty { return nil }  // HGETALL of a missing key
-        var fields: [String: [UInt8]] = [:]
+        var fields: [ByteKey: [UInt8]] = [:]
         for pair in stride(from: 0, to: flat.count, by: 2) {
-            guard let name = flat[pair].string, let bytes = flat[pair + 1].bytes else {
+            guard let name = flat[pair].bytes, let bytes = flat[pair + 1].bytes else {
                 throw LicenseStoreError(.corruptRecord, "bad hash field")
             }
-            fields[name] = bytes
+            fields[ByteKey(bytes: name)] = bytes
         }
         return fields
     }
 
     private static func decodeTenant(_ id: StoreIdentifier, _ value: RedisValue) throws(LicenseStoreError) -> TenantRecord? {
         guard let fields = try decodeHash(value) else { return nil }
-        func text(_ name: String) -> String? { fields[name].map { String(decoding: $0, as: UTF8.self) } }
+        // Text fields that are not UTF-8 are corrupt, never repaired into another identifier.
+        func text(_ name: ByteKey) -> String? { fields[name].flatMap { String(validating: $0, as: UTF8.self) } }
         guard let kekText = text("kek"), let kek = try? StoreIdentifier(kekText),
             let maxText = text("max_streams"), let maxStreams = Int(maxText), maxStreams >= 0,
             let leaseText = text("lease_seconds"), let lease = UInt32(leaseText)
@@ -279,8 +282,9 @@ public struct RedisLicenseStore: LicenseStore {
             hashes.append(hash)
         }
         var secrets: [StoreIdentifier: [UInt8]] = [:]
-        for (name, value) in fields where name.hasPrefix("tok:") {
-            guard let kid = try? StoreIdentifier(String(name.dropFirst(4))) else {
+        let tokenPrefix = Array("tok:".utf8)
+        for (name, value) in fields where name.bytes.starts(with: tokenPrefix) {
+            guard let kidText = String(validating: name.bytes.dropFirst(tokenPrefix.count), as: UTF8.self), let kid = try? StoreIdentifier(kidText) else {
                 throw LicenseStoreError(.corruptRecord, "tenant record \(id) has a bad token key ID")
             }
             secrets[kid] = value
@@ -292,7 +296,7 @@ public struct RedisLicenseStore: LicenseStore {
     private static func decodeContentKey(_ value: RedisValue) throws(LicenseStoreError) -> WrappedContentKey? {
         guard let fields = try decodeHash(value) else { return nil }
         guard let wrapped = fields["wrapped"], let iv = fields["iv"], let kekBytes = fields["kek"],
-            let kek = try? StoreIdentifier(String(decoding: kekBytes, as: UTF8.self))
+            let kekText = String(validating: kekBytes, as: UTF8.self), let kek = try? StoreIdentifier(kekText)
         else {
             throw LicenseStoreError(.corruptRecord, "content key record is incomplete")
         }
