@@ -109,6 +109,9 @@ struct ServeOptions: ParsableArguments {
     var keks: [String] = []
     @Option(name: .customLong("kafka-property"), help: .setting("kafka-properties", "librdkafka KEY=VALUE passed through; repeatable."))
     var kafkaProperties: [String] = []
+    @Option(name: .customLong("kafka-property-file"),
+            help: .setting("kafka-property-files", "librdkafka NAME=PATH: the property's value is the file's content (less one trailing line break), read as a secret file (mode 600, or 0440 with the pod's group); for SASL passwords and other secrets, which never belong in arguments or the environment; repeatable."))
+    var kafkaPropertyFiles: [String] = []
     @Option(help: .setting("instance-id", "Static membership group.instance.id, e.g. the pod name."))
     var instanceId: String?
     @Option(help: .setting("max-batch-size", "Largest batch (one Redis round trip each). Default: 128."))
@@ -204,6 +207,7 @@ struct ServeOptions: ParsableArguments {
         if noGuards { values["guards"] = .boolean(false) }
         if !keks.isEmpty { values["kek"] = .list(keks) }
         if !kafkaProperties.isEmpty { values["kafka-properties"] = .list(kafkaProperties) }
+        if !kafkaPropertyFiles.isEmpty { values["kafka-property-files"] = .list(kafkaPropertyFiles) }
         if !tenantWeights.isEmpty { values["tenant-weights"] = .list(tenantWeights) }
         if !protocolVersions.isEmpty { values["protocol-versions"] = .list(protocolVersions.map(String.init)) }
         if let config { values["config"] = .string(config) }

@@ -269,10 +269,13 @@ struct ServeConfigurationResolver {
     // MARK: - Maps
 
     /// `KEY=VALUE` split at the first `=`; nil, with a problem noted, when there is no key.
-    private mutating func pair(_ text: String, _ where_: String) -> (String, String)? {
+    /// - Parameter quoted: false where the text may be part of a secret (a librdkafka password cut
+    ///   at a separator): the problem then names the entry without showing it.
+    private mutating func pair(_ text: String, _ where_: String, quoted: Bool = true) -> (String, String)? {
         guard let eq = text.firstIndex(of: "="), eq != text.startIndex else {
+            let shown = quoted ? "\"\(text)\"" : "an entry (not shown: it may hold a secret)"
             problems.append(.init(.invalidValue, source: where_,
-                                  message: "\(where_) takes KEY=VALUE pairs; \"\(text)\" has no key: write it as KEY=VALUE."))
+                                  message: "\(where_) takes KEY=VALUE pairs; \(shown) has no key: write it as KEY=VALUE\(quoted ? "" : ", and give a secret as a file (--kafka-property-file NAME=PATH)")."))
             return nil
         }
         return (String(text[..<eq]), String(text[text.index(after: eq)...]))
@@ -312,13 +315,14 @@ struct ServeConfigurationResolver {
                                       message: "\"\(key)\" in the config file \(configFile ?? "") is \(Self.describe(json)); it must be \(Self.expected(setting.kind))."))
             }
         }
+        let quoted = !(setting.isSecret || values == .librdkafkaProperties)
         if readsEnvironment, let name = setting.environment, let text = environment[name] {
             for item in text.split(separator: environmentSeparator) where !item.trimmingCharacters(in: .whitespaces).isEmpty {
-                if let (k, v) = pair(item.trimmingCharacters(in: .whitespaces), name) { result[k] = v }
+                if let (k, v) = pair(item.trimmingCharacters(in: .whitespaces), name, quoted: quoted) { result[k] = v }
             }
         }
         if case .list(let items) = flags[key] {
-            for item in items { if let (k, v) = pair(item, setting.flagName ?? key) { result[k] = v } }
+            for item in items { if let (k, v) = pair(item, setting.flagName ?? key, quoted: quoted) { result[k] = v } }
         }
         if values == .positiveNumbers {
             for (name, text) in result {
@@ -381,6 +385,12 @@ struct ServeConfigurationResolver {
         worker.instanceID = string("instance-id")
         // librdkafka values may hold commas (debug contexts, lists): the environment separates pairs with ";".
         worker.kafkaProperties = map("kafka-properties", environmentSeparator: ";")
+        if let setting = ServeSetting.byKey["kafka-property-files"] {
+            let files = KafkaPropertyFiles.read(map("kafka-property-files"), inline: worker.kafkaProperties)
+            worker.kafkaProperties.merge(files.properties) { inline, _ in inline }
+            let where_ = sourceOfMap(setting)
+            problems += files.problems.map { ConfigurationProblem(.unreadableFile, source: where_, message: "\(where_): \($0.description).") }
+        }
         worker.maximumBatchSize = integer("max-batch-size", default: worker.maximumBatchSize) ?? worker.maximumBatchSize
         worker.maximumInFlight = integer("max-in-flight", default: worker.maximumInFlight) ?? worker.maximumInFlight
         worker.maximumRequestBytes = integer("max-request-bytes", default: worker.maximumRequestBytes) ?? worker.maximumRequestBytes
