@@ -14,7 +14,7 @@ struct AdminCommand: AsyncParsableCommand {
         commandName: "admin",
         abstract: "Manage what workers read from Redis: tenants, content keys, policies, lease slots.",
         subcommands: [SeedDemo.self, PutTenant.self, PutKey.self, PutPolicy.self, PutGuard.self, Slots.self, Devices.self, RemoveDevice.self,
-                      Explain.self, PutRotation.self, Rotations.self, RemoveRotation.self, DeriveKey.self]
+                      Explain.self, PutRotation.self, Rotations.self, RemoveRotation.self, DeriveKey.self, CreateTopics.self]
     )
 
     /// Connection options shared by every admin subcommand.
