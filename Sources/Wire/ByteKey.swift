@@ -39,7 +39,8 @@ package struct ByteKey: Sendable, Hashable, Comparable, CustomStringConvertible,
     /// True when `lhs` and `rhs` have the same UTF-8 bytes (canonically equivalent text with other
     /// bytes is not equal).
     package static func equal(_ lhs: some StringProtocol, _ rhs: some StringProtocol) -> Bool {
-        lhs.utf8.elementsEqual(rhs.utf8)
+        // The count first: O(1) for native strings, and most unequal identifiers differ in length.
+        lhs.utf8.count == rhs.utf8.count && lhs.utf8.elementsEqual(rhs.utf8)
     }
 
     /// Byte order of the UTF-8 encodings.
