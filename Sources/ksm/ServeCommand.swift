@@ -91,6 +91,9 @@ struct ServeOptions: ParsableArguments {
     var classTopics = false
     @Option(help: .setting("replies-topic", "Replies topic. Default: fps.license.replies."))
     var repliesTopic: String?
+    @Option(name: .customLong("reply-topic"),
+            help: .setting("reply-topics", "A topic a job's reply-topic header may name: a topic, a prefix ending in *, or TENANT:PATTERN for one tenant (who is then limited to its own entries); repeatable. The replies topic is always allowed. Default: the replies topic and <replies topic>.*."))
+    var replyTopics: [String] = []
     @Option(help: .setting("dlq-topic", "Dead-letter topic. Default: fps.license.dlq."))
     var dlqTopic: String?
     @Option(help: .setting("redis-url", "redis://[user:pass@]host:port/db, or redis-cluster://[user:pass@]host:port,host:port for a Redis Cluster."))
@@ -206,6 +209,7 @@ struct ServeOptions: ParsableArguments {
         if classTopics { values["class-topics"] = .boolean(true) }
         if noGuards { values["guards"] = .boolean(false) }
         if !keks.isEmpty { values["kek"] = .list(keks) }
+        if !replyTopics.isEmpty { values["reply-topics"] = .list(replyTopics) }
         if !kafkaProperties.isEmpty { values["kafka-properties"] = .list(kafkaProperties) }
         if !kafkaPropertyFiles.isEmpty { values["kafka-property-files"] = .list(kafkaPropertyFiles) }
         if !tenantWeights.isEmpty { values["tenant-weights"] = .list(tenantWeights) }

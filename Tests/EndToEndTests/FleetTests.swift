@@ -206,6 +206,19 @@ import Wire
     @Test("No key material reaches the output of a worker logging at trace level", arguments: ["text", "json"])
     func noSecretsInLogs(format: String) async throws {
         let fleet = try await Fleet()
+        // A tenant with an entitlement token secret of its own and an asset that needs a token.
+        let tokenSecret = FairPlayCrypto.randomBytes(32)
+        let secretPath = try PolicyEndToEndTests.file(fleet, "token-secret.hex", HexEncoding.encode(tokenSecret) + "\n")
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretPath)
+        try await PolicyEndToEndTests.admin([
+            "put-tenant", "--redis-url", fleet.redisURL, "--tenant", "sec", "--credentials", try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
+            "--kek-id", "demo-kek", "--kek", "demo-kek=\(fleet.kekPath)", "--token-secret", "k1=\(secretPath)",
+        ])
+        let premium = "skd://sec/premium", premiumKey = FairPlayCrypto.randomBytes(16)
+        try await PolicyEndToEndTests.admin(["put-key", "--redis-url", fleet.redisURL, "--tenant", "sec", "--asset", premium, "--key", HexEncoding.encode(premiumKey),
+                                             "--iv", HexEncoding.encode(FairPlayCrypto.randomBytes(16)), "--kek", "demo-kek=\(fleet.kekPath)"])
+        try await PolicyEndToEndTests.admin(["put-policy", "--redis-url", fleet.redisURL, "--tenant", "sec",
+                                             try PolicyEndToEndTests.file(fleet, "sec.json", #"{"content-type": "hd", "entitlement-required": true}"#)])
         let worker = try await fleet.startWorker(extraArguments: ["--log-level", "trace", "--log-format", format])
         let client = try await FleetClient(fleet: fleet)
         let device = SimulatedDevice(trust: client.trust)
@@ -213,12 +226,35 @@ import Wire
         #expect(reply.status == .ok)
         let (refused, _) = try await client.request(id: "secret-2", account: "s1", device: device, session: 9, stream: 0, period: 99)
         #expect(refused.status == .noContentKey)
+        // Error paths: a good and a forged token (the secret is unwrapped for both), then the store gone.
+        func tokenJob(_ id: String, secret: [UInt8]) async throws -> LicenseReply {
+            var options = SPCOptions()
+            options.assetID = Array(premium.utf8)
+            options.playback = MediaPlaybackInfo(creationDate: UInt32(Date().timeIntervalSince1970), state: .readyToPlay, sessionID: 11)
+            let now = LicenseProcessor.currentTimeMilliseconds() / 1000
+            let token = EntitlementToken.sign(EntitlementClaims(subject: "s2", asset: premium, expiresAt: now + 600), keyID: "k1", secret: secret)
+            let job = LicenseJob(id: try StoreIdentifier(id), tenant: try StoreIdentifier("sec"), account: try StoreIdentifier("s2"),
+                                 spc: try device.makeSPC(options).spc, entitlement: token)
+            try await client.sendRaw(job.jsonBytes(), key: "s2", headers: [("correlation-id", Array(id.utf8))])
+            return try await client.reply(id)
+        }
+        #expect(try await tokenJob("secret-tok-ok", secret: tokenSecret).status == .ok)
+        #expect(try await tokenJob("secret-tok-bad", secret: FairPlayCrypto.randomBytes(32)).status == .tokenBadSignature)
+        fleet.redis.stop()
+        let (down, _) = try await client.request(id: "secret-3", account: "s3", device: device, session: 12, timeout: .seconds(60))
+        #expect(down.status == .storeUnavailable, "\(down.status) \(down.reason)")
         #expect(await worker.terminate() == 0)
         let output = worker.stderr + worker.lines.joined(separator: "\n")
         #expect(output.contains("secret-1"), "the worker logged nothing at trace level")
         let root = KSMBinary.packageRoot.appendingPathComponent("Fixtures/test-credentials")
         let asset = fleet.catalog.assetID(stream: 0, period: 0)
+        let kekHex = try String(contentsOf: URL(fileURLWithPath: fleet.kekPath), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         var secrets: [String: String] = [
+            "Redis password": fleet.redis.password,
+            "token secret": tokenSecret.hexString,
+            "token secret (base64)": Data(tokenSecret).base64EncodedString(),
+            "KEK (base64)": Data([UInt8](hexString: kekHex) ?? []).base64EncodedString(),
+            "premium content key": premiumKey.hexString,
             "content key": fleet.catalog.contentKey(assetID: asset).hexString,
             "key-encryption key": try String(contentsOf: URL(fileURLWithPath: fleet.kekPath), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
             "ASk": try String(contentsOf: root.appendingPathComponent("test_ask.hex"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),

@@ -107,6 +107,12 @@ struct ServeConfigurationResolver {
                     return nil
                 }
                 content = ints.count == elements.count ? .intArray(ints) : nil
+            case (.stringList, .array(let elements)):
+                let strings = elements.compactMap { element -> String? in
+                    if case .string(let s) = element { return s }
+                    return nil
+                }
+                content = strings.count == elements.count ? .stringArray(strings) : nil
             case (.map, .object): continue  // merged by mergedMap
             default: content = nil
             }
@@ -133,7 +139,11 @@ struct ServeConfigurationResolver {
             case .number(let d): content = .double(d)
             case .boolean(let b): content = .bool(b)
             case .list(let l):
-                if case .integerList = ServeSetting.byKey[key]?.kind { content = .intArray(l.compactMap { Int($0) }) } else { continue }
+                switch ServeSetting.byKey[key]?.kind {
+                case .integerList: content = .intArray(l.compactMap { Int($0) })
+                case .stringList: content = .stringArray(l)
+                default: continue
+                }
             }
             values[AbsoluteConfigKey([key])] = ConfigValue(content, isSecret: secret)
         }
@@ -159,6 +169,7 @@ struct ServeConfigurationResolver {
         case .number(let bounds): "a number \(bounds.sentence)"
         case .boolean: "true or false"
         case .integerList: "an array of whole numbers"
+        case .stringList: "an array of strings"
         case .map(.strings): "an object whose values are strings"
         case .map(.librdkafkaProperties): "an object of librdkafka properties (strings, numbers or booleans)"
         case .map(.positiveNumbers): "an object whose values are positive numbers"
@@ -375,6 +386,16 @@ struct ServeConfigurationResolver {
             problems.append(.init(.missing, source: "--\(key)",
                                   message: "No \(key) given: pass --\(key), set \(setting.environment ?? ""), or add \"\(key)\" to the config file."))
         }
+        // Parsed here, not first at start-up, so --check-config names a URL the worker could not use;
+        // the parser's messages name the part that is wrong, never a password's characters.
+        if let redisURL, let setting = ServeSetting.byKey["redis-url"] {
+            do throws(RedisError) {
+                _ = try RedisEndpoint(url: redisURL)
+            } catch {
+                let where_ = source(of: setting) ?? "redis-url"
+                problems.append(.init(.invalidValue, source: where_, message: "\(where_) cannot be used: \(error.message)."))
+            }
+        }
         var worker = WorkerConfiguration(brokers: brokers ?? "")
         worker.groupID = string("group") ?? worker.groupID
         worker.requestsTopic = string("requests-topic") ?? worker.requestsTopic
@@ -382,6 +403,17 @@ struct ServeConfigurationResolver {
         worker.deadLetterTopic = string("dlq-topic") ?? worker.deadLetterTopic
         worker.classTopics = boolean("class-topics", default: false)
         checkTopics(worker)
+        if let entries = read("reply-topics", { try $0.requiredStringArray(forKey: $1) }), let setting = ServeSetting.byKey["reply-topics"] {
+            do {
+                let policy = try ReplyTopicPolicy(repliesTopic: worker.repliesTopic, entries: entries)
+                worker.replyTopics = policy
+                note("reply-topics", policy.entries.joined(separator: ","))
+            } catch {
+                problems.append(.init(.invalidValue, source: source(of: setting) ?? "reply-topics", message: "\(source(of: setting) ?? "reply-topics"): \(error.description)."))
+            }
+        } else if let setting = ServeSetting.byKey["reply-topics"], source(of: setting) == nil {
+            note("reply-topics", worker.replyTopicPolicy.entries.joined(separator: ","), default: true)
+        }
         worker.instanceID = string("instance-id")
         // librdkafka values may hold commas (debug contexts, lists): the environment separates pairs with ";".
         worker.kafkaProperties = map("kafka-properties", environmentSeparator: ";")

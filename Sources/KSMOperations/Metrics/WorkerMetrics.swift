@@ -56,6 +56,8 @@ public final class WorkerMetrics: Service, Sendable {
 
     /// The classes always exported (zero included), so a dashboard's series exist before traffic.
     static let classes = ["continuity", "new", "prefetch"]
+    /// What pauses together (``WorkerStatistics/Snapshot/pausedFetchClasses``): the requests topic and the class topics.
+    static let fetchClasses = ["requests", "continuity", "new", "prefetch"]
 
     /// One series: metric name and its labels in export order.
     struct SeriesKey: Hashable {
@@ -100,13 +102,18 @@ public final class WorkerMetrics: Service, Sendable {
         state.withLock { state in
             self.gauge(&state, SeriesKey("ksm_build_info", ["version": version]), 1)
             // Series a dashboard or an alert's increase() needs before the first event.
-            for name in ["ksm_jobs_received_total", "ksm_dead_letters_total", "ksm_batches_total", "ksm_store_retries_total",
+            for name in ["ksm_jobs_received_total", "ksm_dead_letters_total", "ksm_batches_total", "ksm_store_retries_total", "ksm_reply_topic_refusals_total",
                          "ksm_publish_retries_total", "ksm_consumer_pauses_total", "ksm_messages_dropped_total"] {
                 self.count(&state, SeriesKey(name), 0)
             }
             for source in ["consumer", "producer"] {
                 for kind in KafkaError.Kind.allCases {
                     self.count(&state, SeriesKey("ksm_kafka_errors_total", ["source": source, "kind": kind.rawValue]), 0)
+                }
+            }
+            for fetchClass in Self.fetchClasses {
+                for action in ["pause", "resume"] {
+                    self.count(&state, SeriesKey("ksm_fetch_switch_failures_total", ["class": fetchClass, "action": action]), 0)
                 }
             }
         }
@@ -138,8 +145,16 @@ public final class WorkerMetrics: Service, Sendable {
         count(&state, SeriesKey("ksm_dead_letters_total"), s.deadLettered)
         count(&state, SeriesKey("ksm_batches_total"), s.batches)
         count(&state, SeriesKey("ksm_store_retries_total"), s.storeRetries)
+        count(&state, SeriesKey("ksm_reply_topic_refusals_total"), s.replyTopicRefusals)
         count(&state, SeriesKey("ksm_publish_retries_total"), s.publishRetries)
         count(&state, SeriesKey("ksm_consumer_pauses_total"), s.pauses)
+        for (key, n) in s.fetchSwitchFailures {
+            count(&state, SeriesKey("ksm_fetch_switch_failures_total", ["class": key.fetchClass, "action": key.action]), n)
+        }
+        for fetchClass in Set(Self.fetchClasses).union(s.pausedFetchClasses).union(s.pendingFetchSwitches) {
+            gauge(&state, SeriesKey("ksm_fetch_paused", ["class": fetchClass]), s.pausedFetchClasses.contains(fetchClass) ? 1 : 0)
+            gauge(&state, SeriesKey("ksm_fetch_switch_pending", ["class": fetchClass]), s.pendingFetchSwitches.contains(fetchClass) ? 1 : 0)
+        }
         count(&state, SeriesKey("ksm_messages_dropped_total"), s.dropped)
         for (key, n) in s.kafkaErrors { count(&state, SeriesKey("ksm_kafka_errors_total", ["source": key.source, "kind": key.kind]), n) }
         for (key, n) in s.storeErrors { count(&state, SeriesKey("ksm_store_errors_total", ["operation": key.operation, "code": key.code]), n) }

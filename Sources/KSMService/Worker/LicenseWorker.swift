@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import Licensing
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -24,6 +25,8 @@ public final class LicenseWorker: Service, Sendable {
     public let processor: LicenseProcessor
     public let statistics: WorkerStatistics
     let logger: Logger
+    /// ``WorkerConfiguration/replyTopicPolicy``, resolved once.
+    let replyTopics: ReplyTopicPolicy
     private let stall = Mutex<Watchdog.Stall?>(nil)
     /// The running consumer, for the lag gauge; nil before `run` and after it.
     private let consumer = Mutex<KafkaConsumer?>(nil)
@@ -35,6 +38,7 @@ public final class LicenseWorker: Service, Sendable {
         self.statistics = statistics ?? WorkerStatistics(tenantLabelLimit: configuration.tenantLabelLimit)
         self.processor = processor
         self.logger = logger
+        replyTopics = configuration.replyTopicPolicy
     }
 
     public func run() async throws {
@@ -53,8 +57,9 @@ public final class LicenseWorker: Service, Sendable {
                                         // The partition was revoked meanwhile: its new owner answers the job again.
                                         logger.debug("offset not stored", metadata: ["error": "\(error)"])
                                     }
-                                }) { change in
-            Self.switchFetching(change, consumer: consumer, topics: topics, statistics: statistics, logger: logger)
+                                }, logger: logger) { change in
+            // What librdkafka did, per class: the state records only that, and retries the rest.
+            ClassFetchControl.apply(change, to: consumer, topics: topics)
         }
         self.consumer.withLock { $0 = consumer }
         defer { self.consumer.withLock { $0 = nil } }
@@ -193,22 +198,6 @@ public final class LicenseWorker: Service, Sendable {
         return lag
     }
 
-    /// Pauses and resumes the assigned partitions of the classes named (called inside `WorkerState`).
-    private static func switchFetching(_ change: ClassFetchControl.Change, consumer: KafkaConsumer, topics: RequestTopics,
-                                       statistics: WorkerStatistics, logger: Logger) {
-        guard let assigned = try? consumer.assignment() else { return }
-        let pause = assigned.filter { change.pause.contains(topics.fetchClass(of: $0)) }
-        let resume = assigned.filter { change.resume.contains(topics.fetchClass(of: $0)) }
-        if !change.pause.isEmpty { statistics.update { $0.pauses += 1 } }
-        do {
-            try consumer.pause(pause)
-            try consumer.resume(resume)
-            logger.debug("fetching changed", metadata: ["paused": "\(change.pause.map(\.description).sorted())", "resumed": "\(change.resume.map(\.description).sorted())"])
-        } catch {
-            logger.warning("pause or resume failed", metadata: ["error": "\(error)"])
-        }
-    }
-
     /// Liveness: false once the watchdog saw the processing loop stall (a restart is the cure).
     public var isStalled: Bool { stall.withLock { $0 != nil } }
 
@@ -225,19 +214,25 @@ public final class LicenseWorker: Service, Sendable {
     /// Reads consumer events until graceful shutdown, a batch of events per wake-up; pauses the
     /// consumer when too much is in flight.
     private func readLoop(state: WorkerState, consumer: KafkaConsumer) async {
-        for await events in consumer.eventBatches(limit: max(configuration.maximumBatchSize, 256)).cancelOnGracefulShutdown() {
-            var messages: [KafkaMessage] = []
-            for event in events {
-                if case .message(let message) = event {
-                    messages.append(message)
-                    continue
+        await withDiscardingTaskGroup { group in
+            // This loop wakes only for consumer events, and a paused worker may get none: switches
+            // librdkafka did not take are made again on a clock of their own.
+            group.addTask { await state.keepFetchSwitchesMade() }
+            for await events in consumer.eventBatches(limit: max(configuration.maximumBatchSize, 256)).cancelOnGracefulShutdown() {
+                var messages: [KafkaMessage] = []
+                for event in events {
+                    if case .message(let message) = event {
+                        messages.append(message)
+                        continue
+                    }
+                    // Keep the order: messages before a rebalance event are queued before it is handled.
+                    await enqueue(messages, state: state, consumer: consumer)
+                    messages.removeAll()
+                    await handle(event, state: state, consumer: consumer)
                 }
-                // Keep the order: messages before a rebalance event are queued before it is handled.
                 await enqueue(messages, state: state, consumer: consumer)
-                messages.removeAll()
-                await handle(event, state: state, consumer: consumer)
             }
-            await enqueue(messages, state: state, consumer: consumer)
+            group.cancelAll()
         }
     }
 
@@ -306,9 +301,10 @@ public final class LicenseWorker: Service, Sendable {
                 }
                 let spans: [(any Span)?] = configuration.tracing ? batch.map { JobTracing.start($0) } : []
                 let started = ContinuousClock.now
-                let outcomes = await answer(batch)
+                let answered = await answerBatch(batch)
+                let outcomes = answered.outcomes
                 let processing = ContinuousClock.now - started
-                await state.processed(jobs: batch.count, in: processing)
+                await state.processed(jobs: batch.count, in: processing, storeFailed: answered.storeFailed)
                 for (span, outcome) in zip(spans, outcomes) {
                     if let span { JobTracing.recordOutcome(outcome, on: span) }
                 }
@@ -348,9 +344,22 @@ public final class LicenseWorker: Service, Sendable {
         case deadLetterHeadersOnly(reason: String, jobID: String?)
     }
 
+    /// A batch's answers, one per job in order, and whether the store failed it on the first attempt.
+    struct AnsweredBatch: Sendable {
+        var outcomes: [Outcome]
+        /// Some job was answered `storeUnavailable` at first (retried or not): the batch's time went to
+        /// the store's outage, not to work, so it is no measure of capacity (``ServiceRate``).
+        var storeFailed = false
+    }
+
+    /// ``answerBatch(_:)``'s outcomes alone.
+    func answer(_ batch: [ScheduledJob]) async -> [Outcome] {
+        await answerBatch(batch).outcomes
+    }
+
     /// Answers a batch: shed jobs at once (`overloaded` with their retry-after hint), the rest through
     /// the processor. A store outage is retried twice before it is answered (fail closed).
-    func answer(_ batch: [ScheduledJob]) async -> [Outcome] {
+    func answerBatch(_ batch: [ScheduledJob]) async -> AnsweredBatch {
         var replies = [LicenseReply?](repeating: nil, count: batch.count)
         var work: [Int] = []
         var refused: [Int: String] = [:]
@@ -358,6 +367,10 @@ public final class LicenseWorker: Service, Sendable {
             if job.isOversize, case .failure(let error) = job.decoded {
                 // Refused before any work: never decoded, never asked of the store.
                 refused[index] = error.reason
+            } else if case .success(let decoded) = job.decoded, let refusal = replyTopicRefusal(decoded, message: job.message) {
+                // Refused before any work: no RSA, no lease slot, no store read for a job whose answer
+                // would go where the platform does not allow (``ReplyTopicPolicy``).
+                replies[index] = refusal
             } else if let retryAfter = job.retryAfterMilliseconds, case .success(let decoded) = job.decoded {
                 replies[index] = LicenseReply(
                     id: decoded.id.value, status: .overloaded,
@@ -374,16 +387,18 @@ public final class LicenseWorker: Service, Sendable {
         let firstDeliveries = work.map { batch[$0].firstDelivery }
         let processed = await processor.process(decoded: work.map { batch[$0].decoded }, ledger: ledger, firstDeliveries: firstDeliveries)
         for (index, reply) in zip(work, processed) { replies[index] = reply }
+        var storeFailed = false
         for attempt in 1...2 {
             let retry = replies.indices.filter { replies[$0]?.status == .storeUnavailable }
             if retry.isEmpty { break }
+            storeFailed = true
             statistics.update { $0.storeRetries += 1 }
             try? await Task.sleep(for: .milliseconds(100 * attempt * attempt))
             let again = await processor.process(decoded: retry.map { batch[$0].decoded }, ledger: ledger,
                                                 firstDeliveries: retry.map { batch[$0].firstDelivery })
             for (index, reply) in zip(retry, again) { replies[index] = reply }
         }
-        return replies.enumerated().map { index, entry in
+        let outcomes: [Outcome] = replies.enumerated().map { index, entry in
             if let reason = refused[index] { return .deadLetter(reason: reason) }
             // Every other entry was filled above: shed jobs, then the processor's one reply per job.
             guard var reply = entry else { return .deadLetter(reason: "internal: job left unanswered") }
@@ -394,6 +409,7 @@ public final class LicenseWorker: Service, Sendable {
             // A payload without even a readable ID cannot be answered: it goes to the dead-letter topic.
             return reply.status == .invalidJob && reply.id.isEmpty ? .deadLetter(reason: reply.reason) : .reply(reply)
         }
+        return AnsweredBatch(outcomes: outcomes, storeFailed: storeFailed)
     }
 
     /// One job's answer on its way out, with what the metrics and the trace need.
@@ -411,7 +427,10 @@ public final class LicenseWorker: Service, Sendable {
     func record(_ outcome: Outcome, for message: KafkaMessage, span: (any Span)? = nil) -> KafkaProducer.Record {
         switch outcome {
         case .reply(let reply):
-            let topic = message.header("reply-topic").map { String(decoding: $0, as: UTF8.self) } ?? configuration.repliesTopic
+            // A topic outside the allowlist is never written: the answer goes to the replies topic (a
+            // job naming one was refused in ``answer(_:)``; this holds for every other answer too).
+            let tenant = reply.tenant.flatMap { try? StoreIdentifier($0) }
+            let topic = replyTopics.destination(named: Self.replyTopicHeader(of: message), tenant: tenant) ?? configuration.repliesTopic
             var headers: [(String, [UInt8])] = [
                 ("correlation-id", message.header("correlation-id") ?? Array(reply.id.utf8)),
                 ("ksm-status", Array(String(reply.status.rawValue).utf8)),
@@ -424,6 +443,25 @@ public final class LicenseWorker: Service, Sendable {
         case .deadLetterHeadersOnly(let reason, let jobID):
             return DeadLetterRecord.headersOnly(for: message, reason: reason, jobID: jobID, topic: configuration.deadLetterTopic)
         }
+    }
+
+    /// The `reply-topic` header as text; a header that is not UTF-8 names no topic Kafka could hold,
+    /// so it is kept as a name no pattern matches rather than decoded lossily into one that might.
+    static func replyTopicHeader(of message: KafkaMessage) -> String? {
+        guard let bytes = message.header("reply-topic") else { return nil }
+        return String(validating: bytes, as: UTF8.self) ?? "\u{0}"
+    }
+
+    /// The refusal for a job whose `reply-topic` header names a topic its tenant may not use; nil
+    /// when the destination is allowed. Counted in ``WorkerStatistics/replyTopicRefusals``.
+    func replyTopicRefusal(_ job: LicenseJob, message: KafkaMessage) -> LicenseReply? {
+        guard let named = Self.replyTopicHeader(of: message), !replyTopics.allows(named, tenant: job.tenant) else { return nil }
+        statistics.update { $0.replyTopicRefusals += 1 }
+        let shown = ReplyTopicPolicy.isValidTopicName(named) ? "topic \(named)" : "a name that is no Kafka topic"
+        return LicenseReply(
+            id: job.id.value, status: .replyTopicRefused,
+            reason: "the job's reply-topic header names \(shown), which tenant \(job.tenant) may not receive answers on (reply-topics); not processed, answered on \(configuration.repliesTopic)",
+            tenant: job.tenant.value, account: job.account.value, rule: "reply-topic:not-allowed")
     }
 
     /// Publishes a batch's replies (and dead letters) and waits for their delivery reports. Returns

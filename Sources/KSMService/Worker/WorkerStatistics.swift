@@ -15,7 +15,6 @@ public final class WorkerStatistics: Sendable {
         public var tenant: String
         public var priority: String
 
-        public static func < (a: ReplyKey, b: ReplyKey) -> Bool {
         public static func == (a: ReplyKey, b: ReplyKey) -> Bool {
             ByteKey.equal(a.status, b.status) && ByteKey.equal(a.tenant, b.tenant) && ByteKey.equal(a.priority, b.priority)
         }
@@ -26,6 +25,7 @@ public final class WorkerStatistics: Sendable {
             ByteKey.hash(priority, into: &hasher)
         }
 
+        public static func < (a: ReplyKey, b: ReplyKey) -> Bool {
             (ByteKey(a.status), ByteKey(a.tenant), ByteKey(a.priority)) < (ByteKey(b.status), ByteKey(b.tenant), ByteKey(b.priority))
         }
     }
@@ -36,6 +36,8 @@ public final class WorkerStatistics: Sendable {
         public var deadLettered = 0
         public var batches = 0
         public var storeRetries = 0
+        /// Jobs refused because their `reply-topic` header named a topic outside ``ReplyTopicPolicy``.
+        public var replyTopicRefusals = 0
         public var publishRetries = 0
         public var pauses = 0
         /// Partitions this worker owns now; readiness means at least one.
@@ -66,6 +68,16 @@ public final class WorkerStatistics: Sendable {
         public var dropped = 0
         /// Store (Redis) errors by operation (`fetch`, `lease`, `ping`, ...) and error code.
         public var storeErrors: [StoreErrorKey: Int] = [:]
+        /// Pauses and resumes of request topics that librdkafka did not take (the call failed, or it
+        /// refused a partition), by fetch class and action, each attempt once. The worker makes the
+        /// switch again on every update and at least every ``WorkerState/fetchRetryInterval`` until
+        /// it takes, so a count that keeps growing is a switch that keeps failing (docs/scheduling.md).
+        public var fetchSwitchFailures: [FetchSwitchKey: Int] = [:]
+        /// Fetch classes (`requests`, `continuity`, `new`, `prefetch`) librdkafka has paused on every
+        /// assigned partition.
+        public var pausedFetchClasses: Set<String> = []
+        /// Fetch classes whose decided pause or resume librdkafka has not taken yet: being retried.
+        public var pendingFetchSwitches: Set<String> = []
         /// Assigns tenant label values; part of the snapshot so it changes under the same lock.
         var tenantLabels = TenantLabels()
 
