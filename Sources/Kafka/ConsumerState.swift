@@ -97,15 +97,17 @@ final class ConsumerState: Sendable {
     }
 
     /// Runs a pause or resume transition and makes its librdkafka call, in decision order (see
-    /// `fetchControl`). Throws what librdkafka refused.
+    /// `fetchControl`). Returns the partitions librdkafka refused (``setPaused(_:_:paused:)``);
+    /// throws when the call itself failed.
+    @discardableResult
     func changeFetching(
         _ rk: OpaquePointer, _ transition: (inout ConsumerStateMachine) -> ConsumerStateMachine.FetchAction
-    ) throws(KafkaError) {
-        try fetchControl.withLock { (_) throws(KafkaError) in
+    ) throws(KafkaError) -> [TopicPartition: KafkaError] {
+        try fetchControl.withLock { (_) throws(KafkaError) -> [TopicPartition: KafkaError] in
             switch machine.withLock({ transition(&$0) }) {
             case .pause(let partitions): try setPaused(rk, partitions, paused: true)
             case .resume(let partitions): try setPaused(rk, partitions, paused: false)
-            case .unchanged: break
+            case .unchanged: [:]
             }
         }
     }

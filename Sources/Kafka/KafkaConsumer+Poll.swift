@@ -93,7 +93,11 @@ extension KafkaConsumer {
     @discardableResult
     private static func applyBackpressure(_ rk: OpaquePointer, state: ConsumerState, logger: Logger) -> Bool {
         do {
-            try state.changeFetching(rk) { $0.applyBackpressure() }
+            let refused = try state.changeFetching(rk) { $0.applyBackpressure() }
+            if !refused.isEmpty {
+                // Only partitions librdkafka holds no state for (revoked meanwhile): nothing to fetch there.
+                logger.debug("kafka consumer: backpressure pause/resume refused", metadata: ["refused": "\(refused.keys.map(\.description).sorted())"])
+            }
         } catch {
             logger.debug("kafka consumer: backpressure pause/resume failed", metadata: ["error": "\(error)"])
         }

@@ -171,17 +171,24 @@ public final class KafkaConsumer: Sendable {
 
     /// Stops fetching these partitions (kept paused across backpressure pauses) until `resume`.
     /// Messages already handed out are unaffected; buffered ones still arrive.
-    public func pause(_ partitions: [TopicPartition]) throws(KafkaError) {
+    ///
+    /// Returns the partitions librdkafka refused, with why (it sets an error per partition, e.g.
+    /// `_UNKNOWN_PARTITION` for one it holds no state for, and pauses the rest); empty when it took
+    /// every one. Throws when the call itself failed (the consumer is closed): nothing was paused.
+    @discardableResult
+    public func pause(_ partitions: [TopicPartition]) throws(KafkaError) -> [TopicPartition: KafkaError] {
         let handle = try currentHandle()
-        try handle.withRaw { (rk) throws(KafkaError) in
+        return try handle.withRaw { (rk) throws(KafkaError) in
             try state.changeFetching(rk) { $0.pauseRequested(partitions) }
         }
     }
 
-    /// Fetches these partitions again (unless backpressure currently holds the whole assignment).
-    public func resume(_ partitions: [TopicPartition]) throws(KafkaError) {
+    /// Fetches these partitions again (unless backpressure currently holds the whole assignment: its
+    /// own resume then includes them). Returns and throws as ``pause(_:)`` does.
+    @discardableResult
+    public func resume(_ partitions: [TopicPartition]) throws(KafkaError) -> [TopicPartition: KafkaError] {
         let handle = try currentHandle()
-        try handle.withRaw { (rk) throws(KafkaError) in
+        return try handle.withRaw { (rk) throws(KafkaError) in
             try state.changeFetching(rk) { $0.resumeRequested(partitions) }
         }
     }
@@ -255,11 +262,14 @@ public final class KafkaConsumer: Sendable {
     var bufferedMessageCount: Int { state.bufferedMessages }
 }
 
-func setPaused(_ rk: OpaquePointer, _ partitions: [TopicPartition], paused: Bool) throws(KafkaError) {
-    guard !partitions.isEmpty else { return }
+/// Pauses or resumes `partitions` in librdkafka; returns those it refused, with why. A refusal is per
+/// partition (librdkafka sets each element's error and switches the others), so one refused partition
+/// says nothing about the rest; a failed call (none in 2.0.2, which always answers `NO_ERROR`) throws.
+func setPaused(_ rk: OpaquePointer, _ partitions: [TopicPartition], paused: Bool) throws(KafkaError) -> [TopicPartition: KafkaError] {
+    guard !partitions.isEmpty else { return [:] }
     let list = RdKafkaTopicPartitionList(partitions)
     let err = paused ? rd_kafka_pause_partitions(rk, list.raw) : rd_kafka_resume_partitions(rk, list.raw)
     let what = paused ? "pause" : "resume"
-    if let error = list.firstError(context: what) { throw error }
     guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(err, context: what) }
+    return list.errors(context: what)
 }

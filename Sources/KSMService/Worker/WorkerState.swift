@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import Logging
 
 /// The worker's shared mutable state: the job scheduler (the bounded queue), the offset tracker,
 /// the recent service rate, and which request topics are paused for backpressure
@@ -20,9 +21,12 @@ actor WorkerState {
     private var fetchControl: ClassFetchControl
     /// Which topic gives which class (``RequestTopics``).
     let topics: RequestTopics
-    /// Makes the pauses and resumes decided, inside the actor, so they reach the consumer in the
-    /// order they were decided (two batch loops applying theirs outside could swap a pause and a resume).
-    private let switchFetching: @Sendable (ClassFetchControl.Change) -> Void
+    /// Makes the pauses and resumes decided and says what librdkafka did (``ClassFetchControl/apply(_:to:topics:)``),
+    /// inside the actor, so they reach the consumer in the order they were decided (two batch loops
+    /// applying theirs outside could swap a pause and a resume) and the record follows each at once.
+    private let switchFetching: @Sendable (ClassFetchControl.Change) -> ClassFetchControl.Outcome
+    /// Where failed and recovered switches are told; nil in tests that do not look.
+    private let logger: Logger?
     /// Stores a partition's next offset with the consumer, inside the actor: settling tasks finish in
     /// any order, and two of them storing outside could store a partition's offsets backwards.
     private let storeOffset: @Sendable (TopicPartition, Int64) -> Void
@@ -39,10 +43,12 @@ actor WorkerState {
     init(maximumInFlight: Int, policy: SchedulingPolicy = SchedulingPolicy(), concurrentBatches: Int = 1, statistics: WorkerStatistics? = nil,
          maximumRequestBytes: Int = LicenseJob.maximumEncodedSize, topics: RequestTopics = RequestTopics(requestsTopic: "", classTopics: false),
          maximumBatchSize: Int = 128, storeOffset: @escaping @Sendable (TopicPartition, Int64) -> Void = { _, _ in },
-         switchFetching: @escaping @Sendable (ClassFetchControl.Change) -> Void = { _ in }) {
+         logger: Logger? = nil,
+         switchFetching: @escaping @Sendable (ClassFetchControl.Change) -> ClassFetchControl.Outcome = { .succeeded($0) }) {
         self.maximumInFlight = maximumInFlight
         self.storeOffset = storeOffset
         self.switchFetching = switchFetching
+        self.logger = logger
         self.topics = topics
         self.fetchControl = ClassFetchControl(maximumInFlight: maximumInFlight, round: maximumBatchSize * max(concurrentBatches, 1))
         self.statistics = statistics
@@ -73,13 +79,38 @@ actor WorkerState {
         return fetchChange()
     }
 
-    /// Re-decides which request topics fetch, from what is in flight and queued now, and makes the change.
+    /// Re-decides which request topics fetch, from what is in flight and queued now, and makes every
+    /// switch librdkafka does not have yet: the ones just decided and any that failed before. Returns
+    /// the switches it tried.
     @discardableResult
     func fetchChange() -> ClassFetchControl.Change {
         let change = fetchControl.update(inFlight: inFlight, queued: scheduler.countByClass, classes: topics.fetchClasses)
-        if !change.isEmpty { switchFetching(change) }
+        if !change.isEmpty { makeSwitches(change) }
         return change
     }
+
+    /// Makes `change` on the consumer and records what librdkafka did: only that moves the record, and
+    /// a class it did not switch is switched again by the next ``fetchChange()``. Counts and tells
+    /// the failures.
+    private func makeSwitches(_ change: ClassFetchControl.Change) {
+        let outcome = switchFetching(change)
+        let report = fetchControl.record(outcome)
+        let paused = Set(fetchControl.paused.map(\.description)), pending = Set(fetchControl.pending.map(\.description))
+        statistics?.update { s in
+            if outcome.switched.values.contains(.pause) { s.pauses += 1 }
+            for (fetchClass, failure) in outcome.failed {
+                s.fetchSwitchFailures[WorkerStatistics.FetchSwitchKey(fetchClass: fetchClass.description, action: failure.action.rawValue), default: 0] += 1
+            }
+            s.pausedFetchClasses = paused
+            s.pendingFetchSwitches = pending
+        }
+        if let logger { ClassFetchControl.log(outcome, report, logger: logger) }
+    }
+
+    /// Classes whose decided switch librdkafka has not taken yet.
+    var pendingFetchSwitches: Set<ClassFetchControl.FetchClass> { fetchControl.pending }
+    /// Classes librdkafka has paused on every assigned partition.
+    var pausedFetchClasses: Set<ClassFetchControl.FetchClass> { fetchControl.paused }
 
     /// The next batch (at most `limit` jobs, plus shed and expired ones, which cost nothing), in the
     /// scheduler's order, waiting for one if none is queued. Nil once finishing and drained.
@@ -131,8 +162,9 @@ actor WorkerState {
     /// Partitions were assigned: their log ends are not known yet (every message counts as possibly
     /// redelivered until ``recordLogEnds(_:generations:)``). Returns the tokens to record them with.
     func assigned(_ partitions: [TopicPartition]) -> [TopicPartition: UInt64] {
-        // New partitions of a paused class start paused (pausing the others again changes nothing).
-        if !fetchControl.paused.isEmpty { switchFetching(ClassFetchControl.Change(pause: fetchControl.paused)) }
+        // librdkafka fetches new partitions of a paused class until they are paused too.
+        fetchControl.partitionsAssigned(of: Set(partitions.map(topics.fetchClass(of:))))
+        fetchChange()
         var generations: [TopicPartition: UInt64] = [:]
         for partition in partitions {
             logEndAtAssignment[partition] = nil

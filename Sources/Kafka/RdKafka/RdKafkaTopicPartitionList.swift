@@ -48,6 +48,17 @@ final class RdKafkaTopicPartitionList {
         }
     }
 
+    /// Every per-partition error librdkafka set, by partition; empty when it set none.
+    func errors(context: String) -> [TopicPartition: KafkaError] {
+        guard raw.pointee.cnt > 0, let elements = raw.pointee.elems else { return [:] }
+        var errors: [TopicPartition: KafkaError] = [:]
+        for i in 0..<Int(raw.pointee.cnt) where elements[i].err != RD_KAFKA_RESP_ERR_NO_ERROR {
+            let tp = TopicPartition(topic: String(cString: elements[i].topic), partition: elements[i].partition)
+            errors[tp] = KafkaError(elements[i].err, context: "\(context) \(tp)")
+        }
+        return errors
+    }
+
     /// The first per-partition error, if librdkafka set one.
     func firstError(context: String) -> KafkaError? {
         guard raw.pointee.cnt > 0, let elements = raw.pointee.elems else { return nil }
