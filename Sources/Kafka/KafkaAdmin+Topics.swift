@@ -24,6 +24,11 @@ extension KafkaAdmin {
         package var partitions: Int
         /// Replicas of the first partition (every partition of a topic has as many).
         package var replicationFactor: Int
+
+        package init(partitions: Int, replicationFactor: Int) {
+            self.partitions = partitions
+            self.replicationFactor = replicationFactor
+        }
     }
 
     /// Every topic of the cluster by name, from one metadata request for all topics (which never
