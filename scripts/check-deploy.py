@@ -9,11 +9,17 @@ Checked:
   deploy/kubernetes/statefulset) the workload's probes, security context, grace period, preStop,
   resources, anti-affinity, the ConfigMap / Secret names it uses, the Service and PDB selectors;
   the KEDA ScaledObject (a CRD that kubernetes-validate does not know): apiVersion, scaleTargetRef
-  to the variant's workload, a kafka trigger on the group's lag and a cron trigger, and
+  to the variant's workload, a kafka trigger on the group's lag, no cron trigger (an event window
+  belongs in an overlay such as deploy/examples/event-window, whose trigger is checked), and
   advanced.horizontalPodAutoscalerConfig.behavior, which is also validated as a real
   autoscaling/v2 HorizontalPodAutoscaler with kubernetes-validate's schemas; the StatefulSet's static
-  membership; the Secret template holds placeholders only.
-- docker-compose.yml: kafka (KRaft), redis 7, ksm-setup, three `ksm serve` workers waiting for it,
+  membership; the Secret template holds placeholders only; JSON logs; no secret in any container's
+  args or plain env (secret librdkafka properties come from files, KSM_KAFKA_PROPERTY_FILES); the
+  topics Job creates every topic the workers read and write (`ksm admin create-topics` with the
+  workers' ConfigMap, the partition count the ScaledObject assumes); the NetworkPolicy admits only
+  the admin port and lets out only DNS, Kafka, Redis and OTLP.
+- docker-compose.yml: kafka (KRaft), redis 7, kafka-init (`ksm admin create-topics`), ksm-setup,
+  three `ksm serve` workers waiting for them,
   loadgen (its flags are checked by running the real binary, ComposeStackTests); every ksm service
   has every KSM_* variable; depends_on targets exist and a service_healthy target has a healthcheck;
   mounted files exist; host ports only for admin ports on 127.0.0.1; topics and partitions.
@@ -33,13 +39,18 @@ K8S = os.path.join(DEPLOY, "kubernetes")
 
 KSM_ENV = [
     "KSM_KAFKA_BROKERS", "KSM_KAFKA_GROUP", "KSM_REQUESTS_TOPIC", "KSM_REPLIES_TOPIC", "KSM_DLQ_TOPIC",
-    "KSM_REDIS_URL", "KSM_CREDENTIALS", "KSM_KEK_FILES", "KSM_ADMIN_PORT",
+    "KSM_REDIS_URL", "KSM_CREDENTIALS", "KSM_KEK_FILES", "KSM_ADMIN_PORT", "KSM_LOG_FORMAT",
 ]
+# librdkafka property names that hold secrets (as Redaction.isSecretKafkaProperty in ksm): such a
+# value never belongs in args or plain env, where /proc/PID/cmdline and environ show it.
+SECRET_PROPERTY = re.compile(r"password|secret|jaas|oauthbearer\.config|key\.pem|ssl\.key|token", re.I)
+# The Kubernetes API groups the topics Job and workers need no rule for; egress ports a worker uses.
+WORKER_EGRESS_PORTS = {53, 9092, 6379}
 TOPICS = {"fps.license.requests", "fps.license.replies", "fps.license.dlq"}
 REQUEST_PARTITIONS = 12
 # Versions of Kubernetes' own schemas used for the HPA built from the ScaledObject's behavior.
 HPA_VERSIONS = ["1.27", "1.37"]
-CRD_GROUPS = ("keda.sh/", "monitoring.coreos.com/", "kustomize.config.k8s.io/")
+CRD_GROUPS = ("keda.sh/", "monitoring.coreos.com/", "kustomize.config.k8s.io/", "kafka.strimzi.io/")
 
 failures = []
 passes = []
@@ -325,20 +336,10 @@ def check_scaledobject(where, so, workload, configmap):
                 fail(where, f"prometheus trigger lacks metadata.{key} (a string)")
         if "ksm_expected_rotation_load" in str(md.get("query", "")) and "sum(" in str(md.get("query", "")):
             fail(where, "ksm_expected_rotation_load is fleet-wide on every worker: aggregate with max, not sum")
-    if not cron:
-        fail(where, f"no cron trigger for scheduled events (types: {types})")
-    for t in cron:
-        md = t.get("metadata", {})
-        for key in ("timezone", "start", "end", "desiredReplicas"):
-            if not isinstance(md.get(key), str) or not md.get(key):
-                fail(where, f"cron trigger lacks metadata.{key} (a string)")
-        for key in ("start", "end"):
-            fields = str(md.get(key, "")).split()
-            if len(fields) != 5 or not all(CRON_FIELD.match(f) for f in fields):
-                fail(where, f"cron trigger {key} {md.get(key)!r} is not a 5-field cron expression")
-        want = str(md.get("desiredReplicas", ""))
-        if not want.isdigit() or not (isinstance(hi, int) and int(want) <= hi):
-            fail(where, f"cron desiredReplicas {want!r} must be a number <= maxReplicaCount")
+    if cron:
+        fail(where, f"cron trigger(s) {[t.get('name') for t in cron]}: a schedule here scales every cluster the "
+                    "manifests are applied to; put event windows in an overlay (deploy/examples/event-window)")
+    check_cron_triggers(where, cron, hi)
     behavior = get(spec, "advanced", "horizontalPodAutoscalerConfig", "behavior")
     if not isinstance(behavior, dict):
         fail(where, "no advanced.horizontalPodAutoscalerConfig.behavior")
@@ -353,6 +354,24 @@ def check_scaledobject(where, so, workload, configmap):
         fail(where, "scaleDown.stabilizationWindowSeconds must be >= 300 (slow scale-down)")
     validate_hpa_behavior(where, behavior, {"apiVersion": "apps/v1", "kind": ref.get("kind", "Deployment"),
                                             "name": ref.get("name", "x")})
+
+
+def check_cron_triggers(where, cron, hi):
+    for t in cron:
+        md = t.get("metadata", {})
+        for key in ("timezone", "start", "end", "desiredReplicas"):
+            if not isinstance(md.get(key), str) or not md.get(key):
+                fail(where, f"cron trigger lacks metadata.{key} (a string)")
+        for key in ("start", "end"):
+            fields = str(md.get(key, "")).split()
+            if len(fields) != 5 or not all(CRON_FIELD.match(f) for f in fields):
+                fail(where, f"cron trigger {key} {md.get(key)!r} is not a 5-field cron expression")
+        want = str(md.get("desiredReplicas", ""))
+        if not want.isdigit() or not (isinstance(hi, int) and int(want) <= hi):
+            fail(where, f"cron desiredReplicas {want!r} must be a number <= maxReplicaCount")
+        if str(md.get("start", "")).split()[-1:] not in (["*"], []):
+            fail(where, f"cron trigger start {md.get('start')!r} names a weekday: it would recur every week; "
+                        "name the event's day and month")
 
 
 def check_secret_template():
@@ -379,6 +398,123 @@ def check_secret_template():
         fail(where, "the template must not be in kustomization.yaml (it would overwrite real Secrets)")
 
 
+def check_no_secret_in_args(where, pod):
+    """No container passes a secret on its command line or as a plain env value: /proc/PID/cmdline
+    and /proc/PID/environ show both. Secret librdkafka properties come from files
+    (--kafka-property-file / KSM_KAFKA_PROPERTY_FILES); a Secret as env is only for KSM_REDIS_URL,
+    which ksm reads once."""
+    for c in pod.get("initContainers", []) + pod.get("containers", []):
+        name = c.get("name")
+        args = [str(a) for a in c.get("args", []) + c.get("command", [])]
+        secret_env = {get(e, "name") for e in c.get("env", []) if get(e, "valueFrom", "secretKeyRef")}
+        for i, arg in enumerate(args):
+            value = arg.split("=", 1)[1] if arg.startswith("--kafka-property=") else (
+                args[i + 1] if arg == "--kafka-property" and i + 1 < len(args) else None)
+            if value is not None and SECRET_PROPERTY.search(value.split("=", 1)[0]):
+                fail(where, f"container {name} passes the secret librdkafka property {value.split('=', 1)[0]} in its "
+                            "args; give it as a file (--kafka-property-file NAME=PATH from a Secret volume)")
+            for var in secret_env:
+                if f"$({var})" in arg:
+                    fail(where, f"container {name} expands the Secret-backed variable {var} into its args")
+        for e in c.get("env", []):
+            if e.get("name") == "KSM_KAFKA_PROPERTIES" and (get(e, "valueFrom", "secretKeyRef") or
+                                                             SECRET_PROPERTY.search(str(e.get("value", "")))):
+                fail(where, f"container {name}: KSM_KAFKA_PROPERTIES carries a secret; use KSM_KAFKA_PROPERTY_FILES")
+
+
+def check_configmap_production(where, configmap):
+    if configmap.get("KSM_LOG_FORMAT") != "json":
+        fail(where, f"KSM_LOG_FORMAT is {configmap.get('KSM_LOG_FORMAT')!r}: a cluster's log pipeline wants json")
+    for pair in str(configmap.get("KSM_KAFKA_PROPERTIES", "")).split(";"):
+        if "=" in pair and SECRET_PROPERTY.search(pair.split("=", 1)[0]):
+            fail(where, f"KSM_KAFKA_PROPERTIES holds the secret {pair.split('=', 1)[0]}: use KSM_KAFKA_PROPERTY_FILES")
+
+
+def check_topics_job(scaled_max):
+    directory = os.path.join(K8S, "topics")
+    docs = kustomize(directory)
+    where = rel(directory)
+    jobs = [(f, d) for f, d in docs if d.get("kind") == "Job"]
+    cms = {d["metadata"]["name"]: d.get("data", {}) for _, d in docs if d.get("kind") == "ConfigMap"}
+    if len(jobs) != 1:
+        fail(where, f"expected one Job that creates the topics, found {len(jobs)}")
+        return
+    f, job = jobs[0]
+    pod = get(job, "spec", "template", "spec", default={})
+    containers = pod.get("containers", [])
+    creating = [c for c in containers if [str(a) for a in c.get("args", [])][:2] == ["admin", "create-topics"]]
+    if len(creating) != 1:
+        fail(f, "no container runs `ksm admin create-topics`")
+        return
+    c = creating[0]
+    args = [str(a) for a in c.get("args", [])]
+    names = [get(e, "configMapRef", "name") for e in c.get("envFrom", [])]
+    if "ksm-config" not in names or "ksm-config" not in cms:
+        fail(f, "the Job must read the workers' ConfigMap ksm-config (envFrom), so it creates the topics they read")
+
+    def option(flag, default):
+        return int(args[args.index(flag) + 1]) if flag in args and args.index(flag) + 1 < len(args) else default
+    partitions = option("--partitions", 12)
+    if partitions != REQUEST_PARTITIONS or (isinstance(scaled_max, int) and partitions < scaled_max):
+        fail(f, f"--partitions {partitions}: the ScaledObject assumes {REQUEST_PARTITIONS} request partitions "
+                f"(maxReplicaCount {scaled_max})")
+    if option("--replication-factor", 3) < 3:
+        fail(f, "a production topic wants --replication-factor 3 or more")
+    if pod.get("restartPolicy") not in ("OnFailure", "Never") or not isinstance(get(job, "spec", "backoffLimit"), int):
+        fail(f, "the Job must retry (restartPolicy OnFailure, a backoffLimit) while Kafka is not reachable yet")
+    if get(pod, "securityContext", "runAsNonRoot") is not True or get(c, "securityContext", "readOnlyRootFilesystem") is not True:
+        fail(f, "the Job runs non-root on a read-only root filesystem, as the workers")
+    check_no_secret_in_args(f, pod)
+    ok(f"topics Job: ksm admin create-topics with ksm-config, {partitions} partitions")
+
+
+def check_network_policy():
+    docs = kustomize(os.path.join(K8S, "common"))
+    policies = [(f, d) for f, d in docs if d.get("kind") == "NetworkPolicy"]
+    worker_labels = {"app.kubernetes.io/name": "fairplay-ksm", "app.kubernetes.io/component": "worker"}
+    workers = [(f, p) for f, p in policies if labels_match(get(p, "spec", "podSelector", "matchLabels"), worker_labels)
+               and not get(p, "spec", "podSelector", "matchExpressions")]
+    if len(workers) != 1:
+        fail("deploy/kubernetes/common", f"expected one NetworkPolicy for the workers, found {len(workers)}")
+        return
+    f, policy = workers[0]
+    spec = policy.get("spec", {})
+    if set(spec.get("policyTypes", [])) != {"Ingress", "Egress"}:
+        fail(f, "the worker policy must restrict both Ingress and Egress")
+    for rule in spec.get("ingress", []):
+        ports = [p.get("port") for p in rule.get("ports", [])]
+        if not ports or any(p not in (9090, "admin") for p in ports):
+            fail(f, f"ingress to ports {ports or 'all'}: only the admin port 9090")
+        if not rule.get("from"):
+            fail(f, "an ingress rule from anywhere: name where Prometheus runs")
+    egress_ports = {p.get("port") for rule in spec.get("egress", []) for p in rule.get("ports", [])}
+    if any(not rule.get("ports") for rule in spec.get("egress", [])):
+        fail(f, "an egress rule without ports lets the worker reach anything")
+    missing = WORKER_EGRESS_PORTS - egress_ports
+    if missing:
+        fail(f, f"egress lacks ports {sorted(missing)} (DNS 53, Kafka 9092, Redis 6379)")
+    ok(f"NetworkPolicy: workers reach ports {sorted(egress_ports)}, admit 9090 from Prometheus only")
+
+
+def check_event_window():
+    directory = os.path.join(DEPLOY, "examples", "event-window")
+    kfile = os.path.join(directory, "kustomization.yaml")
+    where = rel(kfile)
+    if not os.path.isfile(kfile):
+        fail(where, "missing: the example of pre-scaling for an event window")
+        return
+    kust = load_all(kfile)[0]
+    crons = []
+    for patch in kust.get("patches", []):
+        for op in yaml.safe_load(patch.get("patch", "")) or []:
+            value = op.get("value", {}) if isinstance(op, dict) else {}
+            if op.get("path") == "/spec/triggers/-" and value.get("type") == "cron":
+                crons.append(value)
+    if not crons:
+        fail(where, "no cron trigger patched onto the ScaledObject")
+    check_cron_triggers(where, crons, REQUEST_PARTITIONS)
+
+
 def check_kubernetes():
     check_secret_template()
     for variant, kind in ((K8S, "Deployment"), (os.path.join(K8S, "statefulset"), "StatefulSet")):
@@ -390,15 +526,25 @@ def check_kubernetes():
             continue
         wfile, workload = workloads[0]
         check_workload(f"{wfile} ({kind})", workload, docs)
+        check_no_secret_in_args(f"{wfile} ({kind})", get(workload, "spec", "template", "spec", default={}))
         cms = [d for _, d in docs if d.get("kind") == "ConfigMap"]
         configmap = cms[0].get("data", {}) if cms else {}
+        check_configmap_production("deploy/kubernetes/common/configmap.yaml", configmap)
         sos = [(f, d) for f, d in docs if d.get("kind") == "ScaledObject"]
         if len(sos) != 1:
             fail(where, f"expected one ScaledObject, found {len(sos)}")
         for f, so in sos:
             check_scaledobject(f, so, workload, configmap)
         if not failures:
-            ok(f"kubernetes {where}: {kind}, {len(docs)} resources, ScaledObject with kafka + cron triggers")
+            ok(f"kubernetes {where}: {kind}, {len(docs)} resources, ScaledObject with kafka triggers and no cron")
+    provision = kustomize(os.path.join(K8S, "provision"))
+    for f, d in provision:
+        if d.get("kind") == "Job":
+            check_no_secret_in_args(f, get(d, "spec", "template", "spec", default={}))
+    scaled = [d for _, d in kustomize(K8S) if d.get("kind") == "ScaledObject"]
+    check_topics_job(get(scaled[0], "spec", "maxReplicaCount") if scaled else None)
+    check_network_policy()
+    check_event_window()
     for path in yaml_files(os.path.join(K8S, "optional")):
         for d in load_all(path):
             if d.get("kind") == "ServiceMonitor" and get(d, "spec", "endpoints", 0, "port") != "metrics":
@@ -478,7 +624,8 @@ def check_compose():
             targets.append(f"/run/secrets/{sname}")
         files = [env.get("KSM_CREDENTIALS", "")]
         files += [p.split("=", 1)[1] for p in str(env.get("KSM_KEK_FILES", "")).split(",") if "=" in p]
-        for f in files:
+        # kafka-init only talks to Kafka: it reads none of the files the others do.
+        for f in files if name != "kafka-init" else []:
             if not any(f == t or f.startswith(t.rstrip("/") + "/") for t in targets):
                 fail(where, f"{name}: {f} is not a mounted file")
         if name in workers and (s.get("depends_on", {}).get("ksm-setup") or {}).get("condition") != "service_completed_successfully":
@@ -514,12 +661,19 @@ def check_compose():
         if name in workers and not any(
                 (deps.get(d) or {}).get("condition") == "service_healthy" for d in ("kafka", "redis")):
             fail(where, f"{name} must wait for healthy kafka and redis")
-    init = " ".join(str(x) for x in command(services.get("kafka-init", {})))
-    for topic in TOPICS:
-        if topic not in init:
-            fail(where, f"no init service creates topic {topic}")
-    if not re.search(r"fps\.license\.requests\s+%d\b" % REQUEST_PARTITIONS, init):
-        fail(where, f"fps.license.requests should get {REQUEST_PARTITIONS} partitions")
+    # Topics: `ksm admin create-topics` with the workers' environment (topic names), as the
+    # Kubernetes topics Job; ComposeStackTests runs it.
+    init = [str(x) for x in command(services.get("kafka-init", {}))]
+    if init[:2] != ["admin", "create-topics"] or "kafka-init" not in ksm:
+        fail(where, "kafka-init must run `ksm admin create-topics` (the topics the workers read, by their names)")
+    elif "--partitions" not in init or init[init.index("--partitions") + 1] != str(REQUEST_PARTITIONS):
+        fail(where, f"kafka-init should give the request topics {REQUEST_PARTITIONS} partitions")
+    ienv = env_of(services.get("kafka-init", {}))
+    if {ienv.get(k) for k in ("KSM_REQUESTS_TOPIC", "KSM_REPLIES_TOPIC", "KSM_DLQ_TOPIC")} != TOPICS:
+        fail(where, f"kafka-init must name the topics {sorted(TOPICS)} as the workers do")
+    for name in workers:
+        if env_of(services[name]).get("KSM_LOG_FORMAT") != "json":
+            fail(where, f"{name}: KSM_LOG_FORMAT json, as in production")
     build = next((s["build"] for s in ksm.values() if "build" in s), None)
     if not build or not os.path.isfile(os.path.join(base, build["context"], build["dockerfile"])):
         fail(where, "the ksm build context/dockerfile does not exist")

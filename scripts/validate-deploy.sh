@@ -6,10 +6,13 @@
 #   2. kubernetes-validate --strict over the Kubernetes manifests of built-in kinds, against the
 #      oldest and newest Kubernetes versions we support (CRDs such as KEDA's are checked in 3)
 #   3. scripts/check-deploy.py: kustomizations, cross-references, the KEDA ScaledObject (whose HPA
-#      behavior is validated as a real autoscaling/v2 HPA), docker-compose.yml's structure, the
-#      Dockerfile
+#      behavior is validated as a real autoscaling/v2 HPA; no cron trigger but in the event-window
+#      example), the topics Job, the NetworkPolicy, no secret in args, JSON logs,
+#      docker-compose.yml's structure, the Dockerfile
 #   3b. scripts/check-observability.py: the Grafana dashboard JSON and the Prometheus alert rules
-#      (structure, durations, and only metrics the worker exports; promtool is not available)
+#      (structure, durations, only metrics the worker exports, the namespace variable in every
+#      query, lag by topic and partition, alerts and panels for drops and dead letters); with
+#      promtool installed, `promtool check rules` and `promtool test rules` too
 #   4. if present on the machine: `kubectl kustomize` builds both variants, `docker compose config`
 #      parses the compose file (skipped with a note otherwise)
 set -uo pipefail
@@ -71,7 +74,8 @@ step "scripts/check-observability.py"
 
 # --- 4. optional tools ------------------------------------------------------------------------------
 if command -v kubectl >/dev/null 2>&1 && kubectl kustomize --help >/dev/null 2>&1; then
-    for dir in deploy/kubernetes deploy/kubernetes/statefulset deploy/kubernetes/provision; do
+    for dir in deploy/kubernetes deploy/kubernetes/statefulset deploy/kubernetes/provision deploy/kubernetes/topics \
+               deploy/examples/event-window; do
         step "kubectl kustomize $dir"
         if out=$(kubectl kustomize "$dir" 2>&1); then
             echo "$(grep -c '^kind:' <<<"$out") resources"

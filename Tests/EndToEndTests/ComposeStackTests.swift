@@ -8,9 +8,10 @@ import Testing
 
 /// deploy/docker-compose.yml run as it ships, without Docker (CI has no engine): every `ksm` service
 /// of the file started as a plain process of the real binary with exactly the file's command and
-/// environment, read from the YAML. Substituted, and only these: the host names `kafka` and `redis`
-/// (librdkafka's mock cluster via `ksm broker` stands in for `kafka` and `kafka-init`, a redis-server
-/// of the test's own for `redis`), each volume's mount point (a directory per container path: bind
+/// environment, read from the YAML, `kafka-init`'s `ksm admin create-topics` included. Substituted,
+/// and only these: the host names `kafka` and `redis` (librdkafka's mock cluster via `ksm broker`
+/// stands in for `kafka`, with the topics made already, since the mock creates none on request; a
+/// redis-server of the test's own for `redis`), each volume's mount point (a directory per container path: bind
 /// sources copied with the 0644 modes git gives them, named volumes shared), the workers' admin
 /// ports (they share one host here), and loadgen's length (a shorter run appended to its arguments).
 @Suite(.serialized, .timeLimit(.minutes(4)))
@@ -59,7 +60,7 @@ struct ComposeStackTests {
         }
     }
 
-    @Test("The compose stack's ksm services run as shipped: setup, three workers ready, loadgen's every CKC correct")
+    @Test("The compose stack's ksm services run as shipped: topics, setup, three workers ready, loadgen's every CKC correct")
     func composeStackRunsAsShipped() async throws {
         let compose = try await Self.compose()
         let services = try (compose["services"] as? [String: [String: Any]] ?? [:]).mapValues { $0 }.map { try Service($0.key, $0.value) }
@@ -86,6 +87,17 @@ struct ComposeStackTests {
             } else {
                 try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
             }
+        }
+
+        // kafka-init: `ksm admin create-topics` finds the workers' topics (named by the shared environment).
+        let topics = try service("kafka-init")
+        #expect(Array(topics.command.prefix(2)) == ["admin", "create-topics"])
+        let topicsRun = try await KSMBinary.run(topics.command.map(rewrite.callAsFunction), environment: topics.environment.mapValues(rewrite.callAsFunction))
+        let topicsOutput = String(decoding: topicsRun.stdout, as: UTF8.self)
+        #expect(topicsRun.status == 0, "kafka-init failed: \(String(decoding: topicsRun.stderr, as: UTF8.self))")
+        for key in ["KSM_REQUESTS_TOPIC", "KSM_REPLIES_TOPIC", "KSM_DLQ_TOPIC"] {
+            let topic = try #require(topics.environment[key])
+            #expect(topicsOutput.contains("\(topic): exists"), "\(topic): \(topicsOutput)")
         }
 
         // ksm-setup: its entrypoint and script, with `ksm` on the PATH as in the image.

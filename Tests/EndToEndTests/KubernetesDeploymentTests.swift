@@ -11,8 +11,10 @@ import Licensing
 import Testing
 import Wire
 
-/// deploy/kubernetes run as the kubelet would run it, without a cluster: the provisioning Job's
-/// containers in order, then the Deployment's worker, each the image's entrypoint with the
+/// deploy/kubernetes run as the kubelet would run it, without a cluster: the topics Job's container
+/// (`ksm admin create-topics` with the workers' ConfigMap, against `ksm broker`, which has the
+/// topics already: librdkafka's mock creates none), the provisioning Job's containers in order,
+/// then the Deployment's worker, each the image's entrypoint with the
 /// manifest's `args` (`$(VAR)` expanded from the container's env, as Kubernetes does), environment
 /// from `envFrom` ConfigMaps and `valueFrom` references, and each Secret or ConfigMap volume laid out
 /// as the kubelet lays it out (the data in a timestamped directory, `..data` a symlink to it, every
@@ -76,7 +78,9 @@ struct KubernetesDeploymentTests {
                 guard !FileManager.default.fileExists(atPath: target.path), let volume = volumes.first(where: { $0["name"] as? String == name }) else { continue }
                 if let secret = volume["secret"] as? [String: Any] {
                     let name = try #require(secret["secretName"] as? String)
-                    try project(try #require(secrets[name], "no Secret \(name)"), at: target, mode: secret["defaultMode"] as? Int ?? 0o644)
+                    // An optional Secret that does not exist is mounted as an empty directory.
+                    let files = secret["optional"] as? Bool == true ? secrets[name] ?? [:] : try #require(secrets[name], "no Secret \(name)")
+                    try project(files, at: target, mode: secret["defaultMode"] as? Int ?? 0o644)
                 } else if let configMap = volume["configMap"] as? [String: Any] {
                     let name = try #require(configMap["name"] as? String)
                     var files = try #require(configMaps[name], "no ConfigMap \(name)")
@@ -100,13 +104,29 @@ struct KubernetesDeploymentTests {
         }
     }
 
-    @Test("The provisioning Job and the Deployment's worker, run as the kubelet runs them, answer a job with the seed's key")
+    /// Runs a Job's init containers, then its containers, each to a zero exit; their standard output.
+    func runJob(_ job: [String: Any], in cluster: Cluster) async throws -> [String: String] {
+        let pod = try #require(((job["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any])
+        var outputs: [String: String] = [:]
+        for container in (pod["initContainers"] as? [[String: Any]] ?? []) + (pod["containers"] as? [[String: Any]] ?? []) {
+            let (args, environment) = try cluster.prepare(container, podSpec: pod)
+            let result = try await KSMBinary.run(args, environment: environment)
+            let name = container["name"] as? String ?? "?"
+            #expect(result.status == 0, "\(name): \(String(decoding: result.stderr, as: UTF8.self))")
+            outputs[name] = String(decoding: result.stdout, as: UTF8.self)
+        }
+        return outputs
+    }
+
+    @Test("The topics and provisioning Jobs and the Deployment's worker, run as the kubelet runs them, answer a job with the seed's key")
     func provisionedDeploymentAnswersJobs() async throws {
         let deployment = try #require(try await Self.documents("deploy/kubernetes/deployment.yaml").first { $0["kind"] as? String == "Deployment" })
         let job = try #require(try await Self.documents("deploy/kubernetes/provision/job.yaml").first { $0["kind"] as? String == "Job" })
+        let topicsJob = try #require(try await Self.documents("deploy/kubernetes/topics/job.yaml").first { $0["kind"] as? String == "Job" })
         let redis = try await RedisServerProcess()
         defer { redis.stop() }
-        let broker = try RunningProcess("broker", ["broker", "--partitions", "6"], controlInput: true)
+        // As many partitions as the topics Job asks for (12, the ScaledObject's maximum).
+        let broker = try RunningProcess("broker", ["broker"], controlInput: true)
         let bootstrap = try await broker.firstLine()
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-k8s-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
@@ -136,13 +156,19 @@ struct KubernetesDeploymentTests {
         cluster.secrets["ksm-key-seed"] = ["seed": seed]
         cluster.secrets["ksm-redis"] = ["url": Data(redis.url.utf8)]
 
-        // The Job: its init containers, then its containers, each to a zero exit.
-        let jobPod = try #require(((job["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any])
-        for container in (jobPod["initContainers"] as? [[String: Any]] ?? []) + (jobPod["containers"] as? [[String: Any]] ?? []) {
-            let (args, environment) = try cluster.prepare(container, podSpec: jobPod)
-            let result = try await KSMBinary.run(args, environment: environment)
-            #expect(result.status == 0, "\(container["name"] ?? "?"): \(String(decoding: result.stderr, as: UTF8.self))")
+        // The topics Job finds every topic the workers read, the class topics the ConfigMap turns on
+        // included, with the partitions the ScaledObject assumes; then the provisioning Job.
+        let topics = try await runJob(topicsJob, in: cluster).values.joined()
+        let requests = try #require(cluster.configMaps["ksm-config"]?["KSM_REQUESTS_TOPIC"]?.utf8String)
+        #expect(cluster.configMaps["ksm-config"]?["KSM_CLASS_TOPICS"]?.utf8String == "true")
+        for topic in [requests, "\(requests).continuity", "\(requests).new", "\(requests).prefetch"] {
+            #expect(topics.contains("\(topic): exists, 12 partitions"), "\(topic): \(topics)")
         }
+        for key in ["KSM_REPLIES_TOPIC", "KSM_DLQ_TOPIC"] {
+            let topic = try #require(cluster.configMaps["ksm-config"]?[key]?.utf8String)
+            #expect(topics.contains("\(topic): exists"), "\(topic): \(topics)")
+        }
+        _ = try await runJob(job, in: cluster)
 
         // The worker: ready, then a job for the Job's tenant answered with the seed's key.
         let podSpec = try #require(((deployment["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any])
