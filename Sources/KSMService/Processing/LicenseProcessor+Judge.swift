@@ -183,6 +183,7 @@ extension LicenseProcessor {
                 return .failure(error)
             }
         }
+        // The keyring takes the unwrapped buffers as they are (no copy), and wipes them when it goes.
         do throws(EntitlementKeyring.InvalidKey) {
             return .success(try EntitlementKeyring(keyIDsAndSecrets: secrets))
         } catch {

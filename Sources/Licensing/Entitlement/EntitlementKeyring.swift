@@ -1,3 +1,4 @@
+import FairPlay
 import Wire
 
 /// One tenant's token secrets by key ID, so secrets rotate: the platform signs with a new `kid`
@@ -6,7 +7,11 @@ import Wire
 /// Key IDs are told apart by their bytes (``ByteKey``), as the store keys them: a `kid` canonically
 /// equivalent to a held one, with other bytes, is unknown. `description` lists key IDs only, never
 /// a secret.
-public struct EntitlementKeyring: Sendable, CustomStringConvertible {
+///
+/// A class so the unwrapped secrets have one owner that wipes them when the keyring goes (a batch
+/// unwraps them per tenant and drops them at its end); `@unchecked Sendable` holds because
+/// ``secrets`` is written only in `init` and `deinit`, when no other reference exists.
+public final class EntitlementKeyring: @unchecked Sendable, CustomStringConvertible {
     /// The shortest secret accepted: 32 bytes, the HMAC-SHA256 output size (RFC 7518 section 3.2).
     public static let minimumSecretLength = 32
 
@@ -21,7 +26,7 @@ public struct EntitlementKeyring: Sendable, CustomStringConvertible {
     }
 
     /// - Throws: ``InvalidKey`` for a secret under 32 bytes or an empty key ID.
-    public init(_ secrets: [String: [UInt8]]) throws(InvalidKey) {
+    public convenience init(_ secrets: [String: [UInt8]]) throws(InvalidKey) {
         try self.init(keyIDsAndSecrets: secrets.map { ($0.key, $0.value) })
     }
 
@@ -38,6 +43,12 @@ public struct EntitlementKeyring: Sendable, CustomStringConvertible {
         }
         self.secrets = secrets
         self.keyIDs = ids.sorted { $0.key < $1.key }.map(\.value)
+    }
+
+    deinit {
+        for key in Array(secrets.keys) {
+            secrets[key]?.withUnsafeMutableBytes { FairPlayCrypto.cleanse($0) }
+        }
     }
 
     /// The secret for a key ID (its exact bytes); nil when unknown.
