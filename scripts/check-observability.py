@@ -4,11 +4,15 @@
     python3 scripts/check-observability.py    # exit 1 on any failure
 
 - grafana-dashboard.json parses; it has a title, a uid, panels with unique ids, a gridPos and at
-  least one target each; every target's expr uses only metrics the worker exports.
+  least one target each; every target's expr uses only metrics the worker exports, each selected
+  by the dashboard's `namespace` variable (one fleet at a time, never two added up); consumer lag
+  is never aggregated across topics (partition 3 of the requests topic and of a class topic are
+  different partitions); panels show dropped messages and dead letters.
 - prometheus-alerts.yaml parses (PyYAML); `groups` is a non-empty list of named groups; each rule
   has a unique `alert` name, an `expr`, a `for` duration in Prometheus syntax, labels.severity and
   annotations.summary/description; expressions have balanced brackets, use only exported metrics,
-  and cover the storm: lag, p99, error ratio, store down, stalled worker.
+  and cover the storm: lag, p99, error ratio, store down, stalled worker, dropped messages, dead
+  letters.
 
 The exported metric names are read from Sources/KSMOperations/Metrics/MetricCatalog.swift (the
 names passed to counter(...), gauge(...) and histogram(...)), so a renamed metric fails this check.
@@ -30,7 +34,13 @@ REQUIRED_ALERT_TOPICS = {
     "error ratio": "ksm_replies_total",
     "store down": "ksm_store_up",
     "stalled worker": "ksm_processing_stalled",
+    "dropped messages": "ksm_messages_dropped_total",
+    "dead letters": "ksm_dead_letters_total",
 }
+NAMESPACE_SELECTOR = 'namespace="$namespace"'
+SELECTOR = re.compile(r"\b(ksm_[a-z0-9_]+)(\{([^}]*)\})?")
+# Aggregations of the per-partition lag: `sum by (...) (ksm_consumer_lag...)` or `sum(ksm_consumer_lag...)`.
+LAG_AGGREGATION = re.compile(r"\b(sum|max|min|avg|count|topk|bottomk)\s*(by\s*\(([^)]*)\))?\s*\([^()]*\bksm_consumer_lag\b(?!_)")
 DURATION = re.compile(r"^([0-9]+(ms|s|m|h|d|w|y))+$")
 
 failures = []
@@ -112,10 +122,26 @@ def check_dashboard(known):
         if not targets:
             fail(where, "no targets")
         for target in targets:
-            check_expr(where, target.get("expr"), known)
-            covered |= metrics_in(target.get("expr") or "")
+            expr = target.get("expr") or ""
+            check_expr(where, expr, known)
+            covered |= metrics_in(expr)
+            for m in SELECTOR.finditer(expr):
+                if NAMESPACE_SELECTOR not in (m.group(3) or ""):
+                    fail(where, f"{m.group(1)} is not selected by {NAMESPACE_SELECTOR}: two fleets would add up")
+            for m in LAG_AGGREGATION.finditer(expr):
+                grouping = {g.strip() for g in (m.group(3) or "").split(",") if g.strip()}
+                if "topic" not in grouping:
+                    fail(where, f"ksm_consumer_lag aggregated {m.group(0)!r} without `topic`: partitions of different "
+                                "topics would merge")
+    variables = {v.get("name"): v for v in (dash.get("templating") or {}).get("list", [])}
+    namespace = variables.get("namespace")
+    if not namespace:
+        fail("dashboard", "no `namespace` template variable")
+    elif "namespace" not in json.dumps(namespace.get("query", "")) or namespace.get("multi") or namespace.get("includeAll"):
+        fail("dashboard", "the namespace variable must list label_values(..., namespace) and select one namespace")
     for name in ("ksm_consumer_lag", "ksm_replies_total", "ksm_job_latency_seconds_bucket", "ksm_jobs_queued",
-                 "ksm_cache_reads_total", "ksm_store_errors_total", "ksm_kafka_errors_total", "ksm_lease_slots_in_use"):
+                 "ksm_cache_reads_total", "ksm_store_errors_total", "ksm_kafka_errors_total", "ksm_lease_slots_in_use",
+                 "ksm_messages_dropped_total", "ksm_dead_letters_total"):
         if name not in covered:
             fail("dashboard", f"no panel shows {name}")
 

@@ -72,6 +72,14 @@ step "scripts/check-deploy.py check"
 step "scripts/check-observability.py"
 "$PYTHON" scripts/check-observability.py || failed "dashboard / alert rules (scripts/check-observability.py)"
 
+if command -v promtool >/dev/null 2>&1; then
+    step "promtool check rules / test rules (deploy/observability)"
+    (cd deploy/observability && promtool check rules prometheus-alerts.yaml && promtool test rules prometheus-alerts.test.yaml) \
+        || failed "promtool (deploy/observability/prometheus-alerts*.yaml)"
+else
+    echo "note: promtool not found; alert rules checked structurally only (AlertRuleTests runs promtool)"
+fi
+
 # --- 4. optional tools ------------------------------------------------------------------------------
 if command -v kubectl >/dev/null 2>&1 && kubectl kustomize --help >/dev/null 2>&1; then
     for dir in deploy/kubernetes deploy/kubernetes/statefulset deploy/kubernetes/provision deploy/kubernetes/topics \
