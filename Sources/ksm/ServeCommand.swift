@@ -110,7 +110,7 @@ struct ServeOptions: ParsableArguments {
     var fpscryptoGeneration: String?
     @Option(name: .customLong("kek"), help: .setting("kek", "Key-encryption key ID=PATH (hex or raw 16/32 bytes); repeatable."))
     var keks: [String] = []
-    @Option(name: .customLong("kafka-property"), help: .setting("kafka-properties", "librdkafka KEY=VALUE passed through; repeatable."))
+    @Option(name: .customLong("kafka-property"), help: .setting("kafka-properties", "librdkafka KEY=VALUE passed through; repeatable. Never a secret: every user of the host can read a process's arguments; use --kafka-property-file."))
     var kafkaProperties: [String] = []
     @Option(name: .customLong("kafka-property-file"),
             help: .setting("kafka-property-files", "librdkafka NAME=PATH: the property's value is the file's content (less one trailing line break), read as a secret file (mode 600, or 0440 with the pod's group); for SASL passwords and other secrets, which never belong in arguments or the environment; repeatable."))
