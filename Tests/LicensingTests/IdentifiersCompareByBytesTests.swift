@@ -28,7 +28,10 @@ import Wire
         #expect(a != b)
         #expect(a == Self.id(Self.nfc))
         #expect(Set([a, b, Self.id(Self.nfc)]).count == 2)
-        #expect([a: 1, b: 2][b] == 2)
+        // Built by assignment: a literal with keys that compare equal would trap, not fail.
+        var table = [a: 1]
+        table[b] = 2
+        #expect(table.count == 2 && table[a] == 1 && table[b] == 2)
         #expect(AccountKey(tenant: a, account: a) != AccountKey(tenant: a, account: b))
         #expect(Set([AccountKey(tenant: a, account: a), AccountKey(tenant: a, account: b)]).count == 2)
         // Byte order: "cafe" + U+0301 sorts before "caf" + U+00E9 (0x65 < 0xC3), a strict order.
