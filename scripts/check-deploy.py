@@ -600,6 +600,10 @@ def check_compose():
     secrets = compose.get("secrets", {})
     for name, s in ksm.items():
         env = env_of(s)
+        check_no_secret_in_args(where, {"containers": [{"name": name, "args": command(s)}]})
+        for pair in str(env.get("KSM_KAFKA_PROPERTIES", "")).split(";"):
+            if "=" in pair and SECRET_PROPERTY.search(pair.split("=", 1)[0]):
+                fail(where, f"{name}: KSM_KAFKA_PROPERTIES carries the secret {pair.split('=', 1)[0]}; use KSM_KAFKA_PROPERTY_FILES")
         missing = [v for v in KSM_ENV if v not in env]
         if missing:
             fail(where, f"{name} lacks {', '.join(missing)}")

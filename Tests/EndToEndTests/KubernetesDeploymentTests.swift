@@ -118,8 +118,27 @@ struct KubernetesDeploymentTests {
         return outputs
     }
 
-    @Test("The topics and provisioning Jobs and the Deployment's worker, run as the kubelet runs them, answer a job with the seed's key")
-    func provisionedDeploymentAnswersJobs() async throws {
+    /// How the Kafka connection is set up: as shipped (no Secret for it), or with the ConfigMap's
+    /// commented-out `KSM_KAFKA_PROPERTY_FILES` line taken in and a `ksm-kafka` Secret holding the
+    /// file it names, so the documented path meets the Secret volume's layout and modes. librdkafka's
+    /// mock speaks no SASL, so only the password file is added: it must be read and accepted.
+    enum KafkaSecret: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case none = "as shipped"
+        case passwordFile = "with the ksm-kafka password file"
+        var testDescription: String { rawValue }
+    }
+
+    /// The value of the commented-out `#   KEY: "VALUE"` line of the ConfigMap's YAML.
+    static func commentedSetting(_ key: String, in path: String) throws -> String {
+        let text = try String(contentsOf: KSMBinary.packageRoot.appendingPathComponent(path), encoding: .utf8)
+        let line = try #require(text.split(separator: "\n").first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("#   \(key): ") },
+                                "no commented \(key) in \(path)")
+        return String(try #require(line.split(separator: "\"", omittingEmptySubsequences: false).dropFirst().first))
+    }
+
+    @Test("The topics and provisioning Jobs and the Deployment's worker, run as the kubelet runs them, answer a job with the seed's key",
+          arguments: KafkaSecret.allCases)
+    func provisionedDeploymentAnswersJobs(kafkaSecret: KafkaSecret) async throws {
         let deployment = try #require(try await Self.documents("deploy/kubernetes/deployment.yaml").first { $0["kind"] as? String == "Deployment" })
         let job = try #require(try await Self.documents("deploy/kubernetes/provision/job.yaml").first { $0["kind"] as? String == "Job" })
         let topicsJob = try #require(try await Self.documents("deploy/kubernetes/topics/job.yaml").first { $0["kind"] as? String == "Job" })
@@ -155,6 +174,14 @@ struct KubernetesDeploymentTests {
         let seed = Self.random(bytes: 32)
         cluster.secrets["ksm-key-seed"] = ["seed": seed]
         cluster.secrets["ksm-redis"] = ["url": Data(redis.url.utf8)]
+        if kafkaSecret == .passwordFile {
+            let files = try Self.commentedSetting("KSM_KAFKA_PROPERTY_FILES", in: "deploy/kubernetes/common/configmap.yaml")
+            cluster.configMaps["ksm-config"]?["KSM_KAFKA_PROPERTY_FILES"] = Data(files.utf8)
+            let path = try #require(files.split(separator: "=", maxSplits: 1).last)
+            #expect(path.hasPrefix("/etc/ksm/kafka/"), "the Secret volume is mounted at /etc/ksm/kafka: \(files)")
+            // As `kubectl create secret --from-file` stores a file written by echo: a trailing line break.
+            cluster.secrets["ksm-kafka"] = [URL(fileURLWithPath: String(path)).lastPathComponent: Self.random(bytes: 24) + Data("\n".utf8)]
+        }
 
         // The topics Job finds every topic the workers read, the class topics the ConfigMap turns on
         // included, with the partitions the ScaledObject assumes; then the provisioning Job.
