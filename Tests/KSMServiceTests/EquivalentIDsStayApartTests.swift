@@ -1,11 +1,13 @@
 import FairPlay
 import FairPlayDevice
-import KSMService
+import Kafka
 import KSMTestSupport
 import Licensing
 import RedisStore
 import Testing
 import Wire
+
+@testable import KSMService
 
 /// Tenants, accounts and assets whose names are canonically equivalent but byte-different (NFC and
 /// NFD) are two of each through the worker: in the caching store, in one batch's reads and lease
@@ -121,6 +123,23 @@ struct EquivalentIDsStayApartTests {
         for schedule in schedules {
             #expect(snapshot[RotationScheduleCache.Key(tenant: schedule.tenant, assetID: schedule.assetID)]?.boundaryMilliseconds == schedule.boundaryMilliseconds)
         }
+    }
+
+    @Test func schedulerSharesTheWorkerBetweenEquivalentTenants() {
+        var policy = SchedulingPolicy()
+        policy.tenantWeights = [Self.nfc: 4]
+        #expect(policy.weight(ByteKey(Self.nfc)) == 4 && policy.weight(ByteKey(Self.nfd)) == 1)
+
+        var scheduler = JobScheduler(policy: SchedulingPolicy())
+        for (n, tenant) in [Self.nfc, Self.nfc, Self.nfd, Self.nfd].enumerated() {
+            // Identifiers here are valid by construction.
+            let job = LicenseJob(id: id("j-\(n)"), tenant: id(tenant), account: id("a"), spc: [1, 2, 3])
+            scheduler.push(KafkaMessage(topic: "jobs", partition: 0, offset: Int64(n), key: nil, value: job.jsonBytes(), headers: []),
+                           inFlight: 0, rate: 1000, now: t0)
+        }
+        // Two tenants share the batch fairly: one job each, not the first tenant's two.
+        let batch = scheduler.nextBatch(limit: 2, now: t0).map { (try? $0.decoded.get().id.value) ?? "?" }
+        #expect(batch.sorted() == ["j-0", "j-2"])
     }
 
     @Test func tenantLabelsGiveEquivalentTenantsTwoSeries() {

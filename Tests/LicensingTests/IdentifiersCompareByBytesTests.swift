@@ -118,6 +118,24 @@ import Wire
         #expect(decoded != other)
     }
 
+    @Test func jobGuardsKeepEquivalentJobIDsAndAccountsApart() async throws {
+        let guards = InMemoryJobGuardStore()
+        let tenant = Self.id("acme"), nfc = Self.id(Self.nfc), nfd = Self.id(Self.nfd)
+        let stored = StoredAnswer(bytes: Array("reply for nfc".utf8), requestDigest: [1])
+        // A reply stored for job ID NFC is not the NFD job's reply.
+        #expect(try await guards.storeReplies([StoredReply(tenant: tenant, account: nfc, jobID: nfc, answer: stored, ttlMilliseconds: 60_000)]) == [nil])
+        let admitted = try await guards.admit([
+            AdmissionRequest(tenant: tenant, account: nfc, jobID: nfc), AdmissionRequest(tenant: tenant, account: nfc, jobID: nfd),
+            AdmissionRequest(tenant: tenant, account: nfd, jobID: Self.id("other")),
+        ], nowMilliseconds: 1_000, rateWindowMilliseconds: 60_000)
+        // The NFC job gets its stored reply; the NFD job ID is new (first job counted on account NFC);
+        // account NFD has its own rate counter.
+        #expect(admitted.admissions == [.stored(stored), .counted(1), .counted(1)])
+        // The NFD job's own reply is stored beside the NFC one, not refused as a reuse of its ID.
+        let other = StoredAnswer(bytes: Array("reply for nfd".utf8), requestDigest: [2])
+        #expect(try await guards.storeReplies([StoredReply(tenant: tenant, account: nfc, jobID: nfd, answer: other, ttlMilliseconds: 60_000)]) == [nil])
+    }
+
     /// Distinct wrapped keys, so a result shows which read it came from.
     static func key(_ byte: UInt8) -> WrappedContentKey {
         WrappedContentKey(wrappedKey: [UInt8](repeating: byte, count: 24), iv: [UInt8](repeating: byte, count: 16), keyEncryptionKeyID: id("kek"))
