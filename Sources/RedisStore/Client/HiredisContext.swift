@@ -37,6 +37,8 @@ final class HiredisContext {
             redisFree(context)  // hiredis did not hand it to anyone: free it here.
             throw RedisError(.connectionFailed, "connect to \(host):\(port): \(message)", isRetriable: true)
         }
+        // Array headers past the element bound are refused before hiredis allocates them.
+        if let reader = context.pointee.reader { HiredisReplyLimits.install(on: reader) }
         return HiredisContext(raw: context)
     }
 
@@ -70,55 +72,61 @@ final class HiredisContext {
         }
     }
 
+    /// The most bytes one ``readReply()`` takes from the socket before giving up on the reply:
+    /// hiredis buffers a bulk string until all of it has arrived and builds an array element by
+    /// element, so without a bound a server's `$9223372036854775807` or endless `*2147483647`
+    /// decides how much memory a worker allocates. 64 MiB is far above any reply the store reads
+    /// (its largest are `SCAN` pages of 1000 keys and the rotation index) and below what would
+    /// hurt a worker.
+    static let maximumReplyBytes = 64 << 20
+
     /// Flushes pending output if needed and reads the next reply, copied into a ``RedisValue``;
     /// the hiredis reply object is freed before returning. Error replies are returned as `.error`.
+    ///
+    /// This is `redisGetReply` (hiredis 0.14, blocking mode) with one addition: the bytes read for
+    /// the reply are counted, and past `maximumReplyBytes` the read stops with `.unexpectedReply`
+    /// (the caller drops the context, as after any failed read).
     func readReply() throws(RedisError) -> RedisValue {
         var reply: UnsafeMutableRawPointer?
-        let status = redisGetReply(raw, &reply)
-        let savedErrno = errno
-        guard status == REDIS_OK, let reply else {
-            let message = Self.errorString(raw)
-            if raw.pointee.err == REDIS_ERR_IO, savedErrno == EAGAIN || savedErrno == EWOULDBLOCK {
-                throw RedisError(.timeout, "no reply within the command timeout", isRetriable: true)
-            }
-            throw RedisError(.connectionLost, message.isEmpty ? "connection lost" : message, isRetriable: true)
-        }
-        defer { freeReplyObject(reply) }
-        return Self.copy(reply.assumingMemoryBound(to: redisReply.self))
-    }
-
-    private static func copy(_ reply: UnsafeMutablePointer<redisReply>) -> RedisValue {
-        let r = reply.pointee
-        switch r.type {
-        case REDIS_REPLY_STRING:
-            return .bulkString(bytes(r.str, r.len))
-        case REDIS_REPLY_STATUS:
-            return .simpleString(String(decoding: bytes(r.str, r.len), as: UTF8.self))
-        case REDIS_REPLY_ERROR:
-            return .error(String(decoding: bytes(r.str, r.len), as: UTF8.self))
-        case REDIS_REPLY_INTEGER:
-            return .integer(Int64(r.integer))
-        case REDIS_REPLY_ARRAY:
-            var values = [RedisValue]()
-            values.reserveCapacity(r.elements)
-            for index in 0..<r.elements {
-                if let element = r.element[index] {
-                    values.append(copy(element))
-                } else {
-                    values.append(.null)
+        // A reply already buffered by an earlier read comes first.
+        guard redisGetReplyFromReader(raw, &reply) == REDIS_OK else { throw Self.readFailure(raw, errno) }
+        if reply == nil {
+            var done: Int32 = 0
+            repeat {
+                guard redisBufferWrite(raw, &done) == REDIS_OK else { throw Self.readFailure(raw, errno) }
+            } while done == 0
+            var received = 0
+            repeat {
+                let before = raw.pointee.reader.pointee.len
+                guard redisBufferRead(raw) == REDIS_OK else { throw Self.readFailure(raw, errno) }
+                // The reader's buffer only grows while it is fed (it is trimmed when replies are taken).
+                let after = raw.pointee.reader.pointee.len
+                received += after > before ? after - before : 0
+                guard received <= Self.maximumReplyBytes else {
+                    throw RedisError(
+                        .unexpectedReply, "a reply ran past \(Self.maximumReplyBytes) bytes without ending; the connection is dropped", isRetriable: true)
                 }
-            }
-            return .array(values)
-        default:  // REDIS_REPLY_NIL
-            return .null
+                guard redisGetReplyFromReader(raw, &reply) == REDIS_OK else { throw Self.readFailure(raw, errno) }
+            } while reply == nil
         }
+        guard let reply else { throw Self.readFailure(raw, errno) }
+        defer { freeReplyObject(reply) }
+        return try RedisValue(hiredisReply: reply.assumingMemoryBound(to: redisReply.self))
     }
 
-    private static func bytes(_ pointer: UnsafeMutablePointer<CChar>?, _ length: Int) -> [UInt8] {
-        guard let pointer, length > 0 else { return [] }
-        return pointer.withMemoryRebound(to: UInt8.self, capacity: length) {
-            Array(UnsafeBufferPointer(start: $0, count: length))
+    /// The error for a failed write or read; `savedErrno` is `errno` right after the failing call.
+    private static func readFailure(_ context: UnsafeMutablePointer<redisContext>, _ savedErrno: Int32) -> RedisError {
+        let message = errorString(context)
+        if context.pointee.err == REDIS_ERR_IO, savedErrno == EAGAIN || savedErrno == EWOULDBLOCK {
+            return RedisError(.timeout, "no reply within the command timeout", isRetriable: true)
         }
+        if context.pointee.err == REDIS_ERR_PROTOCOL {
+            return RedisError(.unexpectedReply, "malformed reply: \(message)", isRetriable: true)
+        }
+        if context.pointee.err == REDIS_ERR_OOM {
+            return RedisError(.unexpectedReply, "malformed reply: \(HiredisReplyLimits.refusal)", isRetriable: true)
+        }
+        return RedisError(.connectionLost, message.isEmpty ? "connection lost" : message, isRetriable: true)
     }
 
     private static func errorString(_ context: UnsafeMutablePointer<redisContext>) -> String {

@@ -121,8 +121,8 @@ public final class RedisClusterClient: RedisCommandRunner {
                         let answer = values[offset..<(offset + range.count)]
                         offset += range.count
                         let wasAsked = askTarget.removeValue(forKey: unit) != nil
-                        guard let redirect = answer.lazy.compactMap(ClusterRedirect.init).first else {
-                            for (index, value) in zip(range, answer) { replies[index] = value }
+                        guard let redirect = Self.firstRedirect(in: answer) else {
+                            for (index, value) in zip(range, answer) { replies[index] = Self.followable(value) }
                             continue
                         }
                         again.append(unit)
@@ -189,6 +189,26 @@ public final class RedisClusterClient: RedisCommandRunner {
         return units
     }
 
+    /// The first redirect among a unit's replies that can be followed; a malformed `MOVED` or
+    /// `ASK` is not one (``followable(_:)`` turns it into the command's error).
+    private static func firstRedirect(in answer: ArraySlice<RedisValue>) -> ClusterRedirect? {
+        for value in answer {
+            if let redirect = try? ClusterRedirect.parse(value) { return redirect }
+        }
+        return nil
+    }
+
+    /// `value`, or for a `MOVED`/`ASK` that names no valid slot or node, an error reply saying so:
+    /// the command was not run, and it is not resent to an address made of garbage.
+    private static func followable(_ value: RedisValue) -> RedisValue {
+        do throws(RedisError) {
+            _ = try ClusterRedirect.parse(value)
+            return value
+        } catch {
+            return .error(error.message)
+        }
+    }
+
     private func route(_ slot: Int?, _ map: ClusterSlotMap) -> RedisNodeAddress? {
         if let slot { return map.master(for: slot) }
         guard !map.masters.isEmpty else { return nil }
@@ -196,7 +216,8 @@ public final class RedisClusterClient: RedisCommandRunner {
             state.nextKeyless &+= 1
             return state.nextKeyless
         }
-        return map.masters[turn % map.masters.count]
+        // The magnitude: the counter wraps to negative after Int.max turns.
+        return map.masters[Int(turn.magnitude % UInt(map.masters.count))]
     }
 
     /// Sends each node its part at once; one outcome per node, in order.
@@ -283,9 +304,9 @@ public final class RedisClusterClient: RedisCommandRunner {
                 if case .error = reply {
                     // Before Redis 7.0: the older form.
                     reply = try await client.send(["CLUSTER", "SLOTS"])
-                    map = try ClusterSlotMap(slots: reply)
+                    map = try ClusterSlotMap(slots: reply, answeredBy: node)
                 } else {
-                    map = try ClusterSlotMap(shards: reply)
+                    map = try ClusterSlotMap(shards: reply, answeredBy: node)
                 }
                 if map.masters.isEmpty {
                     failure = RedisError(.clusterUnavailable, "\(node) knows no master", isRetriable: true)

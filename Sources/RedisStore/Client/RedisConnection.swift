@@ -108,7 +108,7 @@ final class RedisConnection: @unchecked Sendable {
             logger.debug(
                 "redis connect failed",
                 metadata: [RedisLoggingKeys.error: "\(error)", RedisLoggingKeys.retryIn: "\(delay)"])
-            if error.code == .timeout || error.code == .connectionLost {
+            if error.code == .timeout || error.code == .connectionLost || error.code == .unexpectedReply {
                 throw RedisError(.connectionFailed, "during connect: \(error.message)", isRetriable: true)
             }
             throw error

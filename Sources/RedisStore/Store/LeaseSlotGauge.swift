@@ -48,7 +48,9 @@ public final class LeaseSlotGauge: Sendable {
             let counts = try await node.pipeline(names.map { ["ZCOUNT", RedisArgument($0), RedisArgument(nowMilliseconds + 1), "+inf"] })
             for value in counts {
                 if case .integer(let n) = value, n > 0 {
-                    slots += Int(n)
+                    // Saturating: a count no real set reaches must not trap the worker's monitor.
+                    let (sum, overflow) = slots.addingReportingOverflow(Int(n))
+                    slots = overflow ? .max : sum
                     accounts += 1
                 }
             }
