@@ -104,7 +104,7 @@ extension AdminCommand {
             // The worker's own defaults, so an unset name means the same topic to both.
             let defaults = WorkerConfiguration(brokers: bootstrap)
             let requests = value(requestsTopic, "requests-topic", environment) ?? defaults.requestsTopic
-            let classes = classTopics || value(nil, "class-topics", environment)?.lowercased() == "true"
+            let classes = classTopics || ["true", "yes", "1"].contains(value(nil, "class-topics", environment)?.lowercased() ?? "")
             let specs = plan.specifications(
                 requestsTopic: requests, classTopics: classes,
                 repliesTopic: value(repliesTopic, "replies-topic", environment) ?? defaults.repliesTopic,
