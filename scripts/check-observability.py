@@ -12,7 +12,7 @@
   has a unique `alert` name, an `expr`, a `for` duration in Prometheus syntax, labels.severity and
   annotations.summary/description; expressions have balanced brackets, use only exported metrics,
   and cover the storm: lag, p99, error ratio, store down, stalled worker, dropped messages, dead
-  letters.
+  letters; every aggregation keeps `namespace`, so each fleet is alerted on alone.
 
 The exported metric names are read from Sources/KSMOperations/Metrics/MetricCatalog.swift (the
 names passed to counter(...), gauge(...) and histogram(...)), so a renamed metric fails this check.
@@ -38,6 +38,8 @@ REQUIRED_ALERT_TOPICS = {
     "dead letters": "ksm_dead_letters_total",
 }
 NAMESPACE_SELECTOR = 'namespace="$namespace"'
+# An alert's aggregation, whose grouping must keep the namespace (one fleet per namespace).
+AGGREGATION = re.compile(r"\b(sum|min|max|avg|count|topk|bottomk|quantile)\s*(by\s*\(([^)]*)\))?\s*\(")
 SELECTOR = re.compile(r"\b(ksm_[a-z0-9_]+)(\{([^}]*)\})?")
 # Aggregations of the per-partition lag: `sum by (...) (ksm_consumer_lag...)` or `sum(ksm_consumer_lag...)`.
 LAG_AGGREGATION = re.compile(r"\b(sum|max|min|avg|count|topk|bottomk)\s*(by\s*\(([^)]*)\))?\s*\([^()]*\bksm_consumer_lag\b(?!_)")
@@ -176,6 +178,9 @@ def check_alerts(known):
             names.add(rule.get("alert"))
             check_expr(where, rule.get("expr"), known)
             used |= metrics_in(rule.get("expr") or "")
+            for m in AGGREGATION.finditer(rule.get("expr") or ""):
+                if "namespace" not in {g.strip() for g in (m.group(3) or "").split(",")}:
+                    fail(where, f"{m.group(0)!r} aggregates across namespaces: group by namespace (one fleet each)")
             if "for" in rule and not DURATION.match(str(rule["for"])):
                 fail(where, f"`for` is not a Prometheus duration: {rule['for']!r}")
             if not (rule.get("labels") or {}).get("severity"):
