@@ -87,22 +87,20 @@ import Testing
         #expect(try CKCOpener.open(ckc, session: session).keyDuration == duration)
     }
 
-    @Test("The offline key TLLV goes to clients with capability bit 3; bit 1 alone gets a persistable content key duration (SDK 26 populateTagsCustom)", arguments: [true, false])
-    func offlineKeyVersions(v2Capable: Bool) throws {
+    @Test("The offline key TLLV goes to clients with capability bit 3; bit 1 alone, or neither bit, gets a persistable content key duration (SDK 26 checkSupportedFeatures, populateTagsCustom)",
+          arguments: [Capabilities.offlineKeyBit, Capabilities.offlineKeyV2Bit, Capabilities.offlineKeyBit | Capabilities.offlineKeyV2Bit, 0])
+    func offlineKeyVersions(bits: UInt64) throws {
         let device = SimulatedDevice(trust: try Fixtures.testTrust())
         var o = SPCOptions()
         o.playback = MediaPlaybackInfo(creationDate: 1_790_000_000, state: .readyToPlay, sessionID: 3)
-        o.capabilities = Capabilities(low: Capabilities.offlineKeyBit | (v2Capable ? Capabilities.offlineKeyV2Bit : 0))
+        o.capabilities = Capabilities(low: bits)
         let (spc, session) = try device.makeSPC(o)
         let server = try Fixtures.testServer()
         let request = try server.open(spc)
-        let offline = OfflineKey.make(for: request.payload.capabilities, streamID: [UInt8](repeating: 5, count: 16), titleID: [UInt8](repeating: 6, count: 16), storageDuration: 2_592_000, playbackDuration: 86_400)
+        let offline = OfflineKey(version: 2, contentID: [UInt8](repeating: 5, count: 16), storageDuration: 2_592_000, playbackDuration: 86_400, titleID: [UInt8](repeating: 6, count: 16))
         let opened = try CKCOpener.open(try server.makeCKC(for: request, CKCContent(contentKey: Self.key, contentIV: Self.iv, offlineKey: offline)), session: session)
-        if v2Capable {
-            #expect(opened.offlineKey?.version == 2)
-            #expect(opened.offlineKey?.storageDuration == 2_592_000)
-            #expect(opened.offlineKey?.playbackDuration == 86_400)
-            #expect(opened.offlineKey?.titleID == [UInt8](repeating: 6, count: 16))
+        if bits & Capabilities.offlineKeyV2Bit != 0 {
+            #expect(opened.offlineKey == offline)
             #expect(opened.keyDuration == nil)
         } else {
             #expect(opened.offlineKey == nil)

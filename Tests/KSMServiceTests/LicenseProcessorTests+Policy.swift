@@ -167,11 +167,14 @@ extension LicenseProcessorTests {
         let offline = try #require(opened.offlineKey)
         #expect(offline.version == 2 && offline.contentID == stream && offline.storageDuration == 2_592_000 && offline.playbackDuration == 86_400)
 
-        // A client without the offline key capability is refused.
+        // A client without capability bit 3 gets the storage duration as a persistable key, as SDK 26
+        // answers it (OfflineWorkerPathTests covers every combination of bits 1 and 3).
         var plain = World.options(asset, playback: Self.play(1))
         plain.capabilities = Capabilities(low: Capabilities.securityLevelBaselineBit | Capabilities.hdcpEnforcementBit)
-        let refused = try #require(await processor.process([try World.job("dl-old", device: world.deviceA, plain, persistent: true).job], now: t0).first)
-        #expect(refused.status == .offlineNeedsCapability)
+        let old = try World.job("dl-old", device: world.deviceA, plain, persistent: true)
+        let persistable = try #require(await processor.process([old.job], now: t0).first)
+        #expect(persistable.status == .ok && persistable.rule == "offline:persistable", "\(persistable.reason)")
+        #expect(try CKCOpener.open(try #require(persistable.ckc), session: old.session).keyDuration == .persistable(limitedTo: 2_592_000))
 
         // Days later the device deletes the key: a sync SPC with secure invalidation.
         var sync = World.options(asset, playback: Self.play(1))

@@ -36,7 +36,6 @@ let refusalCases: [RefusalCase] = [
     .init(name: "rental window closed", policy: #"{"content-type": "hd", "rental": \#(window)}"#, client: client(), nowOffsetSeconds: 3600, expected: .rentalExpired),
     .init(name: "48-hour rental over for a new playback", policy: #"{"content-type": "hd", "rental": {"duration": 172800}}"#, client: client(state: .readyToPlay), nowOffsetSeconds: 172_800, rentalStartOffsetSeconds: 0, expected: .rentalPeriodOver),
     .init(name: "download with neither offline nor persistence", policy: #"{"content-type": "hd"}"#, client: client(), download: true, expected: .offlineNotAllowed),
-    .init(name: "offline rental to a client without the offline key", policy: #"{"content-type": "hd", "offline": {"enabled": true}}"#, client: client(caps: Caps.hdcp), download: true, expected: .offlineNeedsCapability),
     .init(name: "lease without a media playback state under requires-playback-state", policy: #"{"content-type": "hd", "lease": {"duration": 60, "requires-playback-state": true}}"#, client: client(state: nil), expected: .leaseNeedsPlaybackState),
     .init(name: "check-in with a sync v1 SPC", policy: #"{"content-type": "hd"}"#, client: client(sync: .v1(SyncV1(contentID: [UInt8](repeating: 1, count: 16), durationToExpiry: 60))), checkIn: true, expected: .checkInNeedsSync),
     .init(name: "check-in without a sync TLLV", policy: #"{"content-type": "hd"}"#, client: client(), checkIn: true, expected: .checkInNeedsSync),
@@ -209,9 +208,9 @@ struct ForbiddenCombinationTests {
         #"{"content-type": "sd", "rental": {"duration": 100}, "offline": {"enabled": true}}"#,
     ]
     static let states: [PlaybackState?] = [nil, .readyToPlay, .playingOrPaused, .leaseRenewal]
-    static let capSets: [UInt64?] = [nil, 0, Caps.hdcp, Caps.offline, Caps.offline | Caps.offlineV2, Caps.hdcp | Caps.offline | Caps.offlineV2]
+    static let capSets: [UInt64?] = [nil, 0, Caps.hdcp, Caps.offline, Caps.offlineV2, Caps.offline | Caps.offlineV2, Caps.hdcp | Caps.offline | Caps.offlineV2]
 
-    @Test("no offline key with a content key duration, no lease with an offline key, v2 only with bit 3, type 1 only with bit 0, states 1 and 3 always with a key", arguments: policies)
+    @Test("no offline key with a content key duration, no lease with an offline key, the offline key only with bit 3 and a playback state, type 1 only with bit 0, states 1 and 3 always with a key", arguments: policies)
     func exhaustive(json: String) throws {
         let p = try policy(json)
         var issued = 0
@@ -223,10 +222,11 @@ struct ForbiddenCombinationTests {
                     guard let t = d.terms else { continue }
                     issued += 1
                     if case .dualExpiry(_, _, let v) = t.duration {
+                        // The offline key TLLV only where the CKC carries it: bit 3 and a playback state.
                         #expect(t.duration.contentKeyDuration == nil)
                         #expect(t.leaseSlot == .none)
-                        #expect(v == 1 || c.capabilities?.offlineKeyV2 == true)
-                        #expect(c.capabilities?.offlineKey == true || c.capabilities?.offlineKeyV2 == true)
+                        #expect(v == 2)
+                        #expect(c.capabilities?.offlineKeyV2 == true && c.playback != nil)
                     }
                     // A lease without a playback state goes out with no slot (and the CKC carries no duration).
                     if t.duration.leaseSeconds != nil, c.playback == nil { #expect(t.leaseSlot == .none) }
@@ -237,5 +237,84 @@ struct ForbiddenCombinationTests {
             }
         }
         #expect(issued > 0)
+    }
+}
+
+/// One row of SDK 26's offline table: the client's bits 1 and 3, whether the SPC has a playback
+/// state, and the policy's offline durations.
+struct OfflineCase: Sendable, CustomTestStringConvertible {
+    var bits: UInt64?
+    var playback: Bool
+    var storage: UInt32
+    var playbackSeconds: UInt32
+    var testDescription: String {
+        let name = switch bits {
+        case nil: "no capabilities TLLV"
+        case 0?: "neither bit"
+        case Caps.offline?: "bit 1 only"
+        case Caps.offlineV2?: "bit 3 only"
+        default: "bits 1 and 3"
+        }
+        return "\(name), \(playback ? "playback state" : "no playback state"), storage \(storage) s, playback \(playbackSeconds) s"
+    }
+
+    static let all: [OfflineCase] = [nil, 0, Caps.offline, Caps.offlineV2, Caps.offline | Caps.offlineV2].flatMap { bits in
+        [true, false].flatMap { playback in
+            [(2_592_000, 86_400), (0, 0), (0, 86_400)].map { OfflineCase(bits: bits, playback: playback, storage: $0.0, playbackSeconds: $0.1) }
+        }
+    }
+}
+
+@Suite("Policy engine: offline downloads as SDK 26 answers them")
+struct OfflineDownloadTests {
+    /// SDK 26 checkSupportedFeatures and populateTagsCustom, written out: the offline key TLLV (v2,
+    /// since the worker names stream and title IDs) only to bit 3 with a playback state; any other
+    /// client with a playback state gets `{0, storage, persistence-and-duration}`, or `persistence`
+    /// when both durations are 0; without a playback state no terms at all. Never a refusal.
+    static func sdk26(_ c: OfflineCase) -> (KeyDurationTerms, String) {
+        guard c.playback else { return (.none, "offline:no-playback-state") }
+        if let bits = c.bits, bits & Caps.offlineV2 != 0 {
+            return (.dualExpiry(storage: c.storage, playback: c.playbackSeconds, offlineKeyVersion: 2), "offline:dual-expiry")
+        }
+        let limited = c.storage != 0 || c.playbackSeconds != 0
+        return (limited ? .persistableLimited(seconds: c.storage) : .persistableUnlimited, "offline:persistable")
+    }
+
+    @Test("each combination of bits 1 and 3, playback state and durations gets SDK 26's terms and a rule that names them", arguments: OfflineCase.all)
+    func sdk26Table(_ c: OfflineCase) throws {
+        let p = try policy(#"{"content-type": "hd", "offline": {"enabled": true, "storage-duration": \#(c.storage), "playback-duration": \#(c.playbackSeconds)}}"#)
+        let facts = client(caps: c.bits.map { $0 | Caps.hdcp }, state: c.playback ? .readyToPlay : nil)
+        let d = evaluate(p, facts, download: true)
+        let (duration, rule) = Self.sdk26(c)
+        let terms = try #require(d.terms, "\(d)")
+        #expect(terms.duration == duration)
+        #expect(d.rule == rule)
+        #expect(terms.includesContentKey)
+        #expect(terms.leaseSlot == LeaseSlotNeed.none)
+        // The engine's terms are what FairPlay's own rule sends for the same client.
+        let delivery = OfflineDelivery(storageSeconds: c.storage, playbackSeconds: c.playbackSeconds, capabilities: facts.capabilities, hasPlaybackState: c.playback)
+        switch delivery {
+        case .offlineKey: #expect(terms.duration.offlineKey(streamID: Array(repeating: 1, count: 16), titleID: Array(repeating: 2, count: 16)) != nil)
+        case .contentKeyDuration(let sent): #expect(terms.duration.contentKeyDuration == sent)
+        case .noTerms: #expect(terms.duration == KeyDurationTerms.none)
+        }
+    }
+
+    @Test("with offline enabled the persistence setting does not decide downloads: a client without bit 3 gets the offline storage")
+    func offlineWinsOverPersistence() throws {
+        let p = try policy(#"{"content-type": "hd", "offline": {"enabled": true, "storage-duration": 600, "playback-duration": 60}, "persistence": "unlimited"}"#)
+        let d = evaluate(p, client(caps: Caps.hdcp | Caps.offline, state: .readyToPlay), download: true)
+        #expect(d.terms?.duration == .persistableLimited(seconds: 600))
+        #expect(d.rule == "offline:persistable")
+    }
+
+    @Test("the retired offline:needs-capability refusal is never returned")
+    func neverRefusedForCapabilities() throws {
+        let p = try policy(#"{"content-type": "sd", "hdcp": "none", "offline": {"enabled": true}}"#)
+        for c in OfflineCase.all {
+            let d = evaluate(p, client(caps: c.bits, state: c.playback ? .readyToPlay : nil), download: true)
+            #expect(d.isIssued, "\(c.testDescription): \(d)")
+            #expect(d.refusal != .offlineNeedsCapability)
+        }
     }
 }

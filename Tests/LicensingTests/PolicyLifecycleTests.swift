@@ -99,21 +99,25 @@ struct PolicyLifecycleTests {
         #expect(evaluate(unlimited, client(), download: true).rule == "persistence:unlimited")
     }
 
-    @Test("offline download: dual expiry, v2 for capability bit 3 and v1 otherwise, storage bounded by the window, then recorded and synced")
+    @Test("offline download: dual expiry (offline key v2) for capability bit 3, a persistable duration for bit 1 alone, storage bounded by the window, then recorded and synced")
     func offlineDualExpiryAndSync() throws {
         var clock = TestClock()
         let p = try policy(#"{"content-type": "hd", "offline": {"enabled": true, "storage-duration": 2592000, "playback-duration": 86400}}"#)
-        let v2 = evaluate(p, client(caps: Caps.offline | Caps.offlineV2), now: clock.now, download: true)
+        let v2 = evaluate(p, client(caps: Caps.offline | Caps.offlineV2, state: .readyToPlay), now: clock.now, download: true)
         #expect(v2.terms?.duration == .dualExpiry(storage: 2_592_000, playback: 86400, offlineKeyVersion: 2))
         #expect(v2.terms?.duration.contentKeyDuration == nil)
-        let v1 = evaluate(p, client(caps: Caps.offline), now: clock.now, download: true)
-        #expect(v1.terms?.duration == .dualExpiry(storage: 2_592_000, playback: 86400, offlineKeyVersion: 1))
+        // SDK 26 reads bit 1 as dual expiry support, which sends no offline key TLLV.
+        let bit1 = evaluate(p, client(caps: Caps.offline, state: .readyToPlay), now: clock.now, download: true)
+        #expect(bit1.terms?.duration == .persistableLimited(seconds: 2_592_000))
+        #expect(bit1.rule == "offline:persistable")
         let stream: [UInt8] = Array(repeating: 1, count: 16), title: [UInt8] = Array(repeating: 2, count: 16)
-        #expect(v1.terms?.duration.offlineKey(streamID: stream, titleID: title)?.titleID == nil)
+        #expect(bit1.terms?.duration.offlineKey(streamID: stream, titleID: title) == nil)
         #expect(v2.terms?.duration.offlineKey(streamID: stream, titleID: title)?.titleID == title)
+        let bit1Terms = try #require(bit1.terms)
+        #expect(OfflineLicenseRecord.issued(terms: bit1Terms, streamID: stream, titleID: title, assetID: "movie", deviceID: device, nowMilliseconds: clock.now) == nil)
 
         let windowed = try policy(#"{"content-type": "hd", "rental": {"not-after": \#(clock.now + 86_400_000)}, "offline": {"enabled": true, "storage-duration": 2592000, "playback-duration": 86400}}"#)
-        #expect(evaluate(windowed, client(), now: clock.now, download: true).terms?.duration == .dualExpiry(storage: 86400, playback: 86400, offlineKeyVersion: 2))
+        #expect(evaluate(windowed, client(state: .readyToPlay), now: clock.now, download: true).terms?.duration == .dualExpiry(storage: 86400, playback: 86400, offlineKeyVersion: 2))
 
         let terms = try #require(v2.terms)
         let record = try #require(OfflineLicenseRecord.issued(terms: terms, streamID: stream, titleID: title, assetID: "movie", deviceID: device, nowMilliseconds: clock.now))

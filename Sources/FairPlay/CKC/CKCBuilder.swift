@@ -32,19 +32,16 @@ struct CKCBuilder {
         level.appendBigEndian(UInt32(0))
         level.appendBigEndian(content.requiredSecurityLevel.rawValue)
         blocks.append((.requiredSecurityLevel, level))
-        // SDK 26 populateTagsCustom: key terms only for an SPC with a media playback state TLLV.
-        if payload.playback != nil {
-            if let offline = content.offlineKey {
-                if payload.capabilities?.offlineKeyV2 == true {
-                    blocks.append((.offlineKey, try offline.encoded()))
-                } else {
-                    // A client without capability bit 3 reads no offline key TLLV: the same terms go
-                    // as a persistable content key duration.
-                    blocks.append((.contentKeyDuration, offline.persistableDuration.encoded))
-                }
-            } else if let duration = content.keyDuration {
-                blocks.append((.contentKeyDuration, duration.encoded))
+        // SDK 26 populateTagsCustom: key terms only for an SPC with a media playback state TLLV; how
+        // offline terms travel is OfflineDelivery's rule, which the worker's policy engine asks too.
+        if let offline = content.offlineKey {
+            switch offline.delivery(capabilities: payload.capabilities, hasPlaybackState: payload.playback != nil) {
+            case .offlineKey: blocks.append((.offlineKey, try offline.encoded()))
+            case .contentKeyDuration(let duration): blocks.append((.contentKeyDuration, duration.encoded))
+            case .noTerms: break
             }
+        } else if payload.playback != nil, let duration = content.keyDuration {
+            blocks.append((.contentKeyDuration, duration.encoded))
         }
 
         var returned: [TLLVBlock] = []

@@ -1,7 +1,10 @@
 /// The offline key TLLV (guide table 6-1): dual expiry for downloaded rentals.
 ///
-/// Version 2 adds a title ID shared by all streams of a program; send it only to clients with
-/// capability bit 3. Never in the same CKC as a content key duration TLLV (the client rejects it).
+/// Version 2 adds a title ID shared by all streams of a program (SDK 26 `populateTagServerOfflineKey`
+/// sends it whenever a stream or title ID is given, version 1 with a zero content ID otherwise).
+/// Only clients with capability bit 3 receive the TLLV at all, and only with a media playback state:
+/// ``delivery(capabilities:hasPlaybackState:)``. Never in the same CKC as a content key duration TLLV
+/// (the client rejects it).
 public struct OfflineKey: Hashable, Sendable {
     /// 1 or 2.
     public var version: UInt32
@@ -22,20 +25,9 @@ public struct OfflineKey: Hashable, Sendable {
         self.titleID = titleID
     }
 
-    /// Version 2 for clients that announce it (capability bit 3), version 1 otherwise. Only bit-3
-    /// clients receive the TLLV at all (SDK 26); others get `persistableDuration`.
-    public static func make(for capabilities: Capabilities?, streamID: [UInt8], titleID: [UInt8], storageDuration: UInt32, playbackDuration: UInt32) -> OfflineKey {
-        if capabilities?.offlineKeyV2 == true {
-            return OfflineKey(version: 2, contentID: streamID, storageDuration: storageDuration, playbackDuration: playbackDuration, titleID: titleID)
-        }
-        return OfflineKey(version: 1, contentID: streamID, storageDuration: storageDuration, playbackDuration: playbackDuration)
-    }
-
-    /// The same terms as a content key duration, for a client that reads no offline key TLLV (SDK 26
-    /// sends `persistenceAndDuration` when either duration is set, `persistence` otherwise).
-    public var persistableDuration: ContentKeyDuration {
-        let limited = storageDuration != 0 || playbackDuration != 0
-        return ContentKeyDuration(leaseSeconds: 0, rentalSeconds: storageDuration, keyType: limited ? .persistableLimited : .persistableUnlimited)
+    /// How a CKC carries these terms to a client (``OfflineDelivery``, SDK 26 `populateTagsCustom`).
+    public func delivery(capabilities: Capabilities?, hasPlaybackState: Bool) -> OfflineDelivery {
+        OfflineDelivery(storageSeconds: storageDuration, playbackSeconds: playbackDuration, capabilities: capabilities, hasPlaybackState: hasPlaybackState)
     }
 
     func encoded() throws(FairPlayError) -> [UInt8] {

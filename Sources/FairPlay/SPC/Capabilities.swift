@@ -10,11 +10,13 @@ public struct Capabilities: Hashable, Sendable {
 
     /// Bit 0: the device enforces the HDCP enforcement TLLV (needed for HDCP type 1).
     public var hdcpEnforcement: Bool { low & 1 != 0 }
-    /// Bit 1: the device handles the offline key TLLV.
+    /// Bit 1: offline key support as SDK 26 names the bit; its `checkSupportedFeatures` reads it as dual
+    /// expiry support, which no CKC TLLV depends on. The offline key TLLV itself needs bit 3
+    /// (``OfflineDelivery``).
     public var offlineKey: Bool { low & 2 != 0 }
     /// Bit 2: secure invalidation requests.
     public var secureInvalidation: Bool { low & 4 != 0 }
-    /// Bit 3: offline key TLLV version 2.
+    /// Bit 3: offline key TLLV, versions 1 and 2 (SDK 26 `supportsOfflineKeyTLLV` and its v2 flag).
     public var offlineKeyV2: Bool { low & 8 != 0 }
     /// Bit 4: enforces security level Baseline.
     public var securityLevelBaseline: Bool { low & 16 != 0 }

@@ -121,8 +121,8 @@ public struct AppleJSONProcessor: Sendable {
         content.encryptionScheme = asset.encryptionScheme.flatMap { EncryptionScheme(appleName: $0) }
         if let offline = asset.offline {
             // SDK 26 populateTagServerOfflineKey: version 2 when a stream or title ID is given, else
-            // version 1 with a zero content ID; clients without capability bit 3 get the same terms as
-            // a persistable content key duration (CKCBuilder).
+            // version 1 with a zero content ID. Whether the client gets this TLLV or the same terms as
+            // a persistable content key duration is OfflineDelivery's rule (CKCBuilder applies it).
             if offline.streamID != nil || offline.titleID != nil {
                 content.offlineKey = OfflineKey(
                     version: 2, contentID: offline.streamID ?? [UInt8](repeating: 0, count: 16), storageDuration: offline.rentalSeconds,

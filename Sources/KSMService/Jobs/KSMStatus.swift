@@ -54,7 +54,9 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let rentalPeriodOver = KSMStatus(rawValue: -43016)
     /// The job asks for a download and the policy allows neither offline keys nor persistable keys.
     public static let offlineNotAllowed = KSMStatus(rawValue: -43017)
-    /// Offline only, and the client announces no offline key (capability bits 1 and 3).
+    /// Retired: never sent. It refused an offline download to a client without the offline key; SDK 26
+    /// answers such a client with a persistable content key duration, and so does the worker. Kept so
+    /// the number keeps its meaning.
     public static let offlineNeedsCapability = KSMStatus(rawValue: -43018)
     /// Playback state 3 asks to renew and `lease.renewal` is false; or state 2 finds no live slot to hold.
     public static let leaseRenewalNotAllowed = KSMStatus(rawValue: -43019)

@@ -29,7 +29,9 @@ public struct EffectivePolicy: Hashable, Sendable {
     /// Refuse a lease to an SPC without a media playback state (off: SDK 26 issues the key, no slot).
     public var leaseRequiresPlaybackState: Bool
     public var persistence: PersistencePolicy
-    /// Whether downloads get an offline key TLLV (dual expiry). Default: false.
+    /// Whether downloads get the offline terms (storage and playback durations): the offline key TLLV
+    /// (dual expiry) for clients with capability bit 3, a persistable content key duration for others
+    /// (``OfflineDelivery``). When set, `persistence` does not apply to downloads. Default: false.
     public var offlineEnabled: Bool
     /// Offline storage duration in seconds; 0 means no limit.
     public var offlineStorageSeconds: UInt32

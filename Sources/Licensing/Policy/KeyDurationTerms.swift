@@ -12,8 +12,9 @@ public enum KeyDurationTerms: Hashable, Sendable {
     case leaseAndRental(lease: UInt32, rental: UInt32)
     case persistableUnlimited
     case persistableLimited(seconds: UInt32)
-    /// Offline key TLLV: storage and playback durations (0 means no limit), version 2 only for
-    /// clients with capability bit 3.
+    /// Offline key TLLV: storage and playback durations (0 means no limit). The engine issues it only
+    /// where the CKC carries the TLLV (capability bit 3 and a media playback state, ``OfflineDelivery``),
+    /// as version 2, since the worker always names a stream and a title ID.
     case dualExpiry(storage: UInt32, playback: UInt32, offlineKeyVersion: UInt32)
 
     /// The content key duration TLLV to send; nil for ``none`` and ``dualExpiry``.

@@ -119,7 +119,8 @@ public struct PolicyDocument: Hashable, Sendable {
     /// Offline rental with dual expiry (guide, "Offline Rental Support").
     /// JSON: `{"enabled", "storage-duration", "playback-duration"}`.
     public struct Offline: Hashable, Sendable {
-        /// Whether a download gets an offline key TLLV. Default: false.
+        /// Whether a download gets the offline terms (an offline key TLLV for capability bit 3, else a
+        /// persistable content key duration: ``OfflineDelivery``). Default: false.
         public var enabled: Bool?
         /// Seconds the key stays valid before playback starts, from acquisition; 0 means no limit.
         public var storageSeconds: UInt32?

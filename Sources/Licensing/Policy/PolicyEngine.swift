@@ -19,8 +19,8 @@ import FairPlay
 ///    may answer without a key, "session stopped" takes no new slot, any other unnamed state is read
 ///    as state 1;
 /// 7. rental window (not-before, not-after) and rental period;
-/// 8. the shape of the license: a download (offline dual expiry or persistable key) or a stream
-///    (lease and rental by playback state).
+/// 8. the shape of the license: a download (offline terms, as ``OfflineDelivery`` carries them to
+///    this client; else a persistable key) or a stream (lease and rental by playback state).
 public enum PolicyEngine {
     public static func evaluate(_ input: PolicyInput) -> PolicyDecision {
         let p = input.policy
@@ -116,18 +116,33 @@ public enum PolicyEngine {
         // 8a. Downloads.
         if input.requestsPersistence {
             if p.offlineEnabled {
-                let caps = c.capabilities
-                if caps?.offlineKey == true || caps?.offlineKeyV2 == true {
-                    let version: UInt32 = caps?.offlineKeyV2 == true ? 2 : 1
-                    let storage = Self.tighter(p.offlineStorageSeconds, rentalSeconds)
-                    let terms = LicenseTerms(
-                        includesContentKey: true, duration: .dualExpiry(storage: storage, playback: p.offlinePlaybackSeconds, offlineKeyVersion: version),
-                        hdcp: p.hdcp, requiredSecurityLevel: required, startsRental: startsRental, registersDevice: registers)
-                    return .issue(terms, rule: "offline:dual-expiry", reason: "offline key v\(version): storage \(storage) s, playback \(p.offlinePlaybackSeconds) s (0 = no limit)")
+                // How the terms reach this client is FairPlay's one rule (OfflineDelivery, SDK 26
+                // checkSupportedFeatures and populateTagsCustom), the same one CKCBuilder applies, so
+                // the rule, the offline record and the CKC agree. SDK 26 refuses no client here.
+                let storage = Self.tighter(p.offlineStorageSeconds, rentalSeconds)
+                let playback = p.offlinePlaybackSeconds
+                let delivery = OfflineDelivery(storageSeconds: storage, playbackSeconds: playback, capabilities: c.capabilities, hasPlaybackState: c.playback != nil)
+                let duration: KeyDurationTerms
+                let rule: String
+                let reason: String
+                switch delivery {
+                case .offlineKey:
+                    // The worker always names a stream and a title ID, so SDK 26 sends version 2.
+                    duration = .dualExpiry(storage: storage, playback: playback, offlineKeyVersion: 2)
+                    rule = "offline:dual-expiry"
+                    reason = "offline key v2: storage \(storage) s, playback \(playback) s (0 = no limit)"
+                case .contentKeyDuration(let persistable):
+                    duration = persistable.keyType == .persistableLimited ? .persistableLimited(seconds: persistable.rentalSeconds) : .persistableUnlimited
+                    rule = "offline:persistable"
+                    reason = "no offline key v2 (capability bit 3): the offline terms go as a content key duration \(duration.kind), storage \(storage) s"
+                        + (playback == 0 ? "" : " (the playback duration has no field there)")
+                case .noTerms:
+                    duration = .none
+                    rule = "offline:no-playback-state"
+                    reason = "no media playback state: key issued without an offline key or a content key duration"
                 }
-                if p.persistence == .none {
-                    return .refuse(.offlineNeedsCapability, "offline rental needs a client that announces the offline key (capability bit 1 or 3)")
-                }
+                let terms = LicenseTerms(includesContentKey: true, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, startsRental: startsRental, registersDevice: registers)
+                return .issue(terms, rule: rule, reason: reason)
             }
             let duration: KeyDurationTerms
             let rule: String

@@ -25,6 +25,9 @@ public enum PolicyRefusal: String, Hashable, Sendable, CaseIterable, CustomStrin
     case rentalPeriodOver = "rental:period-over"
     // Downloads.
     case offlineNotAllowed = "offline:not-allowed"
+    /// Retired: never returned. SDK 26 refuses no client an offline request (one without capability
+    /// bit 3 gets a persistable content key duration, ``OfflineDelivery``); the case keeps its code
+    /// -43018 from meaning anything else to a platform that still maps it.
     case offlineNeedsCapability = "offline:needs-capability"
     // Leases and playback states (Apple's paramErr where the request itself cannot be answered).
     /// The policy sets `lease.requires-playback-state` and the SPC has no media playback state.
