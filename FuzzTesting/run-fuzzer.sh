@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Builds a libFuzzer target with address sanitizer and runs it.
 # Usage: FuzzTesting/run-fuzzer.sh [TARGET] [SECONDS] [extra libFuzzer flags...]
-#   TARGET: FuzzSPC (default: SPC container, TLLVs, D function) or FuzzLicenseJob (JSONParser and
-#   LicenseJob(json:), the job decoder every Kafka message goes through).
+#   TARGET: FuzzSPC (default: SPC container, TLLVs, D function), FuzzLicenseJob (JSONParser and
+#   LicenseJob(json:), the job decoder every Kafka message goes through) or FuzzRedisReply (bytes
+#   from a Redis server through hiredis's reader into RedisValue, then the cluster slot map, the
+#   MOVED/ASK parser and the lease/stored-reply/hash decoders).
 # Crashes are written to FuzzTesting/FailCases/; add each as a unit test (Tests/FairPlayTests for
-# SPCs, Tests/KSMServiceTests/JobDecoderMutationTests.swift for jobs).
+# SPCs, Tests/KSMServiceTests/JobDecoderMutationTests.swift for jobs, Tests/RedisStoreTests
+# (Malformed*Tests, ReplyMutationTests) for Redis replies).
 set -euo pipefail
 cd "$(dirname "$0")"
 target="FuzzSPC"
 case "${1:-}" in Fuzz*) target="$1"; shift ;; esac
 seconds="${1:-60}"; shift || true
 mkdir -p FailCases
-swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library --product "$target"
+# Tools version 5.3 passes no package name, which `package` declarations need.
+flags=(-c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -package-name -Xswiftc FairPlayKSMFuzzing)
+swift build "${flags[@]}" --product "$target"
 corpus="$(mktemp -d)"
 case "$target" in
   FuzzSPC)
@@ -24,7 +29,13 @@ case "$target" in
     printf '%s' '{"id":"j-1","tenant":"acme","account":"alice","spc":"AAAA"}' > "$corpus/minimal.json"
     printf '%s' '{"id":"j-2","tenant":"acme","account":"a","spc":"AAAA","deadline":1700000000000,"priority":"continuity","entitlement":"x.y.z","persistent":true,"stream-id":"00112233445566778899aabbccddeeff"}' > "$corpus/full.json"
     max_len=300000 ;;
+  FuzzRedisReply)
+    # Real CLUSTER SHARDS/SLOTS replies of a Redis 7.0 cluster, redirects, lease and stored replies
+    # (the same seeds ReplyMutationTests mutates).
+    cp Seeds/FuzzRedisReply/*.resp "$corpus/"
+    set -- -dict=Seeds/FuzzRedisReply.dict "$@"
+    max_len=65536 ;;
   *) echo "unknown target $target" >&2; exit 2 ;;
 esac
-"$(swift build -c debug -Xswiftc -sanitize=fuzzer,address --show-bin-path)/$target" \
+"$(swift build "${flags[@]}" --show-bin-path)/$target" \
   -max_total_time="$seconds" -max_len="$max_len" -artifact_prefix=FailCases/ "$@" "$corpus"
