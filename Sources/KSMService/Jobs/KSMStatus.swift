@@ -54,9 +54,9 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let rentalPeriodOver = KSMStatus(rawValue: -43016)
     /// The job asks for a download and the policy allows neither offline keys nor persistable keys.
     public static let offlineNotAllowed = KSMStatus(rawValue: -43017)
-    /// Retired: never sent. It refused an offline download to a client without the offline key; SDK 26
-    /// answers such a client with a persistable content key duration, and so does the worker. Kept so
-    /// the number keeps its meaning.
+    /// Retired, never sent: SDK 26 answers an offline download from a client without the offline key
+    /// (capability bit 3) with a persistable content key duration, and so does the worker. The number
+    /// stays reserved so a platform that maps it never reads it as something else.
     public static let offlineNeedsCapability = KSMStatus(rawValue: -43018)
     /// Playback state 3 asks to renew and `lease.renewal` is false; or state 2 finds no live slot to hold.
     public static let leaseRenewalNotAllowed = KSMStatus(rawValue: -43019)
