@@ -23,7 +23,7 @@ let package = Package(
         .target(name: "LicenseJobCodec", dependencies: ["Licensing", "Wire"]),
         .target(name: "RedisStore", dependencies: ["CHiredis", "Licensing", "Wire", .product(name: "Logging", package: "swift-log")]),
         .target(name: "FuzzSPC", dependencies: ["FairPlay"]),
-        .target(name: "FuzzLicenseJob", dependencies: ["LicenseJobCodec", "Licensing"]),
+        .target(name: "FuzzLicenseJob", dependencies: ["LicenseJobCodec", "Licensing", "Wire"]),
         .target(name: "FuzzRedisReply", dependencies: ["RedisStore", "Licensing"]),
     ]
 )

@@ -1,5 +1,6 @@
 import LicenseJobCodec
 import Licensing
+import Wire
 
 /// libFuzzer entry for the job decoder: every input goes to `JSONParser` and to `LicenseJob(json:)`
 /// (the path every Kafka message takes before anything else). Thrown errors are expected; a crash,
