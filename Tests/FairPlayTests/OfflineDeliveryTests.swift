@@ -17,7 +17,6 @@ struct OfflineDeliveryTests {
         } else {
             #expect(withState == .contentKeyDuration(ContentKeyDuration(leaseSeconds: 0, rentalSeconds: 100, keyType: .persistableLimited)))
         }
-        #expect(withState.sendsOfflineKey == offlineKey)
         #expect(OfflineDelivery(storageSeconds: 100, playbackSeconds: 50, capabilities: caps, hasPlaybackState: false) == .noTerms)
     }
 

@@ -31,7 +31,4 @@ public enum OfflineDelivery: Hashable, Sendable {
         self = .contentKeyDuration(
             ContentKeyDuration(leaseSeconds: 0, rentalSeconds: storageSeconds, keyType: limited ? .persistableLimited : .persistableUnlimited))
     }
-
-    /// True when the CKC carries the offline key TLLV (and the device may report it in sync SPCs).
-    public var sendsOfflineKey: Bool { self == .offlineKey }
 }
