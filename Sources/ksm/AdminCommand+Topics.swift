@@ -3,6 +3,7 @@ import Foundation
 import Kafka
 import KSMOperations
 import KSMService
+import Logging
 
 extension AdminCommand {
     /// `ksm admin create-topics`: makes sure every topic the fleet reads and writes exists, creating
@@ -44,6 +45,15 @@ extension AdminCommand {
         @Option(help: "Seconds to wait for the cluster's answers. Default: 60.") var timeout: Double = 60
 
         func run() async throws {
+            // librdkafka's own warnings (a broker not reachable yet) go to standard error, keeping
+            // standard output the one line per topic; as JSON where the workers log JSON (the Job
+            // shares their ConfigMap's KSM_LOG_FORMAT).
+            let format = ServeSetting.byKey["log-format"]?.environment.flatMap { ProcessInfo.processInfo.environment[$0] }
+            if format == LogFormat.json.rawValue {
+                LoggingSystem.bootstrap { JSONLogHandler(label: $0) }
+            } else {
+                LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+            }
             do {
                 try await create()
             } catch let failure as CommandFailure {
@@ -114,14 +124,14 @@ extension AdminCommand {
 
             let existing: [String: KafkaAdmin.TopicDescription]
             do { existing = try await KafkaAdmin.topics(bootstrap: bootstrap, properties: properties, timeout: wait) } catch {
-                throw CommandFailure.runtime("Cannot read the cluster's topics from \(bootstrap): \(error.description) Check --brokers and the connection properties.")
+                throw CommandFailure.runtime("Cannot read the cluster's topics from \(bootstrap): \(error.description). Check --brokers and the connection properties.")
             }
             var failures: [String] = []
             let missing = specs.filter { existing[$0.name] == nil }
             var created: [String: KafkaError?] = [:]
             if !missing.isEmpty {
                 do { created = try await KafkaAdmin.createTopics(missing, bootstrap: bootstrap, properties: properties, timeout: wait) } catch {
-                    failures.append("Cannot create \(missing.map(\.name).joined(separator: ", ")): \(error.description)")
+                    failures.append("Cannot create \(missing.map(\.name).joined(separator: ", ")): \(error.description).")
                 }
             }
             for spec in specs {
@@ -136,7 +146,7 @@ extension AdminCommand {
                 } else if let outcome = created[spec.name] {
                     if let error = outcome, error.code != .topicAlreadyExists {
                         print("\(spec.name): not created")
-                        failures.append(error.description)
+                        failures.append("\(error.description).")
                     } else {
                         print("\(spec.name): created, \(spec.partitions) partitions, replication factor \(spec.replicationFactor), retention.ms \(spec.configs["retention.ms"] ?? "")")
                     }
