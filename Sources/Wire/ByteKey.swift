@@ -4,7 +4,8 @@
 /// and the NFD `"e"` + U+0301 are one `String` key, while Redis, Kafka and every peer see two byte
 /// strings. Tenant, account, job and key IDs, key periods and asset IDs name things by their bytes,
 /// so whatever keys a cache, a ledger or a check by one of them goes through this type (or through
-/// ``StoreIdentifier``-style types built on its static helpers), never through `String`'s `==`.
+/// a type built on its static helpers, as Licensing's `StoreIdentifier` is), never through
+/// `String`'s `==`.
 ///
 /// Display: ``description`` is the text when the bytes are UTF-8 without control characters, else
 /// `0x` and the bytes in lowercase hex, so two different byte strings never print alike as text.

@@ -29,6 +29,6 @@ public struct SchedulingPolicy: Sendable, Hashable {
     /// The weight of `tenant` (positive): the entry with the tenant's exact bytes, not one merely
     /// canonically equivalent (a `String` key lookup would match that one too).
     func weight(_ tenant: ByteKey) -> Double {
-        max(tenantWeights.first { ByteKey($0.key) == tenant }?.value ?? 1, 0.001)
+        max(tenantWeights.first { $0.key.utf8.elementsEqual(tenant.bytes) }?.value ?? 1, 0.001)
     }
 }
