@@ -2,8 +2,9 @@ import Kafka
 import Logging
 
 /// The consumer calls that switching a class's fetching needs, so a test can put a consumer that
-/// fails in front of the worker's state; the worker passes its ``KafkaConsumer``, and the generic
-/// ``ClassFetchControl/apply(_:to:topics:)`` is specialised for it (nothing in the way at run time).
+/// fails in front of the worker's state. The worker passes its ``KafkaConsumer`` straight to the
+/// generic ``ClassFetchControl/apply(_:to:topics:)``: no wrapper, no test hook on its path, and an
+/// optimised build specialises the calls.
 package protocol PartitionFetchSwitching: Sendable {
     /// The partitions assigned now.
     func assignment() throws(KafkaError) -> [TopicPartition]
