@@ -13,7 +13,9 @@ import Wire
 /// but never starves them. Jobs whose deadline already passed are taken at once (the
 /// processor answers them `deadlineExpired` without RSA work), so they never hold a batch slot.
 /// Under overload, a prefetch or new-session job that would wait longer than the policy allows is
-/// shed on arrival with a retry-after hint (the expected wait with jitter, so clients spread out).
+/// shed on arrival with a retry-after hint (a jittered point before its predicted wait ends, so
+/// clients spread out and none is told to come back after the backlog cleared:
+/// ``retryAfterMilliseconds(wait:limit:clearance:)``).
 /// With the policy disabled it is a plain FIFO that sheds nothing: the comparison baseline.
 struct JobScheduler: Sendable {
     /// The classes in service order.
@@ -73,7 +75,8 @@ struct JobScheduler: Sendable {
     }
 
     /// Queues a consumed message. `ahead` is work already taken but unanswered (batches in flight),
-    /// `rate` the recent service rate in jobs per second; together they predict this job's wait.
+    /// `rate` the recent service rate in jobs per second (the worker's capacity with the store
+    /// serving, ``ServiceRate``: a store outage does not lower it); together they predict this job's wait.
     /// With no rate (none measured yet) nothing is shed. Returns the job as queued (with
     /// `retryAfterMilliseconds` set when it was shed). `firstDelivery`: see ``ScheduledJob/firstDelivery``.
     @discardableResult
@@ -100,9 +103,8 @@ struct JobScheduler: Sendable {
             let before = queues[...index].reduce(ahead) { $0 + $1.count }
             let wait = Double(before) / max(rate, 1)
             if wait > limit {
-                // Jitter: a uniformly spread 100-150 % of the predicted wait, so shed clients do not return together.
-                let hint = wait * Double.random(in: 1.0...1.5)
-                job.retryAfterMilliseconds = Int64(min(max(hint, 0.2), 60) * 1000)
+                let clearance = Double(queues.reduce(ahead) { $0 + $1.count }) / max(rate, 1)
+                job.retryAfterMilliseconds = Self.retryAfterMilliseconds(wait: wait, limit: limit, clearance: clearance)
                 shed.append(job)
                 return job
             }
@@ -113,6 +115,21 @@ struct JobScheduler: Sendable {
         queues[index].tenants[job.tenant, default: TenantQueue()].admit(job, virtualClock: clock)
         queues[index].count += 1
         return job
+    }
+
+    /// The retry-after for a job shed with a predicted `wait` (seconds: the work ahead of it over the
+    /// service rate) above its `limit`, when the worker's whole backlog clears in `clearance`
+    /// seconds (never less than `wait`).
+    ///
+    /// A uniformly random point in [max(wait - limit, wait / 2), wait], so the clients shed together
+    /// come back spread out, and each while the work ahead of it is down to its limit: it is then
+    /// queued, not shed again, and answered about when the backlog it was behind clears, never after.
+    /// Never more than `clearance`, nor 60 s; at least 200 ms unless the backlog clears sooner.
+    static func retryAfterMilliseconds(wait: Double, limit: Double, clearance: Double) -> Int64 {
+        let earliest = max(wait - limit, wait / 2)
+        let hint = earliest < wait ? Double.random(in: earliest...wait) : wait
+        let bounded = min(max(hint, min(0.2, clearance)), clearance, 60)
+        return Int64((bounded * 1000).rounded(.down))
     }
 
     /// The next batch: every shed job and every job whose deadline passed (cheap to answer), then

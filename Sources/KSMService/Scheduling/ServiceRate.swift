@@ -10,19 +10,49 @@
 ///
 /// The window ends at the newest batch, not at now: an idle spell does not make the worker forget
 /// what it can do, so the first jobs of the next storm are judged by the last measured capacity,
-/// for up to ``maximumAge``. The estimate is only used once it rests on enough work
-/// (``minimumJobs`` jobs or ``minimumSeconds`` of processing in the window): the first batches of a
-/// storm are small and slow (cold connections, cache misses), and one of 5 jobs in 300 ms read as
-/// 67 jobs/s, which told a storm's new sessions to come back a minute later. Until then the rate is
-/// unknown (nil, unless an initial guess is configured) and nothing is shed.
+/// for up to ``maximumAge``. An estimate is only made once the window rests on enough work
+/// (``minimumJobs`` jobs or ``minimumSeconds`` of processing): the first batches of a storm are
+/// small and slow (cold connections, cache misses), and one of 5 jobs in 300 ms read as 67 jobs/s,
+/// which told a storm's new sessions to come back a minute later. Until then the rate is unknown
+/// (nil, unless an initial guess is configured) and nothing is shed; once made, an estimate stands
+/// until a window with enough work replaces it or it grows older than ``maximumAge``.
+///
+/// A store outage is not a loss of capacity. A batch that met a failing store (``recordStoreFailure(at:)``)
+/// spent its time in retry sleeps, connection and `WAIT` timeouts, not in work, and counting it read
+/// a Redis Cluster failover (8 s of `WAIT` timeouts) as a worker that serves a few jobs a second:
+/// new sessions were shed with a minute's retry-after while the worker, once the store was back,
+/// drained its backlog in seconds. Such a batch is therefore no sample; it keeps the last estimate
+/// alive (the outage does not age it) and starts a new window, and after it only a window of
+/// ``minimumJobs`` jobs replaces the estimate: the first batches after the store comes back are the
+/// slow cold ones again (reconnects, scripts loaded anew, a cluster client still following the
+/// failover), and a couple of them already hold ``minimumSeconds`` of processing.
+///
+/// A store can also stall without failing: a cluster client follows a failover inside one call,
+/// retrying for seconds until the replica has taken over, and the batch then succeeds. A batch that
+/// took more than ``stallFactor`` times what the estimate predicts for its jobs, and
+/// ``stallMargin`` more, waited on something other than work, and is treated as a stall: no sample,
+/// and the estimate stands (measured: without this, a master killed under load read as 10 jobs/s and
+/// shed new sessions for half a minute, though only two jobs of 1,500 were answered
+/// `storeUnavailable`). A stall does not refresh the estimate's age, so a worker that really became
+/// that much slower has its estimate forgotten after ``maximumAge`` and measured afresh; until then it
+/// sheds less than it could, never more.
 struct ServiceRate: Sendable {
     private var samples: [(at: ContinuousClock.Instant, jobs: Int, seconds: Double)] = []
+    /// The last estimate made from a window with enough work, and when it was last confirmed (by
+    /// that window's newest batch, or since by a batch that met a failing store).
+    private var estimate: (perSecond: Double, at: ContinuousClock.Instant)?
+    /// A batch met a failing store since ``estimate`` was made: only ``minimumJobs`` replace it.
+    private var recovering = false
     private let window: Duration = .seconds(5)
     /// A capacity measured longer ago than this is forgotten (the machine or its load may have changed).
     static let maximumAge: Duration = .seconds(60)
-    /// Jobs, or seconds of batch processing, the window must hold before the estimate is used.
+    /// Jobs, or seconds of batch processing, the window must hold before an estimate is made.
     static let minimumJobs = 256
     static let minimumSeconds = 2.0
+    /// A batch slower than this many times its predicted processing time, plus ``stallMargin``, waited
+    /// on the store (a stall), not on work.
+    static let stallFactor = 4.0
+    static let stallMargin: Duration = .milliseconds(500)
     let initial: Double?
     let concurrency: Int
 
@@ -31,21 +61,50 @@ struct ServiceRate: Sendable {
         self.concurrency = max(concurrency, 1)
     }
 
-    /// Records a processed batch: `jobs` jobs in `processing`.
-    mutating func record(jobs: Int, processing: Duration, at now: ContinuousClock.Instant = .now) {
-        guard jobs > 0 else { return }
+    /// Records a batch the store served: `jobs` jobs in `processing`. A stall (far slower than the
+    /// estimate predicts) is no sample and returns false.
+    @discardableResult
+    mutating func record(jobs: Int, processing: Duration, at now: ContinuousClock.Instant = .now) -> Bool {
+        guard jobs > 0 else { return true }
+        if let held = estimate, now - held.at <= Self.maximumAge {
+            // Each of `concurrency` batches at once gets its share of the capacity.
+            let predicted = Double(jobs) * Double(concurrency) / held.perSecond
+            if processing.seconds > predicted * Self.stallFactor + Self.stallMargin.seconds {
+                // Whatever follows the stall is measured as after an outage.
+                samples.removeAll()
+                recovering = true
+                return false
+            }
+        }
         samples.append((now, jobs, max(processing.seconds, 0.000_001)))
         let horizon = now - window
         if let keep = samples.firstIndex(where: { $0.at >= horizon }), keep > 0 { samples.removeFirst(keep) }
-    }
-
-    /// Jobs per second over the window that ends at the newest batch; the initial guess (nil by
-    /// default) while the window holds too little work or is older than ``maximumAge``.
-    func perSecond(at now: ContinuousClock.Instant = .now) -> Double? {
-        guard let newest = samples.last, now - newest.at <= Self.maximumAge else { return initial }
         let jobs = samples.reduce(0) { $0 + $1.jobs }
         let seconds = samples.reduce(0) { $0 + $1.seconds }
-        guard jobs >= Self.minimumJobs || seconds >= Self.minimumSeconds else { return initial }
-        return max(Double(jobs) / seconds * Double(concurrency), 1)
+        let fresh = estimate.map { now - $0.at <= Self.maximumAge } ?? false
+        // After an outage the held estimate gives way only to a window with many jobs in it; an
+        // estimate that has aged out gives way to any window with enough work, as at start-up.
+        let enough = jobs >= Self.minimumJobs || (seconds >= Self.minimumSeconds && !(recovering && fresh))
+        guard enough else { return true }
+        estimate = (max(Double(jobs) / seconds * Double(concurrency), 1), now)
+        recovering = false
+        return true
+    }
+
+    /// Records a batch that met a failing store (a `storeUnavailable` answer, retried or not): not a
+    /// sample of capacity. The estimate held now stays, its age counted from here, and the batches
+    /// after the store is back start a window of their own.
+    mutating func recordStoreFailure(at now: ContinuousClock.Instant = .now) {
+        samples.removeAll()
+        guard let held = estimate, now - held.at <= Self.maximumAge else { return }
+        estimate = (held.perSecond, now)
+        recovering = true
+    }
+
+    /// Jobs per second: the last estimate made from enough work, while it is at most
+    /// ``maximumAge`` old; else the initial guess (nil by default).
+    func perSecond(at now: ContinuousClock.Instant = .now) -> Double? {
+        guard let estimate, now - estimate.at <= Self.maximumAge else { return initial }
+        return estimate.perSecond
     }
 }

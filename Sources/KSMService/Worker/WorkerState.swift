@@ -183,10 +183,15 @@ actor WorkerState {
         }
     }
 
-    /// Records how long a batch of `jobs` took to process (for the capacity estimate); its jobs now
-    /// wait for their settling task.
-    func processed(jobs: Int, in duration: Duration) {
-        rate.record(jobs: jobs, processing: duration)
+    /// Records how long a batch of `jobs` took to process (for the capacity estimate, unless it met a
+    /// failing store: time spent waiting for the store is no measure of capacity, ``ServiceRate``);
+    /// its jobs now wait for their settling task.
+    func processed(jobs: Int, in duration: Duration, storeFailed: Bool = false) {
+        if storeFailed {
+            rate.recordStoreFailure()
+        } else {
+            rate.record(jobs: jobs, processing: duration)
+        }
         taken = max(0, taken - jobs)
         unsettled += jobs
     }
