@@ -113,6 +113,20 @@ import Testing
         #expect(secret.leaks(in: output).isEmpty, "\(form.name): the secret shows in \(output)")
     }
 
+    @Test("ksm admin create-topics (the topics Job) prints no SASL password when the cluster cannot be reached, whichever way it is given",
+          arguments: forms.filter { !$0.name.contains("config file") })
+    func createTopicsNeverPrintsTheSecret(form: Form) async throws {
+        let secret = Secret()
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (arguments, environment) = try Self.configure(form, secret: secret, in: directory)
+        let result = try await KSMBinary.run(["admin", "create-topics", "--timeout", "2"] + arguments, environment: environment, timeout: .seconds(60))
+        let output = Self.output(result)
+        #expect(result.status == 1, "\(output)")
+        #expect(output.contains("Cannot read the cluster's topics"), "\(output)")
+        #expect(secret.leaks(in: output).isEmpty, "\(form.name): the secret shows in \(output)")
+    }
+
     @Test("A property file others may read is refused with status 64, naming the path and never the content")
     func exposedPropertyFileIsRefused() async throws {
         let secret = Secret()
