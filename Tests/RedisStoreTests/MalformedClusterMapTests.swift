@@ -191,6 +191,18 @@ struct MalformedClusterMapTests {
         #expect(error.message.contains(problem), "\(error.message)")
     }
 
+    @Test("The fuzzer's first find on the unchecked reader: a mutated real reply with a backwards range")
+    func fuzzerFind() throws {
+        // FuzzRedisReply found this within a minute against the reader before the range checks
+        // (`Range requires lowerBound <= upperBound`): a real reply with hiredis-tolerated damage.
+        let crasher = ReplySeeds.directory.deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("FailCases/cluster-shards-backwards-range.resp")
+        let replies = try HiredisReader.replies(in: Array(try Data(contentsOf: crasher)))
+        let reply = try #require(replies.first)
+        let error = try #require(Self.shardsError(reply))
+        #expect(error.message.contains("backwards slot range"), "\(error.message)")
+    }
+
     // MARK: Real replies
 
     @Test("Real CLUSTER SHARDS and CLUSTER SLOTS replies of Redis 7.0 map every slot")

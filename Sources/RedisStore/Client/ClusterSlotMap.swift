@@ -5,8 +5,9 @@
 /// outside 1...65535, a master without a usable address or a field of the wrong kind is a thrown
 /// `.unexpectedReply` naming it, never a trap, and no range is walked beyond the 16384 slots.
 package struct ClusterSlotMap: Sendable, Equatable {
-    /// The masters that serve at least one slot, in the order first seen. (A master a `MOVED` took
-    /// every slot from stays listed until the next refresh, or until the list is compacted.)
+    /// The masters that serve at least one slot, in the order first seen (in slot order once the
+    /// list is compacted). A master a `MOVED` took every slot from stays listed until the next
+    /// refresh or compaction.
     package private(set) var masters: [RedisNodeAddress]
     /// For each slot, an index into `masters`; -1 for a slot no master serves.
     private var owners: [Int16]
