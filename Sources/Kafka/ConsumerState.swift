@@ -97,18 +97,22 @@ final class ConsumerState: Sendable {
     }
 
     /// Runs a pause or resume transition and makes its librdkafka call, in decision order (see
-    /// `fetchControl`). Returns the partitions librdkafka refused (``setPaused(_:_:paused:)``);
-    /// throws when the call itself failed.
+    /// `fetchControl`); `refused`, if given, records the partitions librdkafka refused before the
+    /// next decision. Returns them (``setPaused(_:_:paused:)``); throws when the call itself failed.
     @discardableResult
     func changeFetching(
-        _ rk: OpaquePointer, _ transition: (inout ConsumerStateMachine) -> ConsumerStateMachine.FetchAction
+        _ rk: OpaquePointer, _ transition: (inout ConsumerStateMachine) -> ConsumerStateMachine.FetchAction,
+        refused record: ((inout ConsumerStateMachine, [TopicPartition]) -> Void)? = nil
     ) throws(KafkaError) -> [TopicPartition: KafkaError] {
         try fetchControl.withLock { (_) throws(KafkaError) -> [TopicPartition: KafkaError] in
+            let refused: [TopicPartition: KafkaError]
             switch machine.withLock({ transition(&$0) }) {
-            case .pause(let partitions): try setPaused(rk, partitions, paused: true)
-            case .resume(let partitions): try setPaused(rk, partitions, paused: false)
-            case .unchanged: [:]
+            case .pause(let partitions): refused = try setPaused(rk, partitions, paused: true)
+            case .resume(let partitions): refused = try setPaused(rk, partitions, paused: false)
+            case .unchanged: refused = [:]
             }
+            if let record, !refused.isEmpty { machine.withLock { record(&$0, Array(refused.keys)) } }
+            return refused
         }
     }
 

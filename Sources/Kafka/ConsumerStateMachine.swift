@@ -167,6 +167,13 @@ extension ConsumerStateMachine {
         return .pause(partitions)
     }
 
+    /// librdkafka refused to pause these (it holds no state for them): they are not paused, so a
+    /// backpressure resume need not leave them out. Kept, a partition refused before librdkafka
+    /// knew it would stay out of every backpressure resume once assigned.
+    mutating func pauseRefused(_ partitions: [TopicPartition]) {
+        userPaused.subtract(partitions)
+    }
+
     /// `KafkaConsumer.resume`: resumes unless backpressure holds the whole assignment (its own resume
     /// then includes these).
     mutating func resumeRequested(_ partitions: [TopicPartition]) -> FetchAction {

@@ -179,7 +179,7 @@ public final class KafkaConsumer: Sendable {
     public func pause(_ partitions: [TopicPartition]) throws(KafkaError) -> [TopicPartition: KafkaError] {
         let handle = try currentHandle()
         return try handle.withRaw { (rk) throws(KafkaError) in
-            try state.changeFetching(rk) { $0.pauseRequested(partitions) }
+            try state.changeFetching(rk, { $0.pauseRequested(partitions) }, refused: { $0.pauseRefused($1) })
         }
     }
 

@@ -44,3 +44,21 @@ struct PauseRefusalTests {
         }
     }
 }
+
+extension PauseRefusalTests {
+    @Test("a pause librdkafka refused is not kept as the user's: a later backpressure resume includes the partition")
+    func refusedPauseIsForgotten() {
+        let p0 = TopicPartition(topic: "t", partition: 0), p1 = TopicPartition(topic: "t", partition: 1)
+        var m = ConsumerStateMachine(capacity: 2)
+        _ = m.partitionsAssigned([p0], incremental: true)
+        _ = m.pauseRequested([p0, p1])
+        m.pauseRefused([p1])
+        #expect(m.userPaused == [p0])
+        // p1 is assigned later; backpressure holds and releases the whole assignment.
+        _ = m.partitionsAssigned([p1], incremental: true)
+        for offset in 0..<2 { _ = m.enqueue(.message(KafkaMessage(topic: "t", partition: 1, offset: Int64(offset), key: nil, value: [], headers: []))) }
+        #expect(m.applyBackpressure() != .unchanged)
+        _ = m.takeMore(limit: 2)
+        #expect(m.applyBackpressure() == .resume([p1]), "only the user's own pause stays")
+    }
+}
