@@ -109,10 +109,11 @@ struct MalformedClusterMapTests {
 
     @Test("A shard without slots needs no master; the others still map")
     func emptyShardIsSkipped() throws {
-        let map = try ClusterSlotMap(shards: .array([
-            Self.shard([], nodes: []),
-            Self.shard([.integer(0), .integer(16383)]),
-        ]))
+        let map = try ClusterSlotMap(
+            shards: .array([
+                Self.shard([], nodes: []),
+                Self.shard([.integer(0), .integer(16383)]),
+            ]))
         #expect(map.assignedSlots == HashSlot.count)
         #expect(map.masters == [RedisNodeAddress(host: "10.0.0.1", port: 7000)])
     }

@@ -13,30 +13,34 @@ struct MalformedRESPTests {
 
     @Test("Well-formed replies of every RESP2 type copy exactly, extremes included")
     func wellFormed() throws {
-        let stream = "+OK\r\n-ERR wrong\r\n:-9223372036854775808\r\n:9223372036854775807\r\n$-1\r\n*-1\r\n*0\r\n$0\r\n\r\n$4\r\n\u{0}\r\n\u{7F}\r\n*2\r\n*1\r\n:1\r\n$1\r\nx\r\n"
+        let stream =
+            "+OK\r\n-ERR wrong\r\n:-9223372036854775808\r\n:9223372036854775807\r\n$-1\r\n*-1\r\n*0\r\n$0\r\n\r\n$4\r\n\u{0}\r\n\u{7F}\r\n*2\r\n*1\r\n:1\r\n$1\r\nx\r\n"
         let replies = try HiredisReader.replies(in: Self.bytes(stream))
-        #expect(replies == [
-            .simpleString("OK"), .error("ERR wrong"), .integer(.min), .integer(.max), .null, .null, .array([]), .bulkString([]),
-            .bulkString([0, 13, 10, 0x7F]), .array([.array([.integer(1)]), .bulkString(Self.bytes("x"))]),
-        ])
+        #expect(
+            replies == [
+                .simpleString("OK"), .error("ERR wrong"), .integer(.min), .integer(.max), .null, .null, .array([]), .bulkString([]),
+                .bulkString([0, 13, 10, 0x7F]), .array([.array([.integer(1)]), .bulkString(Self.bytes("x"))]),
+            ])
     }
 
-    @Test("Malformed RESP is an error with hiredis's reason", arguments: [
-        ("*-2\r\n", "Multi-bulk length out of range"),
-        ("*2147483648\r\n", "Multi-bulk length out of range"),
-        ("*4294967297\r\n:1\r\n", "Multi-bulk length out of range"),
-        ("*-9223372036854775808\r\n", "Multi-bulk length out of range"),
-        ("*3x\r\n", "Bad multi-bulk length"),
-        ("$-2\r\n", "Bulk string length out of range"),
-        ("$18446744073709551615\r\n", "Bad bulk string length"),
-        ("$1x\r\na\r\n", "Bad bulk string length"),
-        (":abc\r\n", "Bad integer value"),
-        (":99999999999999999999\r\n", "Bad integer value"),
-        ("%1\r\n", "Protocol error"),
-        ("~1\r\n", "Protocol error"),
-        ("\r\n", "Protocol error"),
-        (String(repeating: "*1\r\n", count: 9) + ":1\r\n", "depth > 7"),
-    ])
+    @Test(
+        "Malformed RESP is an error with hiredis's reason",
+        arguments: [
+            ("*-2\r\n", "Multi-bulk length out of range"),
+            ("*2147483648\r\n", "Multi-bulk length out of range"),
+            ("*4294967297\r\n:1\r\n", "Multi-bulk length out of range"),
+            ("*-9223372036854775808\r\n", "Multi-bulk length out of range"),
+            ("*3x\r\n", "Bad multi-bulk length"),
+            ("$-2\r\n", "Bulk string length out of range"),
+            ("$18446744073709551615\r\n", "Bad bulk string length"),
+            ("$1x\r\na\r\n", "Bad bulk string length"),
+            (":abc\r\n", "Bad integer value"),
+            (":99999999999999999999\r\n", "Bad integer value"),
+            ("%1\r\n", "Protocol error"),
+            ("~1\r\n", "Protocol error"),
+            ("\r\n", "Protocol error"),
+            (String(repeating: "*1\r\n", count: 9) + ":1\r\n", "depth > 7"),
+        ])
     func malformed(stream: String, reason: String) throws {
         let error = try #require(throws: RedisError.self) { try HiredisReader.replies(in: Self.bytes(stream)) }
         #expect(error.code == .unexpectedReply)
@@ -80,9 +84,11 @@ struct MalformedRESPTests {
         #expect(try HiredisReader.replies(in: Self.bytes("*\(HiredisReplyLimits.maximumElements)\r\n:1\r\n:2\r\n")).isEmpty)
     }
 
-    @Test("An array header past the element bound is refused before hiredis allocates it", arguments: [
-        "*\(HiredisReplyLimits.maximumElements + 1)\r\n", "*2147483647\r\n:1\r\n", "*1\r\n*2147483647\r\n",
-    ])
+    @Test(
+        "An array header past the element bound is refused before hiredis allocates it",
+        arguments: [
+            "*\(HiredisReplyLimits.maximumElements + 1)\r\n", "*2147483647\r\n:1\r\n", "*1\r\n*2147483647\r\n",
+        ])
     func hugeArrayHeader(stream: String) throws {
         let clock = ContinuousClock()
         var caught: RedisError?
@@ -137,5 +143,10 @@ final class ManagedCount: Sendable {
     private let value = Mutex(0)
 
     /// The count after adding one.
-    func increment() -> Int { value.withLock { $0 += 1; return $0 } }
+    func increment() -> Int {
+        value.withLock {
+            $0 += 1
+            return $0
+        }
+    }
 }

@@ -57,8 +57,10 @@ struct ReplyMutationTests {
     }
 
     static let hostileIntegers: [Int64] = [0, -1, 1, 16383, 16384, 65535, 65536, .max, .min, Int64(Int16.max) + 1, Int64(Int32.max) + 1]
-    static let hostileStrings: [String] = ["", "?", "master", "replica", "online", "failed", "slots", "nodes", "port", "tls-port", "ip", "endpoint",
-                                          "role", "health", "h:1", "a b", "\u{0}", String(repeating: "x", count: 300), "-5", "16384", "99999999999999999999"]
+    static let hostileStrings: [String] = [
+        "", "?", "master", "replica", "online", "failed", "slots", "nodes", "port", "tls-port", "ip", "endpoint",
+        "role", "health", "h:1", "a b", "\u{0}", String(repeating: "x", count: 300), "-5", "16384", "99999999999999999999",
+    ]
 
     private static func replace(_ value: RedisValue, _ remaining: inout Int, _ random: inout SplitMix64) -> RedisValue {
         if remaining == 0 {
@@ -183,7 +185,8 @@ struct ReplyMutationTests {
     func byteMutants() throws {
         var random = SplitMix64(state: 0x5EED_2E15)
         let seeds = try ReplySeeds.all().map(\.bytes)
-        var refused = 0, replies = 0
+        var refused = 0
+        var replies = 0
         for round in 0..<30_000 {
             let mutant = Self.mutate(seeds[round % seeds.count], &random)
             do {
@@ -202,7 +205,8 @@ struct ReplyMutationTests {
     func structuralMutants() throws {
         var random = SplitMix64(state: 0x5EED_C1A5)
         let maps = try ["cluster-shards", "cluster-shards-split", "cluster-slots", "cluster-slots-split"].map { name in try ReplySeeds.value(name) }
-        var read = 0, refused = 0
+        var read = 0
+        var refused = 0
         for round in 0..<30_000 {
             var mutant = maps[round % maps.count]
             for _ in 0..<Int.random(in: 1...3, using: &random) { mutant = Self.mutate(mutant, &random) }

@@ -6,7 +6,7 @@ import Synchronization
 @testable import RedisStore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A loopback "Redis" that answers each command with whatever bytes a test decides: malformed
@@ -99,7 +99,8 @@ final class ScriptedRedisNode: Sendable {
 
     /// A `CLUSTER SHARDS` reply in RESP: one shard holding every slot, its master at `port`.
     static func shardsReply(masterPort port: Int) -> [UInt8] {
-        let node = "*14\r\n$2\r\nid\r\n$40\r\n\(String(repeating: "a", count: 40))\r\n$4\r\nport\r\n:\(port)\r\n$2\r\nip\r\n$9\r\n127.0.0.1\r\n"
+        let node =
+            "*14\r\n$2\r\nid\r\n$40\r\n\(String(repeating: "a", count: 40))\r\n$4\r\nport\r\n:\(port)\r\n$2\r\nip\r\n$9\r\n127.0.0.1\r\n"
             + "$8\r\nendpoint\r\n$9\r\n127.0.0.1\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$18\r\nreplication-offset\r\n:0\r\n$6\r\nhealth\r\n$6\r\nonline\r\n"
         return Array("*1\r\n*4\r\n$5\r\nslots\r\n*2\r\n:0\r\n:16383\r\n$5\r\nnodes\r\n*1\r\n\(node)".utf8)
     }

@@ -1,4 +1,5 @@
 import Licensing
+
 @testable import RedisStore
 
 /// libFuzzer entry for what a Redis server answers: the input is a byte stream from the server,

@@ -13,7 +13,8 @@ public struct RedisNodeAddress: Sendable, Hashable, CustomStringConvertible {
     /// outside 1...65535, or the host is not one a connection can be opened to (see ``isValidHost(_:)``).
     init?(redirectTarget text: Substring) {
         guard let colon = text.lastIndex(of: ":"), let number = Int64(text[text.index(after: colon)...]),
-              let port = Self.validPort(number) else { return nil }
+            let port = Self.validPort(number)
+        else { return nil }
         var host = text[..<colon]
         if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
         guard Self.isValidHost(host) else { return nil }
