@@ -12,7 +12,9 @@ import Wire
 /// License jobs through a fleet while a fault happens, as a platform edge sends them: every job from
 /// a device of its own, for an account of its own (so each granted job holds exactly one lease slot),
 /// every reply kept with its bytes and arrival time, and a retriable reply (`storeUnavailable`)
-/// answered by sending the same job again after a short backoff, as a client retry would.
+/// answered by sending the same job again after a short backoff, as a client retry would (or, with
+/// ``honoursRetryAfter``, after the reply's `retry-after-ms`, as an edge that obeys it would). A
+/// record on the reply topic that is no reply is counted (``State/undecodable``) and fails the verdict.
 final class FaultLoad: Sendable {
     /// One job: what was sent, and what its device needs to check the answer.
     struct Job: Sendable {
@@ -54,6 +56,27 @@ final class FaultLoad: Sendable {
         /// record twice after a broker outage, which is not a second reply.
         var seen: Set<[Int64]> = []
         var foreign = 0
+        /// Records on the reply topic that do not decode as a reply, by partition/offset: a worker
+        /// that wrote one broke the reply contract, and a reader that skipped it would miss a job's answer.
+        var undecodable: [String] = []
+
+        /// Takes one record of the reply topic, read at `now`: a reply to a job of the load is kept
+        /// (once per partition and offset) and, when retriable, its job is due to be sent again
+        /// after 200 ms (or its `retry-after-ms` when `honoursRetryAfter`); a record that does not
+        /// decode as a reply is counted in ``undecodable``.
+        mutating func receive(_ message: KafkaMessage, at now: ContinuousClock.Instant, honoursRetryAfter: Bool) {
+            guard seen.insert([Int64(message.partition), message.offset]).inserted else { return }
+            guard let reply = try? LicenseReply(json: message.value) else {
+                undecodable.append("\(message.partition)/\(message.offset) (\(message.value.count) bytes)")
+                return
+            }
+            guard jobs[reply.id] != nil else { foreign += 1; return }
+            arrivals[reply.id, default: []].append(Arrival(
+                bytes: message.value, reply: reply, at: now, markedDuplicate: message.header("ksm-duplicate") == Array("1".utf8),
+                partition: message.partition, offset: message.offset, producedAt: message.timestamp))
+            let backoff = honoursRetryAfter ? Duration.milliseconds(reply.retryAfterMilliseconds ?? 200) : .milliseconds(200)
+            if reply.isRetriable { retryDue[reply.id] = now + backoff }
+        }
     }
 
     let prefix: String
@@ -67,12 +90,16 @@ final class FaultLoad: Sendable {
 
     /// The reply reader's consumer group.
     let groupID: String
+    /// A retriable reply's job is sent again after the reply's `retry-after-ms` (200 ms when it has
+    /// none) instead of after 200 ms.
+    let honoursRetryAfter: Bool
 
     /// - Parameter groupID: the reply reader's group (a fresh one by default); a test that places
     ///   the group's coordinator on a broker names it first.
-    init(fleet: Fleet, prefix: String, groupID: String = "fault-client-\(UUID().uuidString)") async throws {
+    init(fleet: Fleet, prefix: String, groupID: String = "fault-client-\(UUID().uuidString)", honoursRetryAfter: Bool = false) async throws {
         self.prefix = prefix
         self.groupID = groupID
+        self.honoursRetryAfter = honoursRetryAfter
         catalog = fleet.catalog
         var p = KafkaProducer.Configuration(bootstrapServers: fleet.bootstrap)
         p.properties = ["linger.ms": "1"]
@@ -209,15 +236,8 @@ final class FaultLoad: Sendable {
 
     private func record(_ message: KafkaMessage) {
         let now = ContinuousClock.now
-        guard let reply = try? LicenseReply(json: message.value) else { return }
-        state.withLock { state in
-            guard state.jobs[reply.id] != nil else { state.foreign += 1; return }
-            guard state.seen.insert([Int64(message.partition), message.offset]).inserted else { return }
-            state.arrivals[reply.id, default: []].append(Arrival(
-                bytes: message.value, reply: reply, at: now, markedDuplicate: message.header("ksm-duplicate") == Array("1".utf8),
-                partition: message.partition, offset: message.offset, producedAt: message.timestamp))
-            if reply.isRetriable { state.retryDue[reply.id] = now + .milliseconds(200) }
-        }
+        let honours = honoursRetryAfter
+        state.withLock { $0.receive(message, at: now, honoursRetryAfter: honours) }
     }
 
     // MARK: Observing
@@ -276,6 +296,8 @@ final class FaultLoad: Sendable {
         /// status other than `storeUnavailable`, so a shed job read as "a retriable reply carried a license").
         var retriableWithCKCEvidence: [String] = []
         var sends = 0
+        /// Reply-topic records that are no reply (``State/undecodable``).
+        var undecodable: [String] = []
 
         var retriable: Int { retriableByStatus.values.reduce(0, +) }
         var retriableWithCKC: Int { retriableWithCKCEvidence.count }
@@ -284,7 +306,8 @@ final class FaultLoad: Sendable {
             let byStatus = retriableByStatus.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
             return "\(jobs) jobs, \(correct) correct, \(wrong.count) wrong \(wrong.prefix(3)), \(missing.count) missing \(missing.prefix(3)), "
                 + "\(identicalDuplicates) identical duplicates, \(differingDuplicates.count) differing duplicates, \(unmarkedDuplicates.count) unmarked, \(resendLookalikes.count) of them like a producer's resend \(resendLookalikes.prefix(3)), "
-                + "\(retriable) retriable replies [\(byStatus)] (\(retriableWithCKC) with a CKC \(retriableWithCKCEvidence.prefix(3))), \(sends) sends"
+                + "\(retriable) retriable replies [\(byStatus)] (\(retriableWithCKC) with a CKC \(retriableWithCKCEvidence.prefix(3))), \(sends) sends, "
+                + "\(undecodable.count) undecodable records \(undecodable.prefix(3))"
         }
     }
 
@@ -296,6 +319,7 @@ final class FaultLoad: Sendable {
     static func verdict(of state: State) -> Verdict {
         var v = Verdict()
         v.jobs = state.jobs.count
+        v.undecodable = state.undecodable
         for id in state.order {
             guard let job = state.jobs[id] else { continue }
             v.sends += job.sends
@@ -377,6 +401,65 @@ final class FaultLoad: Sendable {
         }
     }
 
+    /// One `retry-after-ms` a retriable reply gave, and how long the backlog it was given behind
+    /// took to clear: from the reply's arrival to the last final answer of the jobs sent before it
+    /// that were never shed (a shed job's own answer waits for its retry-after, so it cannot count).
+    struct RetryAdvice: CustomStringConvertible {
+        var id: String
+        var status: KSMStatus
+        var retryAfter: Duration
+        var clearance: Duration
+        var description: String {
+            "\(id) \(status.name) retry-after \(Recovery.seconds(retryAfter)), backlog cleared after \(Recovery.seconds(clearance))"
+        }
+    }
+
+    /// Every retriable reply's advice with its backlog's clearance (``RetryAdvice``).
+    func retryAdvice() -> [RetryAdvice] {
+        state.withLock { state in
+            let shed = Set(state.arrivals.filter { $0.value.contains { $0.reply.status == .overloaded } }.keys)
+            // Jobs never shed, by when they were first sent, with their final answers' arrival.
+            let served: [(sent: ContinuousClock.Instant, answered: ContinuousClock.Instant)] = state.jobs.values.compactMap { job in
+                guard !shed.contains(job.id), let final = state.arrivals[job.id]?.first(where: { !$0.reply.isRetriable }) else { return nil }
+                return (job.firstSent, final.at)
+            }
+            var advice: [RetryAdvice] = []
+            for (id, arrivals) in state.arrivals {
+                for arrival in arrivals where arrival.reply.isRetriable {
+                    guard let milliseconds = arrival.reply.retryAfterMilliseconds else { continue }
+                    let cleared = served.filter { $0.sent <= arrival.at }.map(\.answered).max() ?? arrival.at
+                    advice.append(RetryAdvice(id: id, status: arrival.reply.status, retryAfter: .milliseconds(milliseconds),
+                                              clearance: max(.zero, cleared - arrival.at)))
+                }
+            }
+            return advice
+        }
+    }
+
+    /// The job answered longest after `instant` or its own first send, whichever came later, and how
+    /// long after: with `instant` the moment a fault ended, how long any job waited on the fault's
+    /// account, the ones that arrived after it included (nil before any job was answered).
+    func slowestAnswer(after instant: ContinuousClock.Instant) -> (id: String, after: Duration)? {
+        state.withLock { state in
+            var slowest: (id: String, after: Duration)?
+            for (id, job) in state.jobs {
+                guard let final = state.arrivals[id]?.first(where: { !$0.reply.isRetriable }) else { continue }
+                let after = final.at - max(job.firstSent, instant)
+                if after > slowest?.after ?? .seconds(-1_000_000) { slowest = (id, after) }
+            }
+            return slowest
+        }
+    }
+
+    /// Each answered job's latency, first send to final answer, in ascending order.
+    func latencies() -> [Duration] {
+        state.withLock { state in
+            state.jobs.values.compactMap { job in
+                state.arrivals[job.id]?.first { !$0.reply.isRetriable }.map { $0.at - job.firstSent }
+            }.sorted()
+        }
+    }
+
     /// Accounts of every job sent, for the slot check.
     var accounts: [String] { state.withLock { state in state.order.compactMap { state.jobs[$0]?.account } } }
 }
@@ -393,5 +476,6 @@ extension FaultLoad.Verdict {
         #expect(differingDuplicates.isEmpty, "a job was answered twice with different bytes: \(self)", sourceLocation: sourceLocation)
         #expect(unmarkedDuplicates.isEmpty, "a duplicate reply was not marked ksm-duplicate: \(self)", sourceLocation: sourceLocation)
         #expect(retriableWithCKC == 0, "a retriable reply carried a license: \(self)", sourceLocation: sourceLocation)
+        #expect(undecodable.isEmpty, "the reply topic held records that are no reply: \(self)", sourceLocation: sourceLocation)
     }
 }

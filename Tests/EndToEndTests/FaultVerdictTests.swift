@@ -1,4 +1,5 @@
 import FairPlayDevice
+import Kafka
 import KSMService
 import Testing
 
@@ -75,5 +76,30 @@ struct FaultVerdictTests {
         #expect(FaultLoad.producedRecords([first, try Self.arrival(other, partition: 2, offset: 11, producedAt: 1_000)]) == 2)
         // Without timestamps nothing can be told apart: every copy is a record of its own.
         #expect(FaultLoad.producedRecords([try Self.arrival(ok, offset: 1), try Self.arrival(ok, offset: 2)]) == 2)
+    }
+
+    @Test("a reply-topic record that is no reply is counted once and fails the verdict; a reply read twice counts once")
+    func undecodableRecordsFailTheVerdict() throws {
+        var state = Self.state([:])
+        state.jobs["j"] = Self.job("j")
+        state.order.append("j")
+        let reply = LicenseReply(id: "j", status: .storeUnavailable, reason: "down", rule: "store:unavailable", retryAfterMilliseconds: 1_500)
+        let now = ContinuousClock.now
+        for offset: Int64 in [3, 3] {
+            state.receive(KafkaMessage(topic: "fps.license.replies", partition: 1, offset: offset, key: nil, value: reply.jsonBytes(), headers: []),
+                          at: now, honoursRetryAfter: true)
+        }
+        // Read twice (the reader's consumer after a broker outage): one record.
+        for _ in 0..<2 {
+            state.receive(KafkaMessage(topic: "fps.license.replies", partition: 2, offset: 9, key: nil, value: Array("{\"id\":".utf8), headers: []),
+                          at: now, honoursRetryAfter: true)
+        }
+        #expect(state.arrivals["j"]?.count == 1)
+        // The job is due again after its reply's retry-after, not after the fixed 200 ms.
+        #expect(state.retryDue["j"] == now + .milliseconds(1_500))
+        #expect(state.undecodable == ["2/9 (6 bytes)"])
+        let verdict = FaultLoad.verdict(of: state)
+        #expect(verdict.undecodable.count == 1)
+        #expect(verdict.description.contains("1 undecodable records [\"2/9 (6 bytes)\"]"), "\(verdict)")
     }
 }
