@@ -93,12 +93,17 @@ struct EquivalentIDsStayApartTests {
         #expect(try await store.listSlots(tenant: id(Self.nfc), account: id(Self.nfd), nowMilliseconds: t0).count == 1)
         #expect(replies[6].status == .tokenWrongAsset, "\(replies[6].reason)")
 
-        // A second batch is served from the cache and keeps every key where it was.
-        let again = await processor.process(try pairs.enumerated().map { n, pair in
-            try World.job("k2-\(n)", tenant: pair.0, device: world.deviceA, World.options(pair.1)).job
-        }, now: t0 + 1)
-        #expect(again.map(\.status) == [.ok, .ok, .ok, .ok])
-        #expect(await cached.counters.hits >= pairs.count)
+        // A second batch is served from the cache (its entries now say no rental is read, so no
+        // request goes past it) and keeps every key where it was.
+        let second = try pairs.enumerated().map { n, pair in try World.job("k2-\(n)", tenant: pair.0, device: world.deviceA, World.options(pair.1)) }
+        let hitsBefore = await cached.counters.hits
+        let again = await processor.process(second.map(\.job), now: t0 + 1)
+        #expect(await cached.counters.hits - hitsBefore == pairs.count)
+        for (n, (tenant, asset)) in pairs.enumerated() {
+            #expect(again[n].status == .ok, "\(again[n].id): \(again[n].reason)")
+            let opened = try CKCOpener.open(try #require(again[n].ckc), session: second[n].session)
+            #expect(opened.contentKey == keys.key(tenant, asset), "\(again[n].id) carries another tenant's or asset's key from the cache")
+        }
     }
 
     @Test func oneBatchKeepsEquivalentIDsApartInMemory() async throws {
