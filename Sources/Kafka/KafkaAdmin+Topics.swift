@@ -117,7 +117,8 @@ extension KafkaAdmin {
             rd_kafka_CreateTopics(rk, buffer.baseAddress, buffer.count, options, queue)
         }
         // librdkafka answers within the request timeout; a little more covers its own bookkeeping.
-        guard let event = rd_kafka_queue_poll(queue, ms + 5_000) else {
+        let (wait, overflow) = ms.addingReportingOverflow(5_000)
+        guard let event = rd_kafka_queue_poll(queue, overflow ? Int32.max : wait) else {
             return .failure(KafkaError(code: .timedOut, message: "CreateTopics: no answer", isRetriable: true))
         }
         defer { rd_kafka_event_destroy(event) }

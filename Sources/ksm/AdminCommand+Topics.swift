@@ -100,8 +100,11 @@ extension AdminCommand {
             guard let bootstrap = value(brokers, "brokers", environment), !bootstrap.isEmpty else {
                 throw CommandFailure.configuration(["No brokers given: pass --brokers or set KSM_KAFKA_BROKERS."])
             }
-            guard partitions > 0, dlqPartitions > 0, replicationFactor > 0, retentionMs != 0, dlqRetentionMs != 0, timeout > 0 else {
-                throw CommandFailure.configuration(["--partitions, --dlq-partitions, --replication-factor and --timeout must be above 0, the retentions not 0 (-1: forever)."])
+            guard partitions > 0, dlqPartitions > 0, replicationFactor > 0, retentionMs != 0, dlqRetentionMs != 0 else {
+                throw CommandFailure.configuration(["--partitions, --dlq-partitions and --replication-factor must be above 0, the retentions not 0 (-1: forever)."])
+            }
+            guard timeout > 0, timeout <= 3_600 else {
+                throw CommandFailure.configuration(["--timeout is \(timeout): give more than 0 and at most 3600 seconds."])
             }
             let properties = try connectionProperties(environment)
             var plan = TopicProvisioning()
