@@ -8,17 +8,17 @@ extension RedisCommandRunner {
     /// page at a time, handing each non-empty page to `page` with the node that holds those keys.
     /// `page` returns true to stop; the result says whether it did.
     /// - Throws: `.unexpectedReply` for a page that is not `[cursor, [keys...]]` with a decimal
-    ///   cursor, or a walk past ``maximumScanPages`` pages on one master.
+    ///   cursor, or a walk past `maximumPages` (default ``maximumScanPages``) pages on one master.
     func scanEveryMaster(
-        match pattern: RedisArgument, _ page: (RedisClient, [[UInt8]]) async throws(RedisError) -> Bool
+        match pattern: RedisArgument, maximumPages: Int = Self.maximumScanPages, _ page: (RedisClient, [[UInt8]]) async throws(RedisError) -> Bool
     ) async throws(RedisError) -> Bool {
         for node in try await masterClients() {
             var cursor: UInt64 = 0
             var pages = 0
             repeat {
                 pages += 1
-                guard pages <= Self.maximumScanPages else {
-                    throw RedisError(.unexpectedReply, "SCAN did not finish within \(Self.maximumScanPages) pages", isRetriable: false)
+                guard pages <= maximumPages else {
+                    throw RedisError(.unexpectedReply, "SCAN did not finish within \(maximumPages) pages", isRetriable: false)
                 }
                 let reply = try await node.send(["SCAN", RedisArgument(String(cursor)), "MATCH", pattern, "COUNT", "1000"])
                 guard case .array(let parts) = reply, parts.count == 2, let next = parts[0].bytes, case .array(let keys) = parts[1] else {
