@@ -58,8 +58,11 @@ import Testing
             let master = try #require(victim)
             cluster.nodes[master].stop()
             // As an operator would: once its replica took over, the dead node comes back (empty)
-            // and rejoins as the new master's replica; only then can WAIT be satisfied again.
+            // and rejoins as the new master's replica; only then can WAIT be satisfied again. It
+            // comes back a few seconds later, so the shard refuses lease writes for a while
+            // ("0 of 1 replicas acknowledged"), as in a failover whose node takes time to restart.
             try await cluster.waitUntilHealthy(runningNodes: cluster.nodes.indices.filter { $0 != master })
+            try await Task.sleep(for: .seconds(4))
             try await cluster.nodes[master].start()
             try await cluster.waitUntilHealthy()
             healthy = .now
