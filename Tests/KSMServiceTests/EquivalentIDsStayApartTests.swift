@@ -1,7 +1,7 @@
 import FairPlay
 import FairPlayDevice
-import Kafka
 import KSMTestSupport
+import Kafka
 import Licensing
 import RedisStore
 import Testing
@@ -40,14 +40,16 @@ struct EquivalentIDsStayApartTests {
     func seed(_ store: any LicenseStore) async throws -> Keys {
         var keys = Keys()
         for tenant in [Self.nfc, Self.nfd] {
-            try await store.putTenant(TenantRecord(
-                id: id(tenant), certificateHashes: [world.credentialA.certificateHash], keyEncryptionKeyID: id("kek-a"),
-                entitlementSecrets: [id("k1"): try world.keyring.wrap(secret: World.tokenSecret, with: id("kek-a"))]))
+            try await store.putTenant(
+                TenantRecord(
+                    id: id(tenant), certificateHashes: [world.credentialA.certificateHash], keyEncryptionKeyID: id("kek-a"),
+                    entitlementSecrets: [id("k1"): try world.keyring.wrap(secret: World.tokenSecret, with: id("kek-a"))]))
             try await store.putPolicy(Array(#"{"content-type": "hd"}"#.utf8), tenant: id(tenant), assetID: nil)
             for asset in [Self.nfcAsset, Self.nfdAsset, Self.liveAsset, Self.premiumAsset] {
                 let key = FairPlayCrypto.randomBytes(16)
-                try await store.putContentKey(try world.keyring.wrap(contentKey: key, iv: FairPlayCrypto.randomBytes(16), with: id("kek-a")),
-                                              tenant: id(tenant), assetID: Array(asset.utf8), keyPeriod: nil)
+                try await store.putContentKey(
+                    try world.keyring.wrap(contentKey: key, iv: FairPlayCrypto.randomBytes(16), with: id("kek-a")),
+                    tenant: id(tenant), assetID: Array(asset.utf8), keyPeriod: nil)
                 keys.byPair[Array(tenant.utf8) + [0] + Array(asset.utf8)] = key
             }
             try await store.putPolicy(Array(#"{"lease": {"duration": 120}, "max-streams": 1}"#.utf8), tenant: id(tenant), assetID: Array(Self.liveAsset.utf8))
@@ -70,11 +72,14 @@ struct EquivalentIDsStayApartTests {
         }
         let play = { (n: UInt64) in MediaPlaybackInfo(creationDate: 1, state: .readyToPlay, sessionID: n) }
         for (n, account) in [Self.nfc, Self.nfd].enumerated() {
-            jobs.append(try World.job("s-\(n)", tenant: Self.nfc, account: account, device: SimulatedDevice(trust: world.trustA),
-                                      World.options(Self.liveAsset, playback: play(UInt64(n + 1)))))
+            jobs.append(
+                try World.job(
+                    "s-\(n)", tenant: Self.nfc, account: account, device: SimulatedDevice(trust: world.trustA),
+                    World.options(Self.liveAsset, playback: play(UInt64(n + 1)))))
         }
-        let token = EntitlementToken.sign(EntitlementClaims(subject: "alice", asset: "skd://\(Self.nfc)/premium", expiresAt: t0 / 1000 + 3600),
-                                          keyID: "k1", secret: World.tokenSecret)
+        let token = EntitlementToken.sign(
+            EntitlementClaims(subject: "alice", asset: "skd://\(Self.nfc)/premium", expiresAt: t0 / 1000 + 3600),
+            keyID: "k1", secret: World.tokenSecret)
         jobs.append(try World.job("t-0", tenant: Self.nfc, device: world.deviceA, World.options(Self.premiumAsset), entitlement: token))
 
         let replies = await processor.process(jobs.map(\.job), now: t0)
@@ -126,7 +131,8 @@ struct EquivalentIDsStayApartTests {
         let snapshot = cache.snapshot
         #expect(snapshot.count == 4)
         for schedule in schedules {
-            #expect(snapshot[RotationScheduleCache.Key(tenant: schedule.tenant, assetID: schedule.assetID)]?.boundaryMilliseconds == schedule.boundaryMilliseconds)
+            #expect(
+                snapshot[RotationScheduleCache.Key(tenant: schedule.tenant, assetID: schedule.assetID)]?.boundaryMilliseconds == schedule.boundaryMilliseconds)
         }
     }
 
@@ -139,8 +145,9 @@ struct EquivalentIDsStayApartTests {
         for (n, tenant) in [Self.nfc, Self.nfc, Self.nfd, Self.nfd].enumerated() {
             // Identifiers here are valid by construction.
             let job = LicenseJob(id: id("j-\(n)"), tenant: id(tenant), account: id("a"), spc: [1, 2, 3])
-            scheduler.push(KafkaMessage(topic: "jobs", partition: 0, offset: Int64(n), key: nil, value: job.jsonBytes(), headers: []),
-                           inFlight: 0, rate: 1000, now: t0)
+            scheduler.push(
+                KafkaMessage(topic: "jobs", partition: 0, offset: Int64(n), key: nil, value: job.jsonBytes(), headers: []),
+                inFlight: 0, rate: 1000, now: t0)
         }
         // Two tenants share the batch fairly: one job each, not the first tenant's two.
         let batch = scheduler.nextBatch(limit: 2, now: t0).map { (try? $0.decoded.get().id.value) ?? "?" }

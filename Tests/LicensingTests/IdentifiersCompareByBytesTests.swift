@@ -24,7 +24,8 @@ import Wire
         #expect(Set([Self.nfc, Self.nfd]).count == 1)
         #expect(Array(Self.nfc.utf8) != Array(Self.nfd.utf8))
 
-        let a = Self.id(Self.nfc), b = Self.id(Self.nfd)
+        let a = Self.id(Self.nfc)
+        let b = Self.id(Self.nfd)
         #expect(a != b)
         #expect(a == Self.id(Self.nfc))
         #expect(Set([a, b, Self.id(Self.nfc)]).count == 2)
@@ -55,7 +56,8 @@ import Wire
     }
 
     @Test func entitlementCoversOnlyTheAssetWithTheClaimsBytes() {
-        let nfcAsset = "skd://\(Self.nfc)/1", nfdAsset = "skd://\(Self.nfd)/1"
+        let nfcAsset = "skd://\(Self.nfc)/1"
+        let nfdAsset = "skd://\(Self.nfd)/1"
         let claims = EntitlementClaims(subject: "alice", asset: nfcAsset, expiresAt: 1)
         #expect(claims.covers(assetID: Array(nfcAsset.utf8)))
         #expect(!claims.covers(assetID: Array(nfdAsset.utf8)))
@@ -77,11 +79,13 @@ import Wire
         let secret = [UInt8](repeating: 0x5A, count: 32)
         let ring = try EntitlementKeyring(["k1": secret])
         let asset = "skd://\(Self.nfc)/1"
-        let token = EntitlementToken.sign(EntitlementClaims(subject: Self.nfc, asset: asset, expiresAt: 2_000_000_000, tenant: Self.nfc), keyID: "k1", secret: secret)
+        let token = EntitlementToken.sign(
+            EntitlementClaims(subject: Self.nfc, asset: asset, expiresAt: 2_000_000_000, tenant: Self.nfc), keyID: "k1", secret: secret)
         let now: Int64 = 1_700_000_000_000
         func verify(account: String = Self.nfc, assetID: [UInt8] = Array(asset.utf8), tenant: String = Self.nfc) -> EntitlementError? {
             do throws(EntitlementError) {
-                _ = try EntitlementToken.verify(token, keyring: ring, expecting: .init(account: account, assetID: assetID, tenant: tenant), nowMilliseconds: now)
+                _ = try EntitlementToken.verify(
+                    token, keyring: ring, expecting: .init(account: account, assetID: assetID, tenant: tenant), nowMilliseconds: now)
                 return nil
             } catch {
                 return error
@@ -91,15 +95,19 @@ import Wire
         #expect(verify(tenant: Self.nfd) == .wrongTenant)
         #expect(verify(account: Self.nfd) == .wrongAccount)
         #expect(verify(assetID: Array("skd://\(Self.nfd)/1".utf8)) == .wrongAsset)
-        #expect(EntitlementToken.Expectation(account: Self.nfc, asset: asset, tenant: Self.nfc) != EntitlementToken.Expectation(account: Self.nfd, asset: asset, tenant: Self.nfc))
+        #expect(
+            EntitlementToken.Expectation(account: Self.nfc, asset: asset, tenant: Self.nfc)
+                != EntitlementToken.Expectation(account: Self.nfd, asset: asset, tenant: Self.nfc))
     }
 
     @Test func tokenKeyIDsWithEquivalentTextAreTwoKeys() throws {
-        let nfcSecret = [UInt8](repeating: 0x11, count: 32), nfdSecret = [UInt8](repeating: 0x22, count: 32)
+        let nfcSecret = [UInt8](repeating: 0x11, count: 32)
+        let nfdSecret = [UInt8](repeating: 0x22, count: 32)
         let ring = try EntitlementKeyring(keyIDsAndSecrets: [(Self.nfc, nfcSecret), (Self.nfd, nfdSecret)])
         #expect(ring.keyIDs.count == 2)
         let token = EntitlementToken.sign(EntitlementClaims(subject: "alice", asset: "a", expiresAt: 2_000_000_000), keyID: Self.nfd, secret: nfdSecret)
-        let verified = try EntitlementToken.verify(token, keyring: ring, expecting: .init(account: "alice", asset: "a", tenant: "t"), nowMilliseconds: 1_700_000_000_000)
+        let verified = try EntitlementToken.verify(
+            token, keyring: ring, expecting: .init(account: "alice", asset: "a", tenant: "t"), nowMilliseconds: 1_700_000_000_000)
         #expect(Array(verified.keyID.utf8) == Array(Self.nfd.utf8))
         // Signed with the NFC key's secret but naming the NFD key ID: the NFD secret is used, so it fails.
         let crossed = EntitlementToken.sign(EntitlementClaims(subject: "alice", asset: "a", expiresAt: 2_000_000_000), keyID: Self.nfd, secret: nfcSecret)
@@ -109,8 +117,9 @@ import Wire
     }
 
     @Test func offlineRecordsKeepAssetIDsThatAreNotUTF8() throws {
-        let record = OfflineLicenseRecord(streamID: [UInt8](repeating: 1, count: 16), titleID: nil, assetID: Self.invalidA, deviceID: [9],
-                                          issuedAt: 5, storageSeconds: 10, playbackSeconds: 5)
+        let record = OfflineLicenseRecord(
+            streamID: [UInt8](repeating: 1, count: 16), titleID: nil, assetID: Self.invalidA, deviceID: [9],
+            issuedAt: 5, storageSeconds: 10, playbackSeconds: 5)
         let decoded = try #require(OfflineLicenseRecord(json: record.jsonBytes()))
         #expect(decoded.assetID == Self.invalidA)
         var other = record
@@ -120,14 +129,17 @@ import Wire
 
     @Test func jobGuardsKeepEquivalentJobIDsAndAccountsApart() async throws {
         let guards = InMemoryJobGuardStore()
-        let tenant = Self.id("acme"), nfc = Self.id(Self.nfc), nfd = Self.id(Self.nfd)
+        let tenant = Self.id("acme")
+        let nfc = Self.id(Self.nfc)
+        let nfd = Self.id(Self.nfd)
         let stored = StoredAnswer(bytes: Array("reply for nfc".utf8), requestDigest: [1])
         // A reply stored for job ID NFC is not the NFD job's reply.
         #expect(try await guards.storeReplies([StoredReply(tenant: tenant, account: nfc, jobID: nfc, answer: stored, ttlMilliseconds: 60_000)]) == [nil])
-        let admitted = try await guards.admit([
-            AdmissionRequest(tenant: tenant, account: nfc, jobID: nfc), AdmissionRequest(tenant: tenant, account: nfc, jobID: nfd),
-            AdmissionRequest(tenant: tenant, account: nfd, jobID: Self.id("other")),
-        ], nowMilliseconds: 1_000, rateWindowMilliseconds: 60_000)
+        let admitted = try await guards.admit(
+            [
+                AdmissionRequest(tenant: tenant, account: nfc, jobID: nfc), AdmissionRequest(tenant: tenant, account: nfc, jobID: nfd),
+                AdmissionRequest(tenant: tenant, account: nfd, jobID: Self.id("other")),
+            ], nowMilliseconds: 1_000, rateWindowMilliseconds: 60_000)
         // The NFC job gets its stored reply; the NFD job ID is new (first job counted on account NFC);
         // account NFD has its own rate counter.
         #expect(admitted.admissions == [.stored(stored), .counted(1), .counted(1)])
@@ -144,8 +156,10 @@ import Wire
     @Test func cachingStoreKeepsEquivalentTenantsAndAssetsApart() async throws {
         let memory = InMemoryLicenseStore()
         let store = CachingLicenseStore(memory, timeToLive: .seconds(60))
-        let nfcTenant = Self.id(Self.nfc), nfdTenant = Self.id(Self.nfd)
-        let nfcAsset = Array("skd://\(Self.nfc)".utf8), nfdAsset = Array("skd://\(Self.nfd)".utf8)
+        let nfcTenant = Self.id(Self.nfc)
+        let nfdTenant = Self.id(Self.nfd)
+        let nfcAsset = Array("skd://\(Self.nfc)".utf8)
+        let nfdAsset = Array("skd://\(Self.nfd)".utf8)
         for tenant in [nfcTenant, nfdTenant] {
             try await store.putTenant(TenantRecord(id: tenant, certificateHashes: [], keyEncryptionKeyID: Self.id("kek")))
         }
@@ -176,7 +190,8 @@ import Wire
 
     @Test func inMemoryStoreKeepsEquivalentTenantsAndAccountsApart() async throws {
         let store = InMemoryLicenseStore()
-        let nfc = Self.id(Self.nfc), nfd = Self.id(Self.nfd)
+        let nfc = Self.id(Self.nfc)
+        let nfd = Self.id(Self.nfd)
         try await store.putTenant(TenantRecord(id: nfc, certificateHashes: [], keyEncryptionKeyID: Self.id("kek"), maxConcurrentStreams: 1))
         try await store.putTenant(TenantRecord(id: nfd, certificateHashes: [], keyEncryptionKeyID: Self.id("kek"), maxConcurrentStreams: 7))
         let results = try await store.fetch([StoreRequest(tenant: nfc, account: nfc, assetID: [1]), StoreRequest(tenant: nfd, account: nfc, assetID: [1])])
@@ -184,8 +199,9 @@ import Wire
 
         // One stream each: the NFC and NFD accounts each get their own slot in one batch.
         func lease(_ account: StoreIdentifier, session: UInt64) -> LeaseRequest {
-            LeaseRequest(requestID: Self.id("job-\(session)"), tenant: nfc, account: account, deviceID: [UInt8(session)], sessionID: session,
-                         maxConcurrentStreams: 1, leaseDurationSeconds: 60, nowMilliseconds: 1_000, slot: .acquireOrRenew)
+            LeaseRequest(
+                requestID: Self.id("job-\(session)"), tenant: nfc, account: account, deviceID: [UInt8(session)], sessionID: session,
+                maxConcurrentStreams: 1, leaseDurationSeconds: 60, nowMilliseconds: 1_000, slot: .acquireOrRenew)
         }
         let leases = try await store.acquireLeases([lease(nfc, session: 1), lease(nfd, session: 2)])
         #expect(leases == [.granted(expiresAtMilliseconds: 61_000), .granted(expiresAtMilliseconds: 61_000)])
