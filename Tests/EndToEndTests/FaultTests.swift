@@ -35,7 +35,8 @@ import Testing
     func kafkaBrokerDownAndBack() async throws {
         var down: ContinuousClock.Instant?
         var errorsBefore: [Int] = []
-        try await scenario("kafka broker down and back", bound: RecoveryBound(backlog: .seconds(30), fresh: .seconds(30), slowest: .seconds(30))) { fleet, load in
+        try await scenario("kafka broker down and back",
+                           bound: RecoveryBound(backlog: .seconds(30), fresh: .seconds(30), slowest: .seconds(30))) { fleet, load in
             for worker in fleet.workers { errorsBefore.append(await Self.kafkaErrors(worker)) }
             down = .now
             try await fleet.brokerControl("broker-down 1")
@@ -78,7 +79,8 @@ import Testing
     func kafkaRebalanceMidBatch() async throws {
         // Slowest 15 s: a job on a partition that moves waits for cooperative-sticky's rounds, each up to
         // the session timeout less a second on the mock (docs/faults.md).
-        try await scenario("rebalance: a third worker joins", bound: RecoveryBound(backlog: .seconds(5), fresh: .seconds(5), slowest: .seconds(15))) { fleet, load in
+        try await scenario("rebalance: a third worker joins",
+                           bound: RecoveryBound(backlog: .seconds(5), fresh: .seconds(5), slowest: .seconds(15))) { fleet, load in
             let end = ContinuousClock.now
             try await fleet.startWorker()
             return end
@@ -88,8 +90,8 @@ import Testing
     @Test("Redis killed and restarted under load: fail closed with retriable storeUnavailable, then every job gets its CKC")
     func redisKilledAndRestarted() async throws {
         // 10 s: the worker's reconnect backoff to a restarted Redis grows to 5 s (RedisClientConfiguration).
-        let load = try await scenario("redis killed and restarted", durableRedis: true,
-                                      bound: RecoveryBound(backlog: .seconds(10), fresh: .seconds(10), slowest: .seconds(10))) { fleet, load in
+        let bound = RecoveryBound(backlog: .seconds(10), fresh: .seconds(10), slowest: .seconds(10))
+        let load = try await scenario("redis killed and restarted", durableRedis: true, bound: bound) { fleet, load in
             fleet.redis.stop()
             // Down until the fleet has answered at least one job "unavailable": the outage is visible.
             try await load.waitFor("a storeUnavailable reply", timeout: .seconds(30)) { load.count(.storeUnavailable) > 0 }
@@ -102,7 +104,8 @@ import Testing
 
     @Test("Redis made slow past the command timeout (CLIENT PAUSE): fail closed, then every job gets its CKC")
     func redisSlowPastTimeouts() async throws {
-        try await scenario("redis paused 4 s (slow past the 1 s timeout)", bound: RecoveryBound(backlog: .seconds(5), fresh: .seconds(5), slowest: .seconds(5))) { fleet, load in
+        try await scenario("redis paused 4 s (slow past the 1 s timeout)",
+                           bound: RecoveryBound(backlog: .seconds(5), fresh: .seconds(5), slowest: .seconds(5))) { fleet, load in
             let admin = try RedisClient(configuration: fleet.redis.configuration(poolSize: 1))
             let pause = Duration.seconds(4)
             let start = ContinuousClock.now
@@ -122,7 +125,8 @@ import Testing
 
     @Test("SIGTERM during a storm: the worker finishes what it holds and exits 0, nothing is lost")
     func workerSigtermDuringStorm() async throws {
-        try await scenario("worker SIGTERM during a storm", storm: true, bound: RecoveryBound(backlog: .seconds(10), fresh: .seconds(5), slowest: .seconds(10))) { fleet, load in
+        try await scenario("worker SIGTERM during a storm", storm: true,
+                           bound: RecoveryBound(backlog: .seconds(10), fresh: .seconds(5), slowest: .seconds(10))) { fleet, load in
             let end = ContinuousClock.now
             let status = await fleet.workers[0].terminate()
             #expect(status == 0, "\(fleet.workers[0].stderr.suffix(2000))")
@@ -183,7 +187,9 @@ import Testing
         let verdict = load.verdict()
         let recovery = load.recovery(after: faultEnd)
         let slowest = load.slowestAnswer(after: faultEnd)
-        print("FAULT \(name): recovery \(recovery), slowest answer after the fault or its sending \(slowest.map { "\($0.id) \(FaultLoad.Recovery.seconds($0.after))" } ?? "n/a"); \(verdict); scenario \(FaultLoad.Recovery.seconds(ContinuousClock.now - began))")
+        let slowestText = slowest.map { "\($0.id) \(FaultLoad.Recovery.seconds($0.after))" } ?? "n/a"
+        print("FAULT \(name): recovery \(recovery), slowest answer after the fault or its sending \(slowestText); \(verdict); "
+            + "scenario \(FaultLoad.Recovery.seconds(ContinuousClock.now - began))")
 
         verdict.expectEveryJobAnsweredOnce(jobs: Self.jobs)
         #expect(recovery.backlog <= bound.backlog, "\(name): the backlog took \(recovery.backlog) after the fault, bound \(bound.backlog)")
@@ -192,7 +198,8 @@ import Testing
             #expect(fresh <= bound.fresh, "\(name): the first fresh job took \(fresh) after the fault, bound \(bound.fresh)")
         }
         if let slowest {
-            #expect(slowest.after <= bound.slowest, "\(name): job \(slowest.id) was answered \(slowest.after) after the fault or its sending, bound \(bound.slowest)")
+            #expect(slowest.after <= bound.slowest,
+                    "\(name): job \(slowest.id) was answered \(slowest.after) after the fault or its sending, bound \(bound.slowest)")
         }
         try await check(fleet, load)
         try await Self.expectOneSlotPerAccount(fleet: fleet, load: load)

@@ -23,8 +23,9 @@ import Testing
     /// Slack on "no retry-after past the clearance" for the reader's own lag and the estimate's error.
     static let clearanceSlack = Duration.seconds(2)
 
-    @Test("A store outage under load: every job answered within 10 s of the store being healthy again, no retry-after past the backlog's clearance",
-          arguments: Fleet.RedisBackend.allCases)
+    @Test(
+        "A store outage under load: every job answered within 10 s of the store being healthy again, no retry-after past the backlog's clearance",
+        arguments: Fleet.RedisBackend.allCases)
     func storeOutageUnderLoad(backend: Fleet.RedisBackend) async throws {
         let began = ContinuousClock.now
         let fleet = try await Fleet(durableRedis: backend == .single, backend: backend)
@@ -76,7 +77,8 @@ import Testing
         let advice = load.retryAdvice()
         let shed = advice.filter { $0.status == .overloaded }
         let latencies = load.latencies()
-        print("""
+        print(
+            """
             OUTAGE \(backend): store unhealthy for \(FaultLoad.Recovery.seconds(outage)); recovery \(recovery); \
             slowest answer after recovery or its send \(load.slowestAnswer(after: healthy).map { FaultLoad.Recovery.seconds($0.after) } ?? "n/a"); \
             \(shed.count) shed (retry-after max \(shed.map(\.retryAfter).max().map(FaultLoad.Recovery.seconds) ?? "n/a")), \
@@ -89,8 +91,9 @@ import Testing
 
         verdict.expectEveryJobAnsweredOnce(jobs: Self.jobs)
         #expect(verdict.retriableByStatus["storeUnavailable", default: 0] > 0, "the store was down, yet no job was answered storeUnavailable: \(verdict)")
-        #expect(recovery.backlog <= Self.recoveryBound,
-                "the last job sent before the store was healthy again was answered \(recovery.backlog) after it (bound \(Self.recoveryBound))")
+        #expect(
+            recovery.backlog <= Self.recoveryBound,
+            "the last job sent before the store was healthy again was answered \(recovery.backlog) after it (bound \(Self.recoveryBound))")
         // Nor does a job sent later wait on the outage's account (a capacity estimate it collapsed).
         let slowest = try #require(load.slowestAnswer(after: healthy))
         #expect(slowest.after <= Self.recoveryBound, "job \(slowest.id) was answered \(slowest.after) after the store was healthy again or after it was sent")
@@ -119,7 +122,8 @@ import Testing
         let now = LicenseProcessor.currentTimeMilliseconds()
         var wrong: [String] = []
         for account in load.accounts {
-            let slots = try await store.listSlots(tenant: try StoreIdentifier(fleet.catalog.tenant), account: try StoreIdentifier(account), nowMilliseconds: now)
+            let slots = try await store.listSlots(
+                tenant: try StoreIdentifier(fleet.catalog.tenant), account: try StoreIdentifier(account), nowMilliseconds: now)
             if slots.count != 1 { wrong.append("\(account): \(slots.count)") }
         }
         #expect(wrong.isEmpty, "accounts without exactly one slot: \(wrong.prefix(10))")
@@ -129,7 +133,8 @@ import Testing
             found += (keys.arrayValue ?? []).compactMap(\.string)
         }
         let expected = Set(load.accounts.map { "fps:{t:\(fleet.catalog.tenant):a:\($0)}:slots" })
-        #expect(found.count == load.accounts.count && Set(found) == expected,
-                "\(found.count) slot sets for \(load.accounts.count) accounts; not the load's: \(found.filter { !expected.contains($0) }.prefix(5))")
+        #expect(
+            found.count == load.accounts.count && Set(found) == expected,
+            "\(found.count) slot sets for \(load.accounts.count) accounts; not the load's: \(found.filter { !expected.contains($0) }.prefix(5))")
     }
 }

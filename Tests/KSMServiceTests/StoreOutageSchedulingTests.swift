@@ -1,5 +1,6 @@
 import Kafka
 import Testing
+
 @testable import KSMService
 
 /// A store outage under load, as the scheduler sees it: batches that spend their time in retry
@@ -89,9 +90,11 @@ struct StoreOutageSchedulingTests {
         #expect(rate.perSecond(at: start + .seconds(6)) == 20)
     }
 
-    @Test("every retry-after lies within the predicted wait and never past the predicted backlog clearance", arguments: [
-        LicenseJob.Priority.prefetch, .new,
-    ])
+    @Test(
+        "every retry-after lies within the predicted wait and never past the predicted backlog clearance",
+        arguments: [
+            LicenseJob.Priority.prefetch, .new,
+        ])
     func retryAfterWithinClearance(priority: LicenseJob.Priority) {
         var policy = SchedulingPolicy()
         policy.newSessionMaximumWait = .seconds(2)
@@ -142,8 +145,9 @@ struct StoreOutageSchedulingTests {
         case overload
     }
 
-    @Test("while the store fails or stalls, new sessions behind a backlog wait in the queue: the wait comes from the last healthy capacity",
-          arguments: Trouble.allCases)
+    @Test(
+        "while the store fails or stalls, new sessions behind a backlog wait in the queue: the wait comes from the last healthy capacity",
+        arguments: Trouble.allCases)
     func newSessionsQueueThroughAnOutage(trouble: Trouble) async throws {
         let state = WorkerState(maximumInFlight: 100_000, concurrentBatches: 1)
         var offset: Int64 = 0
