@@ -34,7 +34,7 @@ struct StoreOutageSchedulingTests {
         let before = try #require(rate.perSecond(at: start + .seconds(1)))
         // A cluster client following a failover inside one call: 12 jobs answered after 3 s. At
         // 4,000 jobs/s with 4 batches at once they take 12 ms; counted, eight such batches read as
-        // about 300 jobs/s, and a 2,000-job backlog as a 7 s wait.
+        // about 200 jobs/s beside the healthy window, and a 2,000-job backlog as a 10 s wait.
         for i in 0..<8 {
             let sampled = rate.record(jobs: 12, processing: .seconds(3), at: start + .seconds(4) + .milliseconds(10 * i))
             #expect(!sampled)

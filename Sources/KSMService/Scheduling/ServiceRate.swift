@@ -31,9 +31,9 @@
 /// retrying for seconds until the replica has taken over, and the batch then succeeds. A batch that
 /// took more than ``stallFactor`` times what the estimate predicts for its jobs, and
 /// ``stallMargin`` more, waited on something other than work, and is treated as a stall: no sample,
-/// and the estimate stands (measured: without this, a master killed under load read as 10 jobs/s and
-/// shed new sessions for half a minute, though only two jobs of 1,500 were answered
-/// `storeUnavailable`). A stall does not refresh the estimate's age, so a worker that really became
+/// and the estimate stands (measured: without this, a master killed under load read as about 10 jobs/s
+/// and 34 new sessions were told to come back after 15-34 s, though only two jobs of 1,500 were
+/// answered `storeUnavailable` and the backlog cleared in 1.4 s). A stall does not refresh the estimate's age, so a worker that really became
 /// that much slower has its estimate forgotten after ``maximumAge`` and measured afresh; until then it
 /// sheds less than it could, never more.
 struct ServiceRate: Sendable {
@@ -41,7 +41,7 @@ struct ServiceRate: Sendable {
     /// The last estimate made from a window with enough work, and when it was last confirmed (by
     /// that window's newest batch, or since by a batch that met a failing store).
     private var estimate: (perSecond: Double, at: ContinuousClock.Instant)?
-    /// A batch met a failing store since ``estimate`` was made: only ``minimumJobs`` replace it.
+    /// A batch met a failing or stalled store since ``estimate`` was made: only ``minimumJobs`` replace it.
     private var recovering = false
     private let window: Duration = .seconds(5)
     /// A capacity measured longer ago than this is forgotten (the machine or its load may have changed).
