@@ -93,7 +93,10 @@ extension KafkaAdmin {
         var newTopics: [OpaquePointer?] = []
         defer { for topic in newTopics { rd_kafka_NewTopic_destroy(topic) } }
         for spec in topics {
-            guard let topic = rd_kafka_NewTopic_new(spec.name, Int32(spec.partitions), Int32(spec.replicationFactor), &errstr, errstr.count) else {
+            guard let partitions = Int32(exactly: spec.partitions), let replicas = Int32(exactly: spec.replicationFactor) else {
+                return .failure(KafkaError(code: .invalidArgument, message: "topic \(spec.name): partition count or replication factor out of range", isRetriable: false))
+            }
+            guard let topic = rd_kafka_NewTopic_new(spec.name, partitions, replicas, &errstr, errstr.count) else {
                 return .failure(KafkaError(code: .invalidArgument, message: "topic \(spec.name): \(text())", isRetriable: false))
             }
             newTopics.append(topic)

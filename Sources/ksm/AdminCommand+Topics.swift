@@ -100,8 +100,10 @@ extension AdminCommand {
             guard let bootstrap = value(brokers, "brokers", environment), !bootstrap.isEmpty else {
                 throw CommandFailure.configuration(["No brokers given: pass --brokers or set KSM_KAFKA_BROKERS."])
             }
-            guard partitions > 0, dlqPartitions > 0, replicationFactor > 0, retentionMs != 0, dlqRetentionMs != 0 else {
-                throw CommandFailure.configuration(["--partitions, --dlq-partitions and --replication-factor must be above 0, the retentions not 0 (-1: forever)."])
+            // Kafka's own bounds are far below Int32's; checked here, the C call's Int32 never traps.
+            let counts = 1...100_000
+            guard counts.contains(partitions), counts.contains(dlqPartitions), (1...32).contains(replicationFactor), retentionMs != 0, dlqRetentionMs != 0 else {
+                throw CommandFailure.configuration(["--partitions and --dlq-partitions must be 1 to 100000, --replication-factor 1 to 32, the retentions not 0 (-1: forever)."])
             }
             guard timeout > 0, timeout <= 3_600 else {
                 throw CommandFailure.configuration(["--timeout is \(timeout): give more than 0 and at most 3600 seconds."])

@@ -44,7 +44,7 @@ import Wire
         while bad.isRunning, ContinuousClock.now < exited { try await Task.sleep(for: .milliseconds(50)) }
         #expect(!bad.isRunning)
         #expect(await bad.terminate() != 0)
-        #expect(bad.stderr.contains("KSM_KEKS entry 1 of 1 (ID demo-kek): the key is not 16 or 32 bytes of hex"), "\(bad.stderr.suffix(500))")
+        #expect(bad.stderr.contains("KSM_KEKS entry 1 of 1: the key is not 16 or 32 bytes of hex"), "\(bad.stderr.suffix(500))")
         #expect(!bad.stderr.contains("abcd"))
         try await fleet.startWorker(environment: ["KSM_KEKS": "demo-kek=\(kekHex)"], kekFromFile: false)
         let client = try await FleetClient(fleet: fleet)

@@ -10,24 +10,24 @@ import Testing
 
     @Test("By default the replies topic and topics below it are allowed, nothing else")
     func defaultAllowsTheRepliesTopicAndItsPrefix() throws {
-        let policy = ReplyTopicPolicy(repliesTopic: "fps.license.replies")
+        let policy = ReplyTopicPolicy.defaultPolicy(repliesTopic: "fps.license.replies")
         let acme = try Self.id("acme")
         #expect(policy.allows("fps.license.replies", tenant: acme))
         #expect(policy.allows("fps.license.replies.edge-7", tenant: acme))
         #expect(policy.allows("fps.license.replies.edge-7", tenant: nil))
-        for refused in ["fps.license.repliesX", "fps.license.dlq", "fps.license.requests", "other", "", "fps.license.replie"] {
+        // A prefix never lets through a name Kafka would refuse (or a broker would auto-create).
+        let tooLong = "fps.license.replies." + String(repeating: "x", count: 240)
+        for refused in ["fps.license.repliesX", "fps.license.dlq", "fps.license.requests", "other", "", "fps.license.replie", "fps.license.replies.x/y", tooLong] {
             #expect(!policy.allows(refused, tenant: acme), "\(refused)")
         }
-        #expect(policy.destination(named: nil, tenant: acme) == "fps.license.replies")
-        #expect(policy.destination(named: "other", tenant: acme) == nil)
         #expect(policy.entries == ["fps.license.replies", "fps.license.replies.*"])
     }
 
     @Test("A tenant with entries of its own is limited to them; others get the shared entries; the replies topic stays allowed")
     func perTenantEntriesLimitThatTenant() throws {
-        let policy = try ReplyTopicPolicy(repliesTopic: "r", entries: ["edge.*", "acme:acme.replies.*", "acme:acme.audit"])
+        let policy = try ReplyTopicPolicy(entries: ["edge.*", "acme:acme.replies.*", "acme:acme.audit"])
         let acme = try Self.id("acme"), globex = try Self.id("globex")
-        #expect(policy.allows("acme.replies.1", tenant: acme) && policy.allows("acme.audit", tenant: acme) && policy.allows("r", tenant: acme))
+        #expect(policy.allows("acme.replies.1", tenant: acme) && policy.allows("acme.audit", tenant: acme))
         #expect(!policy.allows("edge.1", tenant: acme))
         #expect(policy.allows("edge.1", tenant: globex) && !policy.allows("acme.replies.1", tenant: globex))
         #expect(!policy.allows("acme.audit", tenant: nil))
@@ -36,7 +36,7 @@ import Testing
 
     @Test("Tenants are told apart by their bytes: an NFD spelling does not get an NFC tenant's entries")
     func tenantsCompareByBytes() throws {
-        let policy = try ReplyTopicPolicy(repliesTopic: "r", entries: ["caf\u{E9}:cafe.replies"])
+        let policy = try ReplyTopicPolicy(entries: ["caf\u{E9}:cafe.replies"])
         #expect(policy.allows("cafe.replies", tenant: try Self.id("caf\u{E9}")))
         #expect(!policy.allows("cafe.replies", tenant: try Self.id("cafe\u{301}")))
     }
@@ -45,9 +45,9 @@ import Testing
         ["bad topic"], ["*"], ["a*b"], ["x", "t{x}:y"], [":y"], ["a:"], [String(repeating: "a", count: 250)], ["."],
     ])
     func badEntriesAreRefused(entries: [String]) {
-        #expect(throws: ReplyTopicPolicy.InvalidEntry.self) { try ReplyTopicPolicy(repliesTopic: "r", entries: entries) }
+        #expect(throws: ReplyTopicPolicy.InvalidEntry.self) { try ReplyTopicPolicy(entries: entries) }
         do {
-            _ = try ReplyTopicPolicy(repliesTopic: "r", entries: entries)
+            _ = try ReplyTopicPolicy(entries: entries)
         } catch {
             #expect(error.description.contains("reply-topics entry \(entries.count) of \(entries.count)"), "\(error.description)")
         }
@@ -60,9 +60,9 @@ import Testing
         try await world.seed(store)
         let processor = try world.processor(store: store, pool: sharedPool)
         var configuration = WorkerConfiguration(brokers: "unused:9092")
-        configuration.replyTopics = try ReplyTopicPolicy(repliesTopic: configuration.repliesTopic, entries: ["fps.license.replies.*", "acme:acme.out"])
+        configuration.replyTopics = try ReplyTopicPolicy(entries: ["fps.license.replies.*", "acme:acme.out"])
         let worker = LicenseWorker(configuration: configuration, processor: processor, logger: quietLogger)
-        let named = ["acme.out", "stolen.replies", "fps.license.replies.edge", nil, "bad\u{0}name"]
+        let named = ["acme.out", "stolen.replies", "fps.license.replies.edge", nil, "bad\u{0}name", "fps.license.replies"]
         let messages = try named.enumerated().map { n, topic in
             let job = try World.job("route-\(n)", device: world.deviceA, World.options(World.hdAsset)).job
             return KafkaMessage(topic: "jobs", partition: 0, offset: Int64(n), key: nil, value: job.jsonBytes(),
@@ -80,6 +80,8 @@ import Testing
         #expect(reply(1)?.reason.contains("stolen.replies") == true)
         #expect(reply(4)?.reason.contains("no Kafka topic") == true)
         #expect(reply(3)?.status == .ok && records[3].topic == "fps.license.replies")
+        // The replies topic is the worker's, allowed whatever the policy says.
+        #expect(reply(5)?.status == .ok && records[5].topic == "fps.license.replies")
         #expect(worker.statistics.snapshot.replyTopicRefusals == 3)
         #expect(KSMStatus.replyTopicRefused.name == "replyTopicRefused" && !KSMStatus.replyTopicRefused.isRetriable)
     }

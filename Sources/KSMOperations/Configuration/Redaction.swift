@@ -3,22 +3,30 @@ import KSMService
 public enum Redaction {
     public static let placeholder = "<redacted>"
 
-    /// `redis://user:secret@host:6379/0` becomes `redis://user:<redacted>@host:6379/0`; a URL without
-    /// `@` is returned as it is.
+    /// `redis://user:secret@host:6379/0` becomes `redis://<redacted>@host:6379/0`.
     ///
-    /// The user info is everything up to the last `@` of the whole value, whatever the characters
-    /// before it, so a password that holds `/`, `?`, `#`, `:` or `@` (written raw by mistake, or
-    /// percent-encoded) is hidden all the same; a lone user info (`redis://secret@host`, Redis's
-    /// form for a password alone) is hidden whole. A value with no scheme is treated alike.
+    /// The whole user info is hidden, the user with the password: everything up to the last `@`,
+    /// whatever the characters before it, so a password that holds `/`, `?`, `#`, `:` or `@`
+    /// (written raw by mistake, or percent-encoded) is hidden all the same, and a lone password
+    /// holding a `:` cannot leave its first part on show as a user. A query or fragment (refused
+    /// by the parser, but `?password=` is still text to hide) is hidden whole; when one starts
+    /// before the last `@`, nothing after the scheme is shown. A value with no scheme is treated alike.
     public static func redactedURL(_ url: String) -> String {
-        guard let at = url.lastIndex(of: "@") else { return url }
-        let start = url.range(of: "://").map(\.upperBound) ?? url.startIndex
-        guard start <= at else { return placeholder + url[at...] }
-        let userInfo = url[start..<at]
-        if let colon = userInfo.firstIndex(of: ":") {
-            return url[..<start] + userInfo[..<colon] + ":" + placeholder + url[at...]
+        var schemeEnd = url.range(of: "://").map(\.upperBound) ?? url.startIndex
+        // An `@` before the `://` means the `://` is no scheme's: all of it is user info then.
+        if let last = url.lastIndex(of: "@"), last < schemeEnd { schemeEnd = url.startIndex }
+        let rest = url[schemeEnd...]
+        let at = rest.lastIndex(of: "@")
+        let query = rest.firstIndex { $0 == "?" || $0 == "#" }
+        var shown = String(url[..<schemeEnd])
+        if let at, let query, query < at { return shown + placeholder }
+        var tail = rest
+        if let at {
+            shown += placeholder
+            tail = rest[at...]
         }
-        return url[..<start] + placeholder + url[at...]
+        if let query { return shown + tail[...query] + placeholder }
+        return shown + tail
     }
 
     /// librdkafka properties that hold secrets: passwords, SASL/OAuth settings, private keys, JAAS.

@@ -405,7 +405,7 @@ struct ServeConfigurationResolver {
         checkTopics(worker)
         if let entries = read("reply-topics", { try $0.requiredStringArray(forKey: $1) }), let setting = ServeSetting.byKey["reply-topics"] {
             do {
-                let policy = try ReplyTopicPolicy(repliesTopic: worker.repliesTopic, entries: entries)
+                let policy = try ReplyTopicPolicy(entries: entries)
                 worker.replyTopics = policy
                 note("reply-topics", policy.entries.joined(separator: ","))
             } catch {

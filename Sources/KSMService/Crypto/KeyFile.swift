@@ -58,13 +58,14 @@ package enum KeyFile {
                 throw Error("\(position): the ID is not a valid identifier (1 to 128 bytes, no white space, control characters, ':', '{' or '}')")
             }
             guard var key = HexEncoding.decode(utf8: entry[entry.index(after: eq)...], allowingWhitespace: true), key.count == 16 || key.count == 32 else {
-                throw Error("\(position) (ID \(id)): the key is not 16 or 32 bytes of hex")
+                throw Error("\(position): the key is not 16 or 32 bytes of hex")
             }
             do {
                 try keyring.add(id: id, key: &key)
             } catch {
+                // The keyring's own message names the ID, which here could be a mistyped key.
                 FairPlayCrypto.cleanse(&key)
-                throw Error("\(position) (ID \(id)): \(error)")
+                throw Error("\(position): the keyring refused the key (\(key.count) bytes)")
             }
         }
         for (id, path) in files.sorted(by: { $0.key < $1.key }) {

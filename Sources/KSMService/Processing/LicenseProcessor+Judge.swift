@@ -176,10 +176,13 @@ extension LicenseProcessor {
     /// apart by their bytes, as the record holds them (no `[String: _]` in between).
     static func tokenKeyring(_ tenant: TenantRecord, keyring: KeyEncryptionKeyring) -> Result<EntitlementKeyring, KeyEncryptionKeyring.KeyringError> {
         var secrets: [(String, [UInt8])] = []
+        // Secrets already unwrapped when a later one fails are wiped here: no keyring takes them.
+        func wipe() { for index in secrets.indices { FairPlayCrypto.cleanse(&secrets[index].1) } }
         for (kid, wrapped) in tenant.entitlementSecrets {
             do throws(KeyEncryptionKeyring.KeyringError) {
                 secrets.append((kid.value, try keyring.unwrap(secret: wrapped, with: tenant.keyEncryptionKeyID)))
             } catch {
+                wipe()
                 return .failure(error)
             }
         }
@@ -187,6 +190,7 @@ extension LicenseProcessor {
         do throws(EntitlementKeyring.InvalidKey) {
             return .success(try EntitlementKeyring(keyIDsAndSecrets: secrets))
         } catch {
+            wipe()
             return .failure(KeyEncryptionKeyring.KeyringError(error.description))
         }
     }

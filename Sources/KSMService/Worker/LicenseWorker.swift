@@ -430,7 +430,8 @@ public final class LicenseWorker: Service, Sendable {
             // A topic outside the allowlist is never written: the answer goes to the replies topic (a
             // job naming one was refused in ``answer(_:)``; this holds for every other answer too).
             let tenant = reply.tenant.flatMap { try? StoreIdentifier($0) }
-            let topic = replyTopics.destination(named: Self.replyTopicHeader(of: message), tenant: tenant) ?? configuration.repliesTopic
+            let named = Self.replyTopicHeader(of: message)
+            let topic = named.flatMap { isAllowedReplyTopic($0, tenant: tenant) ? $0 : nil } ?? configuration.repliesTopic
             var headers: [(String, [UInt8])] = [
                 ("correlation-id", message.header("correlation-id") ?? Array(reply.id.utf8)),
                 ("ksm-status", Array(String(reply.status.rawValue).utf8)),
@@ -452,10 +453,15 @@ public final class LicenseWorker: Service, Sendable {
         return String(validating: bytes, as: UTF8.self) ?? "\u{0}"
     }
 
+    /// The replies topic, or a topic ``replyTopics`` allows for `tenant`.
+    func isAllowedReplyTopic(_ topic: String, tenant: StoreIdentifier?) -> Bool {
+        topic.utf8.elementsEqual(configuration.repliesTopic.utf8) || replyTopics.allows(topic, tenant: tenant)
+    }
+
     /// The refusal for a job whose `reply-topic` header names a topic its tenant may not use; nil
     /// when the destination is allowed. Counted in ``WorkerStatistics/replyTopicRefusals``.
     func replyTopicRefusal(_ job: LicenseJob, message: KafkaMessage) -> LicenseReply? {
-        guard let named = Self.replyTopicHeader(of: message), !replyTopics.allows(named, tenant: job.tenant) else { return nil }
+        guard let named = Self.replyTopicHeader(of: message), !isAllowedReplyTopic(named, tenant: job.tenant) else { return nil }
         statistics.update { $0.replyTopicRefusals += 1 }
         let shown = ReplyTopicPolicy.isValidTopicName(named) ? "topic \(named)" : "a name that is no Kafka topic"
         return LicenseReply(

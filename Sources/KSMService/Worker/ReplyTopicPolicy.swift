@@ -6,14 +6,16 @@ import Licensing
 /// requests topic writes it; unchecked, one tenant's producer could send its answers (or, with a
 /// forged tenant, probe another's) to any topic the worker may write. So the destination is
 /// checked against an allowlist, and a job naming a topic outside it is refused
-/// (``KSMStatus/replyTopicRefused``) and answered on the default replies topic, which is always
-/// allowed.
+/// (``KSMStatus/replyTopicRefused``) and answered on the worker's replies topic
+/// (``WorkerConfiguration/repliesTopic``), which is always allowed and is not part of the policy:
+/// the policy holds patterns only, so the replies topic has one source.
 ///
 /// One setting, `reply-topics`: comma-separated entries, each a topic name or a prefix ending in
 /// `*`; an entry written `TENANT:PATTERN` applies to that tenant only (a tenant identifier never
 /// holds `:`). A tenant with entries of its own is limited to them; every other tenant gets the
-/// entries without a tenant. Default: the replies topic and the prefix `<replies topic>.` (for
-/// the default replies topic, `fps.license.replies.*`).
+/// entries without a tenant. A name that is no Kafka topic never matches, whatever its prefix.
+/// Default (``defaultPolicy(repliesTopic:)``): the replies topic and the prefix `<replies topic>.`
+/// (for the default replies topic, `fps.license.replies.*`).
 public struct ReplyTopicPolicy: Sendable, Hashable {
     /// One allowed destination: a whole topic name, or every topic that starts with a prefix.
     public enum Pattern: Sendable, Hashable, CustomStringConvertible {
@@ -40,23 +42,23 @@ public struct ReplyTopicPolicy: Sendable, Hashable {
         public let description: String
     }
 
-    /// Where replies go when a job names no topic or a refused one; always allowed.
-    public let repliesTopic: String
     /// Patterns for tenants without entries of their own.
     public let shared: [Pattern]
-    /// Per tenant, the only patterns it may use (besides ``repliesTopic``), keyed by the tenant's bytes.
+    /// Per tenant, the only patterns it may use (besides the replies topic), keyed by the tenant's bytes.
     public let perTenant: [StoreIdentifier: [Pattern]]
 
-    /// The default: ``repliesTopic`` and every topic below `<repliesTopic>.`.
-    public init(repliesTopic: String) {
-        self.repliesTopic = repliesTopic
-        shared = [.topic(repliesTopic), .prefix(repliesTopic + ".")]
-        perTenant = [:]
+    /// The default: `repliesTopic` and every topic below `<repliesTopic>.`.
+    public static func defaultPolicy(repliesTopic: String) -> ReplyTopicPolicy {
+        ReplyTopicPolicy(shared: [.topic(repliesTopic), .prefix(repliesTopic + ".")], perTenant: [:])
     }
 
-    /// Parses the `reply-topics` setting; an empty list allows only ``repliesTopic``.
-    public init(repliesTopic: String, entries: [String]) throws(InvalidEntry) {
-        self.repliesTopic = repliesTopic
+    private init(shared: [Pattern], perTenant: [StoreIdentifier: [Pattern]]) {
+        self.shared = shared
+        self.perTenant = perTenant
+    }
+
+    /// Parses the `reply-topics` setting; an empty list allows only the replies topic.
+    public init(entries: [String]) throws(InvalidEntry) {
         var shared: [Pattern] = []
         var perTenant: [StoreIdentifier: [Pattern]] = [:]
         for (offset, raw) in entries.enumerated() {
@@ -75,21 +77,15 @@ public struct ReplyTopicPolicy: Sendable, Hashable {
             let pattern = try Self.pattern(patternText, position: position)
             if let tenant { perTenant[tenant, default: []].append(pattern) } else { shared.append(pattern) }
         }
-        self.shared = shared
-        self.perTenant = perTenant
+        self.init(shared: shared, perTenant: perTenant)
     }
 
-    /// True when a job of `tenant` (nil: the job could not be read) may have its answer sent to `topic`.
+    /// True when a job of `tenant` (nil: the job could not be read) may have its answer sent to
+    /// `topic` by this policy; the replies topic itself is the worker's to allow.
     public func allows(_ topic: String, tenant: StoreIdentifier?) -> Bool {
-        if topic.utf8.elementsEqual(repliesTopic.utf8) { return true }
+        guard Self.isValidTopicName(topic) else { return false }
         let patterns = tenant.flatMap { perTenant[$0] } ?? shared
         return patterns.contains { $0.matches(topic) }
-    }
-
-    /// Where the answer to a job goes: the topic it names when allowed (or none named), else nil.
-    public func destination(named topic: String?, tenant: StoreIdentifier?) -> String? {
-        guard let topic else { return repliesTopic }
-        return allows(topic, tenant: tenant) ? topic : nil
     }
 
     /// The setting as it would be written, for `--check-config`.

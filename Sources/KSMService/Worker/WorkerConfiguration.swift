@@ -13,11 +13,12 @@ public struct WorkerConfiguration: Sendable {
     public var classTopics = false
     /// Where replies go unless a request names its own allowed `reply-topic` header. Default: `fps.license.replies`.
     public var repliesTopic = "fps.license.replies"
-    /// Which `reply-topic` headers a job may name (``ReplyTopicPolicy``). Default: nil, the replies
-    /// topic and every topic below `<repliesTopic>.`.
+    /// Which `reply-topic` headers a job may name besides ``repliesTopic``, which is always allowed
+    /// (``ReplyTopicPolicy``). Default: nil, ``ReplyTopicPolicy/defaultPolicy(repliesTopic:)``: the
+    /// replies topic and every topic below `<repliesTopic>.`.
     public var replyTopics: ReplyTopicPolicy?
-    /// ``replyTopics``, or the default for ``repliesTopic``.
-    public var replyTopicPolicy: ReplyTopicPolicy { replyTopics ?? ReplyTopicPolicy(repliesTopic: repliesTopic) }
+    /// ``replyTopics``, or the default for the current ``repliesTopic``.
+    public var replyTopicPolicy: ReplyTopicPolicy { replyTopics ?? .defaultPolicy(repliesTopic: repliesTopic) }
     /// Messages that cannot be read as a job at all. Default: `fps.license.dlq`.
     public var deadLetterTopic = "fps.license.dlq"
     /// Largest batch handed to the processor (one Redis round trip each). Default: 128: against 64,

@@ -19,15 +19,18 @@ final class RdKafkaConfig {
         var errstr = [CChar](repeating: 0, count: 512)
         let result = rd_kafka_conf_set(raw, key, value, &errstr, errstr.count)
         guard result == RD_KAFKA_CONF_OK else {
-            let text = errstr.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            var text = String(decoding: errstr.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            // librdkafka quotes a value it refuses (`Invalid value "..." for ...`), and the value may
+            // be a password: the message keeps the key and the reason, never the value.
+            if !value.isEmpty { text = text.replacing(value, with: "<value not shown>") }
             throw KafkaError(code: .configuration, message: "\(key): \(text)", isRetriable: false)
         }
     }
 
     func set(_ properties: [String: String]) throws(KafkaError) {
         // Sorted so a rejected configuration always reports the same key first.
-        for key in properties.keys.sorted() {
-            try set(key, properties[key]!)  // key comes from the dictionary itself
+        for (key, value) in properties.sorted(by: { $0.key < $1.key }) {
+            try set(key, value)
         }
     }
 

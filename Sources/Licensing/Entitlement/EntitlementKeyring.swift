@@ -31,14 +31,16 @@ public final class EntitlementKeyring: @unchecked Sendable, CustomStringConverti
     }
 
     /// Key IDs with their secrets; key IDs that differ only in their bytes stay two entries (a
-    /// `[String: _]` dictionary would already have merged them). A key ID given twice keeps its last secret.
+    /// `[String: _]` dictionary would already have merged them). A key ID given twice keeps its last
+    /// secret; the earlier one is wiped. The secrets' buffers are taken as they are, so the wipe in
+    /// `deinit` reaches them when the caller keeps no copy.
     /// - Throws: ``InvalidKey`` for a secret under 32 bytes or an empty key ID.
     package init(keyIDsAndSecrets pairs: some Sequence<(String, [UInt8])>) throws(InvalidKey) {
         var secrets: [ByteKey: [UInt8]] = [:]
         var ids: [ByteKey: String] = [:]
         for (kid, secret) in pairs {
             guard !kid.isEmpty, secret.count >= Self.minimumSecretLength else { throw InvalidKey(keyID: kid) }
-            secrets[ByteKey(kid)] = secret
+            if var replaced = secrets.updateValue(secret, forKey: ByteKey(kid)) { FairPlayCrypto.cleanse(&replaced) }
             ids[ByteKey(kid)] = kid
         }
         self.secrets = secrets
