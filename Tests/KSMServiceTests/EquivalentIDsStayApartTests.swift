@@ -163,4 +163,15 @@ struct EquivalentIDsStayApartTests {
         #expect(second != first && second == "0x" + HexEncoding.encode(Array(Self.nfd.utf8)))
         #expect(labels.label(for: Self.nfd) == second && labels.label(for: Self.nfc) == first)
     }
+
+    @Test("A tenant literally named as another's hex label never shares its series")
+    func tenantNamedLikeAHexLabel() {
+        var labels = TenantLabels(limit: 5)
+        let hex = "0x" + HexEncoding.encode(Array(Self.nfd.utf8))
+        #expect(labels.label(for: hex) == hex)
+        #expect(labels.label(for: Self.nfc) == Self.nfc)
+        let third = labels.label(for: Self.nfd)
+        #expect(third != hex && third != Self.nfc, "\(third)")
+        #expect(Set([hex, Self.nfc, third]).count == 3)
+    }
 }

@@ -37,8 +37,14 @@ public struct TenantLabels: Sendable, Hashable {
         let key = ByteKey(tenant)
         if let label = admitted[key] { return label }
         guard admitted.count < limit else { return Self.other }
-        // Canonically equivalent to a label already out (other bytes, or the key would have matched).
-        let label = labelsInUse.contains(tenant) ? "0x" + HexEncoding.encode(key.bytes) : tenant
+        // Canonically equivalent to a label already out (other bytes, or the key would have matched):
+        // its bytes in hex, and a counter should a tenant have been named that hex already.
+        var label = labelsInUse.contains(tenant) ? "0x" + HexEncoding.encode(key.bytes) : tenant
+        var suffix = 1
+        while labelsInUse.contains(label) {
+            suffix += 1
+            label = "0x" + HexEncoding.encode(key.bytes) + "-\(suffix)"
+        }
         admitted[key] = label
         labelsInUse.insert(label)
         return label
