@@ -37,7 +37,7 @@ import Testing
         var errorsBefore: [Int] = []
         try await scenario("kafka broker down and back",
                            bound: RecoveryBound(backlog: .seconds(30), fresh: .seconds(30), slowest: .seconds(30))) { fleet, load in
-            for worker in fleet.workers { errorsBefore.append(await Self.kafkaErrors(worker)) }
+            for worker in fleet.workers { errorsBefore.append(try await Self.kafkaErrors(worker)) }
             down = .now
             try await fleet.brokerControl("broker-down 1")
             // The fault's length, not a wait for correctness: the broker stays down this long.
@@ -230,8 +230,12 @@ import Testing
 
     /// The worker's Kafka errors so far, every source and kind (`ksm_kafka_errors_total` on its admin
     /// port); 0 when the port does not answer.
-    static func kafkaErrors(_ worker: RunningProcess) async -> Int {
-        guard let port = worker.adminPort, let metrics = try? await FleetTests.scrape(port: port, until: { _ in true }) else { return 0 }
+    /// The worker's Kafka error count now; a scrape that fails is a failure, never a zero that would
+    /// make any later count look like a rise.
+    static func kafkaErrors(_ worker: RunningProcess) async throws -> Int {
+        let port = try #require(worker.adminPort)
+        let metrics = try await FleetTests.scrape(port: port, until: { $0.contains("ksm_build_info") })
+        try #require(metrics.contains("ksm_build_info"), "the admin port of \(worker) did not answer /metrics")
         return kafkaErrors(in: metrics)
     }
 

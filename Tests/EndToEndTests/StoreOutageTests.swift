@@ -30,7 +30,7 @@ import Testing
         let began = ContinuousClock.now
         let fleet = try await Fleet(durableRedis: backend == .single, backend: backend)
         // With a cluster, a lease batch is answered only once a replica of its master holds it: after
-        // the failover the promoted master has none until the killed node rejoins (the 8 s of
+        // the failover the promoted master has none until the killed node rejoins (seconds of
         // "0 of 1 replicas acknowledged").
         let wait = backend == .cluster ? ["--redis-wait-replicas", "1"] : []
         try await fleet.startWorker(extraArguments: wait)

@@ -95,7 +95,9 @@ struct MalformedRESPTests {
         let elapsed = clock.measure { caught = #expect(throws: RedisError.self) { try HiredisReader.replies(in: Self.bytes(stream)) } }
         let error = try #require(caught)
         #expect(error.message == "malformed reply: an array longer than 1048576 elements, or hiredis ran out of memory")
-        #expect(elapsed < .seconds(1))
+        // Allocating and freeing 16 GiB takes seconds of CPU; a refused header takes microseconds. The
+        // bound leaves a loaded CI host a wide margin.
+        #expect(elapsed < .seconds(5))
     }
 
     // MARK: Through a socket
