@@ -6,28 +6,9 @@ import Testing
 /// binary, with generated secrets that hold every URL-special character. Every output is searched
 /// for the secret and for its percent-encoded and hex forms.
 @Suite struct SecretRedactionTests {
-    static let specials = Array("/?#%:@+[]!$&'()*,;= ")
+    static func generatedPassword() -> String { GeneratedSecret.password() }
 
-    /// A password of base64 text with every special character at a random place.
-    static func generatedPassword() -> String {
-        var random = SystemRandomNumberGenerator()
-        let base64 = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
-        var characters = (0..<24).map { _ in base64.randomElement(using: &random)! }
-        for special in specials { characters.insert(special, at: Int.random(in: 0...characters.count, using: &random)) }
-        return String(characters)
-    }
-
-    static func percentEncoded(_ text: String) -> String {
-        text.utf8.map { byte -> String in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                String(UnicodeScalar(byte))
-            default:
-                byte < 16 ? "%0\(String(byte, radix: 16, uppercase: true))" : "%\(String(byte, radix: 16, uppercase: true))"
-            }
-        }.joined()
-    }
+    static func percentEncoded(_ text: String) -> String { GeneratedSecret.percentEncoded(text) }
 
     static func base() throws -> [String: String] {
         ["KSM_KAFKA_BROKERS": "127.0.0.1:1", "KSM_CREDENTIALS": try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json")]

@@ -1,27 +1,14 @@
 import KSMOperations
+import KSMTestSupport
 import Testing
 
 /// `--check-config`'s URL redaction hides a password whatever characters it holds.
 @Suite struct RedactionTests {
-    static let specials = Array("/?#%:@+[]!$&'()*,;= ")
-
-    static func generatedPassword() -> String {
-        var random = SystemRandomNumberGenerator()
-        let base64 = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
-        var characters = (0..<20).map { _ in base64.randomElement(using: &random)! }
-        for special in specials where Bool.random(using: &random) {
-            characters.insert(special, at: Int.random(in: 0...characters.count, using: &random))
-        }
-        return String(characters)
-    }
-
     @Test("A password with any URL-special character, raw or percent-encoded, with or without a user, single or cluster, is hidden")
     func passwordsAreHiddenWhateverTheyHold() {
         for _ in 0..<200 {
-            let password = Self.generatedPassword()
-            let encoded = password.utf8.map { byte in
-                (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16)
-            }.joined()
+            let password = GeneratedSecret.password(length: 20, everySpecial: false)
+            let encoded = GeneratedSecret.percentEncoded(password)
             for secret in [password, encoded] {
                 for url in ["redis://:\(secret)@h:1/0", "redis://ksm:\(secret)@h:1/0", "redis://\(secret)@h", "redis-cluster://ksm:\(secret)@a:1,b:2",
                             "\(secret)@h:1", "redis://h:1/0?password=\(secret)"] {

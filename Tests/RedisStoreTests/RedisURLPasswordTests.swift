@@ -1,39 +1,16 @@
+import KSMTestSupport
 import RedisStore
 import Testing
 
 /// Passwords in `redis://` and `redis-cluster://` URLs are read as RFC 3986 writes them, and an error
 /// about one never shows it.
 @Suite struct RedisURLPasswordTests {
-    /// Every character a generated or typed password may hold that a URL treats specially.
-    static let specials = Array("/?#%:@+[]!$&'()*,;= ")
-
-    /// Passwords of base64 text with every special character at random places, the first holding each.
+    /// Passwords with every special character (the first) or a random choice of them.
     static func generatedPasswords(count: Int = 24) -> [String] {
-        var random = SystemRandomNumberGenerator()
-        let base64 = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
-        return (0..<count).map { index in
-            var characters = (0..<20).map { _ in base64.randomElement(using: &random)! }
-            for special in specials where index == 0 || Bool.random(using: &random) {
-                characters.insert(special, at: Int.random(in: 0...characters.count, using: &random))
-            }
-            return String(characters)
-        }
+        (0..<count).map { GeneratedSecret.password(length: 20, everySpecial: $0 == 0) }
     }
 
-    /// RFC 3986 percent-encoding of everything but unreserved characters.
-    static func percentEncoded(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.unicodeScalars.append(UnicodeScalar(byte))
-            default:
-                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-            }
-        }
-        return out
-    }
+    static func percentEncoded(_ text: String) -> String { GeneratedSecret.percentEncoded(text) }
 
     /// The URL forms a password is given in: one server and a cluster, with and without a user.
     static func urls(password: String) -> [String] {
@@ -89,8 +66,4 @@ import Testing
         #expect(plain.username == "u" && plain.password == "a+b:c!$&'()*,;=d" && plain.host == "h" && plain.port == 1 && plain.database == 2)
         #expect(try RedisClientConfiguration(url: "redis://:p%25w@[::1]:6380").password == "p%w")
     }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
