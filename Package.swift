@@ -9,7 +9,7 @@ let package = Package(
         .library(name: "FairPlay", targets: ["FairPlay"]),
         .library(name: "FairPlayDevice", targets: ["FairPlayDevice"]),
         // The worker as a library, so a platform can embed it and bootstrap its own logging,
-        // metrics and tracing (README, "Embedding the worker").
+        // metrics and tracing (docs/fleet.md, "Embedding the worker").
         .library(name: "KSMService", targets: ["KSMService"]),
         .library(name: "KSMOperations", targets: ["KSMOperations"]),
         .library(name: "Licensing", targets: ["Licensing"]),
@@ -36,7 +36,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
         // Tracing: swift-otel's tracer, batch span processor, sampler, W3C propagator and OTLP/HTTP
         // exporter. Only the OTLPHTTP trait: the gRPC exporter would build grpc-swift for a
-        // transport the deployments do not use (README, "Tracing").
+        // transport the deployments do not use (docs/operations.md, "Tracing").
         .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
         // W3C trace-context parsing for the pass-through with tracing off (swift-otel's own dependency).
         .package(url: "https://github.com/swift-otel/swift-w3c-trace-context", from: "1.0.0"),

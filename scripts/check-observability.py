@@ -56,7 +56,8 @@ def exported_metrics():
     with open(METRICS_SOURCE, encoding="utf-8") as f:
         source = f.read()
     names = set()
-    for kind, name in re.findall(r'\b(counter|gauge|histogram)\("(ksm_[a-z0-9_]+)"', source):
+    # A call may be broken across lines (the formatter wraps long ones): whitespace after "(".
+    for kind, name in re.findall(r'\b(counter|gauge|histogram)\(\s*"(ksm_[a-z0-9_]+)"', source):
         names.add(name)
         if kind == "histogram":
             names.update({name + "_bucket", name + "_sum", name + "_count"})

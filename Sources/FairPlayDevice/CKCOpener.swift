@@ -41,7 +41,8 @@ public enum CKCOpener {
         var duration: ContentKeyDuration?
         if let block = list[.contentKeyDuration] {
             var r = ByteReader(block.value)
-            guard block.value.count == 16, let lease = r.readUInt32(), let rental = r.readUInt32(), let type = r.readUInt32(), let reserved = r.readUInt32() else {
+            guard block.value.count == 16, let lease = r.readUInt32(), let rental = r.readUInt32(), let type = r.readUInt32(), let reserved = r.readUInt32()
+            else {
                 throw InvalidCKC("content key duration TLLV is not 16 bytes")
             }
             duration = ContentKeyDuration(leaseSeconds: lease, rentalSeconds: rental, keyType: .init(rawValue: type), reserved: reserved)
@@ -79,7 +80,8 @@ public enum CKCOpener {
             guard r.readUInt32() != nil, r.readUInt32() != nil, let k = r.readUInt64() else { throw InvalidCKC("session key version TLLV truncated") }
             kind = k
         }
-        return OpenedCKC(contentKey: contentKey, contentIV: Array(ck.value.prefix(16)), keyDuration: duration, offlineKey: offline,
-                         hdcp: hdcp, requiredSecurityLevel: level, sessionKeyKind: kind, tags: list.tags)
+        return OpenedCKC(
+            contentKey: contentKey, contentIV: Array(ck.value.prefix(16)), keyDuration: duration, offlineKey: offline,
+            hdcp: hdcp, requiredSecurityLevel: level, sessionKeyKind: kind, tags: list.tags)
     }
 }

@@ -11,7 +11,10 @@ public struct DeviceSession: Sendable {
     public let requestedBlocks: [TLLVTag: [UInt8]]
     public let capabilities: Capabilities?
 
-    public init(sessionKey: [UInt8], hu: [UInt8], r1: [UInt8], antiReplaySeed: [UInt8], assetID: [UInt8], requestedBlocks: [TLLVTag: [UInt8]], capabilities: Capabilities?) {
+    public init(
+        sessionKey: [UInt8], hu: [UInt8], r1: [UInt8], antiReplaySeed: [UInt8], assetID: [UInt8], requestedBlocks: [TLLVTag: [UInt8]],
+        capabilities: Capabilities?
+    ) {
         self.sessionKey = sessionKey
         self.hu = hu
         self.r1 = r1

@@ -13,8 +13,12 @@ public struct SPCOptions: Sendable {
     public var protocolVersionUsed: UInt32? = 1
     public var streamingIndicator: StreamingIndicator? = nil
     public var playback: MediaPlaybackInfo? = nil
-    public var capabilities: Capabilities? = Capabilities(low: Capabilities.hdcpEnforcementBit | Capabilities.offlineKeyBit | Capabilities.secureInvalidationBit | Capabilities.offlineKeyV2Bit | Capabilities.securityLevelBaselineBit)
-    public var deviceIdentity: DeviceIdentity? = DeviceIdentity(deviceClass: 2, vendorHash: 0x0a0b_0c0d_0e0f_1011, productHash: 0x1213_1415_1617_1819, fairPlayVersionREE: 0x0005_0001, fairPlayVersionTEE: 0x0005_0001, osVersion: 0x0011_0200)
+    public var capabilities: Capabilities? = Capabilities(
+        low: Capabilities.hdcpEnforcementBit | Capabilities.offlineKeyBit | Capabilities.secureInvalidationBit | Capabilities.offlineKeyV2Bit
+            | Capabilities.securityLevelBaselineBit)
+    public var deviceIdentity: DeviceIdentity? = DeviceIdentity(
+        deviceClass: 2, vendorHash: 0x0a0b_0c0d_0e0f_1011, productHash: 0x1213_1415_1617_1819, fairPlayVersionREE: 0x0005_0001, fairPlayVersionTEE: 0x0005_0001,
+        osVersion: 0x0011_0200)
     public var deviceInfo: DeviceInfo? = nil
     public var sync: SyncRequest? = nil
     public var kextDenyListVersion: UInt32? = nil

@@ -41,7 +41,10 @@ public struct SimulatedDevice: Sendable {
         if let p = options.playback { add(.mediaPlaybackState, be(p.creationDate) + be(p.state.rawValue) + be(p.sessionID)) }
         if let c = options.capabilities { add(.capabilities, be(c.high) + be(c.low)) }
         if let d = options.deviceIdentity {
-            add(.deviceIdentity, be(d.version) + be(d.deviceClass) + be(d.vendorHash) + be(d.productHash) + be(d.fairPlayVersionREE) + be(d.fairPlayVersionTEE) + be(d.osVersion))
+            add(
+                .deviceIdentity,
+                be(d.version) + be(d.deviceClass) + be(d.vendorHash) + be(d.productHash) + be(d.fairPlayVersionREE) + be(d.fairPlayVersionTEE) + be(d.osVersion)
+            )
         }
         if let d = options.deviceInfo { add(.deviceInfo, be(d.deviceType) + be(d.osVersion) + be(d.version)) }
         if let s = options.sync { add(.sync, Self.encode(s)) }
@@ -52,7 +55,10 @@ public struct SimulatedDevice: Sendable {
             add(.securityLevelReport, FairPlayCrypto.randomBytes(SecurityLevelReport.encryptedLength))
         }
         if let v = options.vmDeviceInfo {
-            add(.vmDeviceInfo, be(v.version) + be(v.hostDeviceClass) + be(v.hostOSVersion) + be(v.hostVirtualizationProtocol) + be(v.guestDeviceClass) + be(v.guestOSVersion) + be(v.guestVirtualizationProtocol))
+            add(
+                .vmDeviceInfo,
+                be(v.version) + be(v.hostDeviceClass) + be(v.hostOSVersion) + be(v.hostVirtualizationProtocol) + be(v.guestDeviceClass) + be(v.guestOSVersion)
+                    + be(v.guestVirtualizationProtocol))
         }
         if let formats = options.supportedKeyFormats {
             add(.supportedKeyFormats, be(options.supportedKeyFormatsVersion) + be(UInt32(0)) + be(UInt32(formats.count)) + formats.flatMap { be($0) })
@@ -91,7 +97,8 @@ public struct SimulatedDevice: Sendable {
 
         var requested: [TLLVTag: [UInt8]] = [:]
         for tag in options.returnRequest { requested[tag] = rawByTag[tag] }
-        let session = DeviceSession(sessionKey: sk, hu: hu, r1: r1, antiReplaySeed: arSeed, assetID: options.assetID, requestedBlocks: requested, capabilities: options.capabilities)
+        let session = DeviceSession(
+            sessionKey: sk, hu: hu, r1: r1, antiReplaySeed: arSeed, assetID: options.assetID, requestedBlocks: requested, capabilities: options.capabilities)
         return (spc, session)
     }
 
@@ -132,5 +139,13 @@ public struct SimulatedDevice: Sendable {
     }
 }
 
-func be(_ v: UInt32) -> [UInt8] { var a: [UInt8] = []; a.appendBigEndian(v); return a }
-func be(_ v: UInt64) -> [UInt8] { var a: [UInt8] = []; a.appendBigEndian(v); return a }
+func be(_ v: UInt32) -> [UInt8] {
+    var a: [UInt8] = []
+    a.appendBigEndian(v)
+    return a
+}
+func be(_ v: UInt64) -> [UInt8] {
+    var a: [UInt8] = []
+    a.appendBigEndian(v)
+    return a
+}

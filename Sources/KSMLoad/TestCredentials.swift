@@ -31,7 +31,8 @@ package struct TestCredentials {
         guard case .applicationSecretKey(let ask) = credentials.first?.sessionKeySource else {
             throw LoadError(description: "test credentials in \(directory) must use an ASk")
         }
-        trust = try DeviceTrust(certificateDER: try file("test_certificate.der"),
-                                publicKey2048: try RSAPublicKey(publicKeyPEMOrDER: try file("test_public_key_2048.pem")), ask: ask)
+        trust = try DeviceTrust(
+            certificateDER: try file("test_certificate.der"),
+            publicKey2048: try RSAPublicKey(publicKeyPEMOrDER: try file("test_public_key_2048.pem")), ask: ask)
     }
 }

@@ -1,7 +1,7 @@
 import FairPlay
 import Foundation
-import Kafka
 import KSMService
+import Kafka
 import Licensing
 import Logging
 import Prometheus
@@ -23,8 +23,9 @@ package enum ServeRunner {
     /// The key server over the configured credentials (and libfpscrypto, when named).
     package static func keyServer(for settings: ServeConfiguration) throws(StartError) -> KeyServerModule {
         do {
-            return try CredentialsFile.keyServer(credentials: settings.credentials, library: settings.fpscryptoLibrary,
-                                                 generation: settings.fpscryptoGeneration, versions: settings.protocolVersions)
+            return try CredentialsFile.keyServer(
+                credentials: settings.credentials, library: settings.fpscryptoLibrary,
+                generation: settings.fpscryptoGeneration, versions: settings.protocolVersions)
         } catch {
             throw StartError(error.description)
         }
@@ -51,8 +52,10 @@ package enum ServeRunner {
         let store: any LicenseStore = cache ?? redisStore
         // The guards go straight to Redis (never through the cache): stored replies and counters are
         // per job and per account, the one thing a cache must not answer.
-        let guards = settings.guardsEnabled
-            ? JobGuards(store: redisLicenseStore, replyTTLMilliseconds: settings.replyTTLMilliseconds, rateWindowMilliseconds: settings.rateWindowMilliseconds) : nil
+        let guards =
+            settings.guardsEnabled
+            ? JobGuards(store: redisLicenseStore, replyTTLMilliseconds: settings.replyTTLMilliseconds, rateWindowMilliseconds: settings.rateWindowMilliseconds)
+            : nil
         // The tracer is bootstrapped before the worker exists, so its first span already goes to it.
         // swift-otel bootstraps InstrumentationSystem and returns its exporter, batch span processor
         // and tracer as one Service; it sees only the environment ksm did not resolve itself.
@@ -61,7 +64,7 @@ package enum ServeRunner {
             do {
                 spanExport = try otlp.bootstrap(logger: logger, environment: ProcessInfo.processInfo.environment)
             } catch {
-                throw StartError("Cannot start span export: \(error) Check the tracing settings (README, \"Tracing\").")
+                throw StartError("Cannot start span export: \(error) Check the tracing settings (docs/operations.md, \"Tracing\").")
             }
             logger.info("exporting spans", metadata: ["otlp": "\(otlp.summary)"])
         } else if settings.otlpWithoutTracing {
@@ -96,10 +99,11 @@ package enum ServeRunner {
         let provisioning = StoreHealth()
         if let port = settings.adminPort {
             let metrics = WorkerMetrics(version: KSMVersion.current) {
-                var inputs = WorkerMetrics.Inputs(statistics: worker.statistics.snapshot, storeUp: storeHealth.isUp, storeProvisioned: provisioning.isUp,
-                                                  stalled: worker.isStalled, lag: worker.consumerLag, cache: cache?.statistics, slots: slots.sample,
-                                                  rotation: rotationStatus.snapshot,
-                                                  process: ProcessSample.read())
+                var inputs = WorkerMetrics.Inputs(
+                    statistics: worker.statistics.snapshot, storeUp: storeHealth.isUp, storeProvisioned: provisioning.isUp,
+                    stalled: worker.isStalled, lag: worker.consumerLag, cache: cache?.statistics, slots: slots.sample,
+                    rotation: rotationStatus.snapshot,
+                    process: ProcessSample.read())
                 inputs.lagByClass = worker.consumerLagByClass
                 return inputs
             }
@@ -110,24 +114,27 @@ package enum ServeRunner {
                 if !provisioning.isUp { return .init(ok: false, detail: "redis: \(provisioning.detail)") }
                 return .init(ok: true, detail: "ok: \(owned) partitions, redis up")
             }
-            services.append(AdminServer(
-                port: port,
-                health: { worker.isStalled ? .init(ok: false, detail: "processing loop stalled") : .init(ok: true, detail: "ok") },
-                readiness: readiness,
-                metrics: {
-                    metrics.publish()
-                    return registry.emitToString()
-                },
-                status: {
-                    let s = worker.statistics.snapshot
-                    return WorkerStatus(ready: readiness().ok, stalled: worker.isStalled, assignedPartitions: s.assignedPartitions,
-                                        partitionChanges: s.partitionChanges, received: s.received, replied: s.replied)
-                },
-                logger: logger))
+            services.append(
+                AdminServer(
+                    port: port,
+                    health: { worker.isStalled ? .init(ok: false, detail: "processing loop stalled") : .init(ok: true, detail: "ok") },
+                    readiness: readiness,
+                    metrics: {
+                        metrics.publish()
+                        return registry.emitToString()
+                    },
+                    status: {
+                        let s = worker.statistics.snapshot
+                        return WorkerStatus(
+                            ready: readiness().ok, stalled: worker.isStalled, assignedPartitions: s.assignedPartitions,
+                            partitionChanges: s.partitionChanges, received: s.received, replied: s.replied)
+                    },
+                    logger: logger))
         }
         services.append(worker)
-        let group = ServiceGroup(configuration: .init(
-            services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger))
         let monitor = Task {
             await storeHealth.monitor {
                 do {

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A TCP socket bound to 127.0.0.1 on a free port: the one place tests and test
@@ -60,7 +61,8 @@ public enum LoopbackSocket {
     /// The first port of `net.ipv4.ip_local_port_range` (32768 when it cannot be read).
     private static let ephemeralRangeStart: Int = {
         guard let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8),
-              let first = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first.flatMap({ Int($0) }) else { return 32_768 }
+            let first = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first.flatMap({ Int($0) })
+        else { return 32_768 }
         return first
     }()
 }

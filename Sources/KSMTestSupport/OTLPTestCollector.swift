@@ -1,7 +1,8 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
-import OwnedThreads
+    import Glibc
+    import OwnedThreads
 #endif
 
 /// A tiny OTLP/HTTP collector for tests: an HTTP/1.1 server on a free loopback port, on a thread of
@@ -150,8 +151,11 @@ private final class Core: @unchecked Sendable {
                 received.append(request)
                 return script.isEmpty ? fallback : script.removeFirst()
             }
-            let reason = [200: "OK", 400: "Bad Request", 429: "Too Many Requests", 500: "Internal Server Error",
-                          502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"][response.status] ?? "Status"
+            let reason =
+                [
+                    200: "OK", 400: "Bad Request", 429: "Too Many Requests", 500: "Internal Server Error",
+                    502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
+                ][response.status] ?? "Status"
             let body = Array(response.body.utf8)
             var head = "HTTP/1.1 \(response.status) \(reason)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n"
             for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
@@ -193,8 +197,9 @@ private final class Core: @unchecked Sendable {
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers.append((line[..<colon].lowercased(), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
         }
-        var request = Request(method: String(requestLine[0]), target: String(requestLine[1]), headers: headers, body: [],
-                              receivedAt: .now)
+        var request = Request(
+            method: String(requestLine[0]), target: String(requestLine[1]), headers: headers, body: [],
+            receivedAt: .now)
         var index = end + 4
         if request.header("transfer-encoding")?.lowercased().contains("chunked") == true {
             while true {
@@ -204,10 +209,14 @@ private final class Core: @unchecked Sendable {
                     lineEnd = Self.find([0x0D, 0x0A], in: bytes, from: index)
                 }
                 guard let sizeEnd = lineEnd,
-                      let size = Int(String(decoding: bytes[index..<sizeEnd], as: UTF8.self).split(separator: ";").first ?? "", radix: 16) else { return nil }
+                    let size = Int(String(decoding: bytes[index..<sizeEnd], as: UTF8.self).split(separator: ";").first ?? "", radix: 16)
+                else { return nil }
                 index = sizeEnd + 2
                 while bytes.count < index + size + 2 { guard more() else { return nil } }
-                if size == 0 { index += 2; break }
+                if size == 0 {
+                    index += 2
+                    break
+                }
                 request.body.append(contentsOf: bytes[index..<(index + size)])
                 index += size + 2
             }

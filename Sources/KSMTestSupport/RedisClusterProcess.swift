@@ -2,7 +2,7 @@ import Foundation
 import RedisStore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A real Redis Cluster for tests: `masters` × (1 + `replicasPerMaster`) `redis-server` processes on
@@ -32,17 +32,20 @@ public final class RedisClusterProcess: @unchecked Sendable {
             for _ in 0..<(masters * (1 + replicasPerMaster)) {
                 let name = "ksm-cluster-\(UUID().uuidString)"
                 files += ["\(name).conf", "\(name).rdb"]
-                nodes.append(try await RedisServerProcess(password: password, extraArguments: [
-                    "--masterauth", password, "--cluster-enabled", "yes", "--cluster-config-file", "\(name).conf",
-                    // A replica's full sync goes to this node's own file, never the shared dump.rdb
-                    // that every later server in the directory would load.
-                    "--dbfilename", "\(name).rdb", "--repl-diskless-load", "on-empty-db",
-                    "--cluster-node-timeout", "\(nodeTimeoutMilliseconds)",
-                    // A replica answers WAIT and takes over without waiting for a fresh sync.
-                    "--cluster-replica-validity-factor", "0",
-                    // Replicas sync at once (the default waits 5 s for more replicas to share a sync).
-                    "--repl-diskless-sync-delay", "0",
-                ]))
+                nodes.append(
+                    try await RedisServerProcess(
+                        password: password,
+                        extraArguments: [
+                            "--masterauth", password, "--cluster-enabled", "yes", "--cluster-config-file", "\(name).conf",
+                            // A replica's full sync goes to this node's own file, never the shared dump.rdb
+                            // that every later server in the directory would load.
+                            "--dbfilename", "\(name).rdb", "--repl-diskless-load", "on-empty-db",
+                            "--cluster-node-timeout", "\(nodeTimeoutMilliseconds)",
+                            // A replica answers WAIT and takes over without waiting for a fresh sync.
+                            "--cluster-replica-validity-factor", "0",
+                            // Replicas sync at once (the default waits 5 s for more replicas to share a sync).
+                            "--repl-diskless-sync-delay", "0",
+                        ]))
             }
             self.nodes = nodes
             self.nodeFiles = files
@@ -52,8 +55,10 @@ public final class RedisClusterProcess: @unchecked Sendable {
             throw error
         }
         do {
-            try await Self.run(Self.cliPath, ["-a", password, "--no-auth-warning", "--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" }
-                + ["--cluster-replicas", "\(replicasPerMaster)", "--cluster-yes"])
+            try await Self.run(
+                Self.cliPath,
+                ["-a", password, "--no-auth-warning", "--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" }
+                    + ["--cluster-replicas", "\(replicasPerMaster)", "--cluster-yes"])
             try await waitUntilHealthy()
         } catch {
             stop()
@@ -124,7 +129,8 @@ public final class RedisClusterProcess: @unchecked Sendable {
                     let info = try await client.send(["CLUSTER", "INFO"]).string ?? ""
                     let fields = Self.fields(info)
                     if fields["cluster_state"] != "ok" || fields["cluster_slots_assigned"] != "16384"
-                        || fields["cluster_slots_ok"] != "16384" || fields["cluster_known_nodes"].flatMap(Int.init) ?? 0 < nodes.count {
+                        || fields["cluster_slots_ok"] != "16384" || fields["cluster_known_nodes"].flatMap(Int.init) ?? 0 < nodes.count
+                    {
                         problem = "node \(index): \(fields["cluster_state"] ?? "?")"
                         continue
                     }
@@ -157,7 +163,8 @@ public final class RedisClusterProcess: @unchecked Sendable {
         let result = try await ProcessRunner.run(URL(fileURLWithPath: path), arguments, mergeOutput: true, timeout: .seconds(120))
         guard result.succeeded else {
             let last = result.stdoutText.split(whereSeparator: \.isNewline).suffix(3).joined(separator: " / ")
-            throw RedisError(.clusterUnavailable, "\(path) \(arguments.prefix(2).joined(separator: " ")) exited with \(result.status): \(last)", isRetriable: false)
+            throw RedisError(
+                .clusterUnavailable, "\(path) \(arguments.prefix(2).joined(separator: " ")) exited with \(result.status): \(last)", isRetriable: false)
         }
     }
 

@@ -3,7 +3,7 @@ import OwnedThreads
 import RedisStore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A real `redis-server` on a free loopback port, started by the test and killed at its end.
@@ -52,13 +52,14 @@ public final class RedisServerProcess: @unchecked Sendable {
         precondition(process == nil, "already running")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.serverPath)
-        process.arguments = [
-            "--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-            "--enable-debug-command", "yes", "--daemonize", "no", "--dir", NSTemporaryDirectory(),
-            // A file no one writes, so a start never loads another server's dump.rdb from the shared
-            // directory (a cluster replica's full sync writes one there); `extraArguments` may override.
-            "--dbfilename", "ksm-test-none-\(UUID().uuidString).rdb",
-        ] + ["--requirepass", password] + extraArguments
+        process.arguments =
+            [
+                "--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                "--enable-debug-command", "yes", "--daemonize", "no", "--dir", NSTemporaryDirectory(),
+                // A file no one writes, so a start never loads another server's dump.rdb from the shared
+                // directory (a cluster replica's full sync writes one there); `extraArguments` may override.
+                "--dbfilename", "ksm-test-none-\(UUID().uuidString).rdb",
+            ] + ["--requirepass", password] + extraArguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try SpawnGate.holding { try process.run() }
@@ -118,7 +119,7 @@ public final class RedisServerProcess: @unchecked Sendable {
                 let client = try RedisClient(configuration: configuration(poolSize: 1))
                 _ = try await client.send(["PING"])
                 return
-            } catch where error.code == .serverError {
+            } catch  where error.code == .serverError {
                 return  // LOADING and the like: it answers. (A failed login is another server on the port.)
             } catch {
                 try await Task.sleep(for: .milliseconds(20))

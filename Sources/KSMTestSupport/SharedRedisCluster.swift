@@ -1,7 +1,7 @@
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One six-node test cluster for a whole test process, lent to one test at a time and emptied

@@ -1,6 +1,6 @@
 internal import CRdKafka
-import OwnedThreads
 import Logging
+import OwnedThreads
 
 extension KafkaAdmin {
     /// A topic to create: its name, partition count, replication factor and topic-level configs
@@ -65,9 +65,10 @@ extension KafkaAdmin {
     /// another client created it meanwhile). Throws when the request as a whole fails (no
     /// controller, timed out, refused by a broker that lacks the API). Blocks a thread of its own
     /// up to `timeout`; the broker is given the same time to create them.
-    package static func createTopics(_ topics: [TopicSpecification], bootstrap: String, properties: [String: String] = [:],
-                                     timeout: Duration = .seconds(30)) async throws(KafkaError) -> [String: KafkaError?]
-    {
+    package static func createTopics(
+        _ topics: [TopicSpecification], bootstrap: String, properties: [String: String] = [:],
+        timeout: Duration = .seconds(30)
+    ) async throws(KafkaError) -> [String: KafkaError?] {
         guard !topics.isEmpty else { return [:] }
         let handle = try adminHandle(bootstrap: bootstrap, properties: properties)
         let ms = Int32(clamping: timeout.milliseconds)
@@ -94,7 +95,8 @@ extension KafkaAdmin {
         defer { for topic in newTopics { rd_kafka_NewTopic_destroy(topic) } }
         for spec in topics {
             guard let partitions = Int32(exactly: spec.partitions), let replicas = Int32(exactly: spec.replicationFactor) else {
-                return .failure(KafkaError(code: .invalidArgument, message: "topic \(spec.name): partition count or replication factor out of range", isRetriable: false))
+                return .failure(
+                    KafkaError(code: .invalidArgument, message: "topic \(spec.name): partition count or replication factor out of range", isRetriable: false))
             }
             guard let topic = rd_kafka_NewTopic_new(spec.name, partitions, replicas, &errstr, errstr.count) else {
                 return .failure(KafkaError(code: .invalidArgument, message: "topic \(spec.name): \(text())", isRetriable: false))
@@ -140,7 +142,8 @@ extension KafkaAdmin {
             guard let result = results[index], let name = rd_kafka_topic_result_name(result) else { continue }
             let err = rd_kafka_topic_result_error(result)
             let message = rd_kafka_topic_result_error_string(result).map { String(cString: $0) } ?? "\(err)"
-            outcome[String(cString: name)] = err == RD_KAFKA_RESP_ERR_NO_ERROR
+            outcome[String(cString: name)] =
+                err == RD_KAFKA_RESP_ERR_NO_ERROR
                 ? nil : KafkaError(code: KafkaError.Code(rawValue: err.rawValue), message: "create topic \(String(cString: name)): \(message)")
         }
         return .success(outcome)

@@ -1,6 +1,6 @@
 internal import CRdKafka
-import OwnedThreads
 import Logging
+import OwnedThreads
 
 /// Read-only questions about a consumer group, answered by the broker without joining the group:
 /// for tests and tools that check what a fleet committed.
@@ -26,7 +26,8 @@ public enum KafkaAdmin {
                 if let error = list.firstError(context: "committed") { return .failure(error) }
                 var rows: [(high: Int64, committed: Int64)] = []
                 for (tp, committed) in list.partitionsWithOffsets {
-                    var low: Int64 = -1, high: Int64 = -1
+                    var low: Int64 = -1
+                    var high: Int64 = -1
                     let werr = tp.topic.withCString { rd_kafka_query_watermark_offsets(rk, $0, tp.partition, &low, &high, ms) }
                     guard werr == RD_KAFKA_RESP_ERR_NO_ERROR else { return .failure(KafkaError(werr, context: "watermarks \(tp)")) }
                     rows.append((high, committed))

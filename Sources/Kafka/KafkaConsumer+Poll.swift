@@ -1,9 +1,10 @@
 internal import CRdKafka
 import Logging
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension KafkaConsumer {
@@ -63,7 +64,8 @@ extension KafkaConsumer {
             let list = RdKafkaTopicPartitionList(assigned)
             if rd_kafka_position(rk, list.raw) == RD_KAFKA_RESP_ERR_NO_ERROR {
                 for (partition, position) in list.partitionsWithOffsets {
-                    var low: Int64 = -1, high: Int64 = -1
+                    var low: Int64 = -1
+                    var high: Int64 = -1
                     let err = partition.topic.withCString { rd_kafka_query_watermark_offsets(rk, $0, partition.partition, &low, &high, 1000) }
                     guard err == RD_KAFKA_RESP_ERR_NO_ERROR, high >= 0 else { continue }
                     // No position yet (nothing fetched since assignment): everything from the low mark counts.
@@ -135,10 +137,11 @@ extension KafkaConsumer {
         }
         var timestampType = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
         let timestamp = rd_kafka_message_timestamp(pointer, &timestampType)
-        return .message(KafkaMessage(
-            topic: topic, partition: m.partition, offset: m.offset, key: key, value: value, headers: headers,
-            timestamp: timestampType == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? nil : timestamp
-        ))
+        return .message(
+            KafkaMessage(
+                topic: topic, partition: m.partition, offset: m.offset, key: key, value: value, headers: headers,
+                timestamp: timestampType == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? nil : timestamp
+            ))
     }
 }
 
@@ -168,10 +171,12 @@ final class ConsumerContext: RdKafkaContext, @unchecked Sendable {
     /// stores meanwhile still count.
     func rebalance(_ rk: OpaquePointer, _ err: rd_kafka_resp_err_t, _ list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) {
         let partitions = RdKafkaTopicPartitionList.partitions(of: list)
-        logger.debug("kafka consumer: rebalance", metadata: [
-            "event": "\(KafkaError.Code(rawValue: err.rawValue))", "partitions": "\(partitions)",
-            "protocol": "\(cooperative ? "cooperative" : "eager")",
-        ])
+        logger.debug(
+            "kafka consumer: rebalance",
+            metadata: [
+                "event": "\(KafkaError.Code(rawValue: err.rawValue))", "partitions": "\(partitions)",
+                "protocol": "\(cooperative ? "cooperative" : "eager")",
+            ])
         switch err {
         case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
             if cooperative {

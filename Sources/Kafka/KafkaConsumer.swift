@@ -1,6 +1,6 @@
 internal import CRdKafka
-import OwnedThreads
 import Logging
+import OwnedThreads
 import Synchronization
 
 /// A group consumer over librdkafka with manual offset storage, for at-least-once processing.
@@ -67,7 +67,8 @@ public final class KafkaConsumer: Sendable {
 
         let watchdog = configuration.watchdogThreshold.map { Watchdog(threshold: $0) }
         let state = ConsumerState(capacity: configuration.eventBufferSize, watchdog: watchdog)
-        let autoCommit = configuration.properties["enable.auto.commit"].map { $0 == "true" }
+        let autoCommit =
+            configuration.properties["enable.auto.commit"].map { $0 == "true" }
             ?? (configuration.autoCommitInterval != nil)
         // librdkafka refuses a mix of eager and cooperative assignors, so one cooperative name decides.
         let assignors = configuration.properties["partition.assignment.strategy"] ?? "cooperative-sticky"
@@ -224,7 +225,8 @@ public final class KafkaConsumer: Sendable {
             handle.withRaw { rk in
                 var ends: [TopicPartition: Int64] = [:]
                 for partition in partitions {
-                    var low: Int64 = -1, high: Int64 = -1
+                    var low: Int64 = -1
+                    var high: Int64 = -1
                     let err = partition.topic.withCString { rd_kafka_query_watermark_offsets(rk, $0, partition.partition, &low, &high, ms) }
                     if err == RD_KAFKA_RESP_ERR_NO_ERROR, high >= 0 { ends[partition] = high }
                 }

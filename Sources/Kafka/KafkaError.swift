@@ -128,8 +128,9 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
     }
 
     static func deliveryWaitCancelled(file: String = #fileID, line: UInt = #line) -> KafkaError {
-        KafkaError(code: .deliveryWaitCancelled, message: "the sending task was cancelled before the delivery report",
-                   isRetriable: true, file: file, line: line)
+        KafkaError(
+            code: .deliveryWaitCancelled, message: "the sending task was cancelled before the delivery report",
+            isRetriable: true, file: file, line: line)
     }
 
     static func closed(file: String = #fileID, line: UInt = #line) -> KafkaError {

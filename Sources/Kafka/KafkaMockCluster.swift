@@ -1,8 +1,9 @@
 internal import CRdKafka
-import OwnedThreads
 import Logging
+import OwnedThreads
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// librdkafka's in-process mock Kafka cluster, for tests and `ksm demo`.
@@ -139,8 +140,9 @@ package final class KafkaMockCluster: @unchecked Sendable {
             let deadline = ContinuousClock.now + portWait
             while !Self.canBind(port: port) {
                 guard ContinuousClock.now < deadline else {
-                    throw KafkaError(code: .state, message: "broker \(brokerID) cannot come back up: another socket holds its port \(port)",
-                                     isRetriable: true)
+                    throw KafkaError(
+                        code: .state, message: "broker \(brokerID) cannot come back up: another socket holds its port \(port)",
+                        isRetriable: true)
                 }
                 usleep(10_000)
             }

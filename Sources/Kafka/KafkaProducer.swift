@@ -1,6 +1,6 @@
 internal import CRdKafka
-import OwnedThreads
 import Logging
+import OwnedThreads
 import Synchronization
 
 /// An idempotent producer (`enable.idempotence=true`, `acks=all`) whose `send` returns when the broker
@@ -338,11 +338,12 @@ final class BatchDelivery: Sendable {
     }
 
     func complete(_ index: Int, _ outcome: SendOutcome) {
-        let result: Result<KafkaDeliveryReport, KafkaError> = switch outcome {
-        case .delivered(let report): .success(report)
-        case .failed(let error): .failure(error)
-        case .queueFull: .failure(KafkaError(code: .queueFull, message: "producer queue full"))
-        }
+        let result: Result<KafkaDeliveryReport, KafkaError> =
+            switch outcome {
+            case .delivered(let report): .success(report)
+            case .failed(let error): .failure(error)
+            case .queueFull: .failure(KafkaError(code: .queueFull, message: "producer queue full"))
+            }
         let done: (CheckedContinuation<[Result<KafkaDeliveryReport, KafkaError>], Never>, [Result<KafkaDeliveryReport, KafkaError>])? = state.withLock { s in
             guard s.outcomes[index] == nil else { return nil }
             s.outcomes[index] = result
@@ -435,9 +436,11 @@ private func producerErrorTrampoline(_ rk: OpaquePointer?, _ err: Int32, _ reaso
     let context = RdKafkaContext.from(opaque)
     let text = reason.map { String(cString: $0) } ?? ""
     let error = KafkaError(code: KafkaError.Code(rawValue: err), message: "kafka: \(text)")
-    context.logger.warning("kafka producer error", metadata: [
-        "rdkafka.error": "\(error.code)", "kind": "\(error.kind.rawValue)", "rdkafka.reason": "\(text)",
-    ])
+    context.logger.warning(
+        "kafka producer error",
+        metadata: [
+            "rdkafka.error": "\(error.code)", "kind": "\(error.kind.rawValue)", "rdkafka.reason": "\(text)",
+        ])
     context.report(error)
 }
 

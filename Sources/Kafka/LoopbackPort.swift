@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A TCP socket bound to a given port on 127.0.0.1 with `SO_REUSEADDR`, as librdkafka's mock

@@ -34,7 +34,8 @@ public enum CPUAffinity {
     public static func allowedCPUs(of pid: String = "self", task: String? = nil) -> [Int]? {
         let path = task.map { "/proc/\(pid)/task/\($0)/status" } ?? "/proc/\(pid)/status"
         guard let status = try? String(contentsOfFile: path, encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") }) else { return nil }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") })
+        else { return nil }
         return try? parseList(line.dropFirst("Cpus_allowed_list:".count).trimmingCharacters(in: .whitespaces))
     }
 

@@ -1,8 +1,9 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An OS thread of the project's own, for blocking work that must never occupy Swift's cooperative
@@ -35,25 +36,27 @@ public final class OwnedThread: @unchecked Sendable {
         defer { pthread_attr_destroy(&attributes) }
         if let stackSize { pthread_attr_setstacksize(&attributes, stackSize) }
         #if canImport(Glibc)
-        var thread = pthread_t()
+            var thread = pthread_t()
         #else
-        var thread: pthread_t? = nil
+            var thread: pthread_t? = nil
         #endif
-        let rc = pthread_create(&thread, &attributes, { arg in
-            guard let arg else { return nil }
-            // Balances the passRetained above: the thread owns the body now.
-            let body = Unmanaged<Body>.fromOpaque(arg).takeRetainedValue()
-            pthread_setspecific(OwnedThread.markerKey, UnsafeRawPointer(bitPattern: 1))
-            OwnedThread.nameCurrent(body.name)
-            body.run()
-            return nil
-        }, box)
+        let rc = pthread_create(
+            &thread, &attributes,
+            { arg in
+                guard let arg else { return nil }
+                // Balances the passRetained above: the thread owns the body now.
+                let body = Unmanaged<Body>.fromOpaque(arg).takeRetainedValue()
+                pthread_setspecific(OwnedThread.markerKey, UnsafeRawPointer(bitPattern: 1))
+                OwnedThread.nameCurrent(body.name)
+                body.run()
+                return nil
+            }, box)
         precondition(rc == 0, "pthread_create failed: \(rc)")
         #if canImport(Glibc)
-        return OwnedThread(thread: thread)
+            return OwnedThread(thread: thread)
         #else
-        guard let thread else { preconditionFailure("pthread_create gave no thread") }
-        return OwnedThread(thread: thread)
+            guard let thread else { preconditionFailure("pthread_create gave no thread") }
+            return OwnedThread(thread: thread)
         #endif
     }
 
@@ -104,7 +107,7 @@ public final class OwnedThread: @unchecked Sendable {
     /// exported to Swift, so the thread writes its comm file.
     public static func nameCurrent(_ name: String) {
         #if os(Linux)
-        try? Data(name.prefix(15).utf8).write(to: URL(fileURLWithPath: "/proc/thread-self/comm"))
+            try? Data(name.prefix(15).utf8).write(to: URL(fileURLWithPath: "/proc/thread-self/comm"))
         #endif
     }
 }

@@ -22,8 +22,10 @@ public enum HexEncoding {
 
     /// Writes the hex of `input` into `out` from `offset`; returns the offset after it. `out` must
     /// have room for `2 * input.count` bytes there (callers size it exactly).
-    public static func write(_ input: UnsafeRawBufferPointer, into out: UnsafeMutableBufferPointer<UInt8>, at offset: Int,
-                             uppercase: Bool = false) -> Int {
+    public static func write(
+        _ input: UnsafeRawBufferPointer, into out: UnsafeMutableBufferPointer<UInt8>, at offset: Int,
+        uppercase: Bool = false
+    ) -> Int {
         (uppercase ? upper : lower).withUnsafeBufferPointer { digits in
             var o = offset
             for byte in input {

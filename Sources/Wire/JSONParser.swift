@@ -83,9 +83,15 @@ public struct JSONParser {
         case UInt8(ascii: "{"): return try object(depth: depth + 1)
         case UInt8(ascii: "["): return try array(depth: depth + 1)
         case UInt8(ascii: "\""): return .string(try string())
-        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "t"):
+            try literal("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try literal("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
         default: throw fail("unexpected character")
         }
@@ -137,7 +143,9 @@ public struct JSONParser {
             case UInt8(ascii: ","):
                 index += 1
                 if trailingCommas, closes(UInt8(ascii: "}")) { return .object(members) }
-            case UInt8(ascii: "}"): index += 1; return .object(members)
+            case UInt8(ascii: "}"):
+                index += 1
+                return .object(members)
             default: throw fail("expected ',' or '}' in an object")
             }
         }
@@ -161,7 +169,9 @@ public struct JSONParser {
             case UInt8(ascii: ","):
                 index += 1
                 if trailingCommas, closes(UInt8(ascii: "]")) { return .array(elements) }
-            case UInt8(ascii: "]"): index += 1; return .array(elements)
+            case UInt8(ascii: "]"):
+                index += 1
+                return .array(elements)
             default: throw fail("expected ',' or ']' in an array")
             }
         }
@@ -202,11 +212,13 @@ public struct JSONParser {
             // character (the SWAR zero-byte test; a false alarm only sends that word to the byte loop).
             if let base = buffer.baseAddress {
                 let raw = UnsafeRawPointer(base)
-                let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+                let ones: UInt64 = 0x0101_0101_0101_0101
+                let highs: UInt64 = 0x8080_8080_8080_8080
                 var highWords: UInt64 = 0
                 while i + 8 <= buffer.count {
                     let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-                    let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+                    let quote = word ^ (ones &* 0x22)
+                    let backslash = word ^ (ones &* 0x5C)
                     let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
                     if special & highs != 0 { break }
                     highWords |= word

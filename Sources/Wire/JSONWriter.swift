@@ -203,7 +203,8 @@ public struct JSONWriter {
     private mutating func appendDecimal(_ value: UInt64) {
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for UInt64.max's 20 digits
         withUnsafeMutableBytes(of: &digits) { buffer in
-            var rest = value, start = buffer.count
+            var rest = value
+            var start = buffer.count
             repeat {
                 start -= 1
                 buffer[start] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)

@@ -16,9 +16,10 @@ extension AdminCommand {
         func run() async throws {
             let devices = try await connection.store().registeredDevices(
                 tenant: try AdminCommand.identifier(tenant, "tenant"), account: try AdminCommand.identifier(account, "account"))
-            CommandSupport.printJSON(.object([
-                "tenant": .string(tenant), "account": .string(account), "devices": .array(devices.map { .string(HexEncoding.encode($0)) }),
-            ]))
+            CommandSupport.printJSON(
+                .object([
+                    "tenant": .string(tenant), "account": .string(account), "devices": .array(devices.map { .string(HexEncoding.encode($0)) }),
+                ]))
         }
     }
 

@@ -20,7 +20,9 @@ extension AdminCommand {
             guard replayWindowMs >= 0 else { throw ValidationError("--replay-window-ms must not be negative") }
             let settings = GuardSettings(rateLimit: rateLimit, replayWindowMilliseconds: replayWindowMs)
             try await connection.store().putGuardSettings(settings, tenant: try AdminCommand.identifier(tenant, "tenant"))
-            print("guards of tenant \(tenant): rate limit \(rateLimit.map { "\($0) per account per window" } ?? "off"), replay window \(replayWindowMs > 0 ? "\(replayWindowMs) ms" : "off")")
+            print(
+                "guards of tenant \(tenant): rate limit \(rateLimit.map { "\($0) per account per window" } ?? "off"), replay window \(replayWindowMs > 0 ? "\(replayWindowMs) ms" : "off")"
+            )
         }
     }
 }

@@ -75,7 +75,9 @@ extension AdminCommand {
     struct DeriveKey: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "derive-key",
-            abstract: "Print the content key and IV a key seed yields for an asset ID (docs/key-seeds.md), as a packager computes them. Prints key material: use on the packager's host only.")
+            abstract:
+                "Print the content key and IV a key seed yields for an asset ID (docs/key-seeds.md), as a packager computes them. Prints key material: use on the packager's host only."
+        )
         @Option(help: "Key seed file (32 bytes, hex or raw, mode 600).") var keySeed: String
         @Option(help: "Asset ID, as the SPC carries it.") var asset: String
         @Option(help: "Key period (optional).") var period: String?

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
-import Kafka
 import KSMOperations
 import KSMService
+import Kafka
 import Logging
 
 extension AdminCommand {
@@ -39,8 +39,9 @@ extension AdminCommand {
         var topicConfigs: [String] = []
         @Option(name: .customLong("kafka-property"), help: "librdkafka KEY=VALUE for the connection; repeatable. Secrets belong in --kafka-property-file.")
         var kafkaProperties: [String] = []
-        @Option(name: .customLong("kafka-property-file"),
-                help: "librdkafka NAME=PATH: the value is the file's content, read as a secret file (mode 600, or 0440 with the process's group); repeatable.")
+        @Option(
+            name: .customLong("kafka-property-file"),
+            help: "librdkafka NAME=PATH: the value is the file's content, read as a secret file (mode 600, or 0440 with the process's group); repeatable.")
         var kafkaPropertyFiles: [String] = []
         @Option(help: "Seconds to wait for the cluster's answers. Default: 60.") var timeout: Double = 60
 
@@ -102,8 +103,11 @@ extension AdminCommand {
             }
             // Kafka's own bounds are far below Int32's; checked here, the C call's Int32 never traps.
             let counts = 1...100_000
-            guard counts.contains(partitions), counts.contains(dlqPartitions), (1...32).contains(replicationFactor), retentionMs != 0, dlqRetentionMs != 0 else {
-                throw CommandFailure.configuration(["--partitions and --dlq-partitions must be 1 to 100000, --replication-factor 1 to 32, the retentions not 0 (-1: forever)."])
+            guard counts.contains(partitions), counts.contains(dlqPartitions), (1...32).contains(replicationFactor), retentionMs != 0, dlqRetentionMs != 0
+            else {
+                throw CommandFailure.configuration([
+                    "--partitions and --dlq-partitions must be 1 to 100000, --replication-factor 1 to 32, the retentions not 0 (-1: forever)."
+                ])
             }
             guard timeout > 0, timeout <= 3_600 else {
                 throw CommandFailure.configuration(["--timeout is \(timeout): give more than 0 and at most 3600 seconds."])
@@ -129,7 +133,8 @@ extension AdminCommand {
 
             let existing: [String: KafkaAdmin.TopicDescription]
             do { existing = try await KafkaAdmin.topics(bootstrap: bootstrap, properties: properties, timeout: wait) } catch {
-                throw CommandFailure.runtime("Cannot read the cluster's topics from \(bootstrap): \(error.description). Check --brokers and the connection properties.")
+                throw CommandFailure.runtime(
+                    "Cannot read the cluster's topics from \(bootstrap): \(error.description). Check --brokers and the connection properties.")
             }
             var failures: [String] = []
             let missing = specs.filter { existing[$0.name] == nil }
@@ -143,17 +148,23 @@ extension AdminCommand {
                 if let topic = existing[spec.name] {
                     switch TopicProvisioning.verdict(for: spec, existing: topic, readsRequests: readers.contains(spec.name)) {
                     case .usable(let note):
-                        print("\(spec.name): exists, \(topic.partitions) partitions, replication factor \(topic.replicationFactor)\(note.map { " (\($0))" } ?? "")")
+                        print(
+                            "\(spec.name): exists, \(topic.partitions) partitions, replication factor \(topic.replicationFactor)\(note.map { " (\($0))" } ?? "")"
+                        )
                     case .tooFewPartitions(let have, let want):
                         print("\(spec.name): exists with \(have) partitions, fewer than \(want)")
-                        failures.append("\(spec.name) has \(have) partitions, fewer than the \(want) asked: workers beyond \(have) would sit idle. Add partitions (kafka-topics.sh --alter --partitions \(want)) between events, or ask for \(have).")
+                        failures.append(
+                            "\(spec.name) has \(have) partitions, fewer than the \(want) asked: workers beyond \(have) would sit idle. Add partitions (kafka-topics.sh --alter --partitions \(want)) between events, or ask for \(have)."
+                        )
                     }
                 } else if let outcome = created[spec.name] {
                     if let error = outcome, error.code != .topicAlreadyExists {
                         print("\(spec.name): not created")
                         failures.append("\(error.description).")
                     } else {
-                        print("\(spec.name): created, \(spec.partitions) partitions, replication factor \(spec.replicationFactor), retention.ms \(spec.configs["retention.ms"] ?? "")")
+                        print(
+                            "\(spec.name): created, \(spec.partitions) partitions, replication factor \(spec.replicationFactor), retention.ms \(spec.configs["retention.ms"] ?? "")"
+                        )
                     }
                 } else {
                     print("\(spec.name): missing")

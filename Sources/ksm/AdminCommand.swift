@@ -13,8 +13,10 @@ struct AdminCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "admin",
         abstract: "Manage what workers read from Redis: tenants, content keys, policies, lease slots.",
-        subcommands: [SeedDemo.self, PutTenant.self, PutKey.self, PutPolicy.self, PutGuard.self, Slots.self, Devices.self, RemoveDevice.self,
-                      Explain.self, PutRotation.self, Rotations.self, RemoveRotation.self, DeriveKey.self, CreateTopics.self]
+        subcommands: [
+            SeedDemo.self, PutTenant.self, PutKey.self, PutPolicy.self, PutGuard.self, Slots.self, Devices.self, RemoveDevice.self,
+            Explain.self, PutRotation.self, Rotations.self, RemoveRotation.self, DeriveKey.self, CreateTopics.self,
+        ]
     )
 
     /// Connection options shared by every admin subcommand.
@@ -41,7 +43,8 @@ struct AdminCommand: AsyncParsableCommand {
     struct SeedDemo: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "seed-demo",
-            abstract: "Write the demo catalogue (tenant, policy, every stream's key periods) for `ksm loadgen`; prints the demo KEK path to use with `ksm serve --kek`."
+            abstract:
+                "Write the demo catalogue (tenant, policy, every stream's key periods) for `ksm loadgen`; prints the demo KEK path to use with `ksm serve --kek`."
         )
         @OptionGroup var connection: Connection
         @OptionGroup var scenario: ScenarioOptions
@@ -58,7 +61,8 @@ struct AdminCommand: AsyncParsableCommand {
             catalog.maxConcurrentStreams = maxStreams
             catalog.leaseDurationSeconds = leaseDuration
             try await catalog.provision(try connection.store(), credentials: test)
-            FileManager.default.createFile(atPath: kekOut, contents: Data((catalog.demoKeyEncryptionKey.hexString + "\n").utf8), attributes: [.posixPermissions: 0o600])
+            FileManager.default.createFile(
+                atPath: kekOut, contents: Data((catalog.demoKeyEncryptionKey.hexString + "\n").utf8), attributes: [.posixPermissions: 0o600])
             print("seeded tenant \(catalog.tenant): \(catalog.streams) streams x \(catalog.periods) periods; KEK \(catalog.keyEncryptionKeyID) in \(kekOut)")
         }
     }
@@ -75,7 +79,10 @@ struct AdminCommand: AsyncParsableCommand {
         @Option(help: "Entitlement token secret as KID=PATH (hex or raw, 32+ bytes, a multiple of 8); repeatable. Stored wrapped under the tenant's KEK.")
         var tokenSecret: [String] = []
         @Option(help: "The tenant's KEK as ID=PATH, to wrap --token-secret and --key-seed (its ID must be --kek-id).") var kek: String?
-        @Option(help: "Content key seed file (32 bytes, hex or raw, mode 600): assets with no stored key get keys derived from it (docs/key-seeds.md). Stored wrapped under the tenant's KEK.")
+        @Option(
+            help:
+                "Content key seed file (32 bytes, hex or raw, mode 600): assets with no stored key get keys derived from it (docs/key-seeds.md). Stored wrapped under the tenant's KEK."
+        )
         var keySeed: String?
 
         func run() async throws {
@@ -91,12 +98,15 @@ struct AdminCommand: AsyncParsableCommand {
             do { record = try provisioning.record() } catch { throw ValidationError(error.description) }
             try await connection.store().putTenant(record)
             let kids = record.entitlementSecrets.keys.map(\.value).sorted().joined(separator: ", ")
-            print("tenant \(tenant): \(record.certificateHashes.count) certificate(s), KEK \(kekId), \(maxStreams) streams by default, token keys [\(kids)]\(record.keySeed == nil ? "" : ", key seed")")
+            print(
+                "tenant \(tenant): \(record.certificateHashes.count) certificate(s), KEK \(kekId), \(maxStreams) streams by default, token keys [\(kids)]\(record.keySeed == nil ? "" : ", key seed")"
+            )
         }
     }
 
     struct PutKey: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "put-key", abstract: "Wrap a content key under a KEK and store it for an asset (and key period).")
+        static let configuration = CommandConfiguration(
+            commandName: "put-key", abstract: "Wrap a content key under a KEK and store it for an asset (and key period).")
         @OptionGroup var connection: Connection
         @Option(help: "Tenant ID.") var tenant: String
         @Option(help: "Asset ID as the SPC carries it (e.g. skd://...).") var asset: String
@@ -110,14 +120,16 @@ struct AdminCommand: AsyncParsableCommand {
             guard let contentIV = [UInt8](hexString: iv), contentIV.count == 16 else { throw ValidationError("--iv must be 16 bytes of hex") }
             let (keyring, kekID) = try KeyFile.keyring(idAndPath: kek)
             let wrapped = try keyring.wrap(contentKey: contentKey, iv: contentIV, with: kekID)
-            try await connection.store().putContentKey(wrapped, tenant: try AdminCommand.identifier(tenant, "tenant"), assetID: Array(asset.utf8),
-                                                       keyPeriod: try period.map { try AdminCommand.identifier($0, "period") })
+            try await connection.store().putContentKey(
+                wrapped, tenant: try AdminCommand.identifier(tenant, "tenant"), assetID: Array(asset.utf8),
+                keyPeriod: try period.map { try AdminCommand.identifier($0, "period") })
             print("key stored for \(asset)\(period.map { " period \($0)" } ?? "") under KEK \(kekID)")
         }
     }
 
     struct PutPolicy: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "put-policy", abstract: "Store a policy document (schemas/policy.schema.json) for a tenant or one asset.")
+        static let configuration = CommandConfiguration(
+            commandName: "put-policy", abstract: "Store a policy document (schemas/policy.schema.json) for a tenant or one asset.")
         @OptionGroup var connection: Connection
         @Option(help: "Tenant ID.") var tenant: String
         @Option(help: "Asset ID; omit for the tenant default.") var asset: String?
@@ -151,8 +163,9 @@ struct AdminCommand: AsyncParsableCommand {
             }
             let keyring = try KeyFile.keyring(files: files)
             let server = try CommandSupport.server(credentials: credentials, library: nil, versions: [1])
-            let processor = LicenseProcessor(keyServer: server, store: try connection.store(), keyring: keyring, pool: CryptoPool(threadCount: 1),
-                                             logger: Logger(label: "ksm.explain"))
+            let processor = LicenseProcessor(
+                keyServer: server, store: try connection.store(), keyring: keyring, pool: CryptoPool(threadCount: 1),
+                logger: Logger(label: "ksm.explain"))
             let explanation = await processor.explain(decoded, now: now ?? LicenseProcessor.currentTimeMilliseconds())
             FileHandle.standardOutput.write(Data(explanation.jsonValue.encoded() + Array("\n".utf8)))
         }
@@ -166,10 +179,12 @@ struct AdminCommand: AsyncParsableCommand {
 
         func run() async throws {
             let now = LicenseProcessor.currentTimeMilliseconds()
-            let slots = try await connection.store().listSlots(tenant: try AdminCommand.identifier(tenant, "tenant"), account: try AdminCommand.identifier(account, "account"), nowMilliseconds: now)
+            let slots = try await connection.store().listSlots(
+                tenant: try AdminCommand.identifier(tenant, "tenant"), account: try AdminCommand.identifier(account, "account"), nowMilliseconds: now)
             let rows: [JSONValue] = slots.map {
                 .object([
-                    "device": .string($0.deviceID.hexString), "stream": .string(LeaseSlot.member(deviceID: $0.deviceID, sessionID: $0.sessionID)), "expires-at": .integer($0.expiresAtMilliseconds),
+                    "device": .string($0.deviceID.hexString), "stream": .string(LeaseSlot.member(deviceID: $0.deviceID, sessionID: $0.sessionID)),
+                    "expires-at": .integer($0.expiresAtMilliseconds),
                     "seconds-left": .integer(($0.expiresAtMilliseconds - now) / 1000),
                 ])
             }

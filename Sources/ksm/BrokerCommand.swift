@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import Kafka
 import KSMLoad
+import Kafka
 import Logging
 
 /// `ksm broker`: librdkafka's mock Kafka cluster as a process, for tests, the demo and local work.
@@ -23,8 +23,10 @@ struct BrokerCommand: AsyncParsableCommand {
     var partitions: Int = 12
 
     @Option(help: "Topics to create: requests (and one per priority class, for ksm serve --class-topics), replies and dead letters.")
-    var topics: [String] = ["fps.license.requests", "fps.license.requests.continuity", "fps.license.requests.new",
-                            "fps.license.requests.prefetch", "fps.license.replies", "fps.license.dlq"]
+    var topics: [String] = [
+        "fps.license.requests", "fps.license.requests.continuity", "fps.license.requests.new",
+        "fps.license.requests.prefetch", "fps.license.replies", "fps.license.dlq",
+    ]
 
     func run() async throws {
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }

@@ -1,9 +1,9 @@
 import ArgumentParser
 import FairPlay
 import Foundation
-import Kafka
 import KSMLoad
 import KSMService
+import Kafka
 import Licensing
 import Logging
 import ServiceLifecycle
@@ -48,7 +48,9 @@ struct DemoCommand: AsyncParsableCommand {
             worker.kafkaProperties = ["session.timeout.ms": "6000"]
             var workerLogger = logger
             workerLogger[metadataKey: "worker"] = "\(index)"
-            return LicenseWorker(configuration: worker, processor: LicenseProcessor(keyServer: server, store: store, keyring: keyring, pool: pool, logger: workerLogger), logger: workerLogger)
+            return LicenseWorker(
+                configuration: worker, processor: LicenseProcessor(keyServer: server, store: store, keyring: keyring, pool: pool, logger: workerLogger),
+                logger: workerLogger)
         }
         say("\(fleet.count) workers in consumer group fps-ksm; \(scenario.viewers) viewers join, then \(scenario.rotations) key rotation(s)")
 
@@ -58,7 +60,10 @@ struct DemoCommand: AsyncParsableCommand {
 
         let group = ServiceGroup(configuration: .init(services: fleet.map { $0 as any Service }, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         let report: LoadReport = try await withThrowingTaskGroup(of: LoadReport?.self) { tasks in
-            tasks.addTask { try await group.run(); return nil }
+            tasks.addTask {
+                try await group.run()
+                return nil
+            }
             tasks.addTask {
                 // Let every worker own partitions before the first job goes out.
                 let joined = ContinuousClock.now + .seconds(20)

@@ -37,13 +37,15 @@ struct InspectCommand: ParsableCommand {
             out["protocol-versions-supported"] = .array(request.payload.protocolVersionsSupported.map { .integer(Int64($0)) })
             out["return-request"] = .array(request.payload.returnRequest.map { .string($0.description) })
             out["supported-key-formats"] = .array(request.payload.supportedKeyFormats.map { .string(TLLVTag($0).description) })
-            out["tllvs"] = .array(request.payload.tllvs.blocks.map { block in
-                var entry: [String: JSONValue] = [
-                    "tag": .string(block.tag.description), "value-length": .integer(Int64(block.value.count)), "block-length": .integer(Int64(block.raw.count - 16)),
-                ]
-                if let name = block.tag.name { entry["name"] = .string(name) }
-                return .object(entry)
-            })
+            out["tllvs"] = .array(
+                request.payload.tllvs.blocks.map { block in
+                    var entry: [String: JSONValue] = [
+                        "tag": .string(block.tag.description), "value-length": .integer(Int64(block.value.count)),
+                        "block-length": .integer(Int64(block.raw.count - 16)),
+                    ]
+                    if let name = block.tag.name { entry["name"] = .string(name) }
+                    return .object(entry)
+                })
         } catch {
             status = error.status
             out = ["status": .integer(Int64(error.status.rawValue)), "status-name": .string(error.status.name), "reason": .string(error.description)]

@@ -16,7 +16,10 @@ struct KSM: AsyncParsableCommand {
         commandName: "ksm",
         abstract: "FairPlay Streaming key server: one-shot tools and the worker fleet.",
         version: KSMVersion.current,
-        subcommands: [DemoCommand.self, ServeCommand.self, LoadgenCommand.self, BrokerCommand.self, AdminCommand.self, ProcessCommand.self, InspectCommand.self, BenchCommand.self]
+        subcommands: [
+            DemoCommand.self, ServeCommand.self, LoadgenCommand.self, BrokerCommand.self, AdminCommand.self, ProcessCommand.self, InspectCommand.self,
+            BenchCommand.self,
+        ]
     )
 
     static func main() async {
@@ -35,12 +38,13 @@ struct KSM: AsyncParsableCommand {
             }
         } catch let exit as ExitCode {
             Self.exit(withError: exit)
-        } catch where Self.exitCode(for: error).isSuccess {
+        } catch  where Self.exitCode(for: error).isSuccess {
             // The parser's own signals from `run` (a help or version request, `CleanExit`): it prints them.
             Self.exit(withError: error)
         } catch {
             let name = arguments.first { !$0.hasPrefix("-") } ?? "ksm"
-            let failure: CommandFailure = (error as? CommandFailure)
+            let failure: CommandFailure =
+                (error as? CommandFailure)
                 ?? (error is ValidationError || error is any OperatorFixableError
                     ? .configuration([CommandFailure.sentence(for: error)]) : .runtime(CommandFailure.sentence(for: error)))
             Self.exit(withError: failure.report(command: name))

@@ -1,8 +1,8 @@
 import ArgumentParser
 import FairPlay
 import Foundation
-import Wire
 import KSMService
+import Wire
 
 /// `ksm process`: Apple's server JSON in, Apple's response JSON out (a drop-in for Apple's `local` tool).
 struct ProcessCommand: ParsableCommand {
@@ -31,10 +31,16 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .long, help: "Path to Apple's libfpscrypto, for credentials with provisioning data.")
     var fpscryptoLibrary: String?
 
-    @Option(name: .long, help: "Which SDK's libfpscrypto --fpscrypto-library is: sdk26 (struct version 2, opens SPC v3) or sdk5 (struct version 1). Default: sdk26.")
+    @Option(
+        name: .long, help: "Which SDK's libfpscrypto --fpscrypto-library is: sdk26 (struct version 2, opens SPC v3) or sdk5 (struct version 1). Default: sdk26."
+    )
     var fpscryptoGeneration: String = FPSCryptoLibrary.Generation.default.name
 
-    @Option(name: .long, parsing: .upToNextOption, help: "Protocol versions accepted as the version a device used. Default: any, as Apple's SDK 26 (a device listing versions it does not use is never refused).")
+    @Option(
+        name: .long, parsing: .upToNextOption,
+        help:
+            "Protocol versions accepted as the version a device used. Default: any, as Apple's SDK 26 (a device listing versions it does not use is never refused)."
+    )
     var protocolVersions: [UInt32] = []
 
     func keyServer() throws -> KeyServerModule {
@@ -46,7 +52,8 @@ struct ServerOptions: ParsableArguments {
 
 /// Shared plumbing of the one-shot commands.
 enum CommandSupport {
-    static func server(credentials: String, library: String?, generation: FPSCryptoLibrary.Generation = .default, versions: [UInt32]) throws -> KeyServerModule {
+    static func server(credentials: String, library: String?, generation: FPSCryptoLibrary.Generation = .default, versions: [UInt32]) throws -> KeyServerModule
+    {
         do {
             return try CredentialsFile.keyServer(credentials: credentials, library: library, generation: generation, versions: versions)
         } catch {

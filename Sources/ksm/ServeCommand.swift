@@ -16,7 +16,10 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var options: ServeOptions
 
-    @Flag(help: "Resolve the configuration (flags, environment, config file; key files and credentials are read) without connecting to Kafka or Redis, print it with secrets redacted and exit: 0 if it is usable, 64 naming every problem otherwise.")
+    @Flag(
+        help:
+            "Resolve the configuration (flags, environment, config file; key files and credentials are read) without connecting to Kafka or Redis, print it with secrets redacted and exit: 0 if it is usable, 64 naming every problem otherwise."
+    )
     var checkConfig = false
 
     func run() async throws {
@@ -79,7 +82,10 @@ struct ServeCommand: AsyncParsableCommand {
 
 /// Flags of `ksm serve`, and how they combine with the config file and the environment.
 struct ServeOptions: ParsableArguments {
-    @Option(help: "JSON config file with the same keys as the long flags (e.g. \"brokers\", \"redis-url\", \"kek\": {\"id\": \"path\"}); unknown keys are refused (env KSM_CONFIG).")
+    @Option(
+        help:
+            "JSON config file with the same keys as the long flags (e.g. \"brokers\", \"redis-url\", \"kek\": {\"id\": \"path\"}); unknown keys are refused (env KSM_CONFIG)."
+    )
     var config: String?
     @Option(help: .setting("brokers", "Kafka bootstrap servers."))
     var brokers: String?
@@ -87,18 +93,29 @@ struct ServeOptions: ParsableArguments {
     var group: String?
     @Option(help: .setting("requests-topic", "Requests topic. Default: fps.license.requests."))
     var requestsTopic: String?
-    @Flag(help: .setting("class-topics", "Also read one requests topic per priority class, <requests-topic>.continuity, .new and .prefetch: continuity is fetched and answered first, new sessions next, prefetch with spare capacity (docs/scheduling.md). Default: off."))
+    @Flag(
+        help: .setting(
+            "class-topics",
+            "Also read one requests topic per priority class, <requests-topic>.continuity, .new and .prefetch: continuity is fetched and answered first, new sessions next, prefetch with spare capacity (docs/scheduling.md). Default: off."
+        ))
     var classTopics = false
     @Option(help: .setting("replies-topic", "Replies topic. Default: fps.license.replies."))
     var repliesTopic: String?
-    @Option(name: .customLong("reply-topic"),
-            help: .setting("reply-topics", "A topic a job's reply-topic header may name: a topic, a prefix ending in *, or TENANT:PATTERN for one tenant (who is then limited to its own entries); repeatable. The replies topic is always allowed. Default: the replies topic and <replies topic>.*."))
+    @Option(
+        name: .customLong("reply-topic"),
+        help: .setting(
+            "reply-topics",
+            "A topic a job's reply-topic header may name: a topic, a prefix ending in *, or TENANT:PATTERN for one tenant (who is then limited to its own entries); repeatable. The replies topic is always allowed. Default: the replies topic and <replies topic>.*."
+        ))
     var replyTopics: [String] = []
     @Option(help: .setting("dlq-topic", "Dead-letter topic. Default: fps.license.dlq."))
     var dlqTopic: String?
     @Option(help: .setting("redis-url", "redis://[user:pass@]host:port/db, or redis-cluster://[user:pass@]host:port,host:port for a Redis Cluster."))
     var redisURL: String?
-    @Option(help: .setting("redis-wait-replicas", "Replicas that must acknowledge each lease batch (Redis WAIT) before it is answered; 0: asynchronous replication. Default: 0."))
+    @Option(
+        help: .setting(
+            "redis-wait-replicas",
+            "Replicas that must acknowledge each lease batch (Redis WAIT) before it is answered; 0: asynchronous replication. Default: 0."))
     var redisWaitReplicas: Int?
     @Option(help: .setting("redis-wait-timeout-ms", "How long a lease batch waits for those replicas; fewer by then answer storeUnavailable. Default: 100."))
     var redisWaitTimeoutMs: Int?
@@ -106,14 +123,25 @@ struct ServeOptions: ParsableArguments {
     var credentials: String?
     @Option(help: .setting("fpscrypto-library", "Apple's libfpscrypto, for provisioning-data credentials."))
     var fpscryptoLibrary: String?
-    @Option(help: .setting("fpscrypto-generation", "Which SDK's libfpscrypto that is: sdk26 (struct version 2, opens SPC v3) or sdk5 (struct version 1). Default: sdk26."))
+    @Option(
+        help: .setting(
+            "fpscrypto-generation", "Which SDK's libfpscrypto that is: sdk26 (struct version 2, opens SPC v3) or sdk5 (struct version 1). Default: sdk26."))
     var fpscryptoGeneration: String?
     @Option(name: .customLong("kek"), help: .setting("kek", "Key-encryption key ID=PATH (hex or raw 16/32 bytes); repeatable."))
     var keks: [String] = []
-    @Option(name: .customLong("kafka-property"), help: .setting("kafka-properties", "librdkafka KEY=VALUE passed through; repeatable. Never a secret: every user of the host can read a process's arguments; use --kafka-property-file."))
+    @Option(
+        name: .customLong("kafka-property"),
+        help: .setting(
+            "kafka-properties",
+            "librdkafka KEY=VALUE passed through; repeatable. Never a secret: every user of the host can read a process's arguments; use --kafka-property-file."
+        ))
     var kafkaProperties: [String] = []
-    @Option(name: .customLong("kafka-property-file"),
-            help: .setting("kafka-property-files", "librdkafka NAME=PATH: the property's value is the file's content (less one trailing line break), read as a secret file (mode 600, or 0440 with the pod's group); for SASL passwords and other secrets, which never belong in arguments or the environment; repeatable."))
+    @Option(
+        name: .customLong("kafka-property-file"),
+        help: .setting(
+            "kafka-property-files",
+            "librdkafka NAME=PATH: the property's value is the file's content (less one trailing line break), read as a secret file (mode 600, or 0440 with the pod's group); for SASL passwords and other secrets, which never belong in arguments or the environment; repeatable."
+        ))
     var kafkaPropertyFiles: [String] = []
     @Option(help: .setting("instance-id", "Static membership group.instance.id, e.g. the pod name."))
     var instanceId: String?
@@ -123,23 +151,36 @@ struct ServeOptions: ParsableArguments {
     var concurrentBatches: Int?
     @Option(help: .setting("max-in-flight", "Jobs in flight before the consumer pauses. Default: 16384."))
     var maxInFlight: Int?
-    @Option(help: .setting("crypto-threads", "Threads for RSA and AES work. Default: the cores this process may use (its cgroup quota and cpuset, capped by its affinity mask, as taskset sets it)."))
+    @Option(
+        help: .setting(
+            "crypto-threads",
+            "Threads for RSA and AES work. Default: the cores this process may use (its cgroup quota and cpuset, capped by its affinity mask, as taskset sets it)."
+        ))
     var cryptoThreads: Int?
-    @Option(parsing: .upToNextOption, help: .setting("protocol-versions", "FPS protocol versions accepted as the version a device used. Default: any, as Apple's SDK 26."))
+    @Option(
+        parsing: .upToNextOption,
+        help: .setting("protocol-versions", "FPS protocol versions accepted as the version a device used. Default: any, as Apple's SDK 26."))
     var protocolVersions: [UInt32] = []
     @Option(help: .setting("log-level", "trace, debug, info, notice, warning, error. Default: info."))
     var logLevel: String?
     @Option(help: .setting("log-format", "text (swift-log's default lines) or json (one JSON object per line). Default: text."))
     var logFormat: String?
-    @Flag(help: .setting("tracing", "Open a span per job through the bootstrapped tracer; traceparent headers pass to replies either way (README, Tracing)."))
+    @Flag(help: .setting("tracing", "Open a span per job through the bootstrapped tracer; traceparent headers pass to replies either way (docs/operations.md, Tracing)."))
     var tracing = false
-    @Option(help: .setting("otlp-endpoint", "With --tracing: export spans through swift-otel over OTLP/HTTP (protobuf, or http/json with OTEL_EXPORTER_OTLP_PROTOCOL) to this http:// or https:// URL, used as it is, e.g. http://127.0.0.1:4318/v1/traces (or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces). Default: off."))
+    @Option(
+        help: .setting(
+            "otlp-endpoint",
+            "With --tracing: export spans through swift-otel over OTLP/HTTP (protobuf, or http/json with OTEL_EXPORTER_OTLP_PROTOCOL) to this http:// or https:// URL, used as it is, e.g. http://127.0.0.1:4318/v1/traces (or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces). Default: off."
+        ))
     var otlpEndpoint: String?
     @Option(help: .setting("otlp-schedule-delay-ms", "Milliseconds a finished span may wait before its batch is exported. Default: 5000."))
     var otlpScheduleDelayMs: Int?
     @Option(help: .setting("otlp-timeout-ms", "Milliseconds one batch export may take, retries included, and the final flush at shutdown. Default: 10000."))
     var otlpTimeoutMs: Int?
-    @Option(help: .setting("trace-sample-ratio", "Fraction of root traces (jobs without a valid traceparent; a traceparent's sampled flag decides for the others) recorded, 0 to 1. Default: 1."))
+    @Option(
+        help: .setting(
+            "trace-sample-ratio",
+            "Fraction of root traces (jobs without a valid traceparent; a traceparent's sampled flag decides for the others) recorded, 0 to 1. Default: 1."))
     var traceSampleRatio: Double?
     @Option(help: .setting("tenant-label-limit", "Tenants that get their own tenant label in /metrics; the rest count as \"other\". Default: 20."))
     var tenantLabelLimit: Int?
@@ -151,21 +192,34 @@ struct ServeOptions: ParsableArguments {
     var cacheTtl: Double?
     @Flag(help: .setting("scheduling", "Serve jobs first in, first out: no priority classes, tenant weights or shedding (docs/scheduling.md)."))
     var noScheduling = false
-    @Option(name: .customLong("tenant-weight"), help: .setting("tenant-weights", "TENANT=WEIGHT: a tenant's share of the worker inside a priority class; repeatable. Default: 1."))
+    @Option(
+        name: .customLong("tenant-weight"),
+        help: .setting("tenant-weights", "TENANT=WEIGHT: a tenant's share of the worker inside a priority class; repeatable. Default: 1."))
     var tenantWeights: [String] = []
     @Option(help: .setting("prefetch-max-wait", "Seconds a prefetch job may wait before it is shed with a retry-after hint. Default: 1."))
     var prefetchMaxWait: Double?
     @Option(help: .setting("new-session-max-wait", "Seconds a new-session job may wait before it is shed with a retry-after hint. Default: 30."))
     var newSessionMaxWait: Double?
-    @Option(help: .setting("new-session-share", "Least share of every batch that goes to queued new sessions while continuity has a backlog (their floor), more than 0 to 0.5. Default: 0.125."))
+    @Option(
+        help: .setting(
+            "new-session-share",
+            "Least share of every batch that goes to queued new sessions while continuity has a backlog (their floor), more than 0 to 0.5. Default: 0.125."))
     var newSessionShare: Double?
-    @Option(help: .setting("prefetch-share", "Least share of every batch that goes to queued prefetch jobs, 0 to 0.5; with new-session-share at most 0.5. Default: 0.015625."))
+    @Option(
+        help: .setting(
+            "prefetch-share", "Least share of every batch that goes to queued prefetch jobs, 0 to 0.5; with new-session-share at most 0.5. Default: 0.015625."))
     var prefetchShare: Double?
-    @Option(help: .setting("rotation-lead", "Seconds before a key-rotation boundary the next key is prefetched (needs the cache); 0 turns prefetch off. Default: 30."))
+    @Option(
+        help: .setting(
+            "rotation-lead", "Seconds before a key-rotation boundary the next key is prefetched (needs the cache); 0 turns prefetch off. Default: 30."))
     var rotationLead: Double?
     @Option(help: .setting("rotation-interval", "Seconds between rotation prefetch passes. Default: 5."))
     var rotationInterval: Double?
-    @Option(help: .setting("prefetch-window", "Seconds of the window before a rotation boundary in which each viewer is told (reply field next-key) to fetch the next key, spread per viewer; 0 advertises none. Default: 60."))
+    @Option(
+        help: .setting(
+            "prefetch-window",
+            "Seconds of the window before a rotation boundary in which each viewer is told (reply field next-key) to fetch the next key, spread per viewer; 0 advertises none. Default: 60."
+        ))
     var prefetchWindow: Double?
     @Option(help: .setting("prefetch-margin", "Seconds between the prefetch window's end and the boundary, so the last answer arrives in time. Default: 10."))
     var prefetchMargin: Double?
@@ -173,11 +227,20 @@ struct ServeOptions: ParsableArguments {
     var replyTtl: Double?
     @Option(help: .setting("rate-window-ms", "Milliseconds of one rate window; tenants' rate-limit counts jobs per account per window. Default: 1000."))
     var rateWindowMs: Int?
-    @Option(help: .setting("max-request-bytes", "Largest request message in bytes; a larger one is dead-lettered (cut to this size) before any work, at most 262144. Default: 262144."))
+    @Option(
+        help: .setting(
+            "max-request-bytes",
+            "Largest request message in bytes; a larger one is dead-lettered (cut to this size) before any work, at most 262144. Default: 262144."))
     var maxRequestBytes: Int?
-    @Option(help: .setting("shutdown-timeout", "Seconds from SIGTERM until the worker has left its group: in-flight work, the final commit and leaving; keep it below the orchestrator's grace period. Default: 25."))
+    @Option(
+        help: .setting(
+            "shutdown-timeout",
+            "Seconds from SIGTERM until the worker has left its group: in-flight work, the final commit and leaving; keep it below the orchestrator's grace period. Default: 25."
+        ))
     var shutdownTimeout: Double?
-    @Flag(help: .setting("guards", "Turn off stored replies, rate limits and anti-replay (one Redis round trip less per batch, redelivered jobs get fresh CKCs)."))
+    @Flag(
+        help: .setting("guards", "Turn off stored replies, rate limits and anti-replay (one Redis round trip less per batch, redelivered jobs get fresh CKCs).")
+    )
     var noGuards = false
 
     /// The flags given, by config-file key, for ``ServeConfiguration/resolve(flags:environment:configFile:defaultInstanceID:)``.
@@ -201,7 +264,8 @@ struct ServeOptions: ParsableArguments {
             ("trace-sample-ratio", traceSampleRatio), ("slot-count-interval", slotCountInterval), ("cache-ttl", cacheTtl),
             ("prefetch-max-wait", prefetchMaxWait), ("new-session-max-wait", newSessionMaxWait), ("rotation-lead", rotationLead),
             ("new-session-share", newSessionShare), ("prefetch-share", prefetchShare),
-            ("rotation-interval", rotationInterval), ("prefetch-window", prefetchWindow), ("prefetch-margin", prefetchMargin), ("reply-ttl", replyTtl), ("shutdown-timeout", shutdownTimeout),
+            ("rotation-interval", rotationInterval), ("prefetch-window", prefetchWindow), ("prefetch-margin", prefetchMargin), ("reply-ttl", replyTtl),
+            ("shutdown-timeout", shutdownTimeout),
         ]
         for (key, value) in numbers { if let value { values[key] = .number(value) } }
         if tracing { values["tracing"] = .boolean(true) }
@@ -219,7 +283,8 @@ struct ServeOptions: ParsableArguments {
     }
 
     func resolve(environment env: [String: String]) throws(ServeConfigurationError) -> ServeConfiguration {
-        try ServeConfiguration.resolve(flags: flagValues, environment: env, configFile: config,
-                                       defaultInstanceID: ServeOptions.defaultInstanceID())
+        try ServeConfiguration.resolve(
+            flags: flagValues, environment: env, configFile: config,
+            defaultInstanceID: ServeOptions.defaultInstanceID())
     }
 }

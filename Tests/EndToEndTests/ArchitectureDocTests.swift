@@ -33,7 +33,9 @@ import Testing
         for line in doc[start.upperBound..<end.lowerBound].split(separator: "\n") where line.hasPrefix("| `") {
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
             let name = cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`"))
-            let listed = cells.count > 1 ? cells[1].split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "` ")) }.filter { $0 != "—" && !$0.isEmpty } : []
+            let listed =
+                cells.count > 1
+                ? cells[1].split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "` ")) }.filter { $0 != "—" && !$0.isEmpty } : []
             documented[name] = Set(listed)
         }
         #expect(documented == package, "docs/architecture.md: \(documented.sorted { $0.key < $1.key })\nPackage.swift: \(package.sorted { $0.key < $1.key })")

@@ -1,5 +1,5 @@
-import Kafka
 import KSMLoad
+import Kafka
 import Testing
 
 /// `BrokerControl`'s emulated controller against an in-process mock cluster: what librdkafka's mock

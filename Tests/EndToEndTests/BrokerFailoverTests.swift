@@ -39,13 +39,16 @@ import Testing
         var failoverDelay: Duration { self == .leaderAndCoordinatorPastSessionTimeout ? .seconds(9) : .seconds(4) }
     }
 
-    @Test("A broker killed mid-storm (leader of job and reply partitions, and in one case the group coordinator) loses no job: every job one correct answer, one slot per account",
-          arguments: [Killed.partitionLeader, .leaderAndCoordinator])
+    @Test(
+        "A broker killed mid-storm (leader of job and reply partitions, and in one case the group coordinator) loses no job: every job one correct answer, one slot per account",
+        arguments: [Killed.partitionLeader, .leaderAndCoordinator])
     func brokerKilledMidStormLosesNoJob(_ killed: Killed) async throws {
         try await killMidStorm(killed)
     }
 
-    @Test("A failover slower than the consumer sessions: the group rebalances, none lost, and any job that comes back is answered with its stored reply (byte-identical, marked)")
+    @Test(
+        "A failover slower than the consumer sessions: the group rebalances, none lost, and any job that comes back is answered with its stored reply (byte-identical, marked)"
+    )
     func failoverPastTheSessionTimeoutRedeliversWithoutLoss() async throws {
         let outcome = try await killMidStorm(.leaderAndCoordinatorPastSessionTimeout)
         // The sessions did expire (what this case is for): the group rebalanced. Whether answered
@@ -54,15 +57,18 @@ import Testing
         #expect(outcome.rebalanced, "no assignment changed after the kill: the sessions did not expire? \(outcome.verdict)")
     }
 
-    @Test("While a broker is dead, jobs whose replies go to live partitions keep being answered, not held behind batches waiting on the dead partitions' delivery reports")
+    @Test(
+        "While a broker is dead, jobs whose replies go to live partitions keep being answered, not held behind batches waiting on the dead partitions' delivery reports"
+    )
     func liveRepliesFlowWhileABrokerIsDead() async throws {
         // Both groups' coordinators stay alive: only partition leadership is lost. Two batches of 16 per
         // worker: 64 jobs in the fleet's batches at once. A worker that waited for every delivery
         // report of a batch would be stuck after those: a job fetched from the dead broker's
         // partitions before the kill has its reply keyed to the same, dead, partition, and nearly
         // every batch of the backlog holds one.
-        let (fleet, load) = try await Self.fleetAndLoad(coordinatorsOnKilled: false, prefix: "lf",
-                                                        workerArguments: ["--concurrent-batches", "2", "--max-batch-size", "16"])
+        let (fleet, load) = try await Self.fleetAndLoad(
+            coordinatorsOnKilled: false, prefix: "lf",
+            workerArguments: ["--concurrent-batches", "2", "--max-batch-size", "16"])
         let jobs = 600
         let storm = Task { await load.storm(count: jobs) }
         // Killed once the workers hold a backlog (every job fetched, a tenth answered, as the reader
@@ -81,11 +87,13 @@ import Testing
         await storm.value
         try await load.waitUntilAllAnswered(timeout: .seconds(60))
         let verdict = load.verdict()
-        print("LIVE-REPLIES: the workers had delivered \(repliedAtKill) of \(jobs) replies at the kill of broker \(Self.killed) (the reader had \(answeredAtKill)), "
-              + "\(repliedWhileDead) more in the 4.5 s after it, while it was dead (about two thirds of the rest are on live partitions); \(verdict)")
+        print(
+            "LIVE-REPLIES: the workers had delivered \(repliedAtKill) of \(jobs) replies at the kill of broker \(Self.killed) (the reader had \(answeredAtKill)), "
+                + "\(repliedWhileDead) more in the 4.5 s after it, while it was dead (about two thirds of the rest are on live partitions); \(verdict)")
         #expect(quiet == 0, "\(quiet) replies arrived on the killed broker's partitions while it was dead (log ends before the kill: \(endsBeforeKill))")
         // Batches stuck on the dead partitions would hold at most 64 jobs, about 43 of them answerable.
-        #expect(repliedWhileDead >= (jobs - repliedAtKill) / 3, "only \(repliedWhileDead) of the \(jobs - repliedAtKill) left answered while the broker was dead")
+        #expect(
+            repliedWhileDead >= (jobs - repliedAtKill) / 3, "only \(repliedWhileDead) of the \(jobs - repliedAtKill) left answered while the broker was dead")
         verdict.expectEveryJobAnsweredOnce(jobs: jobs)
         try await FaultTests.expectOneSlotPerAccount(fleet: fleet, load: load)
         await load.close()
@@ -132,8 +140,9 @@ import Testing
         // Two workers × 8 batches × 64 jobs keep half the storm queued, on any host: at the default 128
         // (or with more cores, hence more batches) they take all 2,000 jobs at once, and the kill at a
         // quarter answered comes after the last reply was produced, with nothing left to fail over.
-        let (fleet, load) = try await Self.fleetAndLoad(coordinatorsOnKilled: killed.coordinatorKilled, prefix: "bf",
-                                                        workerArguments: ["--max-batch-size", "64", "--concurrent-batches", "8"])
+        let (fleet, load) = try await Self.fleetAndLoad(
+            coordinatorsOnKilled: killed.coordinatorKilled, prefix: "bf",
+            workerArguments: ["--max-batch-size", "64", "--concurrent-batches", "8"])
         let secondHalf = (Self.jobs / 2..<Self.jobs).compactMap { try? load.makeJob($0) }
         try #require(secondHalf.count == Self.jobs / 2)
         let storm = Task { await load.storm(count: Self.jobs / 2) }
@@ -161,10 +170,11 @@ import Testing
         let resumed = load.firstArrival(onPartitions: Self.killedPartitions, atOrAfter: failover)
         let quiet = load.arrivals(onPartitions: Self.killedPartitions, in: (kill + .seconds(1))..<failover, writtenFrom: endsBeforeKill)
         let seconds = FaultLoad.Recovery.seconds
-        print("FAILOVER \(killed.rawValue): \(answeredAtKill) of \(Self.jobs) answered at the kill; failover \(seconds(failover - kill)) after the kill; replies on the killed broker's partitions again "
-              + "\(resumed.map { seconds($0 - kill) } ?? "never") after the kill (\(resumed.map { seconds($0 - failover) } ?? "n/a") after the failover), "
-              + "\(quiet) there while it was dead; the workers received \(receivedLate - receivedEarly) jobs and delivered \(repliedLate - repliedEarly) replies from 1 s after the kill to 0.5 s before the failover; longest silence on all partitions \(seconds(load.longestSilence(after: kill))); "
-              + "\(recovery); \(verdict); test \(seconds(ContinuousClock.now - began))")
+        print(
+            "FAILOVER \(killed.rawValue): \(answeredAtKill) of \(Self.jobs) answered at the kill; failover \(seconds(failover - kill)) after the kill; replies on the killed broker's partitions again "
+                + "\(resumed.map { seconds($0 - kill) } ?? "never") after the kill (\(resumed.map { seconds($0 - failover) } ?? "n/a") after the failover), "
+                + "\(quiet) there while it was dead; the workers received \(receivedLate - receivedEarly) jobs and delivered \(repliedLate - repliedEarly) replies from 1 s after the kill to 0.5 s before the failover; longest silence on all partitions \(seconds(load.longestSilence(after: kill))); "
+                + "\(recovery); \(verdict); test \(seconds(ContinuousClock.now - began))")
 
         // The kill took effect (nothing came from the dead broker's partitions) and the failover ended it.
         #expect(quiet == 0, "\(quiet) replies arrived on the killed broker's partitions while it was dead (log ends before the kill: \(endsBeforeKill))")

@@ -24,11 +24,12 @@ import Testing
         layout.setCoordinator(group: "readers", broker: 3)
         layout.markDown(2)
         let moves = layout.failover(from: 2)
-        #expect(Set(moves) == [
-            .leader(Partition(topic: "jobs", partition: 1), broker: 3),
-            .leader(Partition(topic: "jobs", partition: 4), broker: 3),
-            .coordinator(group: "workers", broker: 3),
-        ])
+        #expect(
+            Set(moves) == [
+                .leader(Partition(topic: "jobs", partition: 1), broker: 3),
+                .leader(Partition(topic: "jobs", partition: 4), broker: 3),
+                .coordinator(group: "workers", broker: 3),
+            ])
         #expect(layout.partitions(ledBy: 2).isEmpty)
         #expect(layout.coordinators == ["workers": 3, "readers": 3])
         #expect(layout.partitions(ledBy: 1).count == 2)

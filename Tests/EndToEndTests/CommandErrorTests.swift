@@ -21,12 +21,15 @@ import Testing
     func runtimeFailures() async throws {
         let nothing = try RefusingLoopbackPort()
         defer { withExtendedLifetime(nothing) {} }
-        try await Self.check(["admin", "slots", "--redis-url", "redis://127.0.0.1:\(nothing.port)/0", "--tenant", "t", "--account", "a"],
-                       status: 1, says: "ksm admin: error: Redis: connect to 127.0.0.1:\(nothing.port)")
-        try await Self.check(["admin", "derive-key", "--key-seed", "/nonexistent/seed.hex", "--asset", "a"],
-                       status: 64, says: "ksm admin: error: Cannot open secret file /nonexistent/seed.hex")
-        try await Self.check(["process", "--credentials", "/nonexistent/certificates.json", "Examples/create-ckc.json"],
-                       status: 64, says: "ksm process: error: ")
+        try await Self.check(
+            ["admin", "slots", "--redis-url", "redis://127.0.0.1:\(nothing.port)/0", "--tenant", "t", "--account", "a"],
+            status: 1, says: "ksm admin: error: Redis: connect to 127.0.0.1:\(nothing.port)")
+        try await Self.check(
+            ["admin", "derive-key", "--key-seed", "/nonexistent/seed.hex", "--asset", "a"],
+            status: 64, says: "ksm admin: error: Cannot open secret file /nonexistent/seed.hex")
+        try await Self.check(
+            ["process", "--credentials", "/nonexistent/certificates.json", "Examples/create-ckc.json"],
+            status: 64, says: "ksm process: error: ")
     }
 
     @Test("a malformed command line still shows the usage text and exits 64")

@@ -1,10 +1,11 @@
-import KSMLoad
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import KSMLoad
 import KSMTestSupport
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// deploy/docker-compose.yml run as it ships, without Docker (CI has no engine): every `ksm` service
 /// of the file started as a plain process of the real binary with exactly the file's command and
@@ -105,8 +106,9 @@ struct ComposeStackTests {
         let entry = try #require(setup.entrypoint)
         var setupEnvironment = setup.environment.mapValues(rewrite.callAsFunction)
         setupEnvironment["PATH"] = KSMBinary.url.deletingLastPathComponent().path + ":/usr/bin:/bin"
-        let setupRun = try await ProcessRunner.run(URL(fileURLWithPath: entry[0]), Array(entry.dropFirst()) + setup.command.map(rewrite.callAsFunction),
-                                                   environment: setupEnvironment, timeout: .seconds(120))
+        let setupRun = try await ProcessRunner.run(
+            URL(fileURLWithPath: entry[0]), Array(entry.dropFirst()) + setup.command.map(rewrite.callAsFunction),
+            environment: setupEnvironment, timeout: .seconds(120))
         #expect(setupRun.succeeded, "ksm-setup failed: \(setupRun.stderrText)")
 
         // The workers, each on an admin port of its own (compose gives each its own network).
@@ -131,8 +133,9 @@ struct ComposeStackTests {
 
         // loadgen with the file's arguments, a shorter run appended (later options win).
         let loadgen = try service("loadgen")
-        let run = try RunningProcess("loadgen", loadgen.command.map(rewrite.callAsFunction) + ["--viewers", "300", "--rotations", "1", "--rotation-interval", "2", "--json"],
-                                     environment: loadgen.environment.mapValues(rewrite.callAsFunction))
+        let run = try RunningProcess(
+            "loadgen", loadgen.command.map(rewrite.callAsFunction) + ["--viewers", "300", "--rotations", "1", "--rotation-interval", "2", "--json"],
+            environment: loadgen.environment.mapValues(rewrite.callAsFunction))
         let deadline = ContinuousClock.now + .seconds(120)
         while run.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(200)) }
         #expect(!run.isRunning && run.exitStatus?.succeeded == true, "loadgen: \(run.stderr.suffix(3000))")

@@ -1,10 +1,11 @@
-import KSMLoad
 import Foundation
+import KSMLoad
 import KSMTestSupport
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// What the deployment tests share: deploy/'s YAML read as compose and the kubelet read it, and a
 /// worker's readiness asked of its admin port (the machine channel, never log text).
@@ -13,8 +14,9 @@ enum DeployFiles {
     /// `<<:` merges and anchors as compose does).
     static func yaml(_ path: String) async throws -> [Any] {
         let script = "import json, sys, yaml; json.dump(list(yaml.safe_load_all(open(sys.argv[1]))), sys.stdout)"
-        let result = try await ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, KSMBinary.packageRoot.appendingPathComponent(path).path],
-                                                 timeout: .seconds(120))
+        let result = try await ProcessRunner.run(
+            URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, KSMBinary.packageRoot.appendingPathComponent(path).path],
+            timeout: .seconds(120))
         guard result.succeeded, let documents = try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [Any] else {
             throw ProcessFailure(description: "could not read \(path) with python3 + PyYAML (scripts/install-deps.sh installs it)")
         }

@@ -22,8 +22,12 @@ import Testing
         var o = SPCOptions()
         o.spcVersion = 3
         let (spc, _) = try SimulatedDevice(trust: try ProcessCommandTests.testTrust()).makeSPC(o)
-        let op: [String: Any] = ["id": "3", "spc": Data(spc).base64EncodedString(), "asset-info": [["content-key": String(repeating: "11", count: 16), "content-iv": String(repeating: "22", count: 16), "encryption-scheme": "cbcs"]]]
-        let r = try await KSMBinary.run(["process", "--credentials", try ProcessCommandTests.testCredentials, "-"], input: try ProcessCommandTests.request([op]))
+        let op: [String: Any] = [
+            "id": "3", "spc": Data(spc).base64EncodedString(),
+            "asset-info": [["content-key": String(repeating: "11", count: 16), "content-iv": String(repeating: "22", count: 16), "encryption-scheme": "cbcs"]],
+        ]
+        let r = try await KSMBinary.run(
+            ["process", "--credentials", try ProcessCommandTests.testCredentials, "-"], input: try ProcessCommandTests.request([op]))
         #expect(r.status == 0)
         #expect(ProcessCommandTests.results(r).first?["status"] as? Int == -42612)
     }

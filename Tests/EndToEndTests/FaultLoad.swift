@@ -1,12 +1,12 @@
 import FairPlay
 import FairPlayDevice
 import Foundation
-import Testing
-import Kafka
 import KSMLoad
 import KSMService
+import Kafka
 import Licensing
 import Synchronization
+import Testing
 import Wire
 
 /// License jobs through a fleet while a fault happens, as a platform edge sends them: every job from
@@ -70,10 +70,14 @@ final class FaultLoad: Sendable {
                 undecodable.append("\(message.partition)/\(message.offset) (\(message.value.count) bytes)")
                 return
             }
-            guard jobs[reply.id] != nil else { foreign += 1; return }
-            arrivals[reply.id, default: []].append(Arrival(
-                bytes: message.value, reply: reply, at: now, markedDuplicate: message.header("ksm-duplicate") == Array("1".utf8),
-                partition: message.partition, offset: message.offset, producedAt: message.timestamp))
+            guard jobs[reply.id] != nil else {
+                foreign += 1
+                return
+            }
+            arrivals[reply.id, default: []].append(
+                Arrival(
+                    bytes: message.value, reply: reply, at: now, markedDuplicate: message.header("ksm-duplicate") == Array("1".utf8),
+                    partition: message.partition, offset: message.offset, producedAt: message.timestamp))
             let backoff = honoursRetryAfter ? Duration.milliseconds(reply.retryAfterMilliseconds ?? 200) : .milliseconds(200)
             if reply.isRetriable { retryDue[reply.id] = now + backoff }
         }
@@ -109,9 +113,11 @@ final class FaultLoad: Sendable {
         c.eventBufferSize = 8192
         consumer = try KafkaConsumer(configuration: c)
         let root = KSMBinary.packageRoot.appendingPathComponent("Fixtures/test-credentials")
-        let ask = [UInt8](hexString: try String(contentsOf: root.appendingPathComponent("test_ask.hex"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))!
-        trust = try DeviceTrust(certificateDER: Array(try Data(contentsOf: root.appendingPathComponent("test_certificate.der"))),
-                                publicKey2048: try RSAPublicKey(publicKeyPEMOrDER: Array(try Data(contentsOf: root.appendingPathComponent("test_public_key_2048.pem")))), ask: ask)
+        let ask = [UInt8](
+            hexString: try String(contentsOf: root.appendingPathComponent("test_ask.hex"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))!
+        trust = try DeviceTrust(
+            certificateDER: Array(try Data(contentsOf: root.appendingPathComponent("test_certificate.der"))),
+            publicKey2048: try RSAPublicKey(publicKeyPEMOrDER: Array(try Data(contentsOf: root.appendingPathComponent("test_public_key_2048.pem")))), ask: ask)
         await producer.warmUp(topics: ["fps.license.requests"])
         let assigned = AsyncStream<Void>.makeStream()
         let consumer = self.consumer
@@ -156,7 +162,8 @@ final class FaultLoad: Sendable {
         let asset = catalog.assetID(stream: n % catalog.streams, period: 0)
         var options = SPCOptions()
         options.assetID = Array(asset.utf8)
-        options.playback = MediaPlaybackInfo(creationDate: UInt32(Date().timeIntervalSince1970), state: .readyToPlay, sessionID: UInt64.random(in: 1..<UInt64.max))
+        options.playback = MediaPlaybackInfo(
+            creationDate: UInt32(Date().timeIntervalSince1970), state: .readyToPlay, sessionID: UInt64.random(in: 1..<UInt64.max))
         let (spc, session) = try SimulatedDevice(trust: trust).makeSPC(options)
         let account = "\(prefix)-acct-\(n)"
         let job = LicenseJob(id: try StoreIdentifier(id), tenant: try StoreIdentifier(catalog.tenant), account: try StoreIdentifier(account), spc: spc)
@@ -176,8 +183,9 @@ final class FaultLoad: Sendable {
 
     private func publish(_ job: Job) async throws {
         // librdkafka retries inside (message.timeout.ms, 300 s by default) through broker outages.
-        _ = try await producer.send(topic: "fps.license.requests", key: Array(job.account.utf8), value: job.bytes,
-                                    headers: [("correlation-id", Array(job.id.utf8))])
+        _ = try await producer.send(
+            topic: "fps.license.requests", key: Array(job.account.utf8), value: job.bytes,
+            headers: [("correlation-id", Array(job.id.utf8))])
     }
 
     /// Sends `count` jobs at `perSecond` in the background, numbered from `first`; ``stopLoad()`` ends it early.
@@ -328,10 +336,16 @@ final class FaultLoad: Sendable {
             for arrival in retriable { v.retriableByStatus[arrival.reply.status.name, default: 0] += 1 }
             v.retriableWithCKCEvidence += retriable.filter { $0.reply.ckc != nil }.map(\.evidence)
             let finals = arrivals.filter { !$0.reply.isRetriable }
-            guard let first = finals.first else { v.missing.append(id); continue }
+            guard let first = finals.first else {
+                v.missing.append(id)
+                continue
+            }
             var problems: [String] = []
             for arrival in finals {
-                guard arrival.reply.status == .ok, let ckc = arrival.reply.ckc else { problems.append("\(id): \(arrival.reply.status.name) \(arrival.reply.reason)"); continue }
+                guard arrival.reply.status == .ok, let ckc = arrival.reply.ckc else {
+                    problems.append("\(id): \(arrival.reply.status.name) \(arrival.reply.reason)")
+                    continue
+                }
                 do {
                     let opened = try CKCOpener.open(ckc, session: job.session)
                     if opened.contentKey != job.expectedKey { problems.append("\(id): wrong content key") }
@@ -339,7 +353,10 @@ final class FaultLoad: Sendable {
                     problems.append("\(id): CKC does not open: \(error)")
                 }
             }
-            if let problem = problems.first { v.wrong.append(problem); continue }
+            if let problem = problems.first {
+                v.wrong.append(problem)
+                continue
+            }
             v.correct += 1
             if finals.count > 1 {
                 if finals.allSatisfy({ $0.bytes == first.bytes }) { v.identicalDuplicates += 1 } else { v.differingDuplicates.append(id) }
@@ -428,8 +445,10 @@ final class FaultLoad: Sendable {
                 for arrival in arrivals where arrival.reply.isRetriable {
                     guard let milliseconds = arrival.reply.retryAfterMilliseconds else { continue }
                     let cleared = served.filter { $0.sent <= arrival.at }.map(\.answered).max() ?? arrival.at
-                    advice.append(RetryAdvice(id: id, status: arrival.reply.status, retryAfter: .milliseconds(milliseconds),
-                                              clearance: max(.zero, cleared - arrival.at)))
+                    advice.append(
+                        RetryAdvice(
+                            id: id, status: arrival.reply.status, retryAfter: .milliseconds(milliseconds),
+                            clearance: max(.zero, cleared - arrival.at)))
                 }
             }
             return advice

@@ -1,5 +1,5 @@
-import KSMLoad
 import Foundation
+import KSMLoad
 import KSMService
 import KSMTestSupport
 import Licensing
@@ -35,8 +35,10 @@ import Testing
     func kafkaBrokerDownAndBack() async throws {
         var down: ContinuousClock.Instant?
         var errorsBefore: [Int] = []
-        try await scenario("kafka broker down and back",
-                           bound: RecoveryBound(backlog: .seconds(30), fresh: .seconds(30), slowest: .seconds(30))) { fleet, load in
+        try await scenario(
+            "kafka broker down and back",
+            bound: RecoveryBound(backlog: .seconds(30), fresh: .seconds(30), slowest: .seconds(30))
+        ) { fleet, load in
             for worker in fleet.workers { errorsBefore.append(try await Self.kafkaErrors(worker)) }
             down = .now
             try await fleet.brokerControl("broker-down 1")
@@ -79,8 +81,10 @@ import Testing
     func kafkaRebalanceMidBatch() async throws {
         // Slowest 15 s: a job on a partition that moves waits for cooperative-sticky's rounds, each up to
         // the session timeout less a second on the mock (docs/faults.md).
-        try await scenario("rebalance: a third worker joins",
-                           bound: RecoveryBound(backlog: .seconds(5), fresh: .seconds(5), slowest: .seconds(15))) { fleet, load in
+        try await scenario(
+            "rebalance: a third worker joins",
+            bound: RecoveryBound(backlog: .seconds(5), fresh: .seconds(5), slowest: .seconds(15))
+        ) { fleet, load in
             let end = ContinuousClock.now
             try await fleet.startWorker()
             return end
@@ -104,8 +108,10 @@ import Testing
 
     @Test("Redis made slow past the command timeout (CLIENT PAUSE): fail closed, then every job gets its CKC")
     func redisSlowPastTimeouts() async throws {
-        try await scenario("redis paused 4 s (slow past the 1 s timeout)",
-                           bound: RecoveryBound(backlog: .seconds(5), fresh: .seconds(5), slowest: .seconds(5))) { fleet, load in
+        try await scenario(
+            "redis paused 4 s (slow past the 1 s timeout)",
+            bound: RecoveryBound(backlog: .seconds(5), fresh: .seconds(5), slowest: .seconds(5))
+        ) { fleet, load in
             let admin = try RedisClient(configuration: fleet.redis.configuration(poolSize: 1))
             let pause = Duration.seconds(4)
             let start = ContinuousClock.now
@@ -125,8 +131,10 @@ import Testing
 
     @Test("SIGTERM during a storm: the worker finishes what it holds and exits 0, nothing is lost")
     func workerSigtermDuringStorm() async throws {
-        try await scenario("worker SIGTERM during a storm", storm: true,
-                           bound: RecoveryBound(backlog: .seconds(10), fresh: .seconds(5), slowest: .seconds(10))) { fleet, load in
+        try await scenario(
+            "worker SIGTERM during a storm", storm: true,
+            bound: RecoveryBound(backlog: .seconds(10), fresh: .seconds(5), slowest: .seconds(10))
+        ) { fleet, load in
             let end = ContinuousClock.now
             let status = await fleet.workers[0].terminate()
             #expect(status == 0, "\(fleet.workers[0].stderr.suffix(2000))")
@@ -139,16 +147,18 @@ import Testing
     func brokerControlChannel() async throws {
         let broker = try RunningProcess("broker", ["broker", "--partitions", "2"], controlInput: true)
         _ = try await broker.firstLine()
-        for (command, ok) in [("ping", true), ("broker-down 1", true), ("broker-up 1", true), ("rtt 1 0", true),
-                              ("request-errors OffsetCommit 2 NOT_COORDINATOR", true), ("clear-request-errors offsetcommit", true),
-                              ("partition-leader fps.license.requests 1 1", true), ("topic-error fps.license.dlq NO_ERROR", true),
-                              ("request-errors Nope 1 NOT_COORDINATOR", false), ("request-errors Fetch 1 NO_SUCH_ERROR", false),
-                              ("request-errors Fetch 0 _TRANSPORT", false), ("broker-down", false), ("explode", false),
-                              ("failover 1", false), ("broker-kill 1 0", true), ("failover 1", true), ("broker-up 1", true),
-                              ("failover 9", false), ("coordinator g 1", true),
-                              // Arguments librdkafka 2.0.2's mock would take, then abort on (an unknown
-                              // coordinator) or write out of bounds with (a negative partition).
-                              ("coordinator g 2", false), ("partition-leader fps.license.requests -1 1", false), ("ping", true)] {
+        for (command, ok) in [
+            ("ping", true), ("broker-down 1", true), ("broker-up 1", true), ("rtt 1 0", true),
+            ("request-errors OffsetCommit 2 NOT_COORDINATOR", true), ("clear-request-errors offsetcommit", true),
+            ("partition-leader fps.license.requests 1 1", true), ("topic-error fps.license.dlq NO_ERROR", true),
+            ("request-errors Nope 1 NOT_COORDINATOR", false), ("request-errors Fetch 1 NO_SUCH_ERROR", false),
+            ("request-errors Fetch 0 _TRANSPORT", false), ("broker-down", false), ("explode", false),
+            ("failover 1", false), ("broker-kill 1 0", true), ("failover 1", true), ("broker-up 1", true),
+            ("failover 9", false), ("coordinator g 1", true),
+            // Arguments librdkafka 2.0.2's mock would take, then abort on (an unknown
+            // coordinator) or write out of bounds with (a negative partition).
+            ("coordinator g 2", false), ("partition-leader fps.license.requests -1 1", false), ("ping", true),
+        ] {
             let from = broker.lines.count
             try broker.send(line: command)
             let answer = try await broker.waitForLine(from: from) { $0.hasPrefix("ok \(command)") || $0.hasPrefix("error \(command)") }
@@ -163,9 +173,11 @@ import Testing
     /// fault once the fleet is answering, and checks the outcome, the recovery within `bound`
     /// included. `fault` returns when the fault ended; `check` looks at the fleet once every job is answered.
     @discardableResult
-    func scenario(_ name: String, durableRedis: Bool = false, storm: Bool = false, bound: RecoveryBound,
-                  fault: (Fleet, FaultLoad) async throws -> ContinuousClock.Instant,
-                  check: (Fleet, FaultLoad) async throws -> Void = { _, _ in }) async throws -> FaultLoad {
+    func scenario(
+        _ name: String, durableRedis: Bool = false, storm: Bool = false, bound: RecoveryBound,
+        fault: (Fleet, FaultLoad) async throws -> ContinuousClock.Instant,
+        check: (Fleet, FaultLoad) async throws -> Void = { _, _ in }
+    ) async throws -> FaultLoad {
         let began = ContinuousClock.now
         let fleet = try await Fleet(durableRedis: durableRedis)
         try await fleet.startWorker()
@@ -188,8 +200,9 @@ import Testing
         let recovery = load.recovery(after: faultEnd)
         let slowest = load.slowestAnswer(after: faultEnd)
         let slowestText = slowest.map { "\($0.id) \(FaultLoad.Recovery.seconds($0.after))" } ?? "n/a"
-        print("FAULT \(name): recovery \(recovery), slowest answer after the fault or its sending \(slowestText); \(verdict); "
-            + "scenario \(FaultLoad.Recovery.seconds(ContinuousClock.now - began))")
+        print(
+            "FAULT \(name): recovery \(recovery), slowest answer after the fault or its sending \(slowestText); \(verdict); "
+                + "scenario \(FaultLoad.Recovery.seconds(ContinuousClock.now - began))")
 
         verdict.expectEveryJobAnsweredOnce(jobs: Self.jobs)
         #expect(recovery.backlog <= bound.backlog, "\(name): the backlog took \(recovery.backlog) after the fault, bound \(bound.backlog)")
@@ -198,8 +211,9 @@ import Testing
             #expect(fresh <= bound.fresh, "\(name): the first fresh job took \(fresh) after the fault, bound \(bound.fresh)")
         }
         if let slowest {
-            #expect(slowest.after <= bound.slowest,
-                    "\(name): job \(slowest.id) was answered \(slowest.after) after the fault or its sending, bound \(bound.slowest)")
+            #expect(
+                slowest.after <= bound.slowest,
+                "\(name): job \(slowest.id) was answered \(slowest.after) after the fault or its sending, bound \(bound.slowest)")
         }
         try await check(fleet, load)
         try await Self.expectOneSlotPerAccount(fleet: fleet, load: load)
@@ -215,7 +229,8 @@ import Testing
         let now = LicenseProcessor.currentTimeMilliseconds()
         var wrong: [String] = []
         for account in load.accounts {
-            let slots = try await store.listSlots(tenant: try StoreIdentifier(fleet.catalog.tenant), account: try StoreIdentifier(account), nowMilliseconds: now)
+            let slots = try await store.listSlots(
+                tenant: try StoreIdentifier(fleet.catalog.tenant), account: try StoreIdentifier(account), nowMilliseconds: now)
             if slots.count != 1 { wrong.append("\(account): \(slots.count)") }
         }
         #expect(wrong.isEmpty, "accounts without exactly one slot: \(wrong.prefix(10))")
@@ -224,8 +239,10 @@ import Testing
         let keys = try await client.send(["KEYS", "fps:*:slots"])
         let expected = Set(load.accounts.map { "fps:{t:\(fleet.catalog.tenant):a:\($0)}:slots" })
         let found = (keys.arrayValue ?? []).compactMap(\.string)
-        #expect(keys.arrayValue?.count == load.accounts.count,
-                "\(keys.arrayValue?.count ?? -1) slot sets for \(load.accounts.count) accounts; not the load's: \(found.filter { !expected.contains($0) }.prefix(5))")
+        #expect(
+            keys.arrayValue?.count == load.accounts.count,
+            "\(keys.arrayValue?.count ?? -1) slot sets for \(load.accounts.count) accounts; not the load's: \(found.filter { !expected.contains($0) }.prefix(5))"
+        )
     }
 
     /// The worker's Kafka errors so far, every source and kind (`ksm_kafka_errors_total` on its admin

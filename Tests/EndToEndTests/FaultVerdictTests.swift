@@ -1,6 +1,6 @@
 import FairPlayDevice
-import Kafka
 import KSMService
+import Kafka
 import Testing
 
 /// The fault suite's verdict rules on hand-made arrivals (no fleet, no binary): what counts as
@@ -19,10 +19,13 @@ struct FaultVerdictTests {
     }
 
     /// A reply as the client reads it: through its bytes, as on the reply topic.
-    static func arrival(_ reply: LicenseReply, partition: Int32 = 0, offset: Int64 = 0, producedAt: Int64? = nil, marked: Bool = false) throws -> FaultLoad.Arrival {
+    static func arrival(_ reply: LicenseReply, partition: Int32 = 0, offset: Int64 = 0, producedAt: Int64? = nil, marked: Bool = false) throws
+        -> FaultLoad.Arrival
+    {
         let bytes = reply.jsonBytes()
-        return FaultLoad.Arrival(bytes: bytes, reply: try LicenseReply(json: bytes), at: .now, markedDuplicate: marked,
-                                 partition: partition, offset: offset, producedAt: producedAt)
+        return FaultLoad.Arrival(
+            bytes: bytes, reply: try LicenseReply(json: bytes), at: .now, markedDuplicate: marked,
+            partition: partition, offset: offset, producedAt: producedAt)
     }
 
     static func state(_ arrivals: [String: [FaultLoad.Arrival]]) -> FaultLoad.State {
@@ -38,9 +41,14 @@ struct FaultVerdictTests {
     @Test("a shed, rate-limited or store-unavailable reply without a CKC is retriable, not a license")
     func retriableRepliesWithoutCKC() throws {
         let state = Self.state([
-            "shed": [try Self.arrival(LicenseReply(id: "shed", status: .overloaded, reason: "worker overloaded", rule: "schedule:shed-new", retryAfterMilliseconds: 900))],
+            "shed": [
+                try Self.arrival(
+                    LicenseReply(id: "shed", status: .overloaded, reason: "worker overloaded", rule: "schedule:shed-new", retryAfterMilliseconds: 900))
+            ],
             "rate": [try Self.arrival(LicenseReply(id: "rate", status: .rateLimited, reason: "too many", rule: "rate:limited", retryAfterMilliseconds: 400))],
-            "store": [try Self.arrival(LicenseReply(id: "store", status: .storeUnavailable, reason: "down", rule: "store:unavailable", retryAfterMilliseconds: 1_500))],
+            "store": [
+                try Self.arrival(LicenseReply(id: "store", status: .storeUnavailable, reason: "down", rule: "store:unavailable", retryAfterMilliseconds: 1_500))
+            ],
         ])
         let verdict = FaultLoad.verdict(of: state)
         #expect(verdict.retriable == 3)
@@ -61,7 +69,9 @@ struct FaultVerdictTests {
         #expect(verdict.retriableWithCKCEvidence == ["bad overloaded rule schedule:shed-new ckc 3 bytes at 4/17"])
     }
 
-    @Test("unmarked copies alike in bytes, partition and producer timestamp look like one record written twice; a new timestamp, partition or body is another record")
+    @Test(
+        "unmarked copies alike in bytes, partition and producer timestamp look like one record written twice; a new timestamp, partition or body is another record"
+    )
     func producerResendsAreOneRecord() throws {
         let ok = LicenseReply(id: "j", status: .ok, reason: "", rule: "r", retryAfterMilliseconds: nil)
         let first = try Self.arrival(ok, partition: 2, offset: 10, producedAt: 1_000)
@@ -86,13 +96,15 @@ struct FaultVerdictTests {
         let reply = LicenseReply(id: "j", status: .storeUnavailable, reason: "down", rule: "store:unavailable", retryAfterMilliseconds: 1_500)
         let now = ContinuousClock.now
         for offset: Int64 in [3, 3] {
-            state.receive(KafkaMessage(topic: "fps.license.replies", partition: 1, offset: offset, key: nil, value: reply.jsonBytes(), headers: []),
-                          at: now, honoursRetryAfter: true)
+            state.receive(
+                KafkaMessage(topic: "fps.license.replies", partition: 1, offset: offset, key: nil, value: reply.jsonBytes(), headers: []),
+                at: now, honoursRetryAfter: true)
         }
         // Read twice (the reader's consumer after a broker outage): one record.
         for _ in 0..<2 {
-            state.receive(KafkaMessage(topic: "fps.license.replies", partition: 2, offset: 9, key: nil, value: Array("{\"id\":".utf8), headers: []),
-                          at: now, honoursRetryAfter: true)
+            state.receive(
+                KafkaMessage(topic: "fps.license.replies", partition: 2, offset: 9, key: nil, value: Array("{\"id\":".utf8), headers: []),
+                at: now, honoursRetryAfter: true)
         }
         #expect(state.arrivals["j"]?.count == 1)
         // The job is due again after its reply's retry-after, not after the fixed 200 ms.

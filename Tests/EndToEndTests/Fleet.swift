@@ -1,13 +1,14 @@
 import FairPlay
 import FairPlayDevice
 import Foundation
-import Kafka
 import KSMLoad
 import KSMService
 import KSMTestSupport
+import Kafka
 import Licensing
-@testable import RedisStore
 import Wire
+
+@testable import RedisStore
 
 /// A real fleet on loopback: redis-server, `ksm broker`, the demo catalogue seeded with `ksm admin`,
 /// and `ksm serve` workers, all separate processes of the real binary.
@@ -35,13 +36,16 @@ final class Fleet: @unchecked Sendable {
     ///   fsyncs it (`appendfsync always`), so a killed and restarted server keeps its data and slots.
     /// - Parameter brokers: mock brokers in `ksm broker` (its topics are replicated on up to three,
     ///   leaders spread across them).
-    init(maxStreams: Int = 2, leaseSeconds: UInt32 = 300, streams: Int = 2, periods: Int = 4, durableRedis: Bool = false,
-         brokers: Int = 1, backend: RedisBackend = .single) async throws {
+    init(
+        maxStreams: Int = 2, leaseSeconds: UInt32 = 300, streams: Int = 2, periods: Int = 4, durableRedis: Bool = false,
+        brokers: Int = 1, backend: RedisBackend = .single
+    ) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-fleet-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         switch backend {
         case .single:
-            single = try await RedisServerProcess(extraArguments: durableRedis ? ["--dir", directory.path, "--appendonly", "yes", "--appendfsync", "always"] : [])
+            single = try await RedisServerProcess(
+                extraArguments: durableRedis ? ["--dir", directory.path, "--appendonly", "yes", "--appendfsync", "always"] : [])
             cluster = nil
         case .cluster:
             single = nil
@@ -50,8 +54,10 @@ final class Fleet: @unchecked Sendable {
         broker = try RunningProcess("broker", ["broker", "--partitions", "6", "--brokers", "\(brokers)"], controlInput: true)
         bootstrap = try await broker.firstLine()
         catalog = DemoCatalog(streams: streams, periods: periods, maxConcurrentStreams: maxStreams, leaseDurationSeconds: leaseSeconds)
-        let seeded = try await KSMBinary.run(["admin", "seed-demo", "--redis-url", redisURL, "--kek-out", kekPath, "--max-streams", "\(maxStreams)",
-                                        "--lease-duration", "\(leaseSeconds)", "--streams", "\(streams)", "--periods", "\(periods)"])
+        let seeded = try await KSMBinary.run([
+            "admin", "seed-demo", "--redis-url", redisURL, "--kek-out", kekPath, "--max-streams", "\(maxStreams)",
+            "--lease-duration", "\(leaseSeconds)", "--streams", "\(streams)", "--periods", "\(periods)",
+        ])
         guard seeded.status == 0 else { throw ProcessFailure(description: "seed-demo failed: \(String(decoding: seeded.stderr, as: UTF8.self))") }
     }
 
@@ -66,14 +72,19 @@ final class Fleet: @unchecked Sendable {
     /// and with `waitForAssignment` waits until its first assignment arrived (`/status`).
     /// `kekFromFile: false` leaves the KEK out of the arguments (the caller passes it another way).
     @discardableResult
-    func startWorker(waitForAssignment: Bool = true, extraArguments: [String] = [], environment: [String: String] = [:],
-                     kekFromFile: Bool = true) async throws -> RunningProcess {
+    func startWorker(
+        waitForAssignment: Bool = true, extraArguments: [String] = [], environment: [String: String] = [:],
+        kekFromFile: Bool = true
+    ) async throws -> RunningProcess {
         let given = extraArguments.firstIndex(of: "--admin-port").flatMap { Int(extraArguments[$0 + 1]) }
         let port = try given ?? RedisServerProcess.freeLoopbackPort()
-        let worker = try RunningProcess("worker-\(workers.count)", [
-            "serve", "--brokers", bootstrap, "--redis-url", redisURL, "--credentials", try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
-            "--kafka-property", "session.timeout.ms=6000", "--kafka-property", "heartbeat.interval.ms=300",
-        ] + (kekFromFile ? ["--kek", "demo-kek=\(kekPath)"] : []) + (given == nil ? ["--admin-port", "\(port)"] : []) + extraArguments,
+        let worker = try RunningProcess(
+            "worker-\(workers.count)",
+            [
+                "serve", "--brokers", bootstrap, "--redis-url", redisURL, "--credentials",
+                try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
+                "--kafka-property", "session.timeout.ms=6000", "--kafka-property", "heartbeat.interval.ms=300",
+            ] + (kekFromFile ? ["--kek", "demo-kek=\(kekPath)"] : []) + (given == nil ? ["--admin-port", "\(port)"] : []) + extraArguments,
             environment: environment)
         worker.adminPort = port
         workers.append(worker)
@@ -140,9 +151,11 @@ final class FleetClient: @unchecked Sendable {
         c.properties = ["auto.offset.reset": "earliest", "fetch.wait.max.ms": "10", "session.timeout.ms": "6000"]
         consumer = try KafkaConsumer(configuration: c)
         let root = KSMBinary.packageRoot.appendingPathComponent("Fixtures/test-credentials")
-        let ask = [UInt8](hexString: try String(contentsOf: root.appendingPathComponent("test_ask.hex"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))!
-        trust = try DeviceTrust(certificateDER: Array(try Data(contentsOf: root.appendingPathComponent("test_certificate.der"))),
-                                publicKey2048: try RSAPublicKey(publicKeyPEMOrDER: Array(try Data(contentsOf: root.appendingPathComponent("test_public_key_2048.pem")))), ask: ask)
+        let ask = [UInt8](
+            hexString: try String(contentsOf: root.appendingPathComponent("test_ask.hex"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))!
+        trust = try DeviceTrust(
+            certificateDER: Array(try Data(contentsOf: root.appendingPathComponent("test_certificate.der"))),
+            publicKey2048: try RSAPublicKey(publicKeyPEMOrDER: Array(try Data(contentsOf: root.appendingPathComponent("test_public_key_2048.pem")))), ask: ask)
         self.catalog = catalog
         let consumer = self.consumer
         reader = Task { [weak self] in
@@ -172,8 +185,10 @@ final class FleetClient: @unchecked Sendable {
     }
 
     /// Sends a job for `device` and returns the reply and the device session that can open its CKC.
-    func request(id: String, account: String, device: SimulatedDevice, session: UInt64, state: PlaybackState = .readyToPlay,
-                 stream: Int = 0, period: Int = 0, headers: [(String, [UInt8])] = [], timeout: Duration = .seconds(30)) async throws -> (LicenseReply, DeviceSession) {
+    func request(
+        id: String, account: String, device: SimulatedDevice, session: UInt64, state: PlaybackState = .readyToPlay,
+        stream: Int = 0, period: Int = 0, headers: [(String, [UInt8])] = [], timeout: Duration = .seconds(30)
+    ) async throws -> (LicenseReply, DeviceSession) {
         var options = SPCOptions()
         options.assetID = Array(catalog.assetID(stream: stream, period: period).utf8)
         options.playback = MediaPlaybackInfo(creationDate: UInt32(Date().timeIntervalSince1970), state: state, sessionID: session)

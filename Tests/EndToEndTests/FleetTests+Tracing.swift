@@ -1,25 +1,29 @@
 import FairPlayDevice
 import Foundation
-import Kafka
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import KSMTestSupport
+import Kafka
 import Licensing
 import Testing
 import Wire
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 extension FleetTests {
-    @Test("ksm serve --tracing --otlp-endpoint: fps.license spans continue each job's trace and reach a collector through swift-otel (after a 503 retry), in protobuf (the default) or JSON; each reply names its span as parent; --log-format json writes one JSON object per line",
-          arguments: ["http/protobuf", "http/json"])
+    @Test(
+        "ksm serve --tracing --otlp-endpoint: fps.license spans continue each job's trace and reach a collector through swift-otel (after a 503 retry), in protobuf (the default) or JSON; each reply names its span as parent; --log-format json writes one JSON object per line",
+        arguments: ["http/protobuf", "http/json"])
     func otlpExportAndJSONLogs(encoding: String) async throws {
         let fleet = try await Fleet()
         let collector = try OTLPTestCollector(script: [.init(status: 503)])
         defer { collector.stop() }
         let adminPort = try RedisServerProcess.freeLoopbackPort()
         let worker = try await fleet.startWorker(
-            extraArguments: ["--log-format", "json", "--log-level", "debug", "--tracing", "--otlp-endpoint", collector.tracesURL,
-                             "--otlp-schedule-delay-ms", "200", "--admin-port", "\(adminPort)"],
+            extraArguments: [
+                "--log-format", "json", "--log-level", "debug", "--tracing", "--otlp-endpoint", collector.tracesURL,
+                "--otlp-schedule-delay-ms", "200", "--admin-port", "\(adminPort)",
+            ],
             environment: ["OTEL_SERVICE_NAME": "ksm-e2e", "OTEL_EXPORTER_OTLP_HEADERS": "x-e2e=yes", "OTEL_EXPORTER_OTLP_PROTOCOL": encoding])
         let client = try await FleetClient(fleet: fleet)
         let device = SimulatedDevice(trust: client.trust)
@@ -27,8 +31,9 @@ extension FleetTests {
         // Request ID -> the edge's span ID that the job names as its parent.
         let jobs = [("trace-1", "b7ad6b7169203331"), ("trace-3", "b7ad6b7169203333"), ("trace-4", "b7ad6b7169203334")]
         for (n, (id, parent)) in jobs.enumerated() {
-            let (reply, _) = try await client.request(id: id, account: "t\(n)", device: device, session: UInt64(n + 1),
-                                                      headers: [("traceparent", Array("00-\(traceID)-\(parent)-01".utf8)), ("tracestate", Array("edge=1".utf8))])
+            let (reply, _) = try await client.request(
+                id: id, account: "t\(n)", device: device, session: UInt64(n + 1),
+                headers: [("traceparent", Array("00-\(traceID)-\(parent)-01".utf8)), ("tracestate", Array("edge=1".utf8))])
             #expect(reply.status == .ok, "\(reply.reason)")
         }
         // A malformed traceparent: the job starts a trace of its own.
@@ -81,7 +86,8 @@ extension FleetTests {
         #expect(root["parentSpanId"] == nil)
         let rootTrace = try #require(root["traceId"]?.stringValue)
         #expect(rootTrace != traceID && rootTrace.count == 32)
-        #expect(try reply(to: "trace-2").header("traceparent").map { String(decoding: $0, as: UTF8.self) }
+        #expect(
+            try reply(to: "trace-2").header("traceparent").map { String(decoding: $0, as: UTF8.self) }
                 == "00-\(rootTrace)-\(try #require(root["spanId"]?.stringValue))-01")
         let dead = try #require(spans.values.first { $0["parentSpanId"] == .string("b7ad6b7169203335") })
         #expect(dead["status"]?["code"] == .integer(2))
@@ -135,7 +141,7 @@ extension FleetTests {
 
     /// A trace or span ID in lowercase hex, whether written as hex or as base64.
     private static func hexID(_ id: String) -> String {
-        if (id.count == 32 || id.count == 16), id.allSatisfy(\.isHexDigit) { return id.lowercased() }
+        if id.count == 32 || id.count == 16, id.allSatisfy(\.isHexDigit) { return id.lowercased() }
         guard let bytes = Data(base64Encoded: id) else { return id }
         return bytes.map { String(format: "%02x", $0) }.joined()
     }

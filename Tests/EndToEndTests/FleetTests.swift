@@ -1,27 +1,33 @@
-import KSMLoad
 import FairPlay
 import FairPlayDevice
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-import KSMTestSupport
+import KSMLoad
 import KSMService
+import KSMTestSupport
 import Licensing
 import Testing
 import Wire
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// The fleet as it runs in production, on loopback: redis-server, `ksm broker`, two `ksm serve`
 /// processes in one consumer group, and `ksm loadgen` or a test client on Kafka.
 @Suite(.serialized, .timeLimit(.minutes(5))) struct FleetTests {
-    @Test("Two workers in one group, each allocating with jemalloc, answer every loadgen job with a correct CKC, on one Redis or a Redis Cluster",
-          arguments: Fleet.RedisBackend.allCases)
+    @Test(
+        "Two workers in one group, each allocating with jemalloc, answer every loadgen job with a correct CKC, on one Redis or a Redis Cluster",
+        arguments: Fleet.RedisBackend.allCases)
     func loadgenThroughTwoWorkers(backend: Fleet.RedisBackend) async throws {
         let fleet = try await Fleet(backend: backend)
         try await fleet.startWorker()
         try await fleet.startWorker()
-        let loadgen = try RunningProcess("loadgen", ["loadgen", "--brokers", fleet.bootstrap, "--viewers", "150", "--join-rate", "300",
-                                                     "--streams", "2", "--periods", "4", "--rotations", "2", "--rotation-interval", "0.5", "--json"])
+        let loadgen = try RunningProcess(
+            "loadgen",
+            [
+                "loadgen", "--brokers", fleet.bootstrap, "--viewers", "150", "--join-rate", "300",
+                "--streams", "2", "--periods", "4", "--rotations", "2", "--rotation-interval", "0.5", "--json",
+            ])
         let report = try await Self.report(loadgen)
         #expect(report["all_correct"] as? Bool == true, "\(report) \(loadgen.stderr.suffix(2000))")
         #expect(report["sent"] as? Int == 450)
@@ -56,15 +62,18 @@ import Wire
         await client.close()
     }
 
-    @Test("The per-account stream limit holds, a renewal extends the slot, and expiry frees it, on one Redis or a Redis Cluster",
-          arguments: Fleet.RedisBackend.allCases)
+    @Test(
+        "The per-account stream limit holds, a renewal extends the slot, and expiry frees it, on one Redis or a Redis Cluster",
+        arguments: Fleet.RedisBackend.allCases)
     func streamLimitRenewalAndExpiry(backend: Fleet.RedisBackend) async throws {
         // Leases far longer than any stall of a slow, shared CI host, so no slot lapses by itself
         // between two requests (3 s, then 8 s, were not always enough); B's lapse is made by hand below.
         let fleet = try await Fleet(maxStreams: 2, leaseSeconds: 120, backend: backend)
         try await fleet.startWorker()
         let client = try await FleetClient(fleet: fleet)
-        let a = SimulatedDevice(trust: client.trust), b = SimulatedDevice(trust: client.trust), c = SimulatedDevice(trust: client.trust)
+        let a = SimulatedDevice(trust: client.trust)
+        let b = SimulatedDevice(trust: client.trust)
+        let c = SimulatedDevice(trust: client.trust)
 
         let (first, sessionA) = try await client.request(id: "lim-a1", account: "family", device: a, session: 1)
         #expect(first.status == .ok, "\(first.reason)")
@@ -82,7 +91,9 @@ import Wire
         try await Task.sleep(for: .milliseconds(1100))
         let (renewal, renewedSession) = try await client.request(id: "lim-a2", account: "family", device: a, session: 1, state: .leaseRenewal)
         #expect(renewal.status == .ok, "\(renewal.reason)")
-        #expect((renewal.leaseExpiresAt ?? 0) > (first.leaseExpiresAt ?? .max), "renewed \(String(describing: renewal.leaseExpiresAt)) first \(String(describing: first.leaseExpiresAt))")
+        #expect(
+            (renewal.leaseExpiresAt ?? 0) > (first.leaseExpiresAt ?? .max),
+            "renewed \(String(describing: renewal.leaseExpiresAt)) first \(String(describing: first.leaseExpiresAt))")
         #expect(try CKCOpener.open(try #require(renewal.ckc), session: renewedSession).keyDuration?.keyType == .lease)
 
         // A redelivered job (same ID) gets the same answer and takes nothing more.
@@ -96,7 +107,8 @@ import Wire
         let (stillFull, _) = try await client.request(id: "lim-c2", account: "family", device: c, session: 3)
         #expect(stillFull.status == .tooManyStreams, "\(stillFull.reason)")
         try await fleet.expireSlot(tenant: "demo", account: "family", sessionID: 2)
-        let left = try await store.listSlots(tenant: try StoreIdentifier("demo"), account: try StoreIdentifier("family"), nowMilliseconds: LicenseProcessor.currentTimeMilliseconds())
+        let left = try await store.listSlots(
+            tenant: try StoreIdentifier("demo"), account: try StoreIdentifier("family"), nowMilliseconds: LicenseProcessor.currentTimeMilliseconds())
         #expect(left.map(\.sessionID) == [1], "only A's slot is live")
         let (fourth, _) = try await client.request(id: "lim-c3", account: "family", device: c, session: 3)
         #expect(fourth.status == .ok, "\(fourth.reason)")
@@ -176,7 +188,9 @@ import Wire
             }
             return text
         }
-        let sampled = try await scrapeUntil { $0.contains("ksm_consumer_lag{topic=\"fps.license.requests\",partition=\"") && $0.contains("ksm_lease_slots_in_use 2.0") }
+        let sampled = try await scrapeUntil {
+            $0.contains("ksm_consumer_lag{topic=\"fps.license.requests\",partition=\"") && $0.contains("ksm_lease_slots_in_use 2.0")
+        }
         #expect(sampled.contains("ksm_consumer_lag{topic=\"fps.license.requests\",partition=\"0\"} 0.0"), "\(sampled)")
         #expect(sampled.contains("ksm_lease_slots_in_use 2.0"), "\(sampled)")
         #expect(sampled.contains("ksm_lease_slots_count_complete 1.0"))
@@ -211,14 +225,20 @@ import Wire
         let secretPath = try PolicyEndToEndTests.file(fleet, "token-secret.hex", HexEncoding.encode(tokenSecret) + "\n")
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretPath)
         try await PolicyEndToEndTests.admin([
-            "put-tenant", "--redis-url", fleet.redisURL, "--tenant", "sec", "--credentials", try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
+            "put-tenant", "--redis-url", fleet.redisURL, "--tenant", "sec", "--credentials",
+            try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
             "--kek-id", "demo-kek", "--kek", "demo-kek=\(fleet.kekPath)", "--token-secret", "k1=\(secretPath)",
         ])
-        let premium = "skd://sec/premium", premiumKey = FairPlayCrypto.randomBytes(16)
-        try await PolicyEndToEndTests.admin(["put-key", "--redis-url", fleet.redisURL, "--tenant", "sec", "--asset", premium, "--key", HexEncoding.encode(premiumKey),
-                                             "--iv", HexEncoding.encode(FairPlayCrypto.randomBytes(16)), "--kek", "demo-kek=\(fleet.kekPath)"])
-        try await PolicyEndToEndTests.admin(["put-policy", "--redis-url", fleet.redisURL, "--tenant", "sec",
-                                             try PolicyEndToEndTests.file(fleet, "sec.json", #"{"content-type": "hd", "entitlement-required": true}"#)])
+        let premium = "skd://sec/premium"
+        let premiumKey = FairPlayCrypto.randomBytes(16)
+        try await PolicyEndToEndTests.admin([
+            "put-key", "--redis-url", fleet.redisURL, "--tenant", "sec", "--asset", premium, "--key", HexEncoding.encode(premiumKey),
+            "--iv", HexEncoding.encode(FairPlayCrypto.randomBytes(16)), "--kek", "demo-kek=\(fleet.kekPath)",
+        ])
+        try await PolicyEndToEndTests.admin([
+            "put-policy", "--redis-url", fleet.redisURL, "--tenant", "sec",
+            try PolicyEndToEndTests.file(fleet, "sec.json", #"{"content-type": "hd", "entitlement-required": true}"#),
+        ])
         let worker = try await fleet.startWorker(extraArguments: ["--log-level", "trace", "--log-format", format])
         let client = try await FleetClient(fleet: fleet)
         let device = SimulatedDevice(trust: client.trust)
@@ -233,8 +253,9 @@ import Wire
             options.playback = MediaPlaybackInfo(creationDate: UInt32(Date().timeIntervalSince1970), state: .readyToPlay, sessionID: 11)
             let now = LicenseProcessor.currentTimeMilliseconds() / 1000
             let token = EntitlementToken.sign(EntitlementClaims(subject: "s2", asset: premium, expiresAt: now + 600), keyID: "k1", secret: secret)
-            let job = LicenseJob(id: try StoreIdentifier(id), tenant: try StoreIdentifier("sec"), account: try StoreIdentifier("s2"),
-                                 spc: try device.makeSPC(options).spc, entitlement: token)
+            let job = LicenseJob(
+                id: try StoreIdentifier(id), tenant: try StoreIdentifier("sec"), account: try StoreIdentifier("s2"),
+                spc: try device.makeSPC(options).spc, entitlement: token)
             try await client.sendRaw(job.jsonBytes(), key: "s2", headers: [("correlation-id", Array(id.utf8))])
             return try await client.reply(id)
         }

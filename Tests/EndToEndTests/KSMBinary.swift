@@ -50,8 +50,10 @@ enum KSMBinary {
     /// Runs `ksm` with arguments and optional standard input, in the package root, and waits (at
     /// most `timeout`: a hung command fails its test with its output, it does not hold the suite).
     /// With `environment`, the process gets only that (and this process's PATH), as a container would.
-    static func run(_ arguments: [String], input: [UInt8]? = nil, environment: [String: String]? = nil,
-                    timeout: Duration = .seconds(180)) async throws -> Result {
+    static func run(
+        _ arguments: [String], input: [UInt8]? = nil, environment: [String: String]? = nil,
+        timeout: Duration = .seconds(180)
+    ) async throws -> Result {
         let environment = environment?.merging(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]) { a, _ in a }
         let output = try await ProcessRunner.run(url, arguments, environment: environment, currentDirectory: packageRoot, input: input, timeout: timeout)
         return Result(status: output.status, stdout: output.stdout, stderr: output.stderr)

@@ -1,11 +1,11 @@
-import KSMLoad
 import FairPlay
 import FairPlayDevice
-import Glibc
 import Foundation
-import Kafka
+import Glibc
+import KSMLoad
 import KSMService
 import KSMTestSupport
+import Kafka
 import Testing
 
 /// Issue 16, items 1, 4 and 5, against the real binary: `ksm broker` (librdkafka's mock cluster),
@@ -14,7 +14,9 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(4))) struct KafkaFaultTests {
     // MARK: Item 1: oversize messages
 
-    @Test("Messages under and over the worker's maximum and the producer's limit are dead-lettered (cut, with dlq-truncated and dlq-sha256) and the valid jobs behind them are answered; a worker started after does not wedge on them")
+    @Test(
+        "Messages under and over the worker's maximum and the producer's limit are dead-lettered (cut, with dlq-truncated and dlq-sha256) and the valid jobs behind them are answered; a worker started after does not wedge on them"
+    )
     func oversizeMessagesAreDeadLetteredAndThePartitionMovesOn() async throws {
         let fleet = try await Fleet()
         let port = try RedisServerProcess.freeLoopbackPort()
@@ -35,11 +37,14 @@ import Testing
         }
         let device = SimulatedDevice(trust: client.trust)
         for index in 0..<3 {
-            let (reply, _) = try await client.request(id: "after-jam-\(index)", account: "jam", device: device, session: 100,
-                                                      timeout: .seconds(60))
+            let (reply, _) = try await client.request(
+                id: "after-jam-\(index)", account: "jam", device: device, session: 100,
+                timeout: .seconds(60))
             #expect(reply.status == .ok, "\(reply)")
         }
-        let letters = try await waitFor(timeout: .seconds(20)) { client.messages(on: "fps.license.dlq").count >= sizes.count ? client.messages(on: "fps.license.dlq") : nil }
+        let letters = try await waitFor(timeout: .seconds(20)) {
+            client.messages(on: "fps.license.dlq").count >= sizes.count ? client.messages(on: "fps.license.dlq") : nil
+        }
         #expect(letters.count == sizes.count)
         let limit = LicenseJob.maximumEncodedSize
         for letter in letters {
@@ -103,7 +108,9 @@ import Testing
 
     // MARK: Item 5: bounded shutdown with the final commit
 
-    @Test("SIGTERM to the last member of the group right after another left: exit 0 within --shutdown-timeout (above the 6 s session timeout), and the committed offsets cover every answered job")
+    @Test(
+        "SIGTERM to the last member of the group right after another left: exit 0 within --shutdown-timeout (above the 6 s session timeout), and the committed offsets cover every answered job"
+    )
     func lastMemberShutdownIsBoundedAndCommits() async throws {
         let fleet = try await Fleet()
         let first = try await fleet.startWorker(extraArguments: ["--shutdown-timeout", "10"])
@@ -159,7 +166,8 @@ import Testing
     /// offsets, asked of the broker by a consumer that never joins the group.
     static func committedLag(bootstrap: String) async throws -> (messages: Int, lag: Int) {
         let ends = try await KafkaAdmin.committedOffsets(bootstrap: bootstrap, group: "fps-ksm", topic: "fps.license.requests", partitions: 6)
-        var messages = 0, lag = 0
+        var messages = 0
+        var lag = 0
         for (high, committed) in ends {
             messages += Int(high)
             lag += Int(high - max(committed, 0))

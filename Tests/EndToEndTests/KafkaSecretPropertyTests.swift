@@ -62,8 +62,10 @@ import Testing
             "KSM_KAFKA_BROKERS": "127.0.0.1:1", "KSM_REDIS_URL": "redis://127.0.0.1:1/0",
             "KSM_CREDENTIALS": try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
         ]
-        var arguments = ["--kafka-property", "security.protocol=SASL_PLAINTEXT", "--kafka-property", "sasl.mechanism=PLAIN",
-                         "--kafka-property", "sasl.username=ksm"]
+        var arguments = [
+            "--kafka-property", "security.protocol=SASL_PLAINTEXT", "--kafka-property", "sasl.mechanism=PLAIN",
+            "--kafka-property", "sasl.username=ksm",
+        ]
         let file = directory.appendingPathComponent("sasl.password")
         // A Secret's file, as `kubectl create secret --from-file` stores it: with a trailing line break.
         try write(secret.value + "\n", to: file, mode: 0o600)
@@ -105,16 +107,18 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let (arguments, environment) = try Self.configure(form, secret: secret, in: directory)
         // librdkafka refuses this one property while taking the others, secret included.
-        let result = try await KSMBinary.run(["serve"] + arguments + ["--kafka-property", "fetch.wait.max.ms=notanumber"],
-                                             environment: environment, timeout: .seconds(60))
+        let result = try await KSMBinary.run(
+            ["serve"] + arguments + ["--kafka-property", "fetch.wait.max.ms=notanumber"],
+            environment: environment, timeout: .seconds(60))
         let output = Self.output(result)
         #expect(result.status == 1, "\(output)")
         #expect(output.contains("fetch.wait.max.ms"), "the failure names the property librdkafka refused: \(output)")
         #expect(secret.leaks(in: output).isEmpty, "\(form.name): the secret shows in \(output)")
     }
 
-    @Test("ksm admin create-topics (the topics Job) prints no SASL password when the cluster cannot be reached, whichever way it is given",
-          arguments: forms.filter { !$0.name.contains("config file") })
+    @Test(
+        "ksm admin create-topics (the topics Job) prints no SASL password when the cluster cannot be reached, whichever way it is given",
+        arguments: forms.filter { !$0.name.contains("config file") })
     func createTopicsNeverPrintsTheSecret(form: Form) async throws {
         let secret = Secret()
         let directory = try Self.directory()

@@ -1,15 +1,16 @@
 import FairPlay
 import FairPlayDevice
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import KSMLoad
 import KSMService
 import KSMTestSupport
 import Licensing
 import Testing
 import Wire
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// deploy/kubernetes run as the kubelet would run it, without a cluster: the topics Job's container
 /// (`ksm admin create-topics` with the workers' ConfigMap, against `ksm broker`, which has the
@@ -63,7 +64,10 @@ struct KubernetesDeploymentTests {
             }
             for variable in container["env"] as? [[String: Any]] ?? [] {
                 let name = try #require(variable["name"] as? String)
-                if let value = variable["value"] as? String { environment[name] = value; continue }
+                if let value = variable["value"] as? String {
+                    environment[name] = value
+                    continue
+                }
                 let from = try #require(variable["valueFrom"] as? [String: Any])
                 if let ref = from["secretKeyRef"] as? [String: Any] {
                     environment[name] = try #require(secrets[ref["name"] as? String ?? ""]?[ref["key"] as? String ?? ""]).utf8String
@@ -75,7 +79,9 @@ struct KubernetesDeploymentTests {
             for mount in container["volumeMounts"] as? [[String: Any]] ?? [] {
                 let name = try #require(mount["name"] as? String)
                 let target = URL(fileURLWithPath: root.path + (try #require(mount["mountPath"] as? String)))
-                guard !FileManager.default.fileExists(atPath: target.path), let volume = volumes.first(where: { $0["name"] as? String == name }) else { continue }
+                guard !FileManager.default.fileExists(atPath: target.path), let volume = volumes.first(where: { $0["name"] as? String == name }) else {
+                    continue
+                }
                 if let secret = volume["secret"] as? [String: Any] {
                     let name = try #require(secret["secretName"] as? String)
                     // An optional Secret that does not exist is mounted as an empty directory.
@@ -85,9 +91,10 @@ struct KubernetesDeploymentTests {
                     let name = try #require(configMap["name"] as? String)
                     var files = try #require(configMaps[name], "no ConfigMap \(name)")
                     if let items = configMap["items"] as? [[String: Any]] {
-                        files = Dictionary(uniqueKeysWithValues: try items.map { item in
-                            (try #require(item["path"] as? String), try #require(files[item["key"] as? String ?? ""]))
-                        })
+                        files = Dictionary(
+                            uniqueKeysWithValues: try items.map { item in
+                                (try #require(item["path"] as? String), try #require(files[item["key"] as? String ?? ""]))
+                            })
                     }
                     try project(files, at: target, mode: configMap["defaultMode"] as? Int ?? 0o644)
                 } else {
@@ -131,13 +138,15 @@ struct KubernetesDeploymentTests {
     /// The value of the commented-out `#   KEY: "VALUE"` line of the ConfigMap's YAML.
     static func commentedSetting(_ key: String, in path: String) throws -> String {
         let text = try String(contentsOf: KSMBinary.packageRoot.appendingPathComponent(path), encoding: .utf8)
-        let line = try #require(text.split(separator: "\n").first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("#   \(key): ") },
-                                "no commented \(key) in \(path)")
+        let line = try #require(
+            text.split(separator: "\n").first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("#   \(key): ") },
+            "no commented \(key) in \(path)")
         return String(try #require(line.split(separator: "\"", omittingEmptySubsequences: false).dropFirst().first))
     }
 
-    @Test("The topics and provisioning Jobs and the Deployment's worker, run as the kubelet runs them, answer a job with the seed's key",
-          arguments: KafkaSecret.allCases)
+    @Test(
+        "The topics and provisioning Jobs and the Deployment's worker, run as the kubelet runs them, answer a job with the seed's key",
+        arguments: KafkaSecret.allCases)
     func provisionedDeploymentAnswersJobs(kafkaSecret: KafkaSecret) async throws {
         let deployment = try #require(try await Self.documents("deploy/kubernetes/deployment.yaml").first { $0["kind"] as? String == "Deployment" })
         let job = try #require(try await Self.documents("deploy/kubernetes/provision/job.yaml").first { $0["kind"] as? String == "Job" })
@@ -168,9 +177,10 @@ struct KubernetesDeploymentTests {
         }
         cluster.secrets["ksm-credentials"] = credentialFiles
         let kekFiles = try #require(cluster.configMaps["ksm-config"]?["KSM_KEK_FILES"]?.utf8String)
-        cluster.secrets["ksm-kek"] = Dictionary(uniqueKeysWithValues: kekFiles.split(separator: ",").map { pair in
-            (URL(fileURLWithPath: String(pair.split(separator: "=", maxSplits: 1).last ?? "")).lastPathComponent, Self.random(bytes: 32))
-        })
+        cluster.secrets["ksm-kek"] = Dictionary(
+            uniqueKeysWithValues: kekFiles.split(separator: ",").map { pair in
+                (URL(fileURLWithPath: String(pair.split(separator: "=", maxSplits: 1).last ?? "")).lastPathComponent, Self.random(bytes: 32))
+            })
         let seed = Self.random(bytes: 32)
         cluster.secrets["ksm-key-seed"] = ["seed": seed]
         cluster.secrets["ksm-redis"] = ["url": Data(redis.url.utf8)]
@@ -224,6 +234,6 @@ struct KubernetesDeploymentTests {
     }
 }
 
-private extension Data {
-    var utf8String: String { String(decoding: self, as: UTF8.self) }
+extension Data {
+    fileprivate var utf8String: String { String(decoding: self, as: UTF8.self) }
 }

@@ -1,7 +1,7 @@
-import KSMLoad
 import FairPlay
 import FairPlayDevice
 import Foundation
+import KSMLoad
 import KSMService
 import Licensing
 import RedisStore
@@ -25,15 +25,20 @@ import Wire
 
     static func admin(_ arguments: [String]) async throws {
         let result = try await KSMBinary.run(["admin"] + arguments)
-        guard result.status == 0 else { throw ProcessFailure(description: "ksm admin \(arguments.first ?? "") failed: \(String(decoding: result.stderr, as: UTF8.self))") }
+        guard result.status == 0 else {
+            throw ProcessFailure(description: "ksm admin \(arguments.first ?? "") failed: \(String(decoding: result.stderr, as: UTF8.self))")
+        }
     }
 
     /// Provisions tenant `pol` and one asset per scenario, each with its key and policy.
     static func provision(_ fleet: Fleet) async throws -> [String: [UInt8]] {
         let secretPath = try file(fleet, "token-k1.hex", HexEncoding.encode(secret) + "\n")
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretPath)
-        try await admin(["put-tenant", "--redis-url", fleet.redisURL, "--tenant", tenant, "--credentials", try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
-                   "--kek-id", "demo-kek", "--kek", "demo-kek=\(fleet.kekPath)", "--token-secret", "k1=\(secretPath)", "--max-streams", "2"])
+        try await admin([
+            "put-tenant", "--redis-url", fleet.redisURL, "--tenant", tenant, "--credentials",
+            try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
+            "--kek-id", "demo-kek", "--kek", "demo-kek=\(fleet.kekPath)", "--token-secret", "k1=\(secretPath)", "--max-streams", "2",
+        ])
         try await admin(["put-policy", "--redis-url", fleet.redisURL, "--tenant", tenant, try file(fleet, "tenant.json", #"{"content-type": "hd"}"#)])
         let policies = [
             "live": #"{"lease": {"duration": 60, "renewal": true}, "max-streams": 1}"#,
@@ -46,8 +51,10 @@ import Wire
             let asset = "skd://pol/\(name)"
             let key = FairPlayCrypto.randomBytes(16)
             keys[asset] = key
-            try await admin(["put-key", "--redis-url", fleet.redisURL, "--tenant", tenant, "--asset", asset, "--key", HexEncoding.encode(key),
-                       "--iv", HexEncoding.encode(FairPlayCrypto.randomBytes(16)), "--kek", "demo-kek=\(fleet.kekPath)"])
+            try await admin([
+                "put-key", "--redis-url", fleet.redisURL, "--tenant", tenant, "--asset", asset, "--key", HexEncoding.encode(key),
+                "--iv", HexEncoding.encode(FairPlayCrypto.randomBytes(16)), "--kek", "demo-kek=\(fleet.kekPath)",
+            ])
             try await admin(["put-policy", "--redis-url", fleet.redisURL, "--tenant", tenant, "--asset", asset, try file(fleet, "\(name).json", policy)])
         }
         return keys
@@ -66,14 +73,17 @@ import Wire
         let client = try await FleetClient(fleet: fleet)
         defer { Task { await client.close() } }
 
-        func send(_ id: String, account: String = "acct", device: SimulatedDevice, asset: String, configure: (inout SPCOptions) -> Void = { _ in },
-                  entitlement: String = "", persistent: Bool = false, checkIn: Bool = false, streamID: [UInt8]? = nil) async throws -> (LicenseReply, DeviceSession) {
+        func send(
+            _ id: String, account: String = "acct", device: SimulatedDevice, asset: String, configure: (inout SPCOptions) -> Void = { _ in },
+            entitlement: String = "", persistent: Bool = false, checkIn: Bool = false, streamID: [UInt8]? = nil
+        ) async throws -> (LicenseReply, DeviceSession) {
             var options = SPCOptions()
             options.assetID = Array(asset.utf8)
             configure(&options)
             let (spc, session) = try device.makeSPC(options)
-            let job = LicenseJob(id: try StoreIdentifier(id), tenant: try StoreIdentifier(Self.tenant), account: try StoreIdentifier(account), spc: spc,
-                                 entitlement: entitlement, persistent: persistent, checkIn: checkIn, streamID: streamID)
+            let job = LicenseJob(
+                id: try StoreIdentifier(id), tenant: try StoreIdentifier(Self.tenant), account: try StoreIdentifier(account), spc: spc,
+                entitlement: entitlement, persistent: persistent, checkIn: checkIn, streamID: streamID)
             try await client.sendRaw(job.jsonBytes(), key: account, headers: [("correlation-id", Array(id.utf8))])
             return (try await client.reply(id), session)
         }
@@ -83,7 +93,8 @@ import Wire
 
         // 1. Lease lifecycle: grant, the account's one stream is taken, renew with state 3, expiry frees the slot.
         let live = "skd://pol/live"
-        let phone = SimulatedDevice(trust: client.trust), tv = SimulatedDevice(trust: client.trust)
+        let phone = SimulatedDevice(trust: client.trust)
+        let tv = SimulatedDevice(trust: client.trust)
         let (granted, grantedSession) = try await send("live-1", device: phone, asset: live, configure: play(1))
         #expect(granted.status == .ok && granted.rule == "lease:granted", "\(granted.reason)")
         let opened = try CKCOpener.open(try #require(granted.ckc), session: grantedSession)
@@ -103,7 +114,10 @@ import Wire
         while true {
             attempt += 1
             let (reply, _) = try await send("live-tv-\(attempt)", device: tv, asset: live, configure: play(2))
-            if reply.status == .ok { admitted = reply; break }
+            if reply.status == .ok {
+                admitted = reply
+                break
+            }
             #expect(reply.status == .tooManyStreams)
             guard ContinuousClock.now < deadline else { break }
             try await Task.sleep(for: .milliseconds(400))
@@ -124,15 +138,21 @@ import Wire
         let offline = "skd://pol/offline"
         let stream = [UInt8](repeating: 0x5E, count: 16)
         // A download carries a playback state, as devices send it: SDK 26 sends key terms only then.
-        let (download, downloadSession) = try await send("dl-1", account: "traveller", device: phone, asset: offline, configure: play(9), persistent: true, streamID: stream)
+        let (download, downloadSession) = try await send(
+            "dl-1", account: "traveller", device: phone, asset: offline, configure: play(9), persistent: true, streamID: stream)
         #expect(download.status == .ok && download.rule == "offline:dual-expiry", "\(download.reason)")
         let downloadCKC = try #require(download.ckc)
         let offlineKey = try #require(try CKCOpener.open(downloadCKC, session: downloadSession).offlineKey)
         #expect(offlineKey.version == 2 && offlineKey.contentID == stream)
         #expect(offlineKey.storageDuration == 172_800 && offlineKey.playbackDuration == 86_400)
-        let (sync, _) = try await send("dl-sync", account: "traveller", device: phone, asset: offline, configure: {
-            $0.sync = .v2(SyncV2(serverChallenge: 0, flags: [.secureInvalidation, .success], titleID: offlineKey.titleID ?? [], durationToExpiry: 0, invalidatedStreamIDs: [stream]))
-        }, checkIn: true)
+        let (sync, _) = try await send(
+            "dl-sync", account: "traveller", device: phone, asset: offline,
+            configure: {
+                $0.sync = .v2(
+                    SyncV2(
+                        serverChallenge: 0, flags: [.secureInvalidation, .success], titleID: offlineKey.titleID ?? [], durationToExpiry: 0,
+                        invalidatedStreamIDs: [stream]))
+            }, checkIn: true)
         #expect(sync.status == .ok && sync.rule == "sync:check-in", "\(sync.reason)")
         let invalidated = try await fleet.store().client.send(["SMEMBERS", RedisArgument("fps:{t:\(Self.tenant):a:traveller}:invalidated")])
         #expect(invalidated.arrayValue?.compactMap(\.string) == [HexEncoding.encode(stream)])
@@ -157,15 +177,22 @@ import Wire
         var options = SPCOptions()
         options.assetID = Array(live.utf8)
         play(9)(&options)
-        let job = LicenseJob(id: try StoreIdentifier("explain-1"), tenant: try StoreIdentifier(Self.tenant), account: try StoreIdentifier("viewer"), spc: try phone.makeSPC(options).spc)
-        let explained = try await KSMBinary.run(["admin", "explain", "--redis-url", fleet.redisURL, "--credentials", try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
-                                           "--kek", "demo-kek=\(fleet.kekPath)", "-"], input: job.jsonBytes())
+        let job = LicenseJob(
+            id: try StoreIdentifier("explain-1"), tenant: try StoreIdentifier(Self.tenant), account: try StoreIdentifier("viewer"),
+            spc: try phone.makeSPC(options).spc)
+        let explained = try await KSMBinary.run(
+            [
+                "admin", "explain", "--redis-url", fleet.redisURL, "--credentials",
+                try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
+                "--kek", "demo-kek=\(fleet.kekPath)", "-",
+            ], input: job.jsonBytes())
         #expect(explained.status == 0, "\(String(decoding: explained.stderr, as: UTF8.self))")
         let json = try #require(explained.json as? [String: Any])
         #expect(json["rule"] as? String == "lease:granted" && json["status"] as? Int == 0)
         let fields = try #require(json["policy"] as? [String: [String: String]])
         #expect(fields["lease.duration"] == ["value": "60", "layer": "asset"] && fields["content-type"]?["layer"] == "tenant")
-        let slots = try await fleet.store().listSlots(tenant: try StoreIdentifier(Self.tenant), account: try StoreIdentifier("viewer"), nowMilliseconds: LicenseProcessor.currentTimeMilliseconds())
+        let slots = try await fleet.store().listSlots(
+            tenant: try StoreIdentifier(Self.tenant), account: try StoreIdentifier("viewer"), nowMilliseconds: LicenseProcessor.currentTimeMilliseconds())
         #expect(slots.isEmpty, "explain takes no slot")
         #expect(await fleet.workers[0].terminate() == 0)
     }

@@ -19,9 +19,11 @@ import Wire
     }
 
     static func testTrust() throws -> DeviceTrust {
-        let ask = [UInt8](hexString: String(decoding: try bytes("Fixtures/test-credentials/test_ask.hex"), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))!
-        return try DeviceTrust(certificateDER: try bytes("Fixtures/test-credentials/test_certificate.der"),
-                               publicKey2048: try RSAPublicKey(publicKeyPEMOrDER: try bytes("Fixtures/test-credentials/test_public_key_2048.pem")), ask: ask)
+        let ask = [UInt8](
+            hexString: String(decoding: try bytes("Fixtures/test-credentials/test_ask.hex"), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))!
+        return try DeviceTrust(
+            certificateDER: try bytes("Fixtures/test-credentials/test_certificate.der"),
+            publicKey2048: try RSAPublicKey(publicKeyPEMOrDER: try bytes("Fixtures/test-credentials/test_public_key_2048.pem")), ask: ask)
     }
 
     static func request(_ ops: [[String: Any]], kind: String = "create-ckc") throws -> [UInt8] {
@@ -35,31 +37,44 @@ import Wire
         let results = Self.results(r)
         #expect(results.count == 2)
         // Open each CKC as the device would, with the session values the SPC carries.
-        let apple = KeyServerModule(credentials: try CredentialStore([try ApplicationCredential(
-            name: "apple", certificateDER: try Self.bytes("Fixtures/apple-sdk-2.0.3/dev_certificate.der"),
-            privateKey1024: try RSAPrivateKey(pemOrDER: try Self.bytes("Fixtures/apple-sdk-2.0.3/dev_private_key.pem")), privateKey2048: nil,
-            sessionKeySource: .fixedDerivedKey([UInt8](hexString: "d87ce7a26081de2e8eb8acef3a6dc179")!))]))
+        let apple = KeyServerModule(
+            credentials: try CredentialStore([
+                try ApplicationCredential(
+                    name: "apple", certificateDER: try Self.bytes("Fixtures/apple-sdk-2.0.3/dev_certificate.der"),
+                    privateKey1024: try RSAPrivateKey(pemOrDER: try Self.bytes("Fixtures/apple-sdk-2.0.3/dev_private_key.pem")), privateKey2048: nil,
+                    sessionKeySource: .fixedDerivedKey([UInt8](hexString: "d87ce7a26081de2e8eb8acef3a6dc179")!))
+            ]))
         let spcs = ["FPS/spc2.bin", "FPS-Lease/spc1.bin"]
         for (result, spcPath) in zip(results, spcs) {
             #expect(result["status"] as? Int == 0)
             let spc = Array(try Data(contentsOf: KSMBinary.shared.appendingPathComponent("vectors/apple-sdk-2.0.3/\(spcPath)")))
             let opened = try apple.open(spc)
-            let session = DeviceSession(sessionKey: opened.secrets.sessionKey!, hu: opened.hu, r1: opened.secrets.r1, antiReplaySeed: Array(opened.payload.antiReplaySeed),
-                                        assetID: Array(opened.assetID), requestedBlocks: Dictionary(uniqueKeysWithValues: opened.payload.returnRequest.map { ($0, Array(opened.payload.tllvs[$0]!.raw)) }),
-                                        capabilities: opened.payload.capabilities)
+            let session = DeviceSession(
+                sessionKey: opened.secrets.sessionKey!, hu: opened.hu, r1: opened.secrets.r1, antiReplaySeed: Array(opened.payload.antiReplaySeed),
+                assetID: Array(opened.assetID),
+                requestedBlocks: Dictionary(uniqueKeysWithValues: opened.payload.returnRequest.map { ($0, Array(opened.payload.tllvs[$0]!.raw)) }),
+                capabilities: opened.payload.capabilities)
             let ckc = Array(Data(base64Encoded: result["ckc"] as? String ?? "") ?? Data())
             let ck = try CKCOpener.open(ckc, session: session)
             #expect(ck.contentKey.hexString == "31313131313131313131313131313131")
             #expect(ck.contentIV.hexString == "546865517569636b42726f776e466f78")
             #expect(result["hu"] as? String == opened.hu.hexString.uppercased())
         }
-        #expect(try CKCOpener.open(Array(Data(base64Encoded: results[1]["ckc"] as! String)!), session: {
-            let o = try apple.open(Array(try Data(contentsOf: KSMBinary.shared.appendingPathComponent("vectors/apple-sdk-2.0.3/FPS-Lease/spc1.bin"))))
-            return DeviceSession(sessionKey: o.secrets.sessionKey!, hu: o.hu, r1: o.secrets.r1, antiReplaySeed: Array(o.payload.antiReplaySeed), assetID: [], requestedBlocks: [:], capabilities: nil)
-        }()).keyDuration?.leaseSeconds == 120)
+        #expect(
+            try CKCOpener.open(
+                Array(Data(base64Encoded: results[1]["ckc"] as! String)!),
+                session: {
+                    let o = try apple.open(Array(try Data(contentsOf: KSMBinary.shared.appendingPathComponent("vectors/apple-sdk-2.0.3/FPS-Lease/spc1.bin"))))
+                    return DeviceSession(
+                        sessionKey: o.secrets.sessionKey!, hu: o.hu, r1: o.secrets.r1, antiReplaySeed: Array(o.payload.antiReplaySeed), assetID: [],
+                        requestedBlocks: [:], capabilities: nil)
+                }()
+            ).keyDuration?.leaseSeconds == 120)
     }
 
-    @Test("Apple's business rules: uhd with HDCP type 1 to a Main client, refused for a Baseline one and a KDL below 31; offline keys by capability; uhd without type 1 and a missing content type are paramErr")
+    @Test(
+        "Apple's business rules: uhd with HDCP type 1 to a Main client, refused for a Baseline one and a KDL below 31; offline keys by capability; uhd without type 1 and a missing content type are paramErr"
+    )
     func businessRules() async throws {
         let device = SimulatedDevice(trust: try Self.testTrust())
         var main = SPCOptions()
@@ -73,9 +88,18 @@ import Wire
         var oldMac = main
         oldMac.kextDenyListVersion = 30
         let (oldMacSPC, _) = try device.makeSPC(oldMac)
-        let key = "0123456789abcdef0123456789abcdef", iv = "00112233445566778899aabbccddeeff"
+        let key = "0123456789abcdef0123456789abcdef"
+        let iv = "00112233445566778899aabbccddeeff"
         let uhd: [[String: Any]] = [["content-key": key, "content-iv": iv, "content-type": "uhd", "hdcp-type": 1]]
-        let offline: [[String: Any]] = [["content-key": key, "content-iv": iv, "content-type": "hd", "offline-hls": ["stream-id": "00112233445566778899aabbccddeeff", "title-id": "0102030405060708090a0b0c0d0e0f10", "rental-duration": 2_592_000, "playback-duration": 86_400]]]
+        let offline: [[String: Any]] = [
+            [
+                "content-key": key, "content-iv": iv, "content-type": "hd",
+                "offline-hls": [
+                    "stream-id": "00112233445566778899aabbccddeeff", "title-id": "0102030405060708090a0b0c0d0e0f10", "rental-duration": 2_592_000,
+                    "playback-duration": 86_400,
+                ],
+            ]
+        ]
         let uhdType0: [[String: Any]] = [["content-key": key, "content-iv": iv, "content-type": "uhd"]]
         let noType: [[String: Any]] = [["content-key": key, "content-iv": iv]]
         let ops: [[String: Any]] = [
@@ -116,11 +140,18 @@ import Wire
     @Test("get-client-info reports the device's identity, sync and VM fields")
     func clientInfo() async throws {
         var o = SPCOptions()
-        o.vmDeviceInfo = VMDeviceInfo(hostDeviceClass: 3, hostOSVersion: 0x000f_0100, hostVirtualizationProtocol: 1, guestDeviceClass: 3, guestOSVersion: 0x000e_0000, guestVirtualizationProtocol: 1)
-        o.sync = .v2(SyncV2(serverChallenge: 42, flags: [.report], titleID: [UInt8](repeating: 0xAB, count: 16), durationToExpiry: 3600, invalidatedStreamIDs: [[UInt8](repeating: 1, count: 16)]))
+        o.vmDeviceInfo = VMDeviceInfo(
+            hostDeviceClass: 3, hostOSVersion: 0x000f_0100, hostVirtualizationProtocol: 1, guestDeviceClass: 3, guestOSVersion: 0x000e_0000,
+            guestVirtualizationProtocol: 1)
+        o.sync = .v2(
+            SyncV2(
+                serverChallenge: 42, flags: [.report], titleID: [UInt8](repeating: 0xAB, count: 16), durationToExpiry: 3600,
+                invalidatedStreamIDs: [[UInt8](repeating: 1, count: 16)]))
         let device = SimulatedDevice(trust: try Self.testTrust())
         let (spc, _) = try device.makeSPC(o)
-        let r = try await KSMBinary.run(["process", "--credentials", try Self.testCredentials, "-"], input: try Self.request([["id": "9", "spc": Data(spc).base64EncodedString()]], kind: "get-client-info"))
+        let r = try await KSMBinary.run(
+            ["process", "--credentials", try Self.testCredentials, "-"],
+            input: try Self.request([["id": "9", "spc": Data(spc).base64EncodedString()]], kind: "get-client-info"))
         let info = try #require(Self.results(r, "get-client-info").first)
         #expect(info["status"] as? Int == 0)
         #expect(info["hu"] as? String == device.hu.hexString.uppercased())

@@ -19,8 +19,9 @@ enum Promtool {
 
     /// Runs promtool with `arguments` in the package root, `input` on stdin; exit status and output.
     static func run(_ arguments: [String], input: String? = nil) async throws -> (status: Int32, output: String) {
-        let result = try await ProcessRunner.run(URL(fileURLWithPath: try path()), arguments, currentDirectory: KSMBinary.packageRoot,
-                                                 input: input.map { Array($0.utf8) }, mergeOutput: true, timeout: .seconds(120))
+        let result = try await ProcessRunner.run(
+            URL(fileURLWithPath: try path()), arguments, currentDirectory: KSMBinary.packageRoot,
+            input: input.map { Array($0.utf8) }, mergeOutput: true, timeout: .seconds(120))
         return (result.status, result.stdoutText)
     }
 

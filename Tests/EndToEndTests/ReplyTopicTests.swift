@@ -1,8 +1,8 @@
 import FairPlayDevice
 import Foundation
-import Kafka
 import KSMService
 import KSMTestSupport
+import Kafka
 import Testing
 
 /// A job's `reply-topic` header against the allowlist, through the real binary and broker.
@@ -18,13 +18,15 @@ import Testing
         _ = try await client.producer.send(topic: stolen, key: Array("m".utf8), value: Array("marker".utf8), headers: [])
         let device = SimulatedDevice(trust: client.trust)
 
-        let (routed, _) = try await client.request(id: "route-ok", account: "r1", device: device, session: 1,
-                                                   headers: [("reply-topic", Array("fps.license.replies.edge-1".utf8))])
+        let (routed, _) = try await client.request(
+            id: "route-ok", account: "r1", device: device, session: 1,
+            headers: [("reply-topic", Array("fps.license.replies.edge-1".utf8))])
         #expect(routed.status == .ok, "\(routed.reason)")
         #expect(client.messages(on: "fps.license.replies.edge-1").count == 1)
 
-        let (refused, _) = try await client.request(id: "route-stolen", account: "r2", device: device, session: 2,
-                                                    headers: [("reply-topic", Array(stolen.utf8))])
+        let (refused, _) = try await client.request(
+            id: "route-stolen", account: "r2", device: device, session: 2,
+            headers: [("reply-topic", Array(stolen.utf8))])
         #expect(refused.status == .replyTopicRefused && refused.ckc == nil, "\(refused.status) \(refused.reason)")
         #expect(client.messages(on: "fps.license.replies").contains { (try? LicenseReply(json: $0.value))?.id == "route-stolen" })
 
@@ -48,15 +50,19 @@ import Testing
     func badSettingIsRefusedAtStartUp() async throws {
         let result = try await KSMBinary.run(
             ["serve", "--check-config", "--reply-topic", "fps.license.replies.*", "--reply-topic", "acme:bad topic"],
-            environment: ["KSM_KAFKA_BROKERS": "127.0.0.1:1", "KSM_REDIS_URL": "redis://127.0.0.1:1/0",
-                          "KSM_CREDENTIALS": try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json")])
+            environment: [
+                "KSM_KAFKA_BROKERS": "127.0.0.1:1", "KSM_REDIS_URL": "redis://127.0.0.1:1/0",
+                "KSM_CREDENTIALS": try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
+            ])
         let stderr = String(decoding: result.stderr, as: UTF8.self)
         #expect(result.status == 64)
         #expect(stderr.contains("reply-topics entry 2 of 2"), "\(stderr)")
         let good = try await KSMBinary.run(
             ["serve", "--check-config", "--reply-topic", "edge.*", "--reply-topic", "acme:acme.out"],
-            environment: ["KSM_KAFKA_BROKERS": "127.0.0.1:1", "KSM_REDIS_URL": "redis://127.0.0.1:1/0",
-                          "KSM_CREDENTIALS": try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json")])
+            environment: [
+                "KSM_KAFKA_BROKERS": "127.0.0.1:1", "KSM_REDIS_URL": "redis://127.0.0.1:1/0",
+                "KSM_CREDENTIALS": try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
+            ])
         #expect(good.status == 0, "\(String(decoding: good.stderr, as: UTF8.self))")
         #expect(String(decoding: good.stdout, as: UTF8.self).contains("edge.*,acme:acme.out"))
     }

@@ -23,8 +23,10 @@ struct RotationAdminTests {
         // Each command reads the wall clock once, somewhere between these readings: the bounds hold
         // however long a loaded CI host stalls either process.
         let beforePut = LicenseProcessor.currentTimeMilliseconds()
-        _ = try await admin(["put-rotation", "--redis-url", url, "--tenant", "acme", "--asset", "skd://acme/live-1", "--next-asset", "skd://acme/live-2",
-                       "--next-period", "p2", "--boundary", "+90s", "--keys", "2"])
+        _ = try await admin([
+            "put-rotation", "--redis-url", url, "--tenant", "acme", "--asset", "skd://acme/live-1", "--next-asset", "skd://acme/live-2",
+            "--next-period", "p2", "--boundary", "+90s", "--keys", "2",
+        ])
         let afterPut = LicenseProcessor.currentTimeMilliseconds()
         let listed = try await admin(["rotations", "--redis-url", url])
         let afterList = LicenseProcessor.currentTimeMilliseconds()
@@ -38,8 +40,9 @@ struct RotationAdminTests {
         let boundary = Int64(try #require(rows[0]["boundary"] as? Int))
         #expect(boundary >= beforePut + 90_000 && boundary <= afterPut + 90_000, "boundary \(boundary), put between \(beforePut) and \(afterPut)")
         let seconds = Int64(try #require(rows[0]["seconds-to-boundary"] as? Int))
-        #expect(seconds >= (boundary - afterList) / 1000 && seconds <= (boundary - afterPut) / 1000,
-                "\(seconds) s to boundary \(boundary), listed between \(afterPut) and \(afterList)")
+        #expect(
+            seconds >= (boundary - afterList) / 1000 && seconds <= (boundary - afterPut) / 1000,
+            "\(seconds) s to boundary \(boundary), listed between \(afterPut) and \(afterList)")
         // What a worker's prefetcher reads.
         let store = RedisLicenseStore(client: try RedisClient(configuration: server.configuration()))
         let due = try await store.dueRotations(from: beforePut, through: afterPut + 120_000)

@@ -1,7 +1,7 @@
 import Foundation
-import KSMTestSupport
 import KSMOperations
 import KSMService
+import KSMTestSupport
 import OwnedThreads
 import Testing
 import Yams
@@ -15,8 +15,10 @@ import Yams
     static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
     static func baseEnvironment() throws -> [String: String] {
-        ["KSM_KAFKA_BROKERS": "127.0.0.1:1", "KSM_REDIS_URL": "redis://ksm:hunter2@127.0.0.1:1/0",
-         "KSM_CREDENTIALS": try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json")]
+        [
+            "KSM_KAFKA_BROKERS": "127.0.0.1:1", "KSM_REDIS_URL": "redis://ksm:hunter2@127.0.0.1:1/0",
+            "KSM_CREDENTIALS": try KSMBinary.privateCredentials("Fixtures/test-credentials/certificates.json"),
+        ]
     }
 
     @Test("ksm serve --help names every flag's environment variable, from the setting table the resolver reads")
@@ -153,7 +155,8 @@ import Yams
         let compose = try Yams.load(yaml: String(contentsOf: root.appendingPathComponent("docker-compose.yml"), encoding: .utf8)) as? [String: Any]
         for (name, service) in (compose?["services"] as? [String: Any]) ?? [:] {
             guard let service = service as? [String: Any], let command = service["command"] as? [Any],
-                  command.first as? String == "serve" else { continue }
+                command.first as? String == "serve"
+            else { continue }
             let env = ((service["environment"] as? [String: Any]) ?? [:]).mapValues { "\($0)" }
             let result = try await Self.run(command.map { "\($0)" } + ["--check-config"], environment: localize(env))
             #expect(result.status == 0, "compose service \(name): \(Self.text(result.stderr))")
@@ -163,7 +166,8 @@ import Yams
         let documents = try Yams.load_all(yaml: String(contentsOf: root.appendingPathComponent("kubernetes/deployment.yaml"), encoding: .utf8))
         var configMaps: [String: [String: String]] = [:]
         for file in try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("kubernetes/common").path) where file.hasSuffix(".yaml") {
-            for case let doc as [String: Any] in try Yams.load_all(yaml: String(contentsOf: root.appendingPathComponent("kubernetes/common/\(file)"), encoding: .utf8))
+            for case let doc as [String: Any] in try Yams.load_all(
+                yaml: String(contentsOf: root.appendingPathComponent("kubernetes/common/\(file)"), encoding: .utf8))
             where doc["kind"] as? String == "ConfigMap" {
                 let name = (doc["metadata"] as? [String: Any])?["name"] as? String ?? ""
                 configMaps[name] = ((doc["data"] as? [String: Any]) ?? [:]).mapValues { "\($0)" }

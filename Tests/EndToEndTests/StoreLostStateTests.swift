@@ -1,13 +1,14 @@
 import FairPlay
 import FairPlayDevice
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import KSMService
 import KSMTestSupport
 import Licensing
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Issue 16, item 3: Redis restarted without persistence comes back empty. The worker must notice
 /// (`/readyz` 503, `ksm_store_provisioned 0`) and answer jobs retriable instead of a final
@@ -52,11 +53,14 @@ struct StoreLostStateTests {
         let job = LicenseJob(id: try StoreIdentifier("lost-1"), tenant: try StoreIdentifier(fleet.catalog.tenant), account: try StoreIdentifier("a1"), spc: spc)
         try await client.sendRaw(job.jsonBytes(), key: "a1")
         let lost = try await client.reply("lost-1")
-        #expect(lost.status == .storeUnavailable && lost.isRetriable && lost.rule == "store:not-provisioned" && lost.ckc == nil, "\(lost.status) \(lost.reason)")
+        #expect(
+            lost.status == .storeUnavailable && lost.isRetriable && lost.rule == "store:not-provisioned" && lost.ckc == nil, "\(lost.status) \(lost.reason)")
 
         // Re-provisioned: ready again, and the same job ID gets its license (nothing final was stored).
-        let seeded = try await KSMBinary.run(["admin", "seed-demo", "--redis-url", fleet.redisURL, "--kek-out", fleet.kekPath + ".again", "--max-streams", "2",
-                                         "--lease-duration", "300", "--streams", "2", "--periods", "4"])
+        let seeded = try await KSMBinary.run([
+            "admin", "seed-demo", "--redis-url", fleet.redisURL, "--kek-out", fleet.kekPath + ".again", "--max-streams", "2",
+            "--lease-duration", "300", "--streams", "2", "--periods", "4",
+        ])
         #expect(seeded.status == 0, "\(String(decoding: seeded.stderr, as: UTF8.self))")
         #expect(try await poll("/readyz") { $0.0 == 200 }.0 == 200)
         #expect(try await get("/metrics").1.contains("ksm_store_provisioned 1"))

@@ -31,8 +31,11 @@ import Testing
             stop.store(true, ordering: .relaxed)
             for spinner in spinners { spinner.join() }
         }
-        let result = try await KSMBinary.run(["bench", "storm", "--fixtures", "Fixtures/test-credentials", "--chart",
-                                              NSTemporaryDirectory() + "ksm-busy-\(getpid()).svg", "--scenarios", "on"], timeout: .seconds(120))
+        let result = try await KSMBinary.run(
+            [
+                "bench", "storm", "--fixtures", "Fixtures/test-credentials", "--chart",
+                NSTemporaryDirectory() + "ksm-busy-\(getpid()).svg", "--scenarios", "on",
+            ], timeout: .seconds(120))
         let stderr = String(decoding: result.stderr, as: UTF8.self)
         #expect(result.status != 0)
         #expect(stderr.contains("busy in the second before the storm"), "\(stderr.suffix(2000))")

@@ -38,16 +38,20 @@ import Testing
     @Test("ksm bench storm refuses --worker-cpus that leave the harness no CPU, before any storm")
     func stormRefusesEveryCPUToTheWorkers() async throws {
         let allowed = try #require(CPUAffinity.allowedCPUs())
-        let result = try await KSMBinary.run(["bench", "storm", "--worker-cpus", CPUAffinity.listText(allowed), "--allow-busy-host",
-                                              "--chart", NSTemporaryDirectory() + "ksm-pin-all-\(getpid()).svg"], timeout: .seconds(60))
+        let result = try await KSMBinary.run(
+            [
+                "bench", "storm", "--worker-cpus", CPUAffinity.listText(allowed), "--allow-busy-host",
+                "--chart", NSTemporaryDirectory() + "ksm-pin-all-\(getpid()).svg",
+            ], timeout: .seconds(60))
         #expect(result.status != 0)
         #expect(String(decoding: result.stderr, as: UTF8.self).contains("leaves no CPU for Redis, the broker and the client"))
     }
 
     /// A small storm, pinned and repeated: the bench checks each worker's CPUs in `/proc` and fails
     /// otherwise, so a run that ends well with the CPUs in its figures ran where it says.
-    @Test("a pinned storm runs its workers on their CPUs and says so in its figures; repeated, each run is reported and the scenario's median beside them",
-          .enabled(if: (CPUAffinity.allowedCPUs()?.count ?? 0) >= 2, "needs two CPUs"))
+    @Test(
+        "a pinned storm runs its workers on their CPUs and says so in its figures; repeated, each run is reported and the scenario's median beside them",
+        .enabled(if: (CPUAffinity.allowedCPUs()?.count ?? 0) >= 2, "needs two CPUs"))
     func pinnedStormRecordsItsCPUs() async throws {
         let allowed = try #require(CPUAffinity.allowedCPUs())
         let chart = NSTemporaryDirectory() + "ksm-pin-\(getpid()).svg"
@@ -55,9 +59,12 @@ import Testing
             try? FileManager.default.removeItem(atPath: chart)
             try? FileManager.default.removeItem(atPath: chart.replacingOccurrences(of: ".svg", with: ".json"))
         }
-        let result = try await KSMBinary.run(["bench", "storm", "--fixtures", "Fixtures/test-credentials", "--viewers", "30", "--joiners", "30",
-                                              "--scenarios", "classes", "--repeat", "2", "--worker-cpus", "\(allowed[0])", "--allow-busy-host", "--chart", chart],
-                                             timeout: .seconds(240))
+        let result = try await KSMBinary.run(
+            [
+                "bench", "storm", "--fixtures", "Fixtures/test-credentials", "--viewers", "30", "--joiners", "30",
+                "--scenarios", "classes", "--repeat", "2", "--worker-cpus", "\(allowed[0])", "--allow-busy-host", "--chart", chart,
+            ],
+            timeout: .seconds(240))
         #expect(result.status == 0, "\(String(decoding: result.stderr, as: UTF8.self).suffix(3000))")
         let figures = try JSONDecoder().decode(StormRun.Output.self, from: Data(result.stdout))
         #expect(figures.workerCPUs == [allowed[0]])

@@ -23,8 +23,10 @@ import Testing
     @Test("--repeat below 1, or a scenario named twice, is refused before any storm")
     func badRepeatsAreRefused() async throws {
         let chart = NSTemporaryDirectory() + "ksm-repeat-\(getpid()).svg"
-        for (arguments, says) in [(["--repeat", "0"], "--repeat must be at least 1"),
-                                  (["--scenarios", "on", "off", "on"], "scenario on is named twice")] {
+        for (arguments, says) in [
+            (["--repeat", "0"], "--repeat must be at least 1"),
+            (["--scenarios", "on", "off", "on"], "scenario on is named twice"),
+        ] {
             let result = try await KSMBinary.run(["bench", "storm", "--chart", chart] + arguments, timeout: .seconds(60))
             #expect(result.status == 64, "\(arguments)")
             #expect(String(decoding: result.stderr, as: UTF8.self).contains(says), "\(arguments): \(String(decoding: result.stderr, as: UTF8.self))")

@@ -21,8 +21,10 @@ struct TopicCommandTests {
         let result = try await KSMBinary.run(["admin", "create-topics", "--replication-factor", "1", "--timeout", "20"], environment: environment)
         let (stdout, stderr) = Self.output(result)
         #expect(result.status == 0, "\(stderr)")
-        for topic in ["fps.license.requests", "fps.license.requests.continuity", "fps.license.requests.new", "fps.license.requests.prefetch",
-                      "fps.license.replies", "fps.license.dlq"] {
+        for topic in [
+            "fps.license.requests", "fps.license.requests.continuity", "fps.license.requests.new", "fps.license.requests.prefetch",
+            "fps.license.replies", "fps.license.dlq",
+        ] {
             #expect(stdout.contains("\(topic): exists"), "\(topic) not reported: \(stdout)")
         }
         #expect(stdout.contains("fps.license.requests.continuity: exists, 12 partitions"), "\(stdout)")

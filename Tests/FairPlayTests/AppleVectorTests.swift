@@ -16,12 +16,24 @@ import Wire
     }
 
     static let vectors: [Vector] = [
-        Vector(spc: "FPS/spc1.bin", ckc: "FPS/ckc1.bin", assetID: [UInt8](hexString: "aabbccddeeffaabbccddeeffaabbccddeeff")!, contentKey: "3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b", contentIV: "d5fbd6b82ed93e4ef98ae40931ee33b7"),
-        Vector(spc: "FPS/spc2.bin", ckc: "FPS/ckc2.bin", assetID: Array("one".utf8), contentKey: "31313131313131313131313131313131", contentIV: "546865517569636b42726f776e466f78"),
-        Vector(spc: "FPS/spc3.bin", ckc: "FPS/ckc3.bin", assetID: [UInt8](hexString: "aabbccddeeffaabbccddeeffaabbccddeeff")!, contentKey: "3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b", contentIV: "d5fbd6b82ed93e4ef98ae40931ee33b7"),
-        Vector(spc: "FPS-Lease/spc1.bin", ckc: "FPS-Lease/ckc1.bin", assetID: Array("one".utf8), contentKey: "31313131313131313131313131313131", contentIV: "546865517569636b42726f776e466f78"),
-        Vector(spc: "FPS-Lease/spc2.bin", ckc: "FPS-Lease/ckc2.bin", assetID: Array("one".utf8), contentKey: "31313131313131313131313131313131", contentIV: "546865517569636b42726f776e466f78"),
-        Vector(spc: "FPS-Lease/spc3.bin", ckc: "FPS-Lease/ckc3.bin", assetID: Array("one".utf8), contentKey: "31313131313131313131313131313131", contentIV: "546865517569636b42726f776e466f78"),
+        Vector(
+            spc: "FPS/spc1.bin", ckc: "FPS/ckc1.bin", assetID: [UInt8](hexString: "aabbccddeeffaabbccddeeffaabbccddeeff")!,
+            contentKey: "3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b", contentIV: "d5fbd6b82ed93e4ef98ae40931ee33b7"),
+        Vector(
+            spc: "FPS/spc2.bin", ckc: "FPS/ckc2.bin", assetID: Array("one".utf8), contentKey: "31313131313131313131313131313131",
+            contentIV: "546865517569636b42726f776e466f78"),
+        Vector(
+            spc: "FPS/spc3.bin", ckc: "FPS/ckc3.bin", assetID: [UInt8](hexString: "aabbccddeeffaabbccddeeffaabbccddeeff")!,
+            contentKey: "3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b", contentIV: "d5fbd6b82ed93e4ef98ae40931ee33b7"),
+        Vector(
+            spc: "FPS-Lease/spc1.bin", ckc: "FPS-Lease/ckc1.bin", assetID: Array("one".utf8), contentKey: "31313131313131313131313131313131",
+            contentIV: "546865517569636b42726f776e466f78"),
+        Vector(
+            spc: "FPS-Lease/spc2.bin", ckc: "FPS-Lease/ckc2.bin", assetID: Array("one".utf8), contentKey: "31313131313131313131313131313131",
+            contentIV: "546865517569636b42726f776e466f78"),
+        Vector(
+            spc: "FPS-Lease/spc3.bin", ckc: "FPS-Lease/ckc3.bin", assetID: Array("one".utf8), contentKey: "31313131313131313131313131313131",
+            contentIV: "546865517569636b42726f776e466f78"),
     ]
 
     static func server() throws -> KeyServerModule {
@@ -31,9 +43,10 @@ import Wire
     static func session(_ request: SPCRequest) -> DeviceSession {
         var requested: [TLLVTag: [UInt8]] = [:]
         for tag in request.payload.returnRequest { requested[tag] = request.payload.tllvs[tag].map { Array($0.raw) } }
-        return DeviceSession(sessionKey: request.secrets.sessionKey!, hu: request.secrets.hu, r1: request.secrets.r1,
-                             antiReplaySeed: Array(request.payload.antiReplaySeed), assetID: Array(request.assetID),
-                             requestedBlocks: requested, capabilities: request.payload.capabilities)
+        return DeviceSession(
+            sessionKey: request.secrets.sessionKey!, hu: request.secrets.hu, r1: request.secrets.r1,
+            antiReplaySeed: Array(request.payload.antiReplaySeed), assetID: Array(request.assetID),
+            requestedBlocks: requested, capabilities: request.payload.capabilities)
     }
 
     @Test("Apple's SPC opens, passes the integrity check and names the expected asset", arguments: vectors)
@@ -86,7 +99,7 @@ import Wire
             }
             // Sections 1 and 3 describe FPS/spc1.bin and FPS/spc3.bin. Section 2 lists an R1 that none of
             // the shipped SPCs holds (FPS/spc2.bin opens, and Apple's ckc2.bin opens with its values), so
-            // the sheet's SPC 2 is another capture; it is skipped here and noted in the README.
+            // the sheet's SPC 2 is another capture; it is skipped here and noted in docs/fairplay-core.md.
             if i == 1 { continue }
             let request = try Self.server().open(try Fixtures.apple("FPS/spc\(i + 1).bin"))
             #expect(request.secrets.r1.hexString == value("R1"))

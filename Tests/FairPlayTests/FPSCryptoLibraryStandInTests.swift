@@ -43,7 +43,7 @@ func standInCreateKeyPayload(_ raw: UnsafeMutableRawPointer) -> Int32 {
     }
     let skR1 = bytes(6, 7)
     guard skR1.count == 112, let dask = try? DFunction.derivedApplicationSecretKey(r2: bytes(8, 9), ask: state.ask),
-          let plain = try? FairPlayCrypto.aes128CBCDecrypt(key: dask, iv: skR1.prefix(16), skR1.dropFirst(16))
+        let plain = try? FairPlayCrypto.aes128CBCDecrypt(key: dask, iv: skR1.prefix(16), skR1.dropFirst(16))
     else { return -42585 }
     guard Array(plain[80..<96]) == bytes(10, 11) else { return -42589 }
     guard let encryptedKey = try? FairPlayCrypto.aes128ECBEncrypt(key: plain[0..<16], bytes(1, 2)) else { return -42601 }

@@ -4,7 +4,6 @@ import Foundation
 import KSMTestSupport
 import Testing
 
-
 /// Runs CPU-bound work on a thread of its own, so a long test occupies neither Swift's cooperative
 /// pool nor Dispatch's worker pool (each about one thread per core) and starves no suite beside it.
 func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
@@ -26,7 +25,10 @@ func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () -> T) async 
 /// land in bytes no KSM can check (v1/v2 payloads carry no MAC; only [SK..R1] is integrity-protected),
 /// so those may open; when they do, the CKC built for them must still open on the device.
 @Suite(.serialized, .timeLimit(.minutes(5))) struct MutationTests {
-    enum Outcome: Hashable { case refused(FairPlayStatus), opened }
+    enum Outcome: Hashable {
+        case refused(FairPlayStatus)
+        case opened
+    }
 
     static func run(_ server: KeyServerModule, _ spc: [UInt8]) -> (Outcome, SPCRequest?) {
         do {
@@ -60,52 +62,55 @@ func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () -> T) async 
         let perWorker = 45_000
         let results = await withTaskGroup(of: [String].self) { group in
             for worker in 0..<2 {
-                group.addTask { await offCooperativePool {
-                    var rng = SplitMix64(state: 0xF00D + UInt64(worker))
-                    var failures: [String] = []
-                    for i in 0..<perWorker {
-                        let base = bases[Int(rng.next() % UInt64(bases.count))]
-                        var spc = base.spc
-                        let kind = i % 10
-                        var mustRefuse = false
-                        switch kind {
-                        case 0:
-                            spc = Array(spc.prefix(Int(rng.next() % UInt64(spc.count))))
-                            mustRefuse = true
-                        case 1:
-                            spc += (0..<(1 + Int(rng.next() % 32))).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
-                            mustRefuse = true
-                        case 2:
-                            // A flip in a header field the server must read.
-                            let ranges = Self.protectedHeader(base.version)
-                            let range = ranges[Int(rng.next() % UInt64(ranges.count))]
-                            let at = range.lowerBound + Int(rng.next() % UInt64(range.count))
-                            spc[at] ^= UInt8(1 << (rng.next() % 8))
-                            mustRefuse = true
-                        default:
-                            for _ in 0..<(1 + Int(rng.next() % 3)) {
-                                let at = Int(rng.next() % UInt64(spc.count))
+                group.addTask {
+                    await offCooperativePool {
+                        var rng = SplitMix64(state: 0xF00D + UInt64(worker))
+                        var failures: [String] = []
+                        for i in 0..<perWorker {
+                            let base = bases[Int(rng.next() % UInt64(bases.count))]
+                            var spc = base.spc
+                            let kind = i % 10
+                            var mustRefuse = false
+                            switch kind {
+                            case 0:
+                                spc = Array(spc.prefix(Int(rng.next() % UInt64(spc.count))))
+                                mustRefuse = true
+                            case 1:
+                                spc += (0..<(1 + Int(rng.next() % 32))).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+                                mustRefuse = true
+                            case 2:
+                                // A flip in a header field the server must read.
+                                let ranges = Self.protectedHeader(base.version)
+                                let range = ranges[Int(rng.next() % UInt64(ranges.count))]
+                                let at = range.lowerBound + Int(rng.next() % UInt64(range.count))
                                 spc[at] ^= UInt8(1 << (rng.next() % 8))
+                                mustRefuse = true
+                            default:
+                                for _ in 0..<(1 + Int(rng.next() % 3)) {
+                                    let at = Int(rng.next() % UInt64(spc.count))
+                                    spc[at] ^= UInt8(1 << (rng.next() % 8))
+                                }
+                            }
+                            let (outcome, request) = Self.run(server, spc)
+                            if mustRefuse, outcome == .opened { failures.append("kind \(kind) mutant \(i) of worker \(worker) opened") }
+                            if case .refused(let status) = outcome, !FairPlayStatus.allKnown.contains(status) || status == .noError {
+                                failures.append("kind \(kind): status \(status) is not one of Apple's")
+                            }
+                            if let request {
+                                do {
+                                    _ = try server.makeCKC(
+                                        for: request, CKCContent(contentKey: [UInt8](repeating: 1, count: 16), contentIV: [UInt8](repeating: 2, count: 16)))
+                                } catch let error as FairPlayError {
+                                    // A garbled return request may name tags the SPC lacks: that is a status too.
+                                    if error.status != .missingRequiredTag { failures.append("CKC for an opened mutant failed: \(error)") }
+                                } catch {
+                                    failures.append("CKC for an opened mutant threw \(error)")
+                                }
                             }
                         }
-                        let (outcome, request) = Self.run(server, spc)
-                        if mustRefuse, outcome == .opened { failures.append("kind \(kind) mutant \(i) of worker \(worker) opened") }
-                        if case .refused(let status) = outcome, !FairPlayStatus.allKnown.contains(status) || status == .noError {
-                            failures.append("kind \(kind): status \(status) is not one of Apple's")
-                        }
-                        if let request {
-                            do {
-                                _ = try server.makeCKC(for: request, CKCContent(contentKey: [UInt8](repeating: 1, count: 16), contentIV: [UInt8](repeating: 2, count: 16)))
-                            } catch let error as FairPlayError {
-                                // A garbled return request may name tags the SPC lacks: that is a status too.
-                                if error.status != .missingRequiredTag { failures.append("CKC for an opened mutant failed: \(error)") }
-                            } catch {
-                                failures.append("CKC for an opened mutant threw \(error)")
-                            }
-                        }
+                        return failures
                     }
-                    return failures
-                } }
+                }
             }
             var all: [String] = []
             for await f in group { all += f }

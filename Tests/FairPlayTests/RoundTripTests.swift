@@ -15,11 +15,15 @@ import Testing
         o.playback = MediaPlaybackInfo(creationDate: 1_790_000_000, state: .readyToPlay, sessionID: 0xabcdef)
         o.capabilities = Capabilities(high: 0, low: 0x3f)
         o.deviceInfo = DeviceInfo(deviceType: DeviceInfo.mac, osVersion: 0x000e_0300)
-        o.sync = .v2(SyncV2(serverChallenge: 0x1122_3344_5566_7788, flags: [.report, .secureInvalidation], titleID: [UInt8](repeating: 7, count: 16),
-                            durationToExpiry: 86_000, invalidatedStreamIDs: [[UInt8](repeating: 1, count: 16), [UInt8](repeating: 2, count: 16)]))
+        o.sync = .v2(
+            SyncV2(
+                serverChallenge: 0x1122_3344_5566_7788, flags: [.report, .secureInvalidation], titleID: [UInt8](repeating: 7, count: 16),
+                durationToExpiry: 86_000, invalidatedStreamIDs: [[UInt8](repeating: 1, count: 16), [UInt8](repeating: 2, count: 16)]))
         o.kextDenyListVersion = 31
         o.securityLevelReport = SecurityLevelReport(level: .main, kdlVersion: 30)
-        o.vmDeviceInfo = VMDeviceInfo(hostDeviceClass: 3, hostOSVersion: 0x000f_0000, hostVirtualizationProtocol: 1, guestDeviceClass: 3, guestOSVersion: 0x000e_0000, guestVirtualizationProtocol: 1)
+        o.vmDeviceInfo = VMDeviceInfo(
+            hostDeviceClass: 3, hostOSVersion: 0x000f_0000, hostVirtualizationProtocol: 1, guestDeviceClass: 3, guestOSVersion: 0x000e_0000,
+            guestVirtualizationProtocol: 1)
         o.supportedKeyFormats = [TLLVTag.encryptedContentKey.rawValue]
         o.returnRequest = [.transactionID, .streamingIndicator, .capabilities, .mediaPlaybackState]
         o.reservedTLLVCount = 6
@@ -62,7 +66,8 @@ import Testing
         let (spc, session) = try device.makeSPC(Self.everything(version: version))
         let server = try Fixtures.testServer()
         let request = try server.open(spc)
-        let content = CKCContent(contentKey: Self.key, contentIV: Self.iv, keyDuration: .leaseAndRental(lease: 600, rental: 172_800), hdcp: .type1, requiredSecurityLevel: .main)
+        let content = CKCContent(
+            contentKey: Self.key, contentIV: Self.iv, keyDuration: .leaseAndRental(lease: 600, rental: 172_800), hdcp: .type1, requiredSecurityLevel: .main)
         let opened = try CKCOpener.open(try server.makeCKC(for: request, content), session: session)
         #expect(opened.contentKey == Self.key)
         #expect(opened.contentIV == Self.iv)
@@ -74,7 +79,9 @@ import Testing
         #expect(Array(opened.tags.suffix(4)) == [.transactionID, .streamingIndicator, .capabilities, .mediaPlaybackState])
     }
 
-    static let durations: [ContentKeyDuration] = [.lease(120), .rental(3600), .leaseAndRental(lease: 60, rental: 7200), .persistableUnlimited, .persistable(limitedTo: 86_400)]
+    static let durations: [ContentKeyDuration] = [
+        .lease(120), .rental(3600), .leaseAndRental(lease: 60, rental: 7200), .persistableUnlimited, .persistable(limitedTo: 86_400),
+    ]
 
     @Test("Each content key duration type reaches the device", arguments: durations)
     func durationTypes(duration: ContentKeyDuration) throws {
@@ -87,8 +94,9 @@ import Testing
         #expect(try CKCOpener.open(ckc, session: session).keyDuration == duration)
     }
 
-    @Test("The offline key TLLV goes to clients with capability bit 3; bit 1 alone, or neither bit, gets a persistable content key duration (SDK 26 checkSupportedFeatures, populateTagsCustom)",
-          arguments: [Capabilities.offlineKeyBit, Capabilities.offlineKeyV2Bit, Capabilities.offlineKeyBit | Capabilities.offlineKeyV2Bit, 0])
+    @Test(
+        "The offline key TLLV goes to clients with capability bit 3; bit 1 alone, or neither bit, gets a persistable content key duration (SDK 26 checkSupportedFeatures, populateTagsCustom)",
+        arguments: [Capabilities.offlineKeyBit, Capabilities.offlineKeyV2Bit, Capabilities.offlineKeyBit | Capabilities.offlineKeyV2Bit, 0])
     func offlineKeyVersions(bits: UInt64) throws {
         let device = SimulatedDevice(trust: try Fixtures.testTrust())
         var o = SPCOptions()
@@ -97,8 +105,11 @@ import Testing
         let (spc, session) = try device.makeSPC(o)
         let server = try Fixtures.testServer()
         let request = try server.open(spc)
-        let offline = OfflineKey(version: 2, contentID: [UInt8](repeating: 5, count: 16), storageDuration: 2_592_000, playbackDuration: 86_400, titleID: [UInt8](repeating: 6, count: 16))
-        let opened = try CKCOpener.open(try server.makeCKC(for: request, CKCContent(contentKey: Self.key, contentIV: Self.iv, offlineKey: offline)), session: session)
+        let offline = OfflineKey(
+            version: 2, contentID: [UInt8](repeating: 5, count: 16), storageDuration: 2_592_000, playbackDuration: 86_400,
+            titleID: [UInt8](repeating: 6, count: 16))
+        let opened = try CKCOpener.open(
+            try server.makeCKC(for: request, CKCContent(contentKey: Self.key, contentIV: Self.iv, offlineKey: offline)), session: session)
         if bits & Capabilities.offlineKeyV2Bit != 0 {
             #expect(opened.offlineKey == offline)
             #expect(opened.keyDuration == nil)
@@ -114,11 +125,14 @@ import Testing
         let (spc, session) = try device.makeSPC(SPCOptions())
         let server = try Fixtures.testServer()
         let request = try server.open(spc)
-        let lease = try CKCOpener.open(try server.makeCKC(for: request, CKCContent(contentKey: Self.key, contentIV: Self.iv, keyDuration: .lease(120))), session: session)
+        let lease = try CKCOpener.open(
+            try server.makeCKC(for: request, CKCContent(contentKey: Self.key, contentIV: Self.iv, keyDuration: .lease(120))), session: session)
         #expect(lease.contentKey == Self.key)
         #expect(lease.keyDuration == nil)
-        let offline = OfflineKey(version: 2, contentID: [UInt8](repeating: 5, count: 16), storageDuration: 9, playbackDuration: 9, titleID: [UInt8](repeating: 6, count: 16))
-        let download = try CKCOpener.open(try server.makeCKC(for: request, CKCContent(contentKey: Self.key, contentIV: Self.iv, offlineKey: offline)), session: session)
+        let offline = OfflineKey(
+            version: 2, contentID: [UInt8](repeating: 5, count: 16), storageDuration: 9, playbackDuration: 9, titleID: [UInt8](repeating: 6, count: 16))
+        let download = try CKCOpener.open(
+            try server.makeCKC(for: request, CKCContent(contentKey: Self.key, contentIV: Self.iv, offlineKey: offline)), session: session)
         #expect(download.offlineKey == nil)
         #expect(download.keyDuration == nil)
     }
@@ -133,7 +147,8 @@ import Testing
         let request = try server.open(spc)
         #expect(request.payload.playback?.state == state)
         let key: [UInt8]? = state == .playingOrPaused ? nil : Self.key
-        let opened = try CKCOpener.open(try server.makeCKC(for: request, CKCContent(contentKey: key, contentIV: Self.iv, keyDuration: .lease(300))), session: session)
+        let opened = try CKCOpener.open(
+            try server.makeCKC(for: request, CKCContent(contentKey: key, contentIV: Self.iv, keyDuration: .lease(300))), session: session)
         #expect(opened.keyDuration == .lease(300))
         if key != nil { #expect(opened.contentKey == Self.key) }
     }
@@ -166,14 +181,17 @@ import Testing
         let (spc, session) = try SimulatedDevice(trust: try Fixtures.testTrust()).makeSPC()
         let request = try server.open(spc)
         #expect(request.credential.name == "test")
-        #expect(try CKCOpener.open(try server.makeCKC(for: request, CKCContent(contentKey: Self.key, contentIV: Self.iv)), session: session).contentKey == Self.key)
+        #expect(
+            try CKCOpener.open(try server.makeCKC(for: request, CKCContent(contentKey: Self.key, contentIV: Self.iv)), session: session).contentKey == Self.key)
         #expect(try server.open(try Fixtures.apple("FPS/spc1.bin")).credential.name == "apple-dev")
     }
 
     @Test("A device that lists versions it does not use is never refused (SDK 26 checks no version)")
     func versionsAreNotNegotiated() throws {
         // Every real device lists [1, 2] and uses 1; the guide's "newest common version" would refuse it.
-        let rows: [(server: [UInt32], used: UInt32, supported: [UInt32])] = [([], 1, [1, 2]), ([1, 2], 1, [1, 2]), ([1], 1, [1, 2]), ([], 7, []), ([1, 2], 2, [1])]
+        let rows: [(server: [UInt32], used: UInt32, supported: [UInt32])] = [
+            ([], 1, [1, 2]), ([1, 2], 1, [1, 2]), ([1], 1, [1, 2]), ([], 7, []), ([1, 2], 2, [1]),
+        ]
         for row in rows {
             #expect(throws: Never.self) { try ProtocolVersionPolicy(accepted: row.server).check(used: row.used, deviceSupported: row.supported) }
         }

@@ -76,8 +76,9 @@ import Testing
         var testDescription: String { rawValue }
     }
 
-    @Test("A flipped bit: wrapped key or certificate hash → invalidCertificateErr (RSA, unknown SHA-256); length, ciphertext or tag → integrityErr",
-          arguments: Region.allCases)
+    @Test(
+        "A flipped bit: wrapped key or certificate hash → invalidCertificateErr (RSA, unknown SHA-256); length, ciphertext or tag → integrityErr",
+        arguments: Region.allCases)
     func flippedBit(_ region: Region) throws {
         var spc = try makeSPC()
         let expected: FairPlayStatus
@@ -90,7 +91,8 @@ import Testing
             expected = .invalidCertificate
         case .length:
             // Clear the lowest set bit of 16 or more: a shorter length that still fits, so only the tag can catch it.
-            let length = UInt32(spc[Self.lengthOffset]) << 24 | UInt32(spc[Self.lengthOffset + 1]) << 16
+            let length =
+                UInt32(spc[Self.lengthOffset]) << 24 | UInt32(spc[Self.lengthOffset + 1]) << 16
                 | UInt32(spc[Self.lengthOffset + 2]) << 8 | UInt32(spc[Self.lengthOffset + 3])
             let bit = (4..<32).first { length & (1 << $0) != 0 }!
             spc[Self.lengthOffset + 3 - bit / 8] ^= UInt8(1 << (bit % 8))

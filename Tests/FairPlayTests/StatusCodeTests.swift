@@ -20,7 +20,9 @@ import Testing
         }
     }
 
-    func expectCKC(_ status: FairPlayStatus, options: SPCOptions = SPCOptions(), _ content: CKCContent, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func expectCKC(_ status: FairPlayStatus, options: SPCOptions = SPCOptions(), _ content: CKCContent, sourceLocation: SourceLocation = #_sourceLocation)
+        throws
+    {
         let server = try Fixtures.testServer()
         let request = try server.open(try device().makeSPC(options).spc)
         do {
@@ -128,7 +130,9 @@ import Testing
     @Test("integrityErr: an ASk that is not the device's")
     func wrongASk() throws {
         let c = try Fixtures.testCredential()
-        let wrong = try ApplicationCredential(name: "wrong", certificateDER: c.certificateDER, privateKey1024: c.privateKey1024, privateKey2048: c.privateKey2048, sessionKeySource: .applicationSecretKey([UInt8](repeating: 9, count: 16)))
+        let wrong = try ApplicationCredential(
+            name: "wrong", certificateDER: c.certificateDER, privateKey1024: c.privateKey1024, privateKey2048: c.privateKey2048,
+            sessionKeySource: .applicationSecretKey([UInt8](repeating: 9, count: 16)))
         try expectOpen(.integrityError, try device().makeSPC().spc, server: KeyServerModule(credentials: try CredentialStore([wrong])))
     }
 
@@ -168,8 +172,12 @@ import Testing
         // must refuse rather than emit a CKC without a content key.
         let server = try Fixtures.testServer()
         let request = try server.open(try device().makeSPC().spc)
-        let broken = SPCRequest(container: request.container, payload: request.payload, secrets: SessionSecrets(sessionKey: nil, hu: request.hu, r1: request.secrets.r1), credential: request.credential)
-        #expect { try server.makeCKC(for: broken, CKCContent(contentKey: Self.key, contentIV: Self.iv)) } throws: { ($0 as? FairPlayError)?.status == .internalError }
+        let broken = SPCRequest(
+            container: request.container, payload: request.payload, secrets: SessionSecrets(sessionKey: nil, hu: request.hu, r1: request.secrets.r1),
+            credential: request.credential)
+        #expect { try server.makeCKC(for: broken, CKCContent(contentKey: Self.key, contentIV: Self.iv)) } throws: {
+            ($0 as? FairPlayError)?.status == .internalError
+        }
     }
 
     @Test("Every known status has Apple's name and its code")

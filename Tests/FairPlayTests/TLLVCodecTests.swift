@@ -47,7 +47,9 @@ import Testing
     @Test("A value longer than its block is paramErr naming the tag (SDK 26 readNextTLLV)")
     func valueLongerThanBlock() {
         let bytes = Self.header(0x2222, block: 16, value: 17) + [UInt8](repeating: 7, count: 16)
-        #expect { try TLLVList.parse(bytes[...]) } throws: { ($0 as? FairPlayError)?.status == .parameterError && ($0 as? FairPlayError)?.tag == TLLVTag(0x2222) }
+        #expect { try TLLVList.parse(bytes[...]) } throws: {
+            ($0 as? FairPlayError)?.status == .parameterError && ($0 as? FairPlayError)?.tag == TLLVTag(0x2222)
+        }
     }
 
     @Test("A block running past the payload is paramErr (SDK 26 readNextTLLV)")

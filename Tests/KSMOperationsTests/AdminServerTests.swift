@@ -1,13 +1,15 @@
 import Foundation
-@testable import KSMOperations
-@testable import KSMService
 import KSMTestSupport
 import Logging
 import ServiceLifecycle
 import Synchronization
 import Testing
+
+@testable import KSMOperations
+@testable import KSMService
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The admin port on hummingbird: concurrency under idle connections, IPv6, bind failures.
@@ -15,9 +17,10 @@ import Glibc
     static let logger = Logger(label: "ksm.test.admin") { _ in SwiftLogNoOpLogHandler() }
 
     static func server(port: Int, ready: Bool = true) -> AdminServer {
-        AdminServer(port: port, health: { .init(ok: true, detail: "ok") },
-                    readiness: { .init(ok: ready, detail: ready ? "ok: 1 partitions, redis up" : "no partition assigned") },
-                    metrics: { "# TYPE x gauge\nx 1\n" }, logger: logger)
+        AdminServer(
+            port: port, health: { .init(ok: true, detail: "ok") },
+            readiness: { .init(ok: ready, detail: ready ? "ok: 1 partitions, redis up" : "no partition assigned") },
+            metrics: { "# TYPE x gauge\nx 1\n" }, logger: logger)
     }
 
     /// Runs `server` in a service group until `body` returns, then shuts it down gracefully.
@@ -80,8 +83,9 @@ import Glibc
     func statusRoute() async throws {
         let port = try RedisServerProcess.freeLoopbackPort()
         let state = WorkerStatus(ready: true, stalled: false, assignedPartitions: 3, partitionChanges: 2, received: 10, replied: 9)
-        let server = AdminServer(port: port, health: { .init(ok: true, detail: "ok") }, readiness: { .init(ok: true, detail: "ok") },
-                                 metrics: { "" }, status: { state }, logger: Self.logger)
+        let server = AdminServer(
+            port: port, health: { .init(ok: true, detail: "ok") }, readiness: { .init(ok: true, detail: "ok") },
+            metrics: { "" }, status: { state }, logger: Self.logger)
         try await Self.running(server, port: port) {
             let answer = try await BlockingHTTP.get("127.0.0.1", port, "/status")
             #expect(answer.status == 200)
@@ -100,8 +104,9 @@ import Glibc
         let (fd, port) = try LoopbackSocket.bound()
         defer { close(fd) }
         #expect(listen(fd, 1) == 0)
-        let server = AdminServer(port: port, host: "127.0.0.1", health: { .init(ok: true, detail: "ok") }, readiness: { .init(ok: true, detail: "ok") },
-                                 metrics: { "" }, logger: Self.logger)
+        let server = AdminServer(
+            port: port, host: "127.0.0.1", health: { .init(ok: true, detail: "ok") }, readiness: { .init(ok: true, detail: "ok") },
+            metrics: { "" }, logger: Self.logger)
         let error = await #expect(throws: AdminServer.BindError.self) { try await server.run() }
         #expect(error?.description.contains("admin port \(port)") == true, "\(String(describing: error))")
         #expect(error?.description.contains("in use") == true, "\(String(describing: error))")
@@ -109,8 +114,9 @@ import Glibc
 
     @Test("A port out of range is refused before binding")
     func portOutOfRange() async throws {
-        let server = AdminServer(port: 99999, health: { .init(ok: true, detail: "ok") }, readiness: { .init(ok: true, detail: "ok") },
-                                 metrics: { "" }, logger: Self.logger)
+        let server = AdminServer(
+            port: 99999, health: { .init(ok: true, detail: "ok") }, readiness: { .init(ok: true, detail: "ok") },
+            metrics: { "" }, logger: Self.logger)
         let error = await #expect(throws: AdminServer.BindError.self) { try await server.run() }
         #expect(error?.description.contains("99999") == true)
     }
@@ -119,7 +125,10 @@ import Glibc
 /// A minimal blocking HTTP/1.1 client on its own thread (never on Swift's cooperative pool, which
 /// also runs the server's handlers).
 enum BlockingHTTP {
-    struct Failure: Error, CustomStringConvertible { var message: String; var description: String { message } }
+    struct Failure: Error, CustomStringConvertible {
+        var message: String
+        var description: String { message }
+    }
 
     /// A connected TCP socket to `host` (an IPv4 or IPv6 literal).
     static func connect(_ host: String, _ port: Int) throws -> Int32 {

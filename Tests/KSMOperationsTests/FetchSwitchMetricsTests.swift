@@ -1,8 +1,9 @@
-@testable import KSMOperations
-@testable import KSMService
 import Prometheus
 import Synchronization
 import Testing
+
+@testable import KSMOperations
+@testable import KSMService
 
 /// A pause or resume librdkafka did not take shows on `/metrics` while the worker retries it.
 @Suite struct FetchSwitchMetricsTests {

@@ -1,8 +1,9 @@
 import Foundation
-import Kafka
-@testable import KSMOperations
 import KSMService
+import Kafka
 import Testing
+
+@testable import KSMOperations
 
 /// Secret librdkafka properties read from files, and the topics `ksm admin create-topics` plans.
 @Suite struct KafkaPropertyFilesTests {
@@ -43,7 +44,10 @@ import Testing
     func badFilesAreRefused() throws {
         let exposed = try secretFile(Array("hunter4".utf8), mode: 0o644)
         let empty = try secretFile([])
-        defer { unlink(exposed); unlink(empty) }
+        defer {
+            unlink(exposed)
+            unlink(empty)
+        }
         let cases: [(files: [String: String], inline: [String: String], expected: String)] = [
             (["sasl.password": exposed], [:], "readable or writable by other users"),
             (["sasl.password": "/nonexistent/ksm-password"], [:], "/nonexistent/ksm-password"),
@@ -88,12 +92,15 @@ import Testing
     @Test("An existing request topic with fewer partitions than planned is refused; anything else is usable, with a note where it differs")
     func verdicts() {
         let spec = KafkaAdmin.TopicSpecification(name: "r", partitions: 12, replicationFactor: 3)
-        #expect(TopicProvisioning.verdict(for: spec, existing: .init(partitions: 6, replicationFactor: 3), readsRequests: true)
-            == .tooFewPartitions(have: 6, want: 12))
-        #expect(TopicProvisioning.verdict(for: spec, existing: .init(partitions: 6, replicationFactor: 3), readsRequests: false)
-            == .usable(note: "12 partitions planned"))
-        #expect(TopicProvisioning.verdict(for: spec, existing: .init(partitions: 24, replicationFactor: 1), readsRequests: true)
-            == .usable(note: "12 partitions planned, replication factor 3 planned"))
+        #expect(
+            TopicProvisioning.verdict(for: spec, existing: .init(partitions: 6, replicationFactor: 3), readsRequests: true)
+                == .tooFewPartitions(have: 6, want: 12))
+        #expect(
+            TopicProvisioning.verdict(for: spec, existing: .init(partitions: 6, replicationFactor: 3), readsRequests: false)
+                == .usable(note: "12 partitions planned"))
+        #expect(
+            TopicProvisioning.verdict(for: spec, existing: .init(partitions: 24, replicationFactor: 1), readsRequests: true)
+                == .usable(note: "12 partitions planned, replication factor 3 planned"))
         #expect(TopicProvisioning.verdict(for: spec, existing: .init(partitions: 12, replicationFactor: 3), readsRequests: true) == .usable(note: nil))
     }
 }

@@ -1,13 +1,16 @@
-@testable import KSMOperations
-@testable import KSMService
 import Logging
 import OTel
 import Testing
 
+@testable import KSMOperations
+@testable import KSMService
+
 @Suite struct OTLPConfigurationTests {
     private typealias Settings = OTLPTracingConfiguration.Settings
 
-    private func resolve(flags: Settings = Settings(), _ env: [String: String] = [:], file: Settings = Settings()) throws(OTLPConfigurationError) -> OTLPTracingConfiguration? {
+    private func resolve(flags: Settings = Settings(), _ env: [String: String] = [:], file: Settings = Settings()) throws(OTLPConfigurationError)
+        -> OTLPTracingConfiguration?
+    {
         try OTLPTracingConfiguration.resolve(flags: flags, environment: env, file: file, serviceInstanceID: "host-1")
     }
 
@@ -17,11 +20,14 @@ import Testing
         #expect(try resolve(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"])?.endpoint == "http://collector:4318/v1/traces")
         #expect(try resolve(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318/"])?.endpoint == "http://collector:4318/v1/traces")
         #expect(try resolve(["OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector/otlp"])?.endpoint == "http://collector/otlp/v1/traces")
-        #expect(try resolve(["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/custom", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://other:1"])?.endpoint
+        #expect(
+            try resolve(["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/custom", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://other:1"])?.endpoint
                 == "http://c:4318/custom")
-        #expect(try resolve(flags: Settings(endpoint: "http://flag:1/v1/traces"), ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://env:2/v1/traces"])?.endpoint
+        #expect(
+            try resolve(flags: Settings(endpoint: "http://flag:1/v1/traces"), ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://env:2/v1/traces"])?.endpoint
                 == "http://flag:1/v1/traces")
-        #expect(try resolve(["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://env:2/v1/traces"], file: Settings(endpoint: "http://file:3/v1/traces"))?.endpoint
+        #expect(
+            try resolve(["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://env:2/v1/traces"], file: Settings(endpoint: "http://file:3/v1/traces"))?.endpoint
                 == "http://env:2/v1/traces")
         #expect(try resolve(file: Settings(endpoint: "http://file:3/v1/traces"))?.endpoint == "http://file:3/v1/traces")
         // swift-otel exports over https too (AsyncHTTPClient with NIOSSL).
@@ -47,17 +53,21 @@ import Testing
 
     @Test("Headers: k=v lists, percent-decoded, signal-specific over generic, environment over file; bad ones refused without echoing the value")
     func headers() throws {
-        let configuration = try #require(try resolve([
-            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/v1/traces",
-            "OTEL_EXPORTER_OTLP_HEADERS": " api-key = abc%20def , X-Scope=one",
-            "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "x-scope=two",
-        ], file: Settings(headers: ["API-KEY": "from-file", "x-file": "f"])))
+        let configuration = try #require(
+            try resolve(
+                [
+                    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/v1/traces",
+                    "OTEL_EXPORTER_OTLP_HEADERS": " api-key = abc%20def , X-Scope=one",
+                    "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "x-scope=two",
+                ], file: Settings(headers: ["API-KEY": "from-file", "x-file": "f"])))
         let headers = Dictionary(uniqueKeysWithValues: configuration.headers.map { ($0.name.lowercased(), $0.value) })
         #expect(headers == ["api-key": "abc def", "x-scope": "two", "x-file": "f"])
         #expect(!configuration.summary.contains("abc"))
         #expect(configuration.summary.contains("api-key"))
-        for (list, message) in [("novalue", "member 1 is not key=value"), ("a=%zz", "invalid percent-encoding"), ("a b=1", "not a valid HTTP field name"),
-                                ("x=ok%0D%0Ainjected: 1", "control character"), ("content-length=5", "set by the exporter")] {
+        for (list, message) in [
+            ("novalue", "member 1 is not key=value"), ("a=%zz", "invalid percent-encoding"), ("a b=1", "not a valid HTTP field name"),
+            ("x=ok%0D%0Ainjected: 1", "control character"), ("content-length=5", "set by the exporter"),
+        ] {
             do {
                 _ = try resolve(["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:1/", "OTEL_EXPORTER_OTLP_HEADERS": list])
                 Issue.record("accepted \(list)")
@@ -73,8 +83,10 @@ import Testing
         let endpoint = ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:1/"]
         #expect(try resolve(endpoint)?.rootSampleRatio == 1)
         #expect(try resolve(endpoint.merging(["OTEL_TRACES_SAMPLER_ARG": "0.25"]) { $1 })?.rootSampleRatio == 0.25)
-        #expect(try resolve(endpoint.merging(["OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.5"]) { $1 })?.rootSampleRatio == 0.5)
-        #expect(try resolve(endpoint.merging(["OTEL_TRACES_SAMPLER": "parentbased_always_off", "OTEL_TRACES_SAMPLER_ARG": "0.5"]) { $1 })?.rootSampleRatio == 0)
+        #expect(
+            try resolve(endpoint.merging(["OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.5"]) { $1 })?.rootSampleRatio == 0.5)
+        #expect(
+            try resolve(endpoint.merging(["OTEL_TRACES_SAMPLER": "parentbased_always_off", "OTEL_TRACES_SAMPLER_ARG": "0.5"]) { $1 })?.rootSampleRatio == 0)
         #expect(try resolve(flags: Settings(sampleRatio: 0.1), endpoint.merging(["OTEL_TRACES_SAMPLER_ARG": "0.5"]) { $1 })?.rootSampleRatio == 0.1)
         #expect(try resolve(endpoint, file: Settings(sampleRatio: 0.3))?.rootSampleRatio == 0.3)
         for env in [["OTEL_TRACES_SAMPLER_ARG": "2"], ["OTEL_TRACES_SAMPLER_ARG": "half"], ["OTEL_TRACES_SAMPLER": "always_on"]] {
@@ -92,11 +104,14 @@ import Testing
         #expect(defaults.scheduleDelay == .seconds(5) && defaults.maximumQueueSize == 2048 && defaults.maximumExportBatchSize == 512)
         #expect(defaults.exportTimeout == .seconds(10))
         #expect(defaults.serviceInstanceID == "host-1")
-        let tuned = try #require(try resolve(flags: Settings(scheduleDelayMilliseconds: 150), endpoint.merging([
-            "OTEL_SERVICE_NAME": "ksm-eu", "OTEL_RESOURCE_ATTRIBUTES": "service.name=ignored,deployment.environment=prod,region=eu%2D1",
-            "OTEL_EXPORTER_OTLP_TIMEOUT": "2500", "OTEL_BSP_SCHEDULE_DELAY": "900", "OTEL_BSP_MAX_QUEUE_SIZE": "100",
-            "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "50", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
-        ]) { $1 }))
+        let tuned = try #require(
+            try resolve(
+                flags: Settings(scheduleDelayMilliseconds: 150),
+                endpoint.merging([
+                    "OTEL_SERVICE_NAME": "ksm-eu", "OTEL_RESOURCE_ATTRIBUTES": "service.name=ignored,deployment.environment=prod,region=eu%2D1",
+                    "OTEL_EXPORTER_OTLP_TIMEOUT": "2500", "OTEL_BSP_SCHEDULE_DELAY": "900", "OTEL_BSP_MAX_QUEUE_SIZE": "100",
+                    "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "50", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+                ]) { $1 }))
         #expect(tuned.serviceName == "ksm-eu")
         #expect(tuned.resourceAttributes["region"] == "eu-1")
         #expect(tuned.exportTimeout == .milliseconds(2500))
@@ -106,17 +121,21 @@ import Testing
         #expect(try resolve(endpoint.merging(["OTEL_RESOURCE_ATTRIBUTES": "service.name=from-resource"]) { $1 })?.serviceName == "from-resource")
         #expect(try resolve(endpoint.merging(["OTEL_SDK_DISABLED": "true"]) { $1 }) == nil)
         #expect(try resolve(endpoint.merging(["OTEL_TRACES_EXPORTER": "none"]) { $1 }) == nil)
-        for env in [["OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"], ["OTEL_TRACES_EXPORTER": "zipkin"], ["OTEL_EXPORTER_OTLP_TIMEOUT": "0"],
-                    ["OTEL_BSP_MAX_QUEUE_SIZE": "10", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "20"]] {
+        for env in [
+            ["OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"], ["OTEL_TRACES_EXPORTER": "zipkin"], ["OTEL_EXPORTER_OTLP_TIMEOUT": "0"],
+            ["OTEL_BSP_MAX_QUEUE_SIZE": "10", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "20"],
+        ] {
             #expect(throws: OTLPConfigurationError.self, "\(env)") { _ = try resolve(endpoint.merging(env) { $1 }) }
         }
     }
 
     @Test("Every setting reaches swift-otel's configuration: traces only, W3C propagation, parent-based ratio sampling")
     func otelConfiguration() throws {
-        let env = ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://c:4318/v1/traces", "OTEL_EXPORTER_OTLP_HEADERS": "api-key=k",
-                   "OTEL_TRACES_SAMPLER_ARG": "0.25", "OTEL_EXPORTER_OTLP_TIMEOUT": "2500", "OTEL_BSP_SCHEDULE_DELAY": "900",
-                   "OTEL_BSP_MAX_QUEUE_SIZE": "100", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "50"]
+        let env = [
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://c:4318/v1/traces", "OTEL_EXPORTER_OTLP_HEADERS": "api-key=k",
+            "OTEL_TRACES_SAMPLER_ARG": "0.25", "OTEL_EXPORTER_OTLP_TIMEOUT": "2500", "OTEL_BSP_SCHEDULE_DELAY": "900",
+            "OTEL_BSP_MAX_QUEUE_SIZE": "100", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "50",
+        ]
         let otel = try #require(try resolve(env)).otelConfiguration(logger: Logger(label: "test"))
         #expect(otel.traces.enabled && !otel.metrics.enabled && !otel.logs.enabled)
         #expect(otel.traces.otlpExporter.endpoint == "https://c:4318/v1/traces")
@@ -127,7 +146,8 @@ import Testing
         #expect(otel.traces.batchSpanProcessor.maxQueueSize == 100 && otel.traces.batchSpanProcessor.maxExportBatchSize == 50)
         #expect(otel.resourceAttributes["service.instance.id"] == "host-1")
         // Only TLS and compression variables are left for swift-otel to read: the rest were resolved above.
-        #expect(OTLPTracingConfiguration.environmentForOTel(env.merging(["OTEL_EXPORTER_OTLP_CERTIFICATE": "/ca.pem", "HOME": "/root"]) { $1 })
+        #expect(
+            OTLPTracingConfiguration.environmentForOTel(env.merging(["OTEL_EXPORTER_OTLP_CERTIFICATE": "/ca.pem", "HOME": "/root"]) { $1 })
                 == ["OTEL_EXPORTER_OTLP_CERTIFICATE": "/ca.pem"])
     }
 }

@@ -1,11 +1,12 @@
 import Foundation
 import Kafka
-@testable import KSMOperations
-@testable import KSMService
 import Licensing
 import Logging
 import Synchronization
 import Testing
+
+@testable import KSMOperations
+@testable import KSMService
 
 /// The pieces of `/metrics`, the JSON log format and trace propagation, without Kafka or Redis.
 @Suite struct OperationsTests {
@@ -49,10 +50,12 @@ import Testing
         s.queuedByClass["prefetch"] = 7
         s.storeErrors[.init(operation: "fetch", code: "unavailable")] = 2
         let cache = CacheStatistics()
-        let text = prometheusText(.init(statistics: s, storeUp: true, stalled: false,
-                                        lag: [TopicPartition(topic: "req", partition: 3): 42], cache: cache,
-                                        slots: .init(slots: 5, accounts: 4, isComplete: true), process: ProcessSample.read()),
-                                  version: "1.2.3")
+        let text = prometheusText(
+            .init(
+                statistics: s, storeUp: true, stalled: false,
+                lag: [TopicPartition(topic: "req", partition: 3): 42], cache: cache,
+                slots: .init(slots: 5, accounts: 4, isComplete: true), process: ProcessSample.read()),
+            version: "1.2.3")
         #expect(text.contains(#"ksm_replies_by_tenant_total{status="noErr",tenant="ac\"me",class="continuity"} 3"#), "\(text)")
         #expect(text.contains(#"ksm_job_latency_seconds_bucket{class="continuity",le="0.25"} 1"#))
         #expect(text.contains(#"ksm_job_latency_seconds_bucket{class="continuity",le="0.1"} 0"#))
@@ -127,8 +130,10 @@ import Testing
     func traceparent() {
         let valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
         #expect(JobTracing.isValidTraceparent(Array(valid.utf8)))
-        for bad in ["", "junk", valid.uppercased(), "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
-                    "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", "ff" + valid.dropFirst(2), valid + "-x"] {
+        for bad in [
+            "", "junk", valid.uppercased(), "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", "ff" + valid.dropFirst(2), valid + "-x",
+        ] {
             #expect(!JobTracing.isValidTraceparent(Array(bad.utf8)), "\(bad)")
         }
         #expect(JobTracing.isValidTraceparent(Array(("01" + valid.dropFirst(2) + "-future").utf8)))

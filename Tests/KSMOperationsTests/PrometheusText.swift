@@ -1,6 +1,7 @@
+import Prometheus
+
 @testable import KSMOperations
 @testable import KSMService
-import Prometheus
 
 /// The `/metrics` body `ksm serve` would answer for `inputs`: a fresh registry, one publish.
 func prometheusText(_ inputs: WorkerMetrics.Inputs, version: String = "test") -> String {

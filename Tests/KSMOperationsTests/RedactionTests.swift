@@ -10,8 +10,10 @@ import Testing
             let password = GeneratedSecret.password(length: 20, everySpecial: false)
             let encoded = GeneratedSecret.percentEncoded(password)
             for secret in [password, encoded] {
-                for url in ["redis://:\(secret)@h:1/0", "redis://ksm:\(secret)@h:1/0", "redis://\(secret)@h", "redis-cluster://ksm:\(secret)@a:1,b:2",
-                            "\(secret)@h:1", "redis://h:1/0?password=\(secret)"] {
+                for url in [
+                    "redis://:\(secret)@h:1/0", "redis://ksm:\(secret)@h:1/0", "redis://\(secret)@h", "redis-cluster://ksm:\(secret)@a:1,b:2",
+                    "\(secret)@h:1", "redis://h:1/0?password=\(secret)",
+                ] {
                     let shown = Redaction.redactedURL(url)
                     #expect(!shown.contains(secret), "\(shown)")
                     #expect(shown.contains(Redaction.placeholder))

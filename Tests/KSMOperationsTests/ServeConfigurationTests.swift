@@ -1,8 +1,8 @@
 import Foundation
 import KSMOperations
 import KSMService
-import RedisStore
 import Licensing
+import RedisStore
 import Testing
 
 /// `ksm serve`'s configuration: layering, and one named error per mistake.
@@ -71,7 +71,8 @@ import Testing
         let long = String(repeating: "t", count: 240)
         let name = try problems(flags: ["requests-topic": .string(long), "class-topics": .boolean(true)])
         #expect(name.description.contains("continuity"), "\(name)")
-        #expect(try ServeConfiguration.resolve(flags: ["requests-topic": .string(long)], environment: Self.required, configFile: nil).worker.requestsTopic == long)
+        #expect(
+            try ServeConfiguration.resolve(flags: ["requests-topic": .string(long)], environment: Self.required, configFile: nil).worker.requestsTopic == long)
         let loop = try problems(flags: ["replies-topic": .string("fps.license.requests.new"), "class-topics": .boolean(true)])
         #expect(loop.names("--replies-topic"), "\(loop)")
     }
@@ -94,7 +95,8 @@ import Testing
     func kafkaPropertiesKeptWhole() throws {
         let path = try file(#"{"kafka-properties": {"security.protocol": "SASL_SSL", "session.timeout.ms": 10000, "enable.idempotence": true}}"#)
         let c = try ServeConfiguration.resolve(flags: ["kafka-properties": .list(["client.id=flag"])], environment: Self.required, configFile: path)
-        #expect(c.worker.kafkaProperties == ["security.protocol": "SASL_SSL", "session.timeout.ms": "10000", "enable.idempotence": "true", "client.id": "flag"])
+        #expect(
+            c.worker.kafkaProperties == ["security.protocol": "SASL_SSL", "session.timeout.ms": "10000", "enable.idempotence": "true", "client.id": "flag"])
     }
 
     @Test("a kafka-properties map holding an object is refused whole, naming the entry")
@@ -141,8 +143,9 @@ import Testing
         #expect(uncached.names("--prefetch-window") && uncached.description.contains("rotation prefetch"), "\(uncached)")
         #expect(try problems(flags: ["prefetch-window": .number(60), "rotation-lead": .number(0)]).names("--prefetch-window"))
         #expect(try ServeConfiguration.resolve(flags: ["cache-ttl": .number(0)], environment: Self.required, configFile: nil).cacheTTL == .zero)
-        #expect(try ServeConfiguration.resolve(flags: ["prefetch-window": .number(0), "cache-ttl": .number(0)], environment: Self.required, configFile: nil)
-            .prefetchWindow.isEnabled == false)
+        #expect(
+            try ServeConfiguration.resolve(flags: ["prefetch-window": .number(0), "cache-ttl": .number(0)], environment: Self.required, configFile: nil)
+                .prefetchWindow.isEnabled == false)
     }
 
     @Test("a negative --cache-ttl is out of range")

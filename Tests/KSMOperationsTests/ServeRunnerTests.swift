@@ -1,8 +1,8 @@
 import Foundation
 import KSMOperations
 import KSMService
-import Prometheus
 import Logging
+import Prometheus
 import Testing
 
 /// `ServeRunner`, the worker process `ksm serve` composes, called directly: start-up refusals say

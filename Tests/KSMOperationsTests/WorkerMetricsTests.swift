@@ -1,9 +1,10 @@
-@testable import KSMOperations
-@testable import KSMService
 import Kafka
 import Prometheus
 import Synchronization
 import Testing
+
+@testable import KSMOperations
+@testable import KSMService
 
 /// WorkerStatistics -> swift-metrics -> Prometheus text.
 @Suite struct WorkerMetricsTests {
@@ -21,7 +22,10 @@ import Testing
                 batch.observe(seconds: seconds)
             }
             expected.merge(batch)
-            statistics.withLock { $0.endToEndLatency["new", default: LatencyHistogram()].merge(batch); $0.received += 9 }
+            statistics.withLock {
+                $0.endToEndLatency["new", default: LatencyHistogram()].merge(batch)
+                $0.received += 9
+            }
             metrics.publish()
         }
         let text = registry.emitToString()
@@ -41,8 +45,9 @@ import Testing
         let registry = PrometheusCollectorRegistry()
         let lag = Mutex<[TopicPartition: Int64]>([TopicPartition(topic: "req", partition: 0): 5, TopicPartition(topic: "req", partition: 1): 7])
         let metrics = WorkerMetrics(version: "t", factory: DescribedPrometheusFactory(registry: registry)) {
-            WorkerMetrics.Inputs(statistics: WorkerStatistics.Snapshot(), storeUp: true, stalled: false,
-                                 lag: lag.withLock { $0 })
+            WorkerMetrics.Inputs(
+                statistics: WorkerStatistics.Snapshot(), storeUp: true, stalled: false,
+                lag: lag.withLock { $0 })
         }
         #expect(registry.emitToString().contains(#"ksm_consumer_lag{topic="req",partition="1"} 7.0"#))
         lag.withLock { _ = $0.removeValue(forKey: TopicPartition(topic: "req", partition: 1)) }

@@ -22,9 +22,13 @@ struct AppleJSONProcessorTests {
         full.streamingIndicator = .airPlay
         full.transactionID = .max
         full.deviceInfo = DeviceInfo(deviceType: DeviceInfo.mac, osVersion: 0x000F_0100)
-        full.vmDeviceInfo = VMDeviceInfo(hostDeviceClass: 3, hostOSVersion: 0x000F_0100, hostVirtualizationProtocol: 1, guestDeviceClass: 3, guestOSVersion: 0x000E_0000, guestVirtualizationProtocol: 2)
-        full.sync = .v2(SyncV2(serverChallenge: .max, flags: [.report, .success, .objectExpired], titleID: [UInt8](repeating: 0xAB, count: 16), durationToExpiry: 3600,
-                               invalidatedStreamIDs: [[UInt8](repeating: 1, count: 16), [UInt8](repeating: 0xFE, count: 16)]))
+        full.vmDeviceInfo = VMDeviceInfo(
+            hostDeviceClass: 3, hostOSVersion: 0x000F_0100, hostVirtualizationProtocol: 1, guestDeviceClass: 3, guestOSVersion: 0x000E_0000,
+            guestVirtualizationProtocol: 2)
+        full.sync = .v2(
+            SyncV2(
+                serverChallenge: .max, flags: [.report, .success, .objectExpired], titleID: [UInt8](repeating: 0xAB, count: 16), durationToExpiry: 3600,
+                invalidatedStreamIDs: [[UInt8](repeating: 1, count: 16), [UInt8](repeating: 0xFE, count: 16)]))
         full.securityLevelReport = SecurityLevelReport(level: .main, kdlVersion: 40)
 
         var v1 = SPCOptions()
@@ -53,7 +57,7 @@ struct AppleJSONProcessorTests {
     /// The results of a response, parsed back by the project's parser.
     static func results(_ output: [UInt8], _ kind: String = "create-ckc") throws -> [[String: JSONValue]] {
         guard case .object(let root) = try JSONValue(parsing: output), case .object(let body)? = root["fairplay-streaming-response"],
-              case .array(let results)? = body[kind]
+            case .array(let results)? = body[kind]
         else { throw Failure(description: "not a \(kind) response: \(String(decoding: output, as: UTF8.self))") }
         return try results.map {
             guard case .object(let result) = $0 else { throw Failure(description: "a result is not an object") }
@@ -65,11 +69,15 @@ struct AppleJSONProcessorTests {
 
     @Test("create-ckc: every result carries the SPC's values, and each CKC opens")
     func createCKCRoundTrip() throws {
-        let server = try Self.server(), device = try Self.device()
+        let server = try Self.server()
+        let device = try Self.device()
         let made = try Self.variants.map { try device.makeSPC($0) }
         let key = "0123456789abcdef0123456789abcdef"
         let ops: [[String: Any]] = made.enumerated().map { index, spc in
-            ["id": index + 1, "spc": Data(spc.spc).base64EncodedString(), "asset-info": [["content-key": key, "content-iv": "00112233445566778899aabbccddeeff", "content-type": "sd"]]]
+            [
+                "id": index + 1, "spc": Data(spc.spc).base64EncodedString(),
+                "asset-info": [["content-key": key, "content-iv": "00112233445566778899aabbccddeeff", "content-type": "sd"]],
+            ]
         }
         let output = AppleJSONProcessor(server: server).processToJSON(try Self.request("create-ckc", ops))
         #expect(output.last == 0x0A)
@@ -90,18 +98,24 @@ struct AppleJSONProcessorTests {
             }
             #expect(result["hu"] == .string(request.hu.hexString.uppercased()))
             let ckc = try #require(result["ckc"])
-            guard case .string(let text) = ckc, let bytes = Base64.decode(text) else { Issue.record("ckc is not base64"); continue }
+            guard case .string(let text) = ckc, let bytes = Base64.decode(text) else {
+                Issue.record("ckc is not base64")
+                continue
+            }
             let opened = try CKCOpener.open(bytes, session: spc.session)
             #expect(opened.contentKey.hexString == key)
             #expect(opened.contentIV.hexString == "00112233445566778899aabbccddeeff")
         }
         // Members in Apple's order, not sorted.
-        #expect(String(decoding: output, as: UTF8.self).hasPrefix(#"{"fairplay-streaming-response":{"create-ckc":[{"id":1,"status":0,"asset-id":"skd://asset-1","playback-state":{"creation-date":1790000000,"#))
+        #expect(
+            String(decoding: output, as: UTF8.self).hasPrefix(
+                #"{"fairplay-streaming-response":{"create-ckc":[{"id":1,"status":0,"asset-id":"skd://asset-1","playback-state":{"creation-date":1790000000,"#))
     }
 
     @Test("get-client-info: the same values as the Foundation writer gave, no CKC")
     func getClientInfoRoundTrip() throws {
-        let server = try Self.server(), device = try Self.device()
+        let server = try Self.server()
+        let device = try Self.device()
         let spcs = try Self.variants.map { try device.makeSPC($0).spc }
         let ops: [[String: Any]] = spcs.map { ["id": "7", "spc": Data($0).base64EncodedString()] }
         let results = try Self.results(AppleJSONProcessor(server: server).processToJSON(try Self.request("get-client-info", ops)), "get-client-info")
@@ -122,7 +136,8 @@ struct AppleJSONProcessorTests {
 
     @Test("failed operations keep their status and reason, and carry nothing else")
     func failures() throws {
-        let server = try Self.server(), device = try Self.device()
+        let server = try Self.server()
+        let device = try Self.device()
         let spc = Data(try device.makeSPC().spc).base64EncodedString()
         let ops: [[String: Any]] = [
             ["id": 1, "spc": "not base64!", "asset-info": [["content-key": "00112233445566778899aabbccddeeff"]]],
@@ -146,13 +161,15 @@ struct AppleJSONProcessorTests {
         for result in results { #expect(Set(result.keys) == ["id", "status", "reason"]) }
     }
 
-    @Test("a request that cannot be read answers one paramErr result with the reason", arguments: [
-        ("{nope", "invalid JSON: expected a string key at byte 1"),
-        ("[]", "request is not a JSON object"),
-        (#"{"fairplay-streaming-request": {}}"#, "request has neither \"create-ckc\" nor \"get-client-info\""),
-        (#"{"fairplay-streaming-request": {"create-ckc": [1]}}"#, "\"create-ckc\" is not an array of objects"),
-        (#"{"fairplay-streaming-request": {"create-ckc": [], "create-ckc": []}}"#, "invalid JSON: duplicate key at byte 50"),
-    ])
+    @Test(
+        "a request that cannot be read answers one paramErr result with the reason",
+        arguments: [
+            ("{nope", "invalid JSON: expected a string key at byte 1"),
+            ("[]", "request is not a JSON object"),
+            (#"{"fairplay-streaming-request": {}}"#, "request has neither \"create-ckc\" nor \"get-client-info\""),
+            (#"{"fairplay-streaming-request": {"create-ckc": [1]}}"#, "\"create-ckc\" is not an array of objects"),
+            (#"{"fairplay-streaming-request": {"create-ckc": [], "create-ckc": []}}"#, "invalid JSON: duplicate key at byte 50"),
+        ])
     func unreadableRequests(input: String, reason: String) throws {
         let output = AppleJSONProcessor(server: try Self.server()).processToJSON(Array(input.utf8))
         let results = try Self.results(output)
@@ -165,57 +182,67 @@ struct AppleJSONProcessorTests {
         options.playback = MediaPlaybackInfo(creationDate: 1_790_000_000, state: .readyToPlay, sessionID: 1)
         let spc = try Self.device().makeSPC(options)
         let input = """
-        {
-          "fairplay-streaming-request": {
-            "create-ckc": [
-              {
-                "id": 1,
-                "spc": "\(Data(spc.spc).base64EncodedString())",
-                "asset-info": [
+            {
+              "fairplay-streaming-request": {
+                "create-ckc": [
                   {
-                    "content-key": "31313131313131313131313131313131",
-                    "content-iv": "546865517569636b42726f776e466f78",
-                    "content-type": "sd",
-                    "lease-duration": 120,
+                    "id": 1,
+                    "spc": "\(Data(spc.spc).base64EncodedString())",
+                    "asset-info": [
+                      {
+                        "content-key": "31313131313131313131313131313131",
+                        "content-iv": "546865517569636b42726f776e466f78",
+                        "content-type": "sd",
+                        "lease-duration": 120,
+                      },
+                    ],
                   },
                 ],
               },
-            ],
-          },
-        }
-        """
+            }
+            """
         let results = try Self.results(AppleJSONProcessor(server: try Self.server()).processToJSON(Array(input.utf8)))
         try #require(results.count == 1)
         #expect(results[0]["status"] == .integer(0))
-        guard case .string(let text)? = results[0]["ckc"], let ckc = Base64.decode(text) else { Issue.record("no CKC"); return }
+        guard case .string(let text)? = results[0]["ckc"], let ckc = Base64.decode(text) else {
+            Issue.record("no CKC")
+            return
+        }
         let opened = try CKCOpener.open(ckc, session: spc.session)
         #expect(opened.contentIV.hexString == "546865517569636b42726f776e466f78")
         #expect(opened.keyDuration?.leaseSeconds == 120)
     }
 
-    @Test("numbers and booleans are read as SDK 26's serde reads them: a fractional lease-duration is no lease, check-in 1 is not a check-in",
-          arguments: [(#""lease-duration": 120.0"#, UInt32?.none, #""check-in": 1,"#), (#""lease-duration": 120"#, UInt32?(120), #""check-in": false,"#)])
+    @Test(
+        "numbers and booleans are read as SDK 26's serde reads them: a fractional lease-duration is no lease, check-in 1 is not a check-in",
+        arguments: [(#""lease-duration": 120.0"#, UInt32?.none, #""check-in": 1,"#), (#""lease-duration": 120"#, UInt32?(120), #""check-in": false,"#)])
     func serdeScalars(lease: String, expectedLease: UInt32?, checkIn: String) throws {
         var options = SPCOptions()
         options.playback = MediaPlaybackInfo(creationDate: 1_790_000_000, state: .readyToPlay, sessionID: 1)
         let spc = try Self.device().makeSPC(options)
-        let input = #"{"fairplay-streaming-request": {"create-ckc": [{"id": 1, \#(checkIn) "spc": "\#(Data(spc.spc).base64EncodedString())", "asset-info": [{"content-key": "31313131313131313131313131313131", "content-type": "sd", \#(lease)}]}]}}"#
+        let input =
+            #"{"fairplay-streaming-request": {"create-ckc": [{"id": 1, \#(checkIn) "spc": "\#(Data(spc.spc).base64EncodedString())", "asset-info": [{"content-key": "31313131313131313131313131313131", "content-type": "sd", \#(lease)}]}]}}"#
         let results = try Self.results(AppleJSONProcessor(server: try Self.server()).processToJSON(Array(input.utf8)))
         try #require(results.count == 1)
         #expect(results[0]["status"] == .integer(0))
-        guard case .string(let text)? = results[0]["ckc"], let ckc = Base64.decode(text) else { Issue.record("no CKC: not read as a check-in"); return }
+        guard case .string(let text)? = results[0]["ckc"], let ckc = Base64.decode(text) else {
+            Issue.record("no CKC: not read as a check-in")
+            return
+        }
         #expect(try CKCOpener.open(ckc, session: spc.session).keyDuration?.leaseSeconds == expectedLease)
     }
 
-    @Test("ids are answered as SDK 26 answers them: a non-negative integer or a numeric string as a number, anything else 0", arguments: [
-        (#""id": 7,"#, JSONValue.integer(7)),
-        (#""id": "42","#, .integer(42)),
-        (#""id": "x","#, .integer(0)),
-        (#""id": 2.5,"#, .integer(0)),
-        (#""id": null,"#, .integer(0)),
-        (#""id": {"b": [1], "a": "x"},"#, .integer(0)),
-        ("", .integer(0)),
-    ])
+    @Test(
+        "ids are answered as SDK 26 answers them: a non-negative integer or a numeric string as a number, anything else 0",
+        arguments: [
+            (#""id": 7,"#, JSONValue.integer(7)),
+            (#""id": "42","#, .integer(42)),
+            (#""id": "x","#, .integer(0)),
+            (#""id": 2.5,"#, .integer(0)),
+            (#""id": null,"#, .integer(0)),
+            (#""id": {"b": [1], "a": "x"},"#, .integer(0)),
+            ("", .integer(0)),
+        ])
     func ids(member: String, expected: JSONValue) throws {
         let input = #"{"fairplay-streaming-request": {"get-client-info": [{\#(member) "spc": "AAAA"}]}}"#
         let results = try Self.results(AppleJSONProcessor(server: try Self.server()).processToJSON(Array(input.utf8)), "get-client-info")

@@ -34,19 +34,24 @@ struct AppleVectorLeaseTests {
         let opened = try server.open(spc)
         let sessionKey = try #require(opened.secrets.sessionKey)
         let blocks = Dictionary(uniqueKeysWithValues: try opened.payload.returnRequest.map { ($0, Array(try #require(opened.payload.tllvs[$0]).raw)) })
-        let session = DeviceSession(sessionKey: sessionKey, hu: opened.hu, r1: opened.secrets.r1, antiReplaySeed: Array(opened.payload.antiReplaySeed),
-                                    assetID: Array(opened.assetID), requestedBlocks: blocks, capabilities: opened.payload.capabilities)
+        let session = DeviceSession(
+            sessionKey: sessionKey, hu: opened.hu, r1: opened.secrets.r1, antiReplaySeed: Array(opened.payload.antiReplaySeed),
+            assetID: Array(opened.assetID), requestedBlocks: blocks, capabilities: opened.payload.capabilities)
         let one = Array(opened.assetID) == Array("one".utf8)
-        return (spc, session, opened.payload.playback != nil,
-                one ? "31313131313131313131313131313131" : "3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b",
-                one ? "546865517569636b42726f776e466f78" : "d5fbd6b82ed93e4ef98ae40931ee33b7")
+        return (
+            spc, session, opened.payload.playback != nil,
+            one ? "31313131313131313131313131313131" : "3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b",
+            one ? "546865517569636b42726f776e466f78" : "d5fbd6b82ed93e4ef98ae40931ee33b7"
+        )
     }
 
     @Test("ksm process answers each of Apple's six SPCs under a lease with a CKC; a duration only with a playback state", arguments: spcs)
     func processIssuesLeaseCKC(_ path: String) throws {
         let v = try vector(path)
-        let op: [String: Any] = ["id": 1, "spc": Data(v.spc).base64EncodedString(),
-                                 "asset-info": [["content-key": v.key, "content-iv": v.iv, "content-type": "hd", "lease-duration": 120]]]
+        let op: [String: Any] = [
+            "id": 1, "spc": Data(v.spc).base64EncodedString(),
+            "asset-info": [["content-key": v.key, "content-iv": v.iv, "content-type": "hd", "lease-duration": 120]],
+        ]
         let request = try JSONSerialization.data(withJSONObject: ["fairplay-streaming-request": ["create-ckc": [op]]])
         let response = try JSONSerialization.jsonObject(with: Data(AppleJSONProcessor(server: server).processToJSON(Array(request)))) as? [String: Any]
         let result = try #require(((response?["fairplay-streaming-response"] as? [String: Any])?["create-ckc"] as? [[String: Any]])?.first)
@@ -63,8 +68,10 @@ struct AppleVectorLeaseTests {
         let v = try vector(path)
         let keyring = try KeyEncryptionKeyring([id("kek-apple"): [UInt8](repeating: 0xAB, count: 16)])
         let store = InMemoryLicenseStore()
-        try await store.putTenant(TenantRecord(id: id("apple"), certificateHashes: [credential.certificateHash], keyEncryptionKeyID: id("kek-apple"),
-                                               maxConcurrentStreams: 2, leaseDurationSeconds: 120))
+        try await store.putTenant(
+            TenantRecord(
+                id: id("apple"), certificateHashes: [credential.certificateHash], keyEncryptionKeyID: id("kek-apple"),
+                maxConcurrentStreams: 2, leaseDurationSeconds: 120))
         let wrapped = try keyring.wrap(contentKey: try #require([UInt8](hexString: v.key)), iv: try #require([UInt8](hexString: v.iv)), with: id("kek-apple"))
         try await store.putContentKey(wrapped, tenant: id("apple"), assetID: v.session.assetID, keyPeriod: nil)
         try await store.putPolicy(Array(#"{"content-type": "hd", "lease": {"duration": 120}}"#.utf8), tenant: id("apple"), assetID: nil)

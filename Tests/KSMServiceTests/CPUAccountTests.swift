@@ -28,24 +28,24 @@ struct CPUAccountTests {
             }
             let end = threadCPU() + 0.25
             var x: UInt64 = 1
-            while threadCPU() < end { x = x &* 6364136223846793005 &+ 1 }
+            while threadCPU() < end { x = x &* 6_364_136_223_846_793_005 &+ 1 }
             return x
         }
         let spent = CPUAccount.sample() - before
         #if os(Linux)
-        #expect((spent.seconds["crypto"] ?? 0) >= 0.2, "\(spent.seconds)")
-        let perJob = spent.microsecondsPerJob(1_000)
-        #expect(perJob["total"] == (spent.seconds.values.reduce(0, +) / 1_000 * 1e6).rounded())
+            #expect((spent.seconds["crypto"] ?? 0) >= 0.2, "\(spent.seconds)")
+            let perJob = spent.microsecondsPerJob(1_000)
+            #expect(perJob["total"] == (spent.seconds.values.reduce(0, +) / 1_000 * 1e6).rounded())
         #endif
     }
 
     @Test("counts another process's CPU time under the given name")
     func countsOtherProcesses() {
         #if os(Linux)
-        let own = getpid()
-        let sample = CPUAccount.sample(processes: ["self": [own], "gone": [Int32.max]])
-        #expect((sample.seconds["self"] ?? -1) >= 0)
-        #expect(sample.seconds["gone"] == nil)
+            let own = getpid()
+            let sample = CPUAccount.sample(processes: ["self": [own], "gone": [Int32.max]])
+            #expect((sample.seconds["self"] ?? -1) >= 0)
+            #expect(sample.seconds["gone"] == nil)
         #endif
     }
 }

@@ -22,8 +22,9 @@ import Testing
     func seeded(fetchDelay: Duration = .zero) async throws -> ScriptedStore {
         let store = InMemoryLicenseStore()
         try await store.putTenant(TenantRecord(id: Self.tenant, keyEncryptionKeyID: try StoreIdentifier("k")))
-        try await store.putContentKey(WrappedContentKey(wrappedKey: [UInt8](repeating: 1, count: 24), iv: [UInt8](repeating: 2, count: 16), keyEncryptionKeyID: try StoreIdentifier("k")),
-                                            tenant: Self.tenant, assetID: Self.asset, keyPeriod: nil)
+        try await store.putContentKey(
+            WrappedContentKey(wrappedKey: [UInt8](repeating: 1, count: 24), iv: [UInt8](repeating: 2, count: 16), keyEncryptionKeyID: try StoreIdentifier("k")),
+            tenant: Self.tenant, assetID: Self.asset, keyPeriod: nil)
         try await store.putPolicy(Array(#"{"content-type":"sd"}"#.utf8), tenant: Self.tenant, assetID: nil)
         return ScriptedStore(store, fetchDelay: fetchDelay)
     }
@@ -81,8 +82,9 @@ import Testing
         let inner = try await seeded()
         let cache = CachingLicenseStore(inner, timeToLive: .seconds(600))
         #expect(try await cache.fetch([request(1)]).first?.contentKey?.wrappedKey.first == 1)
-        try await cache.putContentKey(WrappedContentKey(wrappedKey: [UInt8](repeating: 7, count: 24), iv: [UInt8](repeating: 2, count: 16), keyEncryptionKeyID: try StoreIdentifier("k")),
-                                      tenant: Self.tenant, assetID: Self.asset, keyPeriod: nil)
+        try await cache.putContentKey(
+            WrappedContentKey(wrappedKey: [UInt8](repeating: 7, count: 24), iv: [UInt8](repeating: 2, count: 16), keyEncryptionKeyID: try StoreIdentifier("k")),
+            tenant: Self.tenant, assetID: Self.asset, keyPeriod: nil)
         #expect(try await cache.fetch([request(1)]).first?.contentKey?.wrappedKey.first == 7)
     }
 

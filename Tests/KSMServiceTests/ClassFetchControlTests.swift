@@ -1,6 +1,7 @@
 import Kafka
 import Synchronization
 import Testing
+
 @testable import KSMService
 
 /// Which request topics a worker fetches (``ClassFetchControl``): room in memory goes to continuity
@@ -26,7 +27,10 @@ struct ClassFetchControlTests {
         #expect(!control.paused.contains(.priority(.continuity)))
         // Continuity fills the rest; only the limit stops it.
         #expect(control.decide(inFlight: 999, queued: [.new: 400, .continuity: 499], classes: Self.all).isEmpty)
-        #expect(control.decide(inFlight: 1_000, queued: [.new: 400, .continuity: 500], classes: Self.all).pause == [.mixed, .priority(.continuity), .priority(.prefetch)])
+        #expect(
+            control.decide(inFlight: 1_000, queued: [.new: 400, .continuity: 500], classes: Self.all).pause == [
+                .mixed, .priority(.continuity), .priority(.prefetch),
+            ])
     }
 
     @Test("new sessions keep a reserve in memory even while continuity holds the room: the floor never runs dry")
@@ -48,7 +52,8 @@ struct ClassFetchControlTests {
         #expect(busy.pause == [.priority(.prefetch)])
         // The backlog drains; prefetch comes back once the queue is almost empty and in flight is low.
         #expect(control.decide(inFlight: 150, queued: [.prefetch: control.prefetchReserve, .continuity: 40], classes: Self.all).isEmpty)
-        #expect(control.decide(inFlight: 100, queued: [.prefetch: control.prefetchReserve, .continuity: 20], classes: Self.all).resume == [.priority(.prefetch)])
+        #expect(
+            control.decide(inFlight: 100, queued: [.prefetch: control.prefetchReserve, .continuity: 20], classes: Self.all).resume == [.priority(.prefetch)])
     }
 }
 

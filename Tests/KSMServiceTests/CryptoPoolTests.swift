@@ -1,9 +1,10 @@
 import FairPlay
 import FairPlayDevice
 import Foundation
-@testable import KSMService
 import Licensing
 import Testing
+
+@testable import KSMService
 
 @Suite(.timeLimit(.minutes(1)))
 struct CryptoPoolTests {
@@ -53,7 +54,8 @@ struct CryptoPoolTests {
         }
         #expect(reservoir.started == 2, "30 pools in turn ran on the same two threads")
         // Two pools at once need four threads; afterwards all four are parked.
-        let a = CryptoPool(threadCount: 2, name: "a", reservoir: reservoir), b = CryptoPool(threadCount: 2, name: "b", reservoir: reservoir)
+        let a = CryptoPool(threadCount: 2, name: "a", reservoir: reservoir)
+        let b = CryptoPool(threadCount: 2, name: "b", reservoir: reservoir)
         let (first, second) = (await a.map([1]) { $0 }, await b.map([2]) { $0 })
         #expect(first == [1] && second == [2])
         a.shutdown()
@@ -81,7 +83,8 @@ struct CryptoPoolTests {
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             rates[threads] = Double(spcs.count) / seconds
         }
-        let one = rates[1]!, many = rates[cores]!
+        let one = rates[1]!
+        let many = rates[cores]!
         print("CryptoPool SPC v2 opens: 1 thread \(Int(one))/s, \(cores) threads \(Int(many))/s, speed-up \(String(format: "%.2f", many / one))x")
     }
 }
@@ -94,7 +97,8 @@ struct CryptoPoolTests {
         #expect(k32.isEmpty, "add takes the bytes")
         #expect(ring.ids == [id("k16"), id("k32")])
 
-        let key = FairPlayCrypto.randomBytes(16), iv = FairPlayCrypto.randomBytes(16)
+        let key = FairPlayCrypto.randomBytes(16)
+        let iv = FairPlayCrypto.randomBytes(16)
         for kek in [id("k16"), id("k32")] {
             let wrapped = try ring.wrap(contentKey: key, iv: iv, with: kek)
             #expect(wrapped.wrappedKey.count == 24 && wrapped.keyEncryptionKeyID == kek && wrapped.iv == iv)
@@ -123,7 +127,8 @@ struct CryptoPoolTests {
     @Test("a content key is unwrapped once per memo lifetime, and forgotten with its KEK")
     func contentKeyMemo() throws {
         let ring = try KeyEncryptionKeyring([id("k16"): FairPlayCrypto.randomBytes(16)])
-        let key = FairPlayCrypto.randomBytes(16), iv = FairPlayCrypto.randomBytes(16)
+        let key = FairPlayCrypto.randomBytes(16)
+        let iv = FairPlayCrypto.randomBytes(16)
         let wrapped = try ring.wrap(contentKey: key, iv: iv, with: id("k16"))
         let t0 = ContinuousClock.now
         let first = try ring.contentKey(wrapped, now: t0)
@@ -187,10 +192,13 @@ struct ProcessorThroughputTests {
         let world = try World()
         let store = InMemoryLicenseStore()
         try await world.seed(store)
-        try await store.putTenant(TenantRecord(id: id("acme"), certificateHashes: [world.credentialA.certificateHash], keyEncryptionKeyID: id("kek-a"), maxConcurrentStreams: 1000))
+        try await store.putTenant(
+            TenantRecord(id: id("acme"), certificateHashes: [world.credentialA.certificateHash], keyEncryptionKeyID: id("kek-a"), maxConcurrentStreams: 1000))
         let jobs = try (0..<200).map { n in
-            try World.job("tp-\(n)", account: "acct-\(n % 50)", device: world.deviceA,
-                          World.options(World.hdAsset, playback: MediaPlaybackInfo(creationDate: 1, state: .readyToPlay, sessionID: UInt64(n)))).job
+            try World.job(
+                "tp-\(n)", account: "acct-\(n % 50)", device: world.deviceA,
+                World.options(World.hdAsset, playback: MediaPlaybackInfo(creationDate: 1, state: .readyToPlay, sessionID: UInt64(n)))
+            ).job
         }
         var report: [String] = []
         for threads in [1, 2] {

@@ -2,6 +2,7 @@ import Kafka
 import Logging
 import Synchronization
 import Testing
+
 @testable import KSMService
 
 extension FetchSwitchRetryTests {
@@ -25,8 +26,9 @@ extension FetchSwitchRetryTests {
 
         let flaky = FlakyConsumer(wrapping: consumer)
         let statistics = WorkerStatistics()
-        let state = WorkerState(maximumInFlight: 4, statistics: statistics, topics: topics, maximumBatchSize: 4, logger: logger,
-                                switchFetching: { ClassFetchControl.apply($0, to: flaky, topics: topics) })
+        let state = WorkerState(
+            maximumInFlight: 4, statistics: statistics, topics: topics, maximumBatchSize: 4, logger: logger,
+            switchFetching: { ClassFetchControl.apply($0, to: flaky, topics: topics) })
         // What the worker's read loop does with the events, and its tick beside it.
         let received = Mutex<[KafkaMessage]>([])
         let reader = Task {

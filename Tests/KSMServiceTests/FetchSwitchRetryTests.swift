@@ -2,6 +2,7 @@ import Kafka
 import Logging
 import Synchronization
 import Testing
+
 @testable import KSMService
 
 /// A pause or resume of a request topic that librdkafka did not take is made again until it does, and
@@ -108,8 +109,9 @@ struct FetchSwitchRetryTests {
         let consumer = FlakyConsumer(assigned: assigned)
         let statistics = WorkerStatistics()
         let topics = Self.topics
-        let state = WorkerState(maximumInFlight: 4, statistics: statistics, topics: topics, maximumBatchSize: 4,
-                                switchFetching: { ClassFetchControl.apply($0, to: consumer, topics: topics) })
+        let state = WorkerState(
+            maximumInFlight: 4, statistics: statistics, topics: topics, maximumBatchSize: 4,
+            switchFetching: { ClassFetchControl.apply($0, to: consumer, topics: topics) })
         _ = await state.assigned(assigned)
         await state.enqueue(messages(on: Self.continuity, 0..<4))
         let all = Set(topics.fetchClasses)
@@ -143,8 +145,9 @@ struct FetchSwitchRetryTests {
     func assignedPartitionIsPaused() async throws {
         let consumer = FlakyConsumer(assigned: [Self.requests, Self.continuity, Self.new0, Self.prefetch])
         let topics = Self.topics
-        let state = WorkerState(maximumInFlight: 4, topics: topics, maximumBatchSize: 4,
-                                switchFetching: { ClassFetchControl.apply($0, to: consumer, topics: topics) })
+        let state = WorkerState(
+            maximumInFlight: 4, topics: topics, maximumBatchSize: 4,
+            switchFetching: { ClassFetchControl.apply($0, to: consumer, topics: topics) })
         _ = await state.assigned(consumer.assigned)
         await state.enqueue(messages(on: Self.continuity, 0..<4))
         #expect(consumer.paused.contains(Self.new0))

@@ -1,5 +1,6 @@
 import Kafka
 import Testing
+
 @testable import KSMService
 
 /// Which messages a worker may treat as first deliveries (no stored-reply lookup): those at or past

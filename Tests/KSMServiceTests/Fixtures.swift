@@ -97,7 +97,10 @@ struct World: Sendable {
             id("kek-b"): [UInt8](repeating: 0xB2, count: 32),
         ])
         var keys: [String: (key: [UInt8], iv: [UInt8])] = [:]
-        for asset in [Self.hdAsset, Self.uhdAsset, Self.audioAsset, Self.sdAsset, Self.noPolicyAsset, Self.foreignKEKAsset, Self.badPolicyAsset, Self.liveAsset, Self.shortLiveAsset] {
+        for asset in [
+            Self.hdAsset, Self.uhdAsset, Self.audioAsset, Self.sdAsset, Self.noPolicyAsset, Self.foreignKEKAsset, Self.badPolicyAsset, Self.liveAsset,
+            Self.shortLiveAsset,
+        ] {
             keys[asset] = (FairPlayCrypto.randomBytes(16), FairPlayCrypto.randomBytes(16))
         }
         self.keys = keys
@@ -114,8 +117,11 @@ struct World: Sendable {
 
     /// Puts tenants, wrapped keys and policies into `store`.
     func seed(_ store: any LicenseStore) async throws {
-        try await store.putTenant(TenantRecord(id: id("acme"), certificateHashes: [credentialA.certificateHash], keyEncryptionKeyID: id("kek-a"), maxConcurrentStreams: 2, leaseDurationSeconds: 600,
-                                               entitlementSecrets: [id("k1"): try keyring.wrap(secret: Self.tokenSecret, with: id("kek-a"))]))
+        try await store.putTenant(
+            TenantRecord(
+                id: id("acme"), certificateHashes: [credentialA.certificateHash], keyEncryptionKeyID: id("kek-a"), maxConcurrentStreams: 2,
+                leaseDurationSeconds: 600,
+                entitlementSecrets: [id("k1"): try keyring.wrap(secret: Self.tokenSecret, with: id("kek-a"))]))
         try await store.putTenant(TenantRecord(id: id("globex"), certificateHashes: [credentialB.certificateHash], keyEncryptionKeyID: id("kek-b")))
         try await store.putTenant(TenantRecord(id: id("initech"), certificateHashes: [credentialA.certificateHash], keyEncryptionKeyID: id("kek-a")))
         try await store.putTenant(TenantRecord(id: id("hooli"), certificateHashes: [credentialA.certificateHash], keyEncryptionKeyID: id("kek-a")))
@@ -136,7 +142,9 @@ struct World: Sendable {
         // Wrapped under a KEK this worker's keyring does not hold.
         let other = try KeyEncryptionKeyring([id("kek-elsewhere"): FairPlayCrypto.randomBytes(16)])
         let plain = keys[Self.foreignKEKAsset]!
-        try await store.putContentKey(try other.wrap(contentKey: plain.key, iv: plain.iv, with: id("kek-elsewhere")), tenant: id("hooli"), assetID: Array(Self.foreignKEKAsset.utf8), keyPeriod: nil)
+        try await store.putContentKey(
+            try other.wrap(contentKey: plain.key, iv: plain.iv, with: id("kek-elsewhere")), tenant: id("hooli"), assetID: Array(Self.foreignKEKAsset.utf8),
+            keyPeriod: nil)
 
         func policy(_ json: String, tenant: String, asset: String?) async throws {
             try await store.putPolicy(Array(json.utf8), tenant: id(tenant), assetID: asset.map { Array($0.utf8) })
@@ -170,8 +178,11 @@ struct World: Sendable {
         deadline: Int64? = nil, entitlement: String = "", persistent: Bool = false, streamID: [UInt8]? = nil
     ) throws -> (job: LicenseJob, session: DeviceSession) {
         let (spc, session) = try device.makeSPC(options)
-        return (LicenseJob(id: id(jobID), tenant: id(tenant), account: id(account), spc: spc, deadline: deadline, entitlement: entitlement,
-                           persistent: persistent, streamID: streamID), session)
+        return (
+            LicenseJob(
+                id: id(jobID), tenant: id(tenant), account: id(account), spc: spc, deadline: deadline, entitlement: entitlement,
+                persistent: persistent, streamID: streamID), session
+        )
     }
 }
 

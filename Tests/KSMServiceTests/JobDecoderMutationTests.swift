@@ -1,13 +1,13 @@
 import FairPlay
 import FairPlayDevice
 import Foundation
+import KSMTestSupport
 import Kafka
 import Licensing
-import KSMTestSupport
 import Testing
-@testable import KSMService
 import Wire
 
+@testable import KSMService
 
 /// Thousands of corrupted job envelopes through the decoder and the worker: every one is decoded
 /// or refused with `invalidJob` naming a known field (or the body), none crashes, and whatever
@@ -57,7 +57,8 @@ struct JobDecoderMutationTests {
     @Test("50,000 seeded mutants of job envelopes: decoded or refused with a named field, never a crash")
     func decoderMutants() throws {
         var random = SplitMix64(state: 0x5EED_0006)
-        var decoded = 0, refused = 0
+        var decoded = 0
+        var refused = 0
         for seed in Self.seeds() {
             for _ in 0..<16_667 {
                 let mutant = Self.mutate(seed, &random)
@@ -133,7 +134,10 @@ struct JobDecoderMutationTests {
         func reply(_ n: Int) -> LicenseReply? { if case .reply(let r) = outcomes[n] { r } else { nil } }
         #expect(reply(0)?.status == .ok)
         // Over 256 KiB: refused before parsing, so not even the ID is read: dead-lettered.
-        guard case .deadLetter(let reason) = outcomes[1] else { Issue.record("oversized job was not dead-lettered"); return }
+        guard case .deadLetter(let reason) = outcomes[1] else {
+            Issue.record("oversized job was not dead-lettered")
+            return
+        }
         #expect(reason.contains("exceeds"))
         #expect(worker.record(outcomes[1], for: messages[1]).topic == worker.configuration.deadLetterTopic)
         for (n, field) in [(2, "account"), (3, "tenant"), (4, "deadline"), (5, "persistent")] {
@@ -142,7 +146,10 @@ struct JobDecoderMutationTests {
         // Wrong tenant: an SPC for A's certificate under globex; an unknown tenant.
         #expect(reply(6)?.status == .certificateNotOwnedByTenant)
         #expect(reply(7)?.status == .unknownTenant)
-        guard case .deadLetter = outcomes[8] else { Issue.record("a JSON array was not dead-lettered"); return }
+        guard case .deadLetter = outcomes[8] else {
+            Issue.record("a JSON array was not dead-lettered")
+            return
+        }
         // Replies keep the job's correlation ID.
         let record = worker.record(outcomes[2], for: messages[2])
         #expect(record.headers.first { $0.0 == "correlation-id" }?.1 == Array("c-2".utf8))
@@ -153,8 +160,9 @@ struct JobDecoderMutationTests {
         let world = try World()
         let store = InMemoryLicenseStore()
         try await world.seed(store)
-        let processor = LicenseProcessor(keyServer: try world.keyServer(), store: store, keyring: world.keyring, pool: sharedPool,
-                                         logger: quietLogger, guards: JobGuards(store: InMemoryJobGuardStore()))
+        let processor = LicenseProcessor(
+            keyServer: try world.keyServer(), store: store, keyring: world.keyring, pool: sharedPool,
+            logger: quietLogger, guards: JobGuards(store: InMemoryJobGuardStore()))
         let worker = LicenseWorker(configuration: WorkerConfiguration(brokers: "unused:9092"), processor: processor, logger: quietLogger)
         let job = try World.job("wire-1", device: world.deviceA, World.options(World.hdAsset)).job
         let message = KafkaMessage(topic: "jobs", partition: 0, offset: 0, key: nil, value: job.jsonBytes(), headers: [])

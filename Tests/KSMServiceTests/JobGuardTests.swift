@@ -18,8 +18,9 @@ struct JobGuardTests {
     }
 
     func processor(store: any LicenseStore, guards: any JobGuardStore) throws -> LicenseProcessor {
-        LicenseProcessor(keyServer: try world.keyServer(), store: store, keyring: world.keyring, pool: sharedPool, logger: quietLogger,
-                         guards: JobGuards(store: guards))
+        LicenseProcessor(
+            keyServer: try world.keyServer(), store: store, keyring: world.keyring, pool: sharedPool, logger: quietLogger,
+            guards: JobGuards(store: guards))
     }
 
     /// Runs the same checks against any guard store (memory or Redis).
@@ -58,8 +59,9 @@ struct JobGuardTests {
         download.persistent = true
         for (reused, firstDelivery) in [(otherDevice.job, false), (otherDevice.job, true), (download, false)] {
             let reply = try #require(await processor.process([reused], now: t0 + 11_000, firstDeliveries: [firstDelivery]).first)
-            #expect(reply.status == .jobIdReused && reply.rule == "job:id-reused" && reply.ckc == nil && !reply.isRetriable && !reply.isDuplicate,
-                    "\(reply.status) \(reply.reason)")
+            #expect(
+                reply.status == .jobIdReused && reply.rule == "job:id-reused" && reply.ckc == nil && !reply.isRetriable && !reply.isDuplicate,
+                "\(reply.status) \(reply.reason)")
             #expect(reply.reason.contains("dup-1"))
         }
         #expect(try #require(await processor.process([hd.job], now: t0 + 12_000).first).jsonBytes() == first.jsonBytes())
@@ -95,7 +97,9 @@ struct JobGuardTests {
         #expect(try await guards.claim([other]) == [false])
 
         // Two workers answering the same job: the second store returns the first's bytes.
-        let stored = StoredReply(tenant: id("acme"), account: id("alice"), jobID: id("race-1"), answer: StoredAnswer(bytes: [1, 2, 3], requestDigest: [UInt8](repeating: 9, count: 32)), ttlMilliseconds: 60_000)
+        let stored = StoredReply(
+            tenant: id("acme"), account: id("alice"), jobID: id("race-1"),
+            answer: StoredAnswer(bytes: [1, 2, 3], requestDigest: [UInt8](repeating: 9, count: 32)), ttlMilliseconds: 60_000)
         var second = stored
         second.answer.bytes = [4, 5, 6]
         #expect(try await guards.storeReplies([stored]) == [nil])
@@ -162,8 +166,9 @@ struct GuardSettingsCacheTests {
         // clock, stay until read. The processor's `now` still moves on the test's own clock.
         let window: Int64 = 600_000
         let guards = JobGuards(store: redis, rateWindowMilliseconds: window, settingsCache: GuardSettingsCache(timeToLive: .seconds(600)))
-        let processor = LicenseProcessor(keyServer: try world.keyServer(), store: redis, keyring: world.keyring, pool: sharedPool, logger: quietLogger,
-                                         guards: guards)
+        let processor = LicenseProcessor(
+            keyServer: try world.keyServer(), store: redis, keyring: world.keyring, pool: sharedPool, logger: quietLogger,
+            guards: guards)
         let client = try RedisClient(configuration: server.configuration())
         func count(at now: Int64) async throws -> Int64? {
             try await client.send(["GET", RedisArgument("fps:{t:acme:a:alice}:rate:\(now / window)")]).string.flatMap { Int64($0) }
@@ -196,8 +201,9 @@ struct RateCountLedgerTests {
         let store = ScriptedStore(memory)
         let guardStore = InMemoryJobGuardStore()
         try await guardStore.putGuardSettings(GuardSettings(rateLimit: 10), tenant: id("acme"))
-        let processor = LicenseProcessor(keyServer: try world.keyServer(), store: store, keyring: world.keyring, pool: sharedPool, logger: quietLogger,
-                                         guards: JobGuards(store: guardStore))
+        let processor = LicenseProcessor(
+            keyServer: try world.keyServer(), store: store, keyring: world.keyring, pool: sharedPool, logger: quietLogger,
+            guards: JobGuards(store: guardStore))
         let jobs = try (0..<3).map { n in try World.job("retry-\(n)", device: world.deviceA, World.options(World.hdAsset)).job }
         let ledger = RateCountLedger()
 
@@ -211,8 +217,9 @@ struct RateCountLedgerTests {
         store.failFetch = nil
         let second = await processor.process(jobs, now: t0 + 100, ledger: ledger)
         #expect(second.allSatisfy { $0.status == .ok }, "\(second.map(\.reason))")
-        let probe = try await guardStore.admit([AdmissionRequest(tenant: id("acme"), account: id("alice"), jobID: id("probe"))],
-                                               nowMilliseconds: t0 + 200, rateWindowMilliseconds: 1000)
+        let probe = try await guardStore.admit(
+            [AdmissionRequest(tenant: id("acme"), account: id("alice"), jobID: id("probe"))],
+            nowMilliseconds: t0 + 200, rateWindowMilliseconds: 1000)
         #expect(probe.admissions == [.counted(4)], "3 jobs once each, then the probe")
 
         // Without the ledger (a new batch, a redelivery) the same jobs would be counted again: the

@@ -1,16 +1,20 @@
 import Kafka
 import Licensing
 import Testing
+
 @testable import KSMService
 
 @Suite("Job scheduler")
 struct JobSchedulerTests {
     /// A message whose body is a job with these fields (the SPC is a placeholder: the scheduler never opens it).
-    static func message(_ id: String, tenant: String = "t", priority: LicenseJob.Priority = .new, deadline: Int64? = nil,
-                        partition: Int32 = 0, offset: Int64 = 0) -> KafkaMessage {
+    static func message(
+        _ id: String, tenant: String = "t", priority: LicenseJob.Priority = .new, deadline: Int64? = nil,
+        partition: Int32 = 0, offset: Int64 = 0
+    ) -> KafkaMessage {
         // Identifiers here are valid by construction.
-        let job = LicenseJob(id: try! StoreIdentifier(id), tenant: try! StoreIdentifier(tenant), account: try! StoreIdentifier("a"),
-                             spc: [1, 2, 3], deadline: deadline, priority: priority)
+        let job = LicenseJob(
+            id: try! StoreIdentifier(id), tenant: try! StoreIdentifier(tenant), account: try! StoreIdentifier("a"),
+            spc: [1, 2, 3], deadline: deadline, priority: priority)
         return KafkaMessage(topic: "jobs", partition: partition, offset: offset, key: nil, value: job.jsonBytes(), headers: [])
     }
 
@@ -51,9 +55,11 @@ struct JobSchedulerTests {
         #expect(batch == ["gone", "c0", "c1"])
     }
 
-    @Test("tenants share a class by weight, whatever the order they arrived in", arguments: [
-        (1.0, 1.0, 50), (3.0, 1.0, 75), (1.0, 4.0, 20),
-    ])
+    @Test(
+        "tenants share a class by weight, whatever the order they arrived in",
+        arguments: [
+            (1.0, 1.0, 50), (3.0, 1.0, 75), (1.0, 4.0, 20),
+        ])
     func weightedFairness(weightA: Double, weightB: Double, expectedA: Int) {
         var policy = SchedulingPolicy()
         policy.tenantWeights = ["a": weightA, "b": weightB]
@@ -137,7 +143,9 @@ struct JobSchedulerTests {
     @Test("queuing and draining a 30,000-job storm stays near linear (no copy of a queue per job)")
     func stormIsLinear() {
         var s = JobScheduler(policy: SchedulingPolicy())
-        let messages = (0..<30_000).map { Self.message("j\($0)", tenant: "t\($0 % 3)", priority: $0 % 10 == 0 ? .new : .continuity, deadline: now + Int64($0 % 977)) }
+        let messages = (0..<30_000).map {
+            Self.message("j\($0)", tenant: "t\($0 % 3)", priority: $0 % 10 == 0 ? .new : .continuity, deadline: now + Int64($0 % 977))
+        }
         let start = ContinuousClock.now
         for m in messages { s.push(m, inFlight: 0, rate: 1_000_000, now: now) }
         var drained = 0

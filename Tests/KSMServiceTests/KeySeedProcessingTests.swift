@@ -21,7 +21,8 @@ struct KeySeedProcessingTests {
     func store(seeded: Bool) async throws -> ScriptedStore {
         let store = InMemoryLicenseStore()
         let wrappedSeed = seeded ? try world.keyring.wrap(secret: seed, with: id("kek-a")) : nil
-        try await store.putTenant(TenantRecord(id: id("acme"), certificateHashes: [world.credentialA.certificateHash], keyEncryptionKeyID: id("kek-a"), keySeed: wrappedSeed))
+        try await store.putTenant(
+            TenantRecord(id: id("acme"), certificateHashes: [world.credentialA.certificateHash], keyEncryptionKeyID: id("kek-a"), keySeed: wrappedSeed))
         try await store.putPolicy(Array(#"{"content-type": "hd"}"#.utf8), tenant: id("acme"), assetID: nil)
         return ScriptedStore(store)
     }
@@ -43,8 +44,9 @@ struct KeySeedProcessingTests {
     @Test func storedKeyWinsOverTheSeed() async throws {
         let store = try await store(seeded: true)
         let stored = (key: [UInt8](repeating: 0x11, count: 16), iv: [UInt8](repeating: 0x22, count: 16))
-        try await store.putContentKey(try world.keyring.wrap(contentKey: stored.key, iv: stored.iv, with: id("kek-a")), tenant: id("acme"),
-                                      assetID: Array(Self.storedAsset.utf8), keyPeriod: nil)
+        try await store.putContentKey(
+            try world.keyring.wrap(contentKey: stored.key, iv: stored.iv, with: id("kek-a")), tenant: id("acme"),
+            assetID: Array(Self.storedAsset.utf8), keyPeriod: nil)
         let processor = try world.processor(store: store, pool: sharedPool)
         let (job, session) = try World.job("j1", device: world.deviceA, World.options(Self.storedAsset))
         let reply = try #require(await processor.process([job], now: t0).first)
@@ -63,8 +65,10 @@ struct KeySeedProcessingTests {
     @Test func seedWrappedUnderAnUnknownKEKFailsClosed() async throws {
         let store = InMemoryLicenseStore()
         let other = try KeyEncryptionKeyring([id("kek-x"): [UInt8](repeating: 9, count: 16)])
-        try await store.putTenant(TenantRecord(id: id("acme"), certificateHashes: [world.credentialA.certificateHash], keyEncryptionKeyID: id("kek-x"),
-                                               keySeed: try other.wrap(secret: seed, with: id("kek-x"))))
+        try await store.putTenant(
+            TenantRecord(
+                id: id("acme"), certificateHashes: [world.credentialA.certificateHash], keyEncryptionKeyID: id("kek-x"),
+                keySeed: try other.wrap(secret: seed, with: id("kek-x"))))
         try await store.putPolicy(Array(#"{"content-type": "hd"}"#.utf8), tenant: id("acme"), assetID: nil)
         let processor = try world.processor(store: store, pool: sharedPool)
         let (job, _) = try World.job("j1", device: world.deviceA, World.options(Self.seededAsset))

@@ -24,7 +24,8 @@ extension LicenseProcessorTests {
         missing.job.keyPeriod = id("p8")
         let replies = await processor.process([period.job, plain.job, missing.job], now: t0)
         #expect(replies.map(\.status) == [.ok, .ok, .noContentKey], "\(replies.map(\.reason))")
-        let periodCKC = try #require(replies[0].ckc), plainCKC = try #require(replies[1].ckc)
+        let periodCKC = try #require(replies[0].ckc)
+        let plainCKC = try #require(replies[1].ckc)
         #expect(try CKCOpener.open(periodCKC, session: period.session).contentKey == periodKey)
         #expect(try CKCOpener.open(plainCKC, session: plain.session).contentKey == base)
     }
@@ -36,15 +37,18 @@ extension LicenseProcessorTests {
         _ = try await addAsset(store, asset, policy: #"{"offline": {"enabled": true, "storage-duration": 2592000, "playback-duration": 86400}}"#)
         let processor = try world.processor(store: store, pool: sharedPool)
         let stream: [UInt8] = Array(repeating: 0xCD, count: 16)
-        let download = try World.job("dl-c", device: world.deviceA, World.options(asset, playback: LicenseProcessorTests.play(1)), persistent: true, streamID: stream)
+        let download = try World.job(
+            "dl-c", device: world.deviceA, World.options(asset, playback: LicenseProcessorTests.play(1)), persistent: true, streamID: stream)
         let issued = try #require(await processor.process([download.job], now: t0).first)
         #expect(issued.status == .ok, "\(issued.reason)")
         let issuedCKC = try #require(issued.ckc)
         let offline = try #require(try CKCOpener.open(issuedCKC, session: download.session).offlineKey)
 
         var options = World.options(asset, playback: LicenseProcessorTests.play(1))
-        options.sync = .v2(SyncV2(serverChallenge: 0x0123_4567_89AB_CDEF, flags: [.secureInvalidation, .success],
-                                  titleID: offline.titleID ?? [], durationToExpiry: 0, invalidatedStreamIDs: [stream]))
+        options.sync = .v2(
+            SyncV2(
+                serverChallenge: 0x0123_4567_89AB_CDEF, flags: [.secureInvalidation, .success],
+                titleID: offline.titleID ?? [], durationToExpiry: 0, invalidatedStreamIDs: [stream]))
         var wrong = try World.job("sync-wrong", device: world.deviceA, options)
         wrong.job.serverChallenge = 0x0123_4567_89AB_CDEE
         wrong.job.checkIn = true

@@ -22,7 +22,9 @@ extension LicenseProcessorTests {
         MediaPlaybackInfo(creationDate: UInt32(t0 / 1000), state: state, sessionID: session)
     }
 
-    static func token(account: String = "alice", asset: String, expiresAt: Int64 = t0 / 1000 + 3600, secret: [UInt8] = World.tokenSecret, policy: PolicyDocument? = nil) -> String {
+    static func token(
+        account: String = "alice", asset: String, expiresAt: Int64 = t0 / 1000 + 3600, secret: [UInt8] = World.tokenSecret, policy: PolicyDocument? = nil
+    ) -> String {
         EntitlementToken.sign(EntitlementClaims(subject: account, asset: asset, expiresAt: expiresAt, policy: policy), keyID: "k1", secret: secret)
     }
 
@@ -51,8 +53,9 @@ extension LicenseProcessorTests {
         #expect(try CKCOpener.open(try #require(replies[0].ckc), session: jobs[0].session).contentKey.count == 16)
 
         // A verified token's policy claim is the top layer: here it leases the key for 60 s.
-        let leasing = try World.job("t-lease", device: world.deviceA, World.options(asset, playback: Self.play(1)),
-                                    entitlement: Self.token(asset: asset, policy: PolicyDocument(lease: .init(durationSeconds: 60))))
+        let leasing = try World.job(
+            "t-lease", device: world.deviceA, World.options(asset, playback: Self.play(1)),
+            entitlement: Self.token(asset: asset, policy: PolicyDocument(lease: .init(durationSeconds: 60))))
         let leased = try #require(await processor.process([leasing.job], now: t0).first)
         #expect(leased.status == .ok && leased.rule == "lease:granted" && leased.leaseExpiresAt == t0 + 60_000, "\(leased.reason)")
     }
@@ -63,7 +66,8 @@ extension LicenseProcessorTests {
         let asset = "skd://acme/live-event"
         let key = try await addAsset(memory, asset, policy: #"{"lease": {"duration": 120}, "max-streams": 1}"#)
         let processor = try world.processor(store: store, pool: sharedPool)
-        let phone = SimulatedDevice(trust: world.trustA), tablet = SimulatedDevice(trust: world.trustA)
+        let phone = SimulatedDevice(trust: world.trustA)
+        let tablet = SimulatedDevice(trust: world.trustA)
 
         let start = try World.job("s1", device: phone, World.options(asset, playback: Self.play(5)))
         let first = try #require(await processor.process([start.job], now: t0).first)
@@ -100,7 +104,8 @@ extension LicenseProcessorTests {
         let asset = "skd://acme/one-screen"
         _ = try await addAsset(store, asset, policy: #"{"lease": {"duration": 300}, "max-streams": 1, "when-full": "end-oldest"}"#)
         let processor = try world.processor(store: store, pool: sharedPool)
-        let old = SimulatedDevice(trust: world.trustA), new = SimulatedDevice(trust: world.trustA)
+        let old = SimulatedDevice(trust: world.trustA)
+        let new = SimulatedDevice(trust: world.trustA)
         let a = try World.job("e1", device: old, World.options(asset, playback: Self.play(1)))
         let b = try World.job("e2", device: new, World.options(asset, playback: Self.play(2)))
         #expect(await processor.process([a.job], now: t0).first?.status == .ok)
@@ -178,7 +183,10 @@ extension LicenseProcessorTests {
 
         // Days later the device deletes the key: a sync SPC with secure invalidation.
         var sync = World.options(asset, playback: Self.play(1))
-        sync.sync = .v2(SyncV2(serverChallenge: 0, flags: [.secureInvalidation, .success], titleID: offline.titleID ?? [], durationToExpiry: 0, invalidatedStreamIDs: [stream]))
+        sync.sync = .v2(
+            SyncV2(
+                serverChallenge: 0, flags: [.secureInvalidation, .success], titleID: offline.titleID ?? [], durationToExpiry: 0, invalidatedStreamIDs: [stream])
+        )
         var syncJob = try World.job("sync", device: world.deviceA, sync)
         syncJob.job.checkIn = true
         let checkIn = try #require(await processor.process([syncJob.job], now: t0 + 3 * 86_400_000).first)

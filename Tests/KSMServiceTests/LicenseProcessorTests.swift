@@ -1,8 +1,8 @@
-import KSMTestSupport
 import FairPlay
 import FairPlayDevice
 import Foundation
 import KSMService
+import KSMTestSupport
 import Licensing
 import RedisStore
 import Testing
@@ -228,8 +228,12 @@ struct LicenseProcessorTests {
         #expect(replies.allSatisfy { $0.status == .storeUnavailable && $0.isRetriable && $0.ckc == nil && $0.rule == "store:unavailable" })
         // The reason names the step and what to do; the backend's own text (an internal address
         // here) stays in the worker's log.
-        #expect(replies.allSatisfy { $0.reason == "license store unavailable while reading the tenant, content key and policy; nothing was granted; send the same job again after retry-after-ms" },
-                "\(replies.map(\.reason))")
+        #expect(
+            replies.allSatisfy {
+                $0.reason
+                    == "license store unavailable while reading the tenant, content key and policy; nothing was granted; send the same job again after retry-after-ms"
+            },
+            "\(replies.map(\.reason))")
         #expect(replies.allSatisfy { !$0.reason.contains("10.1.2.3") && !$0.reason.contains("(") })
 
         // The same when the lease round trip fails: no license without a lease decision either.
@@ -333,7 +337,9 @@ struct LicenseProcessorTests {
 
         // Leases through the Lua script: limit, refusal counts, idempotent redelivery.
         let play = { (n: UInt64) in MediaPlaybackInfo(creationDate: 1, state: .readyToPlay, sessionID: n) }
-        let leased = try (0..<3).map { n in try World.job("r-\(n)", device: SimulatedDevice(trust: world.trustA), World.options(World.liveAsset, playback: play(UInt64(n)))) }
+        let leased = try (0..<3).map { n in
+            try World.job("r-\(n)", device: SimulatedDevice(trust: world.trustA), World.options(World.liveAsset, playback: play(UInt64(n))))
+        }
         let first = await processor.process(leased.map(\.job), now: t0)
         #expect(first.map(\.status) == [.ok, .ok, .tooManyStreams])
         #expect(first[2].reason.contains("holds 2 of 2"))

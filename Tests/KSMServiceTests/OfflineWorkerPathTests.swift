@@ -48,13 +48,15 @@ struct OfflineWorkerPathTests {
         let key = FairPlayCrypto.randomBytes(16)
         let wrapped = try world.keyring.wrap(contentKey: key, iv: FairPlayCrypto.randomBytes(16), with: id("kek-a"))
         try await store.putContentKey(wrapped, tenant: id("acme"), assetID: Array(Self.asset.utf8), keyPeriod: nil)
-        let policy = #"{"content-type": "hd", "offline": {"enabled": true, "storage-duration": \#(Self.storage), "playback-duration": \#(Self.playbackSeconds)}}"#
+        let policy =
+            #"{"content-type": "hd", "offline": {"enabled": true, "storage-duration": \#(Self.storage), "playback-duration": \#(Self.playbackSeconds)}}"#
         try await store.putPolicy(Array(policy.utf8), tenant: id("acme"), assetID: Array(Self.asset.utf8))
         return (store, key)
     }
 
     func options(_ client: OfflineClient) -> SPCOptions {
-        var o = World.options(Self.asset, playback: client.playback ? MediaPlaybackInfo(creationDate: UInt32(t0 / 1000), state: .readyToPlay, sessionID: 11) : nil)
+        var o = World.options(
+            Self.asset, playback: client.playback ? MediaPlaybackInfo(creationDate: UInt32(t0 / 1000), state: .readyToPlay, sessionID: 11) : nil)
         o.capabilities = Capabilities(low: client.bits | Capabilities.hdcpEnforcementBit | Capabilities.securityLevelBaselineBit)
         return o
     }
@@ -77,7 +79,10 @@ struct OfflineWorkerPathTests {
             #expect(opened.offlineKey == nil && opened.keyDuration == nil)
             #expect(reply.rule == "offline:no-playback-state", "\(reply.reason)")
         case (true, true):
-            #expect(opened.offlineKey == OfflineKey(version: 2, contentID: Self.streamID, storageDuration: Self.storage, playbackDuration: Self.playbackSeconds, titleID: Self.titleID))
+            #expect(
+                opened.offlineKey
+                    == OfflineKey(
+                        version: 2, contentID: Self.streamID, storageDuration: Self.storage, playbackDuration: Self.playbackSeconds, titleID: Self.titleID))
             #expect(opened.keyDuration == nil)
             #expect(reply.rule == "offline:dual-expiry" && reply.reason.contains("offline key v2"), "\(reply.reason)")
         case (true, false):
@@ -100,13 +105,15 @@ struct OfflineWorkerPathTests {
         // The same SPC through ksm process, asked for the same offline terms, carries the same TLLVs.
         let op: [String: Any] = [
             "id": 1, "spc": Data(spc).base64EncodedString(),
-            "asset-info": [[
-                "content-key": "00112233445566778899aabbccddeeff", "content-iv": "ffeeddccbbaa99887766554433221100", "content-type": "hd",
-                "offline-hls": [
-                    "stream-id": HexEncoding.encode(Self.streamID), "title-id": HexEncoding.encode(Self.titleID),
-                    "rental-duration": Self.storage, "playback-duration": Self.playbackSeconds,
-                ],
-            ]],
+            "asset-info": [
+                [
+                    "content-key": "00112233445566778899aabbccddeeff", "content-iv": "ffeeddccbbaa99887766554433221100", "content-type": "hd",
+                    "offline-hls": [
+                        "stream-id": HexEncoding.encode(Self.streamID), "title-id": HexEncoding.encode(Self.titleID),
+                        "rental-duration": Self.storage, "playback-duration": Self.playbackSeconds,
+                    ],
+                ]
+            ],
         ]
         let request = try JSONSerialization.data(withJSONObject: ["fairplay-streaming-request": ["create-ckc": [op]]])
         let result = try #require(AppleJSONProcessor(server: try world.keyServer()).process(Array(request)).results.first)

@@ -1,5 +1,6 @@
 import Kafka
 import Testing
+
 @testable import KSMService
 
 @Suite("Offset tracker")

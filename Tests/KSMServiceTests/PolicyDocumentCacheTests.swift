@@ -1,6 +1,7 @@
-@testable import KSMService
 import Licensing
 import Testing
+
+@testable import KSMService
 
 /// The batch's policy cache: a document parsed once whatever array carries its bytes, and a stack of
 /// stored documents resolved once per stream limit.
@@ -10,7 +11,8 @@ import Testing
     private static let other = Array(#"{"content-type": "hd", "lease": {"duration": 90}}"#.utf8)
 
     /// The cache's answer for `bytes`, which must have one.
-    private static func place(_ cache: inout PolicyDocumentCache, _ bytes: [UInt8]) throws -> (place: Int, result: Result<PolicyDocument, PolicyDocumentError>) {
+    private static func place(_ cache: inout PolicyDocumentCache, _ bytes: [UInt8]) throws -> (place: Int, result: Result<PolicyDocument, PolicyDocumentError>)
+    {
         try #require(cache.document(bytes) as (place: Int, result: Result<PolicyDocument, PolicyDocumentError>)?)
     }
 

@@ -21,11 +21,15 @@ struct PrefetchAdviceTests {
     }
 
     func processor(store: any LicenseStore, guards: (any JobGuardStore)? = nil) throws -> LicenseProcessor {
-        var processor = LicenseProcessor(keyServer: try world.keyServer(), store: store, keyring: world.keyring, pool: sharedPool, logger: quietLogger,
-                                         guards: guards.map { JobGuards(store: $0) })
+        var processor = LicenseProcessor(
+            keyServer: try world.keyServer(), store: store, keyring: world.keyring, pool: sharedPool, logger: quietLogger,
+            guards: guards.map { JobGuards(store: $0) })
         let schedules = RotationScheduleCache()
-        schedules.replace(with: [RotationSchedule(tenant: id("acme"), assetID: Array(World.liveAsset.utf8), nextAssetID: Array("skd://acme/live-2".utf8),
-                                                  boundaryMilliseconds: boundary)])
+        schedules.replace(with: [
+            RotationSchedule(
+                tenant: id("acme"), assetID: Array(World.liveAsset.utf8), nextAssetID: Array("skd://acme/live-2".utf8),
+                boundaryMilliseconds: boundary)
+        ])
         processor.prefetchAdvisor = PrefetchAdvisor(window: window, schedules: schedules)
         return processor
     }
@@ -44,8 +48,11 @@ struct PrefetchAdviceTests {
             #expect(reply.status == .ok, "\(reply.reason)")
             let advice = try #require(reply.nextKey)
             let viewer = PrefetchWindow.ViewerIdentity(tenant: "acme", account: "viewer-\(n)", sessionID: UInt64(n))
-            #expect(advice == NextKeyAdvice(boundaryMilliseconds: boundary,
-                                            fetchAtMilliseconds: try #require(window.fetchTime(boundaryMilliseconds: boundary, viewer: viewer, nowMilliseconds: t0))))
+            #expect(
+                advice
+                    == NextKeyAdvice(
+                        boundaryMilliseconds: boundary,
+                        fetchAtMilliseconds: try #require(window.fetchTime(boundaryMilliseconds: boundary, viewer: viewer, nowMilliseconds: t0))))
             #expect(advice.fetchAtMilliseconds >= boundary - 70_000 && advice.fetchAtMilliseconds < boundary - 10_000)
             let text = String(decoding: reply.jsonBytes(), as: UTF8.self)
             #expect(text.contains(#""next-key":{"boundary":\#(boundary),"fetch-at":\#(advice.fetchAtMilliseconds)}"#), "\(text)")
@@ -86,7 +93,9 @@ struct PrefetchAdviceTests {
         var fresh = try viewerJob(8)
         fresh.id = id("redelivered-8")
         let first = try #require(await guarded.process([fresh], now: t0).first)
-        guarded.prefetchAdvisor?.schedules.replace(with: [RotationSchedule(tenant: id("acme"), assetID: Array(World.liveAsset.utf8), boundaryMilliseconds: boundary + 60_000)])
+        guarded.prefetchAdvisor?.schedules.replace(with: [
+            RotationSchedule(tenant: id("acme"), assetID: Array(World.liveAsset.utf8), boundaryMilliseconds: boundary + 60_000)
+        ])
         let again = try #require(await guarded.process([fresh], now: t0 + 30_000).first)
         #expect(first.nextKey != nil && again.isDuplicate)
         #expect(again.jsonBytes() == first.jsonBytes())
@@ -97,7 +106,8 @@ struct PrefetchAdviceTests {
         let store = InMemoryLicenseStore()
         try await world.seed(store)
         var options = World.options(World.liveAsset, playback: MediaPlaybackInfo(creationDate: 1, state: .readyToPlay, sessionID: 11))
-        options.sync = .v2(SyncV2(serverChallenge: 1, flags: [.report], titleID: [UInt8](repeating: 2, count: 16), durationToExpiry: 60, invalidatedStreamIDs: []))
+        options.sync = .v2(
+            SyncV2(serverChallenge: 1, flags: [.report], titleID: [UInt8](repeating: 2, count: 16), durationToExpiry: 60, invalidatedStreamIDs: []))
         var job = try World.job("check-in-11", account: "viewer-11", device: SimulatedDevice(trust: world.trustA), options).job
         job.checkIn = true
         let reply = try #require(await (try processor(store: store)).process([job], now: t0).first)
@@ -113,8 +123,11 @@ struct PrefetchAdviceTests {
         try await store.putContentKey(wrapped, tenant: id("acme"), assetID: Array(World.liveAsset.utf8), keyPeriod: id("p2"))
         var processor = try processor(store: store)
         let schedules = RotationScheduleCache()
-        schedules.replace(with: [RotationSchedule(tenant: id("acme"), assetID: Array(World.liveAsset.utf8), currentPeriod: id("p1"), nextPeriod: id("p2"),
-                                                  boundaryMilliseconds: boundary)])
+        schedules.replace(with: [
+            RotationSchedule(
+                tenant: id("acme"), assetID: Array(World.liveAsset.utf8), currentPeriod: id("p1"), nextPeriod: id("p2"),
+                boundaryMilliseconds: boundary)
+        ])
         processor.prefetchAdvisor = PrefetchAdvisor(window: window, schedules: schedules)
         var next = try viewerJob(9)
         next.keyPeriod = id("p2")
@@ -128,8 +141,10 @@ struct PrefetchAdviceTests {
         defer { server.stop() }
         let redis = RedisLicenseStore(client: try RedisClient(configuration: server.configuration()))
         let wall = LicenseProcessor.currentTimeMilliseconds()
-        let soon = RotationSchedule(tenant: id("acme"), assetID: Array("skd://acme/a".utf8), nextAssetID: Array("skd://acme/a2".utf8), boundaryMilliseconds: wall + 20_000)
-        let later = RotationSchedule(tenant: id("acme"), assetID: Array("skd://acme/b".utf8), nextAssetID: Array("skd://acme/b2".utf8), boundaryMilliseconds: wall + 80_000)
+        let soon = RotationSchedule(
+            tenant: id("acme"), assetID: Array("skd://acme/a".utf8), nextAssetID: Array("skd://acme/a2".utf8), boundaryMilliseconds: wall + 20_000)
+        let later = RotationSchedule(
+            tenant: id("acme"), assetID: Array("skd://acme/b".utf8), nextAssetID: Array("skd://acme/b2".utf8), boundaryMilliseconds: wall + 80_000)
         let beyond = RotationSchedule(tenant: id("acme"), assetID: Array("skd://acme/c".utf8), boundaryMilliseconds: wall + 500_000)
         for schedule in [soon, later, beyond] { try await redis.putRotation(schedule) }
         let counting = ScriptedStore(redis)

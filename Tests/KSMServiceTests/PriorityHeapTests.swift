@@ -1,5 +1,6 @@
 import KSMTestSupport
 import Testing
+
 @testable import KSMService
 
 @Suite("Priority heap")

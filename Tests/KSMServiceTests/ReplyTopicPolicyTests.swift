@@ -17,7 +17,9 @@ import Testing
         #expect(policy.allows("fps.license.replies.edge-7", tenant: nil))
         // A prefix never lets through a name Kafka would refuse (or a broker would auto-create).
         let tooLong = "fps.license.replies." + String(repeating: "x", count: 240)
-        for refused in ["fps.license.repliesX", "fps.license.dlq", "fps.license.requests", "other", "", "fps.license.replie", "fps.license.replies.x/y", tooLong] {
+        for refused in [
+            "fps.license.repliesX", "fps.license.dlq", "fps.license.requests", "other", "", "fps.license.replie", "fps.license.replies.x/y", tooLong,
+        ] {
             #expect(!policy.allows(refused, tenant: acme), "\(refused)")
         }
         #expect(policy.entries == ["fps.license.replies", "fps.license.replies.*"])
@@ -26,7 +28,8 @@ import Testing
     @Test("A tenant with entries of its own is limited to them; others get the shared entries; the replies topic stays allowed")
     func perTenantEntriesLimitThatTenant() throws {
         let policy = try ReplyTopicPolicy(entries: ["edge.*", "acme:acme.replies.*", "acme:acme.audit"])
-        let acme = try Self.id("acme"), globex = try Self.id("globex")
+        let acme = try Self.id("acme")
+        let globex = try Self.id("globex")
         #expect(policy.allows("acme.replies.1", tenant: acme) && policy.allows("acme.audit", tenant: acme))
         #expect(!policy.allows("edge.1", tenant: acme))
         #expect(policy.allows("edge.1", tenant: globex) && !policy.allows("acme.replies.1", tenant: globex))
@@ -41,9 +44,11 @@ import Testing
         #expect(!policy.allows("cafe.replies", tenant: try Self.id("cafe\u{301}")))
     }
 
-    @Test("Entries that are no topic or prefix are refused by position", arguments: [
-        ["bad topic"], ["*"], ["a*b"], ["x", "t{x}:y"], [":y"], ["a:"], [String(repeating: "a", count: 250)], ["."],
-    ])
+    @Test(
+        "Entries that are no topic or prefix are refused by position",
+        arguments: [
+            ["bad topic"], ["*"], ["a*b"], ["x", "t{x}:y"], [":y"], ["a:"], [String(repeating: "a", count: 250)], ["."],
+        ])
     func badEntriesAreRefused(entries: [String]) {
         #expect(throws: ReplyTopicPolicy.InvalidEntry.self) { try ReplyTopicPolicy(entries: entries) }
         do {
@@ -65,8 +70,9 @@ import Testing
         let named = ["acme.out", "stolen.replies", "fps.license.replies.edge", nil, "bad\u{0}name", "fps.license.replies"]
         let messages = try named.enumerated().map { n, topic in
             let job = try World.job("route-\(n)", device: world.deviceA, World.options(World.hdAsset)).job
-            return KafkaMessage(topic: "jobs", partition: 0, offset: Int64(n), key: nil, value: job.jsonBytes(),
-                                headers: topic.map { [("reply-topic", Array($0.utf8))] } ?? [])
+            return KafkaMessage(
+                topic: "jobs", partition: 0, offset: Int64(n), key: nil, value: job.jsonBytes(),
+                headers: topic.map { [("reply-topic", Array($0.utf8))] } ?? [])
         }
         let outcomes = await worker.answer(messages.enumerated().map { ScheduledJob(message: $1, sequence: UInt64($0)) })
         let records = zip(outcomes, messages).map { worker.record($0, for: $1) }
@@ -74,7 +80,9 @@ import Testing
         #expect(reply(0)?.status == .ok && records[0].topic == "acme.out")
         // acme has entries of its own, so the shared prefix is not acme's.
         for n in [1, 2, 4] {
-            #expect(reply(n)?.status == .replyTopicRefused && reply(n)?.ckc == nil && reply(n)?.rule == "reply-topic:not-allowed", "\(n): \(String(describing: reply(n)))")
+            #expect(
+                reply(n)?.status == .replyTopicRefused && reply(n)?.ckc == nil && reply(n)?.rule == "reply-topic:not-allowed",
+                "\(n): \(String(describing: reply(n)))")
             #expect(records[n].topic == "fps.license.replies")
         }
         #expect(reply(1)?.reason.contains("stolen.replies") == true)

@@ -1,12 +1,13 @@
 import FairPlay
 import FairPlayDevice
 import Foundation
-import Kafka
 import KSMTestSupport
+import Kafka
 import Licensing
 import Testing
-@testable import KSMService
 import Wire
+
+@testable import KSMService
 
 /// A retriable answer (`storeUnavailable`, `overloaded`, `rateLimited`: "no license, ask again")
 /// never carries a CKC, on any path of the worker that makes one, and a reply reads back from its
@@ -49,7 +50,10 @@ struct RetriableReplyTests {
                 // A slice (not starting at index 0) decodes the same: the parser copies before scanning.
                 #expect(try LicenseReply(json: ([0x20] + bytes)[1...]) == reply)
                 #expect(decoded.isRetriable == status.isRetriable)
-                guard case .object(let fields) = try JSONValue(parsing: bytes) else { Issue.record("not an object"); continue }
+                guard case .object(let fields) = try JSONValue(parsing: bytes) else {
+                    Issue.record("not an object")
+                    continue
+                }
                 #expect((fields["ckc"] != nil) == (ckc != nil))
                 #expect(fields["retriable"] == .bool(status.isRetriable))
                 checked += 1
@@ -128,8 +132,9 @@ struct RetriableReplyTests {
     @Test("a reply that cannot be stored is answered storeUnavailable, its CKC dropped")
     func unstorableReplyCarriesNoLicense() async throws {
         let guards = FailingReplyStore()
-        let processor = LicenseProcessor(keyServer: try world.keyServer(), store: try await seededStore(), keyring: world.keyring, pool: sharedPool,
-                                         logger: quietLogger, guards: JobGuards(store: guards))
+        let processor = LicenseProcessor(
+            keyServer: try world.keyServer(), store: try await seededStore(), keyring: world.keyring, pool: sharedPool,
+            logger: quietLogger, guards: JobGuards(store: guards))
         let worker = makeWorker(processor)
         let job = try World.job("unstored-1", device: world.deviceA, World.options(World.hdAsset)).job
         let messages = [Self.message(job, offset: 0)]

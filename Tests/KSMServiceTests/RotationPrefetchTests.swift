@@ -66,7 +66,8 @@ struct RotationPrefetchTests {
 
         // The boundary passes: far beyond the cache's 2 s TTL, within the hold after the boundary.
         clock.advance(.seconds(11))
-        let hitsBefore = cache.statistics.hits, missesBefore = cache.statistics.misses
+        let hitsBefore = cache.statistics.hits
+        let missesBefore = cache.statistics.misses
         let results = try await storm(cache, asset: next, count: 1_000)
         #expect(results.count == 1_000 && results.allSatisfy { $0.contentKey != nil && $0.tenant != nil })
         #expect(counting.fetchCalls == 1, "the storm after the boundary cost Redis no key read")
@@ -84,12 +85,14 @@ struct RotationPrefetchTests {
         let world = try World()
         let redis = RedisLicenseStore(client: try RedisClient(configuration: server.configuration()))
         try await seed(redis, world: world)
-        try await redis.putRotation(RotationSchedule(tenant: id("acme"), assetID: current, nextAssetID: next, boundaryMilliseconds: wall + 20_000, keysPerViewer: 2))
+        try await redis.putRotation(
+            RotationSchedule(tenant: id("acme"), assetID: current, nextAssetID: next, boundaryMilliseconds: wall + 20_000, keysPerViewer: 2))
         try await redis.putRotation(RotationSchedule(tenant: id("acme"), assetID: Array("skd://acme/later".utf8), boundaryMilliseconds: wall + 120_000))
         // Three live sessions on the current asset (leases written by workers record viewers).
         let leases = (1...3).map { n in
-            var r = LeaseRequest(requestID: id("r\(n)"), tenant: id("acme"), account: id("a\(n)"), deviceID: [UInt8](repeating: UInt8(n), count: 20),
-                                 sessionID: 1, maxConcurrentStreams: 2, leaseDurationSeconds: 600, nowMilliseconds: wall)
+            var r = LeaseRequest(
+                requestID: id("r\(n)"), tenant: id("acme"), account: id("a\(n)"), deviceID: [UInt8](repeating: UInt8(n), count: 20),
+                sessionID: 1, maxConcurrentStreams: 2, leaseDurationSeconds: 600, nowMilliseconds: wall)
             r.viewedAssetID = current
             return r
         }

@@ -1,8 +1,8 @@
 import FairPlay
 import FairPlayDevice
 import Foundation
-import KSMTestSupport
 import KSMService
+import KSMTestSupport
 import Licensing
 import Testing
 
@@ -14,39 +14,42 @@ import Testing
 @Suite(.timeLimit(.minutes(1)))
 struct SchemaValidationTests {
     static let validator = #"""
-    import json, os, sys
-    try:
-        import jsonschema
-    except ImportError as e:
-        print("MISSING-JSONSCHEMA: " + str(e))
-        sys.exit(3)
-    schemas_dir, samples_dir = sys.argv[1], sys.argv[2]
-    failures = 0
-    count = 0
-    for name in sorted(os.listdir(samples_dir)):
-        kind, expectation, _ = name.split("--", 2)
-        with open(os.path.join(schemas_dir, kind + ".schema.json")) as f:
-            schema = json.load(f)
-        with open(os.path.join(samples_dir, name)) as f:
-            doc = json.load(f)
-        validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
-        errors = list(validator.iter_errors(doc))
-        count += 1
-        if expectation == "valid" and errors:
-            failures += 1
-            print("FAIL %s should be valid: %s" % (name, "; ".join(e.message[:200] for e in errors)))
-        elif expectation == "invalid" and not errors:
-            failures += 1
-            print("FAIL %s should be invalid but validates" % name)
-    print("checked %d documents, %d failures" % (count, failures))
-    sys.exit(1 if failures else 0)
-    """#
+        import json, os, sys
+        try:
+            import jsonschema
+        except ImportError as e:
+            print("MISSING-JSONSCHEMA: " + str(e))
+            sys.exit(3)
+        schemas_dir, samples_dir = sys.argv[1], sys.argv[2]
+        failures = 0
+        count = 0
+        for name in sorted(os.listdir(samples_dir)):
+            kind, expectation, _ = name.split("--", 2)
+            with open(os.path.join(schemas_dir, kind + ".schema.json")) as f:
+                schema = json.load(f)
+            with open(os.path.join(samples_dir, name)) as f:
+                doc = json.load(f)
+            validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+            errors = list(validator.iter_errors(doc))
+            count += 1
+            if expectation == "valid" and errors:
+                failures += 1
+                print("FAIL %s should be valid: %s" % (name, "; ".join(e.message[:200] for e in errors)))
+            elif expectation == "invalid" and not errors:
+                failures += 1
+                print("FAIL %s should be invalid but validates" % name)
+        print("checked %d documents, %d failures" % (count, failures))
+        sys.exit(1 if failures else 0)
+        """#
 
     /// Runs python3 with `arguments`; returns exit status and combined output, or nil if python3
     /// could not be started at all.
     static func python(_ arguments: [String]) async -> (status: Int32, output: String)? {
-        guard let result = try? await ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3"] + arguments, mergeOutput: true,
-                                                        timeout: .seconds(120)) else { return nil }
+        guard
+            let result = try? await ProcessRunner.run(
+                URL(fileURLWithPath: "/usr/bin/env"), ["python3"] + arguments, mergeOutput: true,
+                timeout: .seconds(120))
+        else { return nil }
         return (result.status, result.stdoutText)
     }
 
@@ -103,7 +106,9 @@ struct SchemaValidationTests {
         for reply in replies + outage { try write("license-reply", "valid", reply.jsonBytes()) }
         for payload in payloads.prefix(jobs.count) { try write("license-job", "valid", payload) }
         try write("license-job", "valid", Array(#"{"id":"m","tenant":"t","account":"a","spc":"AAAA","entitlement":"","future-field":1}"#.utf8))
-        for policy in [#"{"content-type":"uhd","hdcp":"type1"}"#, #"{"content-type":"audio","hdcp":"none","lease":{"duration":120}}"#, #"{"content-type":"sd"}"#] {
+        for policy in [
+            #"{"content-type":"uhd","hdcp":"type1"}"#, #"{"content-type":"audio","hdcp":"none","lease":{"duration":120}}"#, #"{"content-type":"sd"}"#,
+        ] {
             try write("policy", "valid", try PolicyDocument(json: Array(policy.utf8)).jsonBytes())
         }
 
@@ -129,11 +134,19 @@ struct SchemaValidationTests {
             try write("policy", "invalid", Array(text.utf8))
         }
         // A reply with a CKC but an error status, and one without a status, break the reply schema.
-        try write("license-reply", "invalid", Array(#"{"id":"x","status":-43004,"status-name":"tooManyStreams","retriable":false,"reason":"r","rule":"x","ckc":"AAAA"}"#.utf8))
+        try write(
+            "license-reply", "invalid",
+            Array(#"{"id":"x","status":-43004,"status-name":"tooManyStreams","retriable":false,"reason":"r","rule":"x","ckc":"AAAA"}"#.utf8))
         try write("license-reply", "invalid", Array(#"{"id":"x","status-name":"noErr","retriable":false,"reason":"r","rule":"x"}"#.utf8))
         // Advice on a refusal, and advice without its fetch time.
-        try write("license-reply", "invalid", Array(#"{"id":"x","status":-43004,"status-name":"tooManyStreams","retriable":false,"reason":"r","rule":"x","next-key":{"boundary":5,"fetch-at":4}}"#.utf8))
-        try write("license-reply", "invalid", Array(#"{"id":"x","status":-42600,"status-name":"x","retriable":false,"reason":"r","rule":"x","next-key":{"boundary":5}}"#.utf8))
+        try write(
+            "license-reply", "invalid",
+            Array(
+                #"{"id":"x","status":-43004,"status-name":"tooManyStreams","retriable":false,"reason":"r","rule":"x","next-key":{"boundary":5,"fetch-at":4}}"#
+                    .utf8))
+        try write(
+            "license-reply", "invalid",
+            Array(#"{"id":"x","status":-42600,"status-name":"x","retriable":false,"reason":"r","rule":"x","next-key":{"boundary":5}}"#.utf8))
 
         let schemas = Fixtures.packageRoot.appendingPathComponent("schemas").path
         guard let result = await Self.python(["-c", Self.validator, schemas, dir.path]) else {

@@ -25,7 +25,8 @@ import Testing
         do {
             _ = try SecretFile.read(path)
         } catch {
-            #expect(error.description.contains(path) && error.description.contains("chmod 600") && error.description.contains(String(mode, radix: 8)), "\(error)")
+            #expect(
+                error.description.contains(path) && error.description.contains("chmod 600") && error.description.contains(String(mode, radix: 8)), "\(error)")
         }
         // The credentials loader applies the same rule to the private keys and the ASk.
         do {
@@ -96,12 +97,14 @@ import Testing
             setenv(name, try String(contentsOf: dir.appendingPathComponent(file), encoding: .utf8), 1)
             try FileManager.default.removeItem(at: dir.appendingPathComponent(file))
         }
-        let json = #"{"certificates": [{"certificate": "test_certificate.der", "ask": "env:\#(names[0])", "1024-private-key": "env:\#(names[1])", "2048-private-key": "env:\#(names[2])"}]}"#
+        let json =
+            #"{"certificates": [{"certificate": "test_certificate.der", "ask": "env:\#(names[0])", "1024-private-key": "env:\#(names[1])", "2048-private-key": "env:\#(names[2])"}]}"#
         let path = dir.appendingPathComponent("certificates.json").path
         try json.write(toFile: path, atomically: true, encoding: .utf8)
         let loaded = try CredentialsFile.load(path: path)
         #expect(loaded.count == 1)
-        let fromFiles = try CredentialsFile.load(path: Fixtures.packageRoot.appendingPathComponent("Fixtures/test-credentials/certificates.json").path, access: .publicTestFixtures)
+        let fromFiles = try CredentialsFile.load(
+            path: Fixtures.packageRoot.appendingPathComponent("Fixtures/test-credentials/certificates.json").path, access: .publicTestFixtures)
         #expect(loaded.first?.certificateHash == fromFiles.first?.certificateHash)
         for name in names { #expect(getenv(name) == nil, "\(name) still in the environment") }
         // A second load finds the variables gone, and says which one.
@@ -147,7 +150,8 @@ import Testing
         #expect(FileManager.default.createFile(atPath: big, contents: Data(count: SecretFile.maximumBytes + 1), attributes: [.posixPermissions: 0o600]))
         #expect { try SecretFile.read(big) } throws: { ($0 as? SecretFileError)?.reason.contains("more than") == true }
         let exact = dir.appendingPathComponent("exact").path
-        #expect(FileManager.default.createFile(atPath: exact, contents: Data(repeating: 7, count: SecretFile.maximumBytes), attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(atPath: exact, contents: Data(repeating: 7, count: SecretFile.maximumBytes), attributes: [.posixPermissions: 0o600]))
         let link = dir.appendingPathComponent("link").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: exact)
         let bytes = try SecretFile.read(link)

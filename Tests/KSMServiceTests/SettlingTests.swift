@@ -2,6 +2,7 @@ import Kafka
 import Licensing
 import Synchronization
 import Testing
+
 @testable import KSMService
 
 /// Jobs between their answer and their delivery reports (held by a batch's settling task): still in
@@ -42,8 +43,9 @@ struct SettlingTests {
         let batch = await state.nextBatch(limit: 500) ?? []
         await state.processed(jobs: batch.count, in: .seconds(5))
         // 500 answered jobs wait for their delivery reports; a prefetch job arrives.
-        let prefetch = LicenseJob(id: try! StoreIdentifier("p"), tenant: try! StoreIdentifier("t"), account: try! StoreIdentifier("a"),
-                                  spc: [1, 2, 3], priority: .prefetch)
+        let prefetch = LicenseJob(
+            id: try! StoreIdentifier("p"), tenant: try! StoreIdentifier("t"), account: try! StoreIdentifier("a"),
+            spc: [1, 2, 3], priority: .prefetch)
         _ = await state.enqueue([KafkaMessage(topic: p0.topic, partition: p0.partition, offset: 500, key: nil, value: prefetch.jsonBytes(), headers: [])])
         let next = await state.nextBatch(limit: 10) ?? []
         #expect(next.count == 1)

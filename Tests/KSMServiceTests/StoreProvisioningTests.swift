@@ -20,13 +20,15 @@ struct StoreProvisioningTests {
 
     /// - Parameter wipe: loses the store's data; nil for a store that cannot lose it while up.
     func check(store: any LicenseStore, guards: any JobGuardStore, wipe: (() async throws -> Void)?) async throws {
-        let processor = LicenseProcessor(keyServer: try world.keyServer(), store: store, keyring: world.keyring, pool: sharedPool, logger: quietLogger,
-                                         guards: JobGuards(store: guards))
+        let processor = LicenseProcessor(
+            keyServer: try world.keyServer(), store: store, keyring: world.keyring, pool: sharedPool, logger: quietLogger,
+            guards: JobGuards(store: guards))
         let hd = try World.job("lost-1", device: world.deviceA, World.options(World.hdAsset))
         // Nothing provisioned (or everything lost): retriable, no CKC, and not kept as the job's answer.
         #expect(try await store.isProvisioned() == false)
         let lost = try #require(await processor.process([hd.job], now: t0).first)
-        #expect(lost.status == .storeUnavailable && lost.rule == "store:not-provisioned" && lost.isRetriable && lost.ckc == nil, "\(lost.status) \(lost.reason)")
+        #expect(
+            lost.status == .storeUnavailable && lost.rule == "store:not-provisioned" && lost.isRetriable && lost.ckc == nil, "\(lost.status) \(lost.reason)")
         // Provisioned again: the same job ID is answered afresh with its license.
         try await world.seed(store)
         #expect(try await store.isProvisioned())

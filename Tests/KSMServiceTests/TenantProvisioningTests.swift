@@ -1,9 +1,10 @@
 import FairPlay
 import Foundation
-@testable import KSMService
 import Licensing
 import Testing
 import Wire
+
+@testable import KSMService
 
 /// `ksm admin put-tenant` and the provisioning Job build tenant records through
 /// ``TenantProvisioning``: certificate hashes from files and hex, secrets wrapped under the tenant's
@@ -35,7 +36,9 @@ import Wire
         return p
     }
 
-    @Test("hashes come from the credentials file and from hex; the seed and token secrets are stored wrapped under the tenant's KEK and unwrap to the files' bytes")
+    @Test(
+        "hashes come from the credentials file and from hex; the seed and token secrets are stored wrapped under the tenant's KEK and unwrap to the files' bytes"
+    )
     func recordWithSecrets() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         var p = provisioning()
@@ -60,23 +63,29 @@ import Wire
         #expect(try keyring.unwrap(secret: wrappedToken, with: try StoreIdentifier("kek-1")) == secret)
     }
 
-    @Test("each bad input is refused with a message naming it", arguments: [
-        ("hash", "is not 20 bytes of hex"),
-        ("tenant", "tenant:"),
-        ("seed without KEK", "a key seed needs the tenant's KEK as kek-1=PATH"),
-        ("KEK of another ID", "names kek-2, but the tenant's KEK is kek-1"),
-        ("short token secret", "token secret k1 is not 32 to 1024 bytes"),
-        ("readable secret", "chmod 600"),
-        ("credentials", "credentials: cannot read /"),
-    ])
+    @Test(
+        "each bad input is refused with a message naming it",
+        arguments: [
+            ("hash", "is not 20 bytes of hex"),
+            ("tenant", "tenant:"),
+            ("seed without KEK", "a key seed needs the tenant's KEK as kek-1=PATH"),
+            ("KEK of another ID", "names kek-2, but the tenant's KEK is kek-1"),
+            ("short token secret", "token secret k1 is not 32 to 1024 bytes"),
+            ("readable secret", "chmod 600"),
+            ("credentials", "credentials: cannot read /"),
+        ])
     func refusals(input: String, message: String) throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         var p = provisioning()
         switch input {
         case "hash": p.certificateHashes = ["abcd"]
         case "tenant": p.tenant = "a b"
-        case "seed without KEK": p.keyEncryptionKeyFile = nil; p.keySeedFile = path("seed.hex")
-        case "KEK of another ID": p.keyEncryptionKeyFile = "kek-2=" + path("kek.hex"); p.tokenSecrets = ["k1=" + path("token.hex")]
+        case "seed without KEK":
+            p.keyEncryptionKeyFile = nil
+            p.keySeedFile = path("seed.hex")
+        case "KEK of another ID":
+            p.keyEncryptionKeyFile = "kek-2=" + path("kek.hex")
+            p.tokenSecrets = ["k1=" + path("token.hex")]
         case "short token secret": p.tokenSecrets = ["k1=" + path("short.hex")]
         case "readable secret":
             try write("open.hex", HexEncoding.encode(seed), mode: 0o644)

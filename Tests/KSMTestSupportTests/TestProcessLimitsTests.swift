@@ -1,8 +1,9 @@
 import Foundation
-import Testing
 import TestRunWatchdog
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The test process's own limits, set by a constructor before any test runs: a busy moment of the

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestRunWatchdog
+import Testing
 
 /// The watchdog that turns a hung test run into a failure with every thread's stack.
 @Suite struct TestRunWatchdogTests {

@@ -1,5 +1,6 @@
 import Synchronization
 import Testing
+
 @testable import Kafka
 
 /// The consumer's state machine on its own: every transition and the action it returns, without

@@ -1,10 +1,12 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
 import Testing
+
 @testable import Kafka
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct KafkaTests {
@@ -315,7 +317,8 @@ struct KafkaTests {
             // One key, one partition: three records there, none in the other.
             var written: Int32 = -1
             for i in 0..<3 { written = try await producer.send(topic: "ends", key: bytes("k"), value: bytes("\(i)")).partition }
-            let used = TopicPartition(topic: "ends", partition: written), other = TopicPartition(topic: "ends", partition: 1 - written)
+            let used = TopicPartition(topic: "ends", partition: written)
+            let other = TopicPartition(topic: "ends", partition: 1 - written)
             let consumer = try makeConsumer(cluster, group: "g-ends", topics: ["ends"])
             #expect(await consumer.logEndOffsets([used, other]) == [used: 3, other: 0])
             _ = try await producer.send(topic: "ends", key: bytes("k"), value: bytes("3"))
@@ -390,8 +393,10 @@ struct KafkaTests {
             _ = try await producer.send(topic: "stuck", key: nil, value: bytes("before"))
             try cluster.setBrokerDown(1)
             let sending = Task {
-                await producer.send([KafkaProducer.Record(topic: "stuck", key: nil, value: bytes("a")),
-                                     KafkaProducer.Record(topic: "stuck", key: nil, value: bytes("b"))])
+                await producer.send([
+                    KafkaProducer.Record(topic: "stuck", key: nil, value: bytes("a")),
+                    KafkaProducer.Record(topic: "stuck", key: nil, value: bytes("b")),
+                ])
             }
             try await Task.sleep(for: .milliseconds(500))
             let cancelled = ContinuousClock.now
@@ -402,7 +407,10 @@ struct KafkaTests {
             #expect(ContinuousClock.now - cancelled < .seconds(20))
             #expect(outcomes.count == 2)
             for outcome in outcomes {
-                guard case .failure(let error) = outcome else { Issue.record("delivered while the broker was down"); continue }
+                guard case .failure(let error) = outcome else {
+                    Issue.record("delivered while the broker was down")
+                    continue
+                }
                 #expect(error.code == .deliveryWaitCancelled && error.isRetriable)
             }
             // The broker stays down for good: the close purges at once.
@@ -431,7 +439,10 @@ struct KafkaTests {
     /// A socket listening on 127.0.0.1:`port` (bound as the mock broker binds), or nil.
     private func listeningSocket(port: UInt16) -> Int32? {
         guard let fd = LoopbackPort.bind(port) else { return nil }
-        guard listen(fd, 1) == 0 else { close(fd); return nil }
+        guard listen(fd, 1) == 0 else {
+            close(fd)
+            return nil
+        }
         return fd
     }
 

@@ -1,6 +1,6 @@
 import Foundation
-import Kafka
 import KSMTestSupport
+import Kafka
 import OwnedThreads
 import Synchronization
 import Testing
@@ -35,7 +35,8 @@ import Testing
                     let deadline = ContinuousClock.now + .seconds(60)
                     var cycles = 0
                     while cycles < 30 || progress.spawned.load(ordering: .relaxed) < 60, ContinuousClock.now < deadline,
-                          !progress.spawnersEnded.load(ordering: .relaxed) {
+                        !progress.spawnersEnded.load(ordering: .relaxed)
+                    {
                         do throws(KafkaError) {
                             try cluster.setBrokerDown(1)
                             try cluster.setBrokerUp(1)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Kafka
 
 /// `pause` and `resume` answer per partition, as librdkafka does: it sets an error on each partition
@@ -48,7 +49,8 @@ struct PauseRefusalTests {
 extension PauseRefusalTests {
     @Test("a pause librdkafka refused is not kept as the user's: a later backpressure resume includes the partition")
     func refusedPauseIsForgotten() {
-        let p0 = TopicPartition(topic: "t", partition: 0), p1 = TopicPartition(topic: "t", partition: 1)
+        let p0 = TopicPartition(topic: "t", partition: 0)
+        let p1 = TopicPartition(topic: "t", partition: 1)
         var m = ConsumerStateMachine(capacity: 2)
         _ = m.partitionsAssigned([p0], incremental: true)
         _ = m.pauseRequested([p0, p1])

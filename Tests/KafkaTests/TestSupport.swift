@@ -1,7 +1,8 @@
-import Logging
 import KSMTestSupport
+import Logging
 import Synchronization
 import Testing
+
 @testable import Kafka
 
 /// Settings that make librdkafka react in tens of milliseconds against the in-process mock cluster.
@@ -96,8 +97,12 @@ final class EventLog: Sendable {
                 self.log.withLock { l in
                     switch event {
                     case .message(let m): l.messages.append(m)
-                    case .assigned(let tps): l.assigned.append(tps); l.owned.formUnion(tps)
-                    case .revoked(let tps): l.revoked.append(tps); l.owned.subtract(tps)
+                    case .assigned(let tps):
+                        l.assigned.append(tps)
+                        l.owned.formUnion(tps)
+                    case .revoked(let tps):
+                        l.revoked.append(tps)
+                        l.owned.subtract(tps)
                     case .error(let e): l.errors.append(e)
                     }
                 }
@@ -125,9 +130,9 @@ func withCluster<T>(brokers: Int = 1, _ body: (KafkaMockCluster) async throws ->
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 enum ProcessInfoLite {

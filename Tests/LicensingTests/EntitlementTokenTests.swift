@@ -11,7 +11,10 @@ struct EntitlementTokenTests {
 
     func ring() throws -> EntitlementKeyring { try EntitlementKeyring(["k2": Self.secret, "k1": Self.oldSecret]) }
 
-    static func claims(sub: String = "acct-1", asset: String? = "match-42/main", pattern: String? = nil, exp: Int64 = now / 1000 + 600, nbf: Int64? = nil, tenant: String? = nil) -> EntitlementClaims {
+    static func claims(
+        sub: String = "acct-1", asset: String? = "match-42/main", pattern: String? = nil, exp: Int64 = now / 1000 + 600, nbf: Int64? = nil,
+        tenant: String? = nil
+    ) -> EntitlementClaims {
         EntitlementClaims(subject: sub, asset: asset, assetPattern: pattern, expiresAt: exp, notBefore: nbf, tenant: tenant)
     }
 
@@ -26,9 +29,11 @@ struct EntitlementTokenTests {
         #expect(try verify(EntitlementToken.sign(Self.claims(), keyID: "k1", secret: Self.oldSecret)).keyID == "k1")
     }
 
-    @Test("an asset pattern covers assets with its prefix only", arguments: [
-        ("match-42/*", true), ("match-4*", true), ("*", true), ("match-43/*", false), ("match-42/main/*", false),
-    ])
+    @Test(
+        "an asset pattern covers assets with its prefix only",
+        arguments: [
+            ("match-42/*", true), ("match-4*", true), ("*", true), ("match-43/*", false), ("match-42/main/*", false),
+        ])
     func patterns(pattern: String, covers: Bool) throws {
         let token = EntitlementToken.sign(Self.claims(asset: nil, pattern: pattern), keyID: "k2", secret: Self.secret)
         if covers {
@@ -52,25 +57,49 @@ struct EntitlementTokenTests {
         EntitlementToken.sign(claimsJSON: claims, header: header, secret: secret)
     }
 
-    @Test("each failure has its own error, rule and status", arguments: [
-        ("three parts", "abc.def", EntitlementError.malformed("not three dot-separated parts")),
-        ("bad base64url", "a*b.c.d", .malformed("header is not base64url")),
-        ("padded base64url", forged(header: .object(["alg": .string("HS256"), "kid": .string("k2")])).replacingOccurrences(of: ".", with: "=.", options: [], range: nil), .malformed("header is not base64url")),
-        ("alg none", forged(header: .object(["alg": .string("none"), "kid": .string("k2")])), .unsupportedAlgorithm("none")),
-        ("alg HS512", forged(header: .object(["alg": .string("HS512"), "kid": .string("k2")])), .unsupportedAlgorithm("HS512")),
-        ("alg RS256", forged(header: .object(["alg": .string("RS256"), "kid": .string("k2")])), .unsupportedAlgorithm("RS256")),
-        ("no kid", forged(header: .object(["alg": .string("HS256")])), .unknownKeyID),
-        ("unknown kid", forged(header: .object(["alg": .string("HS256"), "kid": .string("k9")])), .unknownKeyID),
-        ("signed with another secret", EntitlementToken.sign(claims(), keyID: "k2", secret: oldSecret), .badSignature),
-        ("expired", EntitlementToken.sign(claims(exp: now / 1000), keyID: "k2", secret: secret), .expired),
-        ("not yet valid", EntitlementToken.sign(claims(nbf: now / 1000 + 1), keyID: "k2", secret: secret), .notYetValid),
-        ("wrong account", EntitlementToken.sign(claims(sub: "acct-2"), keyID: "k2", secret: secret), .wrongAccount),
-        ("wrong asset", EntitlementToken.sign(claims(asset: "match-43/main"), keyID: "k2", secret: secret), .wrongAsset),
-        ("wrong tenant", EntitlementToken.sign(claims(tenant: "tv2"), keyID: "k2", secret: secret), .wrongTenant),
-        ("no exp", forged(header: .object(["alg": .string("HS256"), "kid": .string("k2")]), claims: .object(["sub": .string("acct-1"), "asset": .string("a")])), .malformed("claim exp is missing")),
-        ("asset and pattern", forged(header: .object(["alg": .string("HS256"), "kid": .string("k2")]), claims: .object(["sub": .string("acct-1"), "asset": .string("a"), "asset_pattern": .string("a*"), "exp": .integer(now / 1000 + 60)])), .malformed("claims asset and asset_pattern are both present")),
-        ("bad policy claim", forged(header: .object(["alg": .string("HS256"), "kid": .string("k2")]), claims: .object(["sub": .string("acct-1"), "asset": .string("match-42/main"), "exp": .integer(now / 1000 + 60), "policy": .object(["hdcp": .string("type9")])])), .malformed("claim policy: invalid policy: \"hdcp\" must be one of none, type0 or type1")),
-    ])
+    @Test(
+        "each failure has its own error, rule and status",
+        arguments: [
+            ("three parts", "abc.def", EntitlementError.malformed("not three dot-separated parts")),
+            ("bad base64url", "a*b.c.d", .malformed("header is not base64url")),
+            (
+                "padded base64url",
+                forged(header: .object(["alg": .string("HS256"), "kid": .string("k2")])).replacingOccurrences(of: ".", with: "=.", options: [], range: nil),
+                .malformed("header is not base64url")
+            ),
+            ("alg none", forged(header: .object(["alg": .string("none"), "kid": .string("k2")])), .unsupportedAlgorithm("none")),
+            ("alg HS512", forged(header: .object(["alg": .string("HS512"), "kid": .string("k2")])), .unsupportedAlgorithm("HS512")),
+            ("alg RS256", forged(header: .object(["alg": .string("RS256"), "kid": .string("k2")])), .unsupportedAlgorithm("RS256")),
+            ("no kid", forged(header: .object(["alg": .string("HS256")])), .unknownKeyID),
+            ("unknown kid", forged(header: .object(["alg": .string("HS256"), "kid": .string("k9")])), .unknownKeyID),
+            ("signed with another secret", EntitlementToken.sign(claims(), keyID: "k2", secret: oldSecret), .badSignature),
+            ("expired", EntitlementToken.sign(claims(exp: now / 1000), keyID: "k2", secret: secret), .expired),
+            ("not yet valid", EntitlementToken.sign(claims(nbf: now / 1000 + 1), keyID: "k2", secret: secret), .notYetValid),
+            ("wrong account", EntitlementToken.sign(claims(sub: "acct-2"), keyID: "k2", secret: secret), .wrongAccount),
+            ("wrong asset", EntitlementToken.sign(claims(asset: "match-43/main"), keyID: "k2", secret: secret), .wrongAsset),
+            ("wrong tenant", EntitlementToken.sign(claims(tenant: "tv2"), keyID: "k2", secret: secret), .wrongTenant),
+            (
+                "no exp",
+                forged(header: .object(["alg": .string("HS256"), "kid": .string("k2")]), claims: .object(["sub": .string("acct-1"), "asset": .string("a")])),
+                .malformed("claim exp is missing")
+            ),
+            (
+                "asset and pattern",
+                forged(
+                    header: .object(["alg": .string("HS256"), "kid": .string("k2")]),
+                    claims: .object(["sub": .string("acct-1"), "asset": .string("a"), "asset_pattern": .string("a*"), "exp": .integer(now / 1000 + 60)])),
+                .malformed("claims asset and asset_pattern are both present")
+            ),
+            (
+                "bad policy claim",
+                forged(
+                    header: .object(["alg": .string("HS256"), "kid": .string("k2")]),
+                    claims: .object([
+                        "sub": .string("acct-1"), "asset": .string("match-42/main"), "exp": .integer(now / 1000 + 60),
+                        "policy": .object(["hdcp": .string("type9")]),
+                    ])), .malformed("claim policy: invalid policy: \"hdcp\" must be one of none, type0 or type1")
+            ),
+        ])
     func failures(name: String, token: String, expected: EntitlementError) {
         #expect(throws: expected) { try verify(token) }
         #expect(!expected.description.contains(String(decoding: Self.secret, as: UTF8.self)))
@@ -112,7 +141,9 @@ struct EntitlementTokenTests {
     @Test("each token failure maps to its own refusal in the engine")
     func engineMapsTokenFailures() throws {
         let p = try policy(#"{"content-type": "hd"}"#)
-        let errors: [EntitlementError] = [.malformed("x"), .unsupportedAlgorithm("none"), .unknownKeyID, .badSignature, .expired, .notYetValid, .wrongAccount, .wrongAsset, .wrongTenant]
+        let errors: [EntitlementError] = [
+            .malformed("x"), .unsupportedAlgorithm("none"), .unknownKeyID, .badSignature, .expired, .notYetValid, .wrongAccount, .wrongAsset, .wrongTenant,
+        ]
         var rules = Set<String>()
         for e in errors {
             let d = evaluate(p, client(), entitlement: .rejected(e))

@@ -21,11 +21,19 @@ import Wire
     static let allOnes = [UInt8](repeating: 0xFF, count: 32)
 
     static let vectors: [Vector] = [
-        Vector(seed: sequential, assetID: Array("skd://acme/live-1".utf8), period: nil, key: "5bd2de00f6aaf95087414346767cbb84", iv: "3235e2aef1b100678947b0d34b7b8fa0"),
-        Vector(seed: sequential, assetID: Array("skd://acme/live-1".utf8), period: "p42", key: "a7ffeed79abd4da45387fbdcb895f202", iv: "b8506848178e4251100d1cfb1653f196"),
-        Vector(seed: sequential, assetID: Array("skd://acme/live-2".utf8), period: nil, key: "f75db182b702f4bf1b71ace50166a821", iv: "9fcff38f4fb5174206e4ba92599478f2"),
+        Vector(
+            seed: sequential, assetID: Array("skd://acme/live-1".utf8), period: nil, key: "5bd2de00f6aaf95087414346767cbb84",
+            iv: "3235e2aef1b100678947b0d34b7b8fa0"),
+        Vector(
+            seed: sequential, assetID: Array("skd://acme/live-1".utf8), period: "p42", key: "a7ffeed79abd4da45387fbdcb895f202",
+            iv: "b8506848178e4251100d1cfb1653f196"),
+        Vector(
+            seed: sequential, assetID: Array("skd://acme/live-2".utf8), period: nil, key: "f75db182b702f4bf1b71ace50166a821",
+            iv: "9fcff38f4fb5174206e4ba92599478f2"),
         Vector(seed: allOnes, assetID: [0x00, 0x01, 0x02], period: nil, key: "3a280033cabd0b3062b1b78fa4e9dd9c", iv: "869c1f65fb57573b7d3b86688742e720"),
-        Vector(seed: allOnes, assetID: Array("skd://acme/live-1".utf8), period: nil, key: "49b0a0c05a415d52b52fae7091d4aa8d", iv: "f82dc95776891e9078291d9d8d34496e"),
+        Vector(
+            seed: allOnes, assetID: Array("skd://acme/live-1".utf8), period: nil, key: "49b0a0c05a415d52b52fae7091d4aa8d",
+            iv: "f82dc95776891e9078291d9d8d34496e"),
     ]
 
     @Test(arguments: vectors)
@@ -53,10 +61,13 @@ import Wire
     @Test func seedOfTheWrongLengthOrEmptyAssetIsRefused() {
         #expect(throws: ContentKeyDerivation.InvalidInput.self) { try ContentKeyDerivation.derive(seed: [UInt8](repeating: 1, count: 16), assetID: [1]) }
         #expect(throws: ContentKeyDerivation.InvalidInput.self) { try ContentKeyDerivation.derive(seed: Self.sequential, assetID: []) }
-        #expect(throws: ContentKeyDerivation.InvalidInput.self) { try ContentKeyDerivation.derive(seed: Self.sequential, assetID: [UInt8](repeating: 1, count: 65_536)) }
+        #expect(throws: ContentKeyDerivation.InvalidInput.self) {
+            try ContentKeyDerivation.derive(seed: Self.sequential, assetID: [UInt8](repeating: 1, count: 65_536))
+        }
     }
 
-    static let python3: String? = ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let python3: String? =
+        ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
         ?? ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":").map { "\($0)/python3" }.first { FileManager.default.isExecutableFile(atPath: $0) }
 
     /// The doc's Python snippet, run as written, prints the first vector: the doc and the code agree.

@@ -52,34 +52,36 @@ struct PolicyDocumentTests {
         #expect(String(decoding: d.jsonBytes(), as: UTF8.self) == #"{"content-type":"hd","hdcp":"none","lease":{"duration":300}}"#)
     }
 
-    @Test("refuses a bad field naming it, without quoting its value", arguments: [
-        (#"[]"#, ""),
-        (#"{"content-type": "4k"}"#, "content-type"),
-        (#"{"security-level": "gold"}"#, "security-level"),
-        (#"{"kdl-minimum": -1}"#, "kdl-minimum"),
-        (#"{"hdcp": 1}"#, "hdcp"),
-        (#"{"hdcp": "type0", "hdcp-type": 0}"#, "hdcp-type"),
-        (#"{"hdcp-type": 2}"#, "hdcp-type"),
-        (#"{"airplay": "maybe"}"#, "airplay"),
-        (#"{"av-adapter": true}"#, "av-adapter"),
-        (#"{"virtual-machine": "baseline"}"#, "virtual-machine"),
-        (#"{"rental": 5}"#, "rental"),
-        (#"{"rental": {"not-before": "soon"}}"#, "rental.not-before"),
-        (#"{"rental": {"not-after": 1.5}}"#, "rental.not-after"),
-        (#"{"rental": {"not-before": 10, "not-after": 10}}"#, "rental.not-after"),
-        (#"{"rental": {"duration": 4294967296}}"#, "rental.duration"),
-        (#"{"lease": {"duration": -5}}"#, "lease.duration"),
-        (#"{"lease": {"renewal": "yes"}}"#, "lease.renewal"),
-        (#"{"lease": {"duration": 5}, "lease-duration": 5}"#, "lease-duration"),
-        (#"{"persistence": "forever"}"#, "persistence"),
-        (#"{"offline": {"enabled": 1}}"#, "offline.enabled"),
-        (#"{"offline": {"storage-duration": "30d"}}"#, "offline.storage-duration"),
-        (#"{"offline": {"playback-duration": -1}}"#, "offline.playback-duration"),
-        (#"{"device-limit": 0}"#, "device-limit"),
-        (#"{"max-streams": "many"}"#, "max-streams"),
-        (#"{"when-full": "kick"}"#, "when-full"),
-        (#"{"entitlement-required": "secret-value"}"#, "entitlement-required"),
-    ])
+    @Test(
+        "refuses a bad field naming it, without quoting its value",
+        arguments: [
+            (#"[]"#, ""),
+            (#"{"content-type": "4k"}"#, "content-type"),
+            (#"{"security-level": "gold"}"#, "security-level"),
+            (#"{"kdl-minimum": -1}"#, "kdl-minimum"),
+            (#"{"hdcp": 1}"#, "hdcp"),
+            (#"{"hdcp": "type0", "hdcp-type": 0}"#, "hdcp-type"),
+            (#"{"hdcp-type": 2}"#, "hdcp-type"),
+            (#"{"airplay": "maybe"}"#, "airplay"),
+            (#"{"av-adapter": true}"#, "av-adapter"),
+            (#"{"virtual-machine": "baseline"}"#, "virtual-machine"),
+            (#"{"rental": 5}"#, "rental"),
+            (#"{"rental": {"not-before": "soon"}}"#, "rental.not-before"),
+            (#"{"rental": {"not-after": 1.5}}"#, "rental.not-after"),
+            (#"{"rental": {"not-before": 10, "not-after": 10}}"#, "rental.not-after"),
+            (#"{"rental": {"duration": 4294967296}}"#, "rental.duration"),
+            (#"{"lease": {"duration": -5}}"#, "lease.duration"),
+            (#"{"lease": {"renewal": "yes"}}"#, "lease.renewal"),
+            (#"{"lease": {"duration": 5}, "lease-duration": 5}"#, "lease-duration"),
+            (#"{"persistence": "forever"}"#, "persistence"),
+            (#"{"offline": {"enabled": 1}}"#, "offline.enabled"),
+            (#"{"offline": {"storage-duration": "30d"}}"#, "offline.storage-duration"),
+            (#"{"offline": {"playback-duration": -1}}"#, "offline.playback-duration"),
+            (#"{"device-limit": 0}"#, "device-limit"),
+            (#"{"max-streams": "many"}"#, "max-streams"),
+            (#"{"when-full": "kick"}"#, "when-full"),
+            (#"{"entitlement-required": "secret-value"}"#, "entitlement-required"),
+        ])
     func refusesBadField(json: String, field: String) {
         do {
             _ = try PolicyDocument(json: Array(json.utf8))
@@ -104,9 +106,11 @@ struct PolicyDocumentTests {
         #expect(d == PolicyDocument())
     }
 
-    @Test("the example policies parse and resolve", arguments: [
-        "live-event-lease-2-streams.json", "rental-48-hours.json", "offline-30-day-storage-24-hour-playback.json", "uhd-main-hdcp-type1.json",
-    ])
+    @Test(
+        "the example policies parse and resolve",
+        arguments: [
+            "live-event-lease-2-streams.json", "rental-48-hours.json", "offline-30-day-storage-24-hour-playback.json", "uhd-main-hdcp-type1.json",
+        ])
     func examplesParse(file: String) throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: packageRoot + "/Examples/policies/" + file))
         let document = try PolicyDocument(json: Array(data))
@@ -137,7 +141,10 @@ struct PolicyDocumentTests {
             Issue.record("schema has no properties")
             return
         }
-        for key in ["content-type", "security-level", "kdl-minimum", "hdcp", "hdcp-type", "airplay", "av-adapter", "virtual-machine", "rental", "lease", "lease-duration", "persistence", "offline", "device-limit", "max-streams", "when-full", "entitlement-required"] {
+        for key in [
+            "content-type", "security-level", "kdl-minimum", "hdcp", "hdcp-type", "airplay", "av-adapter", "virtual-machine", "rental", "lease",
+            "lease-duration", "persistence", "offline", "device-limit", "max-streams", "when-full", "entitlement-required",
+        ] {
             #expect(props[key] != nil, "schema lacks \(key)")
         }
     }

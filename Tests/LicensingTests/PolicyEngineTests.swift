@@ -21,27 +21,63 @@ let window = #"{"not-before": \#(windowStart), "not-after": \#(windowStart + 3_6
 
 let refusalCases: [RefusalCase] = [
     .init(name: "uhd to a Baseline client", policy: #"{"content-type": "uhd"}"#, client: client(level: .baseline), expected: .securityLevelBelowMinimum),
-    .init(name: "uhd to a Main client whose KDL is below 31", policy: #"{"content-type": "uhd"}"#, client: client(level: .main, kdl: 30), expected: .securityLevelKDL),
-    .init(name: "uhd to a Main client below a raised KDL minimum", policy: #"{"content-type": "uhd", "kdl-minimum": 40}"#, client: client(level: .main, kdl: 35), expected: .securityLevelKDL),
-    .init(name: "uhd to a client whose capability bits say Baseline and not Main", policy: #"{"content-type": "uhd"}"#, client: client(level: nil, caps: Caps.hdcp | Caps.baseline), expected: .securityLevelBelowMinimum),
-    .init(name: "uhd to a client without HDCP enforcement", policy: #"{"content-type": "uhd"}"#, client: client(level: .main, caps: 0), expected: .hdcpType1NeedsCapability),
-    .init(name: "hd asking type 1 from a client without capabilities", policy: #"{"content-type": "hd", "hdcp": "type1"}"#, client: client(level: .baseline, caps: nil), expected: .hdcpType1NeedsCapability),
+    .init(
+        name: "uhd to a Main client whose KDL is below 31", policy: #"{"content-type": "uhd"}"#, client: client(level: .main, kdl: 30),
+        expected: .securityLevelKDL),
+    .init(
+        name: "uhd to a Main client below a raised KDL minimum", policy: #"{"content-type": "uhd", "kdl-minimum": 40}"#, client: client(level: .main, kdl: 35),
+        expected: .securityLevelKDL),
+    .init(
+        name: "uhd to a client whose capability bits say Baseline and not Main", policy: #"{"content-type": "uhd"}"#,
+        client: client(level: nil, caps: Caps.hdcp | Caps.baseline), expected: .securityLevelBelowMinimum),
+    .init(
+        name: "uhd to a client without HDCP enforcement", policy: #"{"content-type": "uhd"}"#, client: client(level: .main, caps: 0),
+        expected: .hdcpType1NeedsCapability),
+    .init(
+        name: "hd asking type 1 from a client without capabilities", policy: #"{"content-type": "hd", "hdcp": "type1"}"#,
+        client: client(level: .baseline, caps: nil), expected: .hdcpType1NeedsCapability),
     .init(name: "AirPlay denied", policy: #"{"content-type": "hd", "airplay": "deny"}"#, client: client(indicator: .airPlay), expected: .airPlayDenied),
-    .init(name: "AV adapter denied", policy: #"{"content-type": "hd", "av-adapter": "deny"}"#, client: client(indicator: .avAdapter), expected: .avAdapterDenied),
-    .init(name: "AirPlay capped at Baseline for uhd", policy: #"{"content-type": "uhd", "airplay": "cap-baseline"}"#, client: client(indicator: .airPlay), expected: .airPlayCapped),
-    .init(name: "AV adapter capped at audio for hd", policy: #"{"content-type": "hd", "av-adapter": "cap-audio"}"#, client: client(indicator: .avAdapter), expected: .avAdapterCapped),
-    .init(name: "virtual machine denied", policy: #"{"content-type": "sd", "virtual-machine": "deny"}"#, client: client(vm: true), expected: .virtualMachineDenied),
-    .init(name: "virtual machine as Baseline for uhd", policy: #"{"content-type": "uhd", "virtual-machine": "cap-baseline"}"#, client: client(vm: true), expected: .virtualMachineCapped),
-    .init(name: "rental window not open yet", policy: #"{"content-type": "hd", "rental": \#(window)}"#, client: client(), nowOffsetSeconds: -1, expected: .rentalNotYetValid),
-    .init(name: "rental window closed", policy: #"{"content-type": "hd", "rental": \#(window)}"#, client: client(), nowOffsetSeconds: 3600, expected: .rentalExpired),
-    .init(name: "48-hour rental over for a new playback", policy: #"{"content-type": "hd", "rental": {"duration": 172800}}"#, client: client(state: .readyToPlay), nowOffsetSeconds: 172_800, rentalStartOffsetSeconds: 0, expected: .rentalPeriodOver),
-    .init(name: "download with neither offline nor persistence", policy: #"{"content-type": "hd"}"#, client: client(), download: true, expected: .offlineNotAllowed),
-    .init(name: "lease without a media playback state under requires-playback-state", policy: #"{"content-type": "hd", "lease": {"duration": 60, "requires-playback-state": true}}"#, client: client(state: nil), expected: .leaseNeedsPlaybackState),
-    .init(name: "check-in with a sync v1 SPC", policy: #"{"content-type": "hd"}"#, client: client(sync: .v1(SyncV1(contentID: [UInt8](repeating: 1, count: 16), durationToExpiry: 60))), checkIn: true, expected: .checkInNeedsSync),
+    .init(
+        name: "AV adapter denied", policy: #"{"content-type": "hd", "av-adapter": "deny"}"#, client: client(indicator: .avAdapter), expected: .avAdapterDenied),
+    .init(
+        name: "AirPlay capped at Baseline for uhd", policy: #"{"content-type": "uhd", "airplay": "cap-baseline"}"#, client: client(indicator: .airPlay),
+        expected: .airPlayCapped),
+    .init(
+        name: "AV adapter capped at audio for hd", policy: #"{"content-type": "hd", "av-adapter": "cap-audio"}"#, client: client(indicator: .avAdapter),
+        expected: .avAdapterCapped),
+    .init(
+        name: "virtual machine denied", policy: #"{"content-type": "sd", "virtual-machine": "deny"}"#, client: client(vm: true), expected: .virtualMachineDenied
+    ),
+    .init(
+        name: "virtual machine as Baseline for uhd", policy: #"{"content-type": "uhd", "virtual-machine": "cap-baseline"}"#, client: client(vm: true),
+        expected: .virtualMachineCapped),
+    .init(
+        name: "rental window not open yet", policy: #"{"content-type": "hd", "rental": \#(window)}"#, client: client(), nowOffsetSeconds: -1,
+        expected: .rentalNotYetValid),
+    .init(
+        name: "rental window closed", policy: #"{"content-type": "hd", "rental": \#(window)}"#, client: client(), nowOffsetSeconds: 3600,
+        expected: .rentalExpired),
+    .init(
+        name: "48-hour rental over for a new playback", policy: #"{"content-type": "hd", "rental": {"duration": 172800}}"#, client: client(state: .readyToPlay),
+        nowOffsetSeconds: 172_800, rentalStartOffsetSeconds: 0, expected: .rentalPeriodOver),
+    .init(
+        name: "download with neither offline nor persistence", policy: #"{"content-type": "hd"}"#, client: client(), download: true,
+        expected: .offlineNotAllowed),
+    .init(
+        name: "lease without a media playback state under requires-playback-state",
+        policy: #"{"content-type": "hd", "lease": {"duration": 60, "requires-playback-state": true}}"#, client: client(state: nil),
+        expected: .leaseNeedsPlaybackState),
+    .init(
+        name: "check-in with a sync v1 SPC", policy: #"{"content-type": "hd"}"#,
+        client: client(sync: .v1(SyncV1(contentID: [UInt8](repeating: 1, count: 16), durationToExpiry: 60))), checkIn: true, expected: .checkInNeedsSync),
     .init(name: "check-in without a sync TLLV", policy: #"{"content-type": "hd"}"#, client: client(), checkIn: true, expected: .checkInNeedsSync),
-    .init(name: "state 3 renewal not allowed", policy: #"{"content-type": "hd", "lease": {"duration": 60, "renewal": false}}"#, client: client(state: .leaseRenewal), expected: .leaseRenewalNotAllowed),
+    .init(
+        name: "state 3 renewal not allowed", policy: #"{"content-type": "hd", "lease": {"duration": 60, "renewal": false}}"#,
+        client: client(state: .leaseRenewal), expected: .leaseRenewalNotAllowed),
     .init(name: "token required, none presented", policy: #"{"content-type": "hd", "entitlement-required": true}"#, client: client(), expected: .tokenMissing),
-    .init(name: "token presented and rejected even where not required", policy: #"{"content-type": "hd"}"#, client: client(), entitlement: .rejected(.badSignature), expected: .tokenBadSignature),
+    .init(
+        name: "token presented and rejected even where not required", policy: #"{"content-type": "hd"}"#, client: client(),
+        entitlement: .rejected(.badSignature), expected: .tokenBadSignature),
 ]
 
 @Suite("Policy engine: rules")
@@ -50,7 +86,9 @@ struct PolicyEngineRuleTests {
     func refuses(_ c: RefusalCase) throws {
         let p = try policy(c.policy)
         let now = TestClock().now + c.nowOffsetSeconds * 1000
-        let d = evaluate(p, c.client, now: now, entitlement: c.entitlement, download: c.download, checkIn: c.checkIn, rentalStart: c.rentalStartOffsetSeconds.map { TestClock().now + $0 * 1000 })
+        let d = evaluate(
+            p, c.client, now: now, entitlement: c.entitlement, download: c.download, checkIn: c.checkIn,
+            rentalStart: c.rentalStartOffsetSeconds.map { TestClock().now + $0 * 1000 })
         #expect(d.refusal == c.expected, "\(d)")
         #expect(d.rule == c.expected.rule)
         #expect(d.status == c.expected.status)
@@ -79,22 +117,27 @@ struct PolicyEngineRuleTests {
             #expect(s == -42604 || s == -42585 || s == -43004 || s == -43034 || (-43030 ... -43011).contains(s), "\(r)")
             #expect(r.statusName != "unknown")
         }
-        let tokenStatuses = [PolicyRefusal.tokenMissing, .tokenMalformed, .tokenUnknownKeyID, .tokenBadSignature, .tokenExpired, .tokenNotYetValid, .tokenWrongAccount, .tokenWrongAsset, .tokenWrongTenant].map(\.status)
+        let tokenStatuses = [
+            PolicyRefusal.tokenMissing, .tokenMalformed, .tokenUnknownKeyID, .tokenBadSignature, .tokenExpired, .tokenNotYetValid, .tokenWrongAccount,
+            .tokenWrongAsset, .tokenWrongTenant,
+        ].map(\.status)
         #expect(Set(tokenStatuses).count == tokenStatuses.count)
     }
 
-    @Test("security level is read as SDK 26 reads it: the report, else Baseline-only capability bits, else every level; a KDL below 31 is flagged", arguments: [
-        (client(level: .main), SecurityLevel.main, "security-level-report", false),
-        (client(level: .main, kdl: 30), .main, "security-level-report", true),
-        (client(level: .main, kdl: 31), .main, "security-level-report", false),
-        (client(level: .baseline, kdl: 10), .baseline, "security-level-report", true),
-        (client(level: nil, caps: Caps.main), .main, "capabilities", false),
-        (client(level: nil, caps: Caps.baseline), .baseline, "capabilities", false),
-        (client(level: nil, caps: Caps.baseline | Caps.main), .main, "capabilities", false),
-        (client(level: SecurityLevel(rawValue: 99), caps: Caps.main), SecurityLevel(rawValue: 99), "security-level-report", false),
-        (client(level: nil, caps: Caps.hdcp, deviceInfo: true), .main, "unreported", false),
-        (client(level: nil, caps: nil), .main, "unreported", false),
-    ])
+    @Test(
+        "security level is read as SDK 26 reads it: the report, else Baseline-only capability bits, else every level; a KDL below 31 is flagged",
+        arguments: [
+            (client(level: .main), SecurityLevel.main, "security-level-report", false),
+            (client(level: .main, kdl: 30), .main, "security-level-report", true),
+            (client(level: .main, kdl: 31), .main, "security-level-report", false),
+            (client(level: .baseline, kdl: 10), .baseline, "security-level-report", true),
+            (client(level: nil, caps: Caps.main), .main, "capabilities", false),
+            (client(level: nil, caps: Caps.baseline), .baseline, "capabilities", false),
+            (client(level: nil, caps: Caps.baseline | Caps.main), .main, "capabilities", false),
+            (client(level: SecurityLevel(rawValue: 99), caps: Caps.main), SecurityLevel(rawValue: 99), "security-level-report", false),
+            (client(level: nil, caps: Caps.hdcp, deviceInfo: true), .main, "unreported", false),
+            (client(level: nil, caps: nil), .main, "unreported", false),
+        ])
     func derivedLevel(facts: ClientFacts, level: SecurityLevel, source: String, kdlBelow: Bool) {
         let d = facts.derivedSecurity(minimumKDL: 31)
         #expect(d.level == level)
@@ -126,7 +169,8 @@ struct PolicyEngineRuleTests {
         #expect(d.terms?.includesContentKey == true)
     }
 
-    @Test("session stopped and unnamed playback states are answered, never refused", arguments: [PlaybackState.sessionStopped, PlaybackState(rawValue: 0x1234)])
+    @Test(
+        "session stopped and unnamed playback states are answered, never refused", arguments: [PlaybackState.sessionStopped, PlaybackState(rawValue: 0x1234)])
     func otherPlaybackStates(_ state: PlaybackState) throws {
         let d = evaluate(try policy(#"{"content-type": "hd", "lease": {"duration": 60}}"#), client(state: state))
         #expect(d.isIssued, "\(d)")
@@ -141,7 +185,8 @@ struct PolicyEngineRuleTests {
 
     @Test("a sync SPC is a check-in only when the job says so; otherwise it is an ordinary request with a key")
     func syncWithoutCheckIn() throws {
-        let sync = SyncRequest.v2(SyncV2(serverChallenge: 1, flags: [.report], titleID: [UInt8](repeating: 2, count: 16), durationToExpiry: 10, invalidatedStreamIDs: []))
+        let sync = SyncRequest.v2(
+            SyncV2(serverChallenge: 1, flags: [.report], titleID: [UInt8](repeating: 2, count: 16), durationToExpiry: 10, invalidatedStreamIDs: []))
         let p = try policy(#"{"content-type": "hd"}"#)
         let ordinary = evaluate(p, client(state: .readyToPlay, sync: sync))
         #expect(ordinary.terms?.includesContentKey == true)
@@ -169,12 +214,14 @@ struct PolicyEngineRuleTests {
         #expect(d.terms?.hdcp == .type0)
     }
 
-    @Test("the CKC carries the policy's HDCP and required level", arguments: [
-        (#"{"content-type": "uhd"}"#, HDCPRequirement.type1, SecurityLevel.main),
-        (#"{"content-type": "hd"}"#, .type0, .baseline),
-        (#"{"content-type": "sd", "hdcp": "none"}"#, .notRequired, .baseline),
-        (#"{"content-type": "audio"}"#, .type0, .audio),
-    ])
+    @Test(
+        "the CKC carries the policy's HDCP and required level",
+        arguments: [
+            (#"{"content-type": "uhd"}"#, HDCPRequirement.type1, SecurityLevel.main),
+            (#"{"content-type": "hd"}"#, .type0, .baseline),
+            (#"{"content-type": "sd", "hdcp": "none"}"#, .notRequired, .baseline),
+            (#"{"content-type": "audio"}"#, .type0, .audio),
+        ])
     func ckcLevels(json: String, hdcp: HDCPRequirement, level: SecurityLevel) throws {
         let d = evaluate(try policy(json), client())
         #expect(d.terms?.hdcp == hdcp)
@@ -191,7 +238,8 @@ struct PolicyEngineRuleTests {
     @Test("a check-in with a sync v2 SPC gets an answer without a key, needs no token, and is never refused for the client's level")
     func syncCheckIn() throws {
         let p = try policy(#"{"content-type": "uhd", "entitlement-required": true}"#)
-        let sync = SyncRequest.v2(SyncV2(serverChallenge: 9, flags: [.secureInvalidation], titleID: Array(repeating: 1, count: 16), durationToExpiry: 100, invalidatedStreamIDs: []))
+        let sync = SyncRequest.v2(
+            SyncV2(serverChallenge: 9, flags: [.secureInvalidation], titleID: Array(repeating: 1, count: 16), durationToExpiry: 100, invalidatedStreamIDs: []))
         let d = evaluate(p, client(level: .baseline, caps: 0, sync: sync), checkIn: true)
         #expect(d.rule == "sync:check-in")
         #expect(d.terms?.includesContentKey == false)
@@ -210,7 +258,9 @@ struct ForbiddenCombinationTests {
     static let states: [PlaybackState?] = [nil, .readyToPlay, .playingOrPaused, .leaseRenewal]
     static let capSets: [UInt64?] = [nil, 0, Caps.hdcp, Caps.offline, Caps.offlineV2, Caps.offline | Caps.offlineV2, Caps.hdcp | Caps.offline | Caps.offlineV2]
 
-    @Test("no offline key with a content key duration, no lease with an offline key, the offline key only with bit 3 and a playback state, type 1 only with bit 0, states 1 and 3 always with a key", arguments: policies)
+    @Test(
+        "no offline key with a content key duration, no lease with an offline key, the offline key only with bit 3 and a playback state, type 1 only with bit 0, states 1 and 3 always with a key",
+        arguments: policies)
     func exhaustive(json: String) throws {
         let p = try policy(json)
         var issued = 0
@@ -248,13 +298,14 @@ struct OfflineCase: Sendable, CustomTestStringConvertible {
     var storage: UInt32
     var playbackSeconds: UInt32
     var testDescription: String {
-        let name = switch bits {
-        case nil: "no capabilities TLLV"
-        case 0?: "neither bit"
-        case Caps.offline?: "bit 1 only"
-        case Caps.offlineV2?: "bit 3 only"
-        default: "bits 1 and 3"
-        }
+        let name =
+            switch bits {
+            case nil: "no capabilities TLLV"
+            case 0?: "neither bit"
+            case Caps.offline?: "bit 1 only"
+            case Caps.offlineV2?: "bit 3 only"
+            default: "bits 1 and 3"
+            }
         return "\(name), \(playback ? "playback state" : "no playback state"), storage \(storage) s, playback \(playbackSeconds) s"
     }
 
@@ -282,7 +333,8 @@ struct OfflineDownloadTests {
 
     @Test("each combination of bits 1 and 3, playback state and durations gets SDK 26's terms and a rule that names them", arguments: OfflineCase.all)
     func sdk26Table(_ c: OfflineCase) throws {
-        let p = try policy(#"{"content-type": "hd", "offline": {"enabled": true, "storage-duration": \#(c.storage), "playback-duration": \#(c.playbackSeconds)}}"#)
+        let p = try policy(
+            #"{"content-type": "hd", "offline": {"enabled": true, "storage-duration": \#(c.storage), "playback-duration": \#(c.playbackSeconds)}}"#)
         let facts = client(caps: c.bits.map { $0 | Caps.hdcp }, state: c.playback ? .readyToPlay : nil)
         let d = evaluate(p, facts, download: true)
         let (duration, rule) = Self.sdk26(c)
@@ -292,7 +344,8 @@ struct OfflineDownloadTests {
         #expect(terms.includesContentKey)
         #expect(terms.leaseSlot == LeaseSlotNeed.none)
         // The engine's terms are what FairPlay's own rule sends for the same client.
-        let delivery = OfflineDelivery(storageSeconds: c.storage, playbackSeconds: c.playbackSeconds, capabilities: facts.capabilities, hasPlaybackState: c.playback)
+        let delivery = OfflineDelivery(
+            storageSeconds: c.storage, playbackSeconds: c.playbackSeconds, capabilities: facts.capabilities, hasPlaybackState: c.playback)
         switch delivery {
         case .offlineKey: #expect(terms.duration.offlineKey(streamID: Array(repeating: 1, count: 16), titleID: Array(repeating: 2, count: 16)) != nil)
         case .contentKeyDuration(let sent): #expect(terms.duration.contentKeyDuration == sent)
@@ -302,7 +355,8 @@ struct OfflineDownloadTests {
 
     @Test("with offline enabled the persistence setting does not decide downloads: a client without bit 3 gets the offline storage")
     func offlineWinsOverPersistence() throws {
-        let p = try policy(#"{"content-type": "hd", "offline": {"enabled": true, "storage-duration": 600, "playback-duration": 60}, "persistence": "unlimited"}"#)
+        let p = try policy(
+            #"{"content-type": "hd", "offline": {"enabled": true, "storage-duration": 600, "playback-duration": 60}, "persistence": "unlimited"}"#)
         let d = evaluate(p, client(caps: Caps.hdcp | Caps.offline, state: .readyToPlay), download: true)
         #expect(d.terms?.duration == .persistableLimited(seconds: 600))
         #expect(d.rule == "offline:persistable")

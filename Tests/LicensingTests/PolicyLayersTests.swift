@@ -6,12 +6,14 @@ import Testing
 struct PolicyLayersTests {
     func doc(_ json: String) throws -> PolicyDocument { try PolicyDocument(json: Array(json.utf8)) }
 
-    @Test("Apple's rules per content type are the base", arguments: [
-        (ContentType.sd, SecurityLevel.baseline, HDCPRequirement.type0),
-        (.hd, .baseline, .type0),
-        (.uhd, .main, .type1),
-        (.audio, .audio, .type0),
-    ])
+    @Test(
+        "Apple's rules per content type are the base",
+        arguments: [
+            (ContentType.sd, SecurityLevel.baseline, HDCPRequirement.type0),
+            (.hd, .baseline, .type0),
+            (.uhd, .main, .type1),
+            (.audio, .audio, .type0),
+        ])
     func appleDefaults(type: ContentType, level: SecurityLevel, hdcp: HDCPRequirement) throws {
         let p = try PolicyLayers(tenant: PolicyDocument(contentType: type)).resolve()
         #expect(p.minimumSecurityLevel == level)
@@ -50,14 +52,16 @@ struct PolicyLayersTests {
         #expect(q.origins["hdcp"] == .tenant)
     }
 
-    @Test("refuses stacked contradictions, naming the field", arguments: [
-        (#"{"hdcp": "none"}"#, nil as String?, "content-type"),
-        (#"{"content-type": "hd", "rental": {"not-before": 5000}}"#, #"{"rental": {"not-after": 4000}}"#, "rental.not-after"),
-        (#"{"content-type": "hd", "persistence": "rental-duration"}"#, nil, "persistence"),
-        (#"{"content-type": "hd", "max-streams": 2}"#, nil, "max-streams"),
-        (#"{"content-type": "audio", "security-level": "main"}"#, nil, "security-level"),
-        (#"{"content-type": "hd", "security-level": "audio"}"#, nil, "security-level"),
-    ])
+    @Test(
+        "refuses stacked contradictions, naming the field",
+        arguments: [
+            (#"{"hdcp": "none"}"#, nil as String?, "content-type"),
+            (#"{"content-type": "hd", "rental": {"not-before": 5000}}"#, #"{"rental": {"not-after": 4000}}"#, "rental.not-after"),
+            (#"{"content-type": "hd", "persistence": "rental-duration"}"#, nil, "persistence"),
+            (#"{"content-type": "hd", "max-streams": 2}"#, nil, "max-streams"),
+            (#"{"content-type": "audio", "security-level": "main"}"#, nil, "security-level"),
+            (#"{"content-type": "hd", "security-level": "audio"}"#, nil, "security-level"),
+        ])
     func contradictions(tenant: String, asset: String?, field: String) throws {
         let layers = PolicyLayers(tenant: try doc(tenant), asset: try asset.map(doc))
         #expect(throws: PolicyDocumentError.self) { try layers.resolve() }

@@ -38,8 +38,14 @@ func policy(_ json: String) throws -> EffectivePolicy {
     try PolicyLayers(tenant: PolicyDocument(json: Array(json.utf8))).resolve()
 }
 
-func evaluate(_ policy: EffectivePolicy, _ client: ClientFacts, now: Int64 = TestClock().now, entitlement: EntitlementState = .absent, download: Bool = false, checkIn: Bool = false, rentalStart: Int64? = nil) -> PolicyDecision {
-    PolicyEngine.evaluate(PolicyInput(policy: policy, client: client, nowMilliseconds: now, entitlement: entitlement, requestsPersistence: download, checkIn: checkIn, rentalStartedAtMilliseconds: rentalStart))
+func evaluate(
+    _ policy: EffectivePolicy, _ client: ClientFacts, now: Int64 = TestClock().now, entitlement: EntitlementState = .absent, download: Bool = false,
+    checkIn: Bool = false, rentalStart: Int64? = nil
+) -> PolicyDecision {
+    PolicyEngine.evaluate(
+        PolicyInput(
+            policy: policy, client: client, nowMilliseconds: now, entitlement: entitlement, requestsPersistence: download, checkIn: checkIn,
+            rentalStartedAtMilliseconds: rentalStart))
 }
 
 /// The package root, for Examples/ and schemas/.

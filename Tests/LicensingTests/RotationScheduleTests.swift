@@ -27,8 +27,11 @@ import Wire
         let load = ExpectedRotationLoad.requests(schedules: schedules, viewers: [1_000, 300, 50_000, 9_999], nowMilliseconds: now, horizonMilliseconds: 30_000)
         #expect(load == 1_000 + 300 * 2, "c is beyond the horizon, d is past")
         #expect(ExpectedRotationLoad.requests(schedules: schedules, viewers: [], nowMilliseconds: now, horizonMilliseconds: 30_000) == 0)
-        #expect(ExpectedRotationLoad.requests(schedules: [schedule("a", in: 1)], viewers: [Int.max], nowMilliseconds: now, horizonMilliseconds: 30_000) == Int.max)
-        #expect(ExpectedRotationLoad.requests(schedules: [schedule("a", in: 1, keys: 2)], viewers: [Int.max], nowMilliseconds: now, horizonMilliseconds: 30_000) == Int.max,
-                "saturates instead of trapping")
+        #expect(
+            ExpectedRotationLoad.requests(schedules: [schedule("a", in: 1)], viewers: [Int.max], nowMilliseconds: now, horizonMilliseconds: 30_000) == Int.max)
+        #expect(
+            ExpectedRotationLoad.requests(schedules: [schedule("a", in: 1, keys: 2)], viewers: [Int.max], nowMilliseconds: now, horizonMilliseconds: 30_000)
+                == Int.max,
+            "saturates instead of trapping")
     }
 }

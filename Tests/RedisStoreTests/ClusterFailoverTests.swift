@@ -1,8 +1,9 @@
 import Foundation
 import KSMTestSupport
 import Licensing
-@testable import RedisStore
 import Testing
+
+@testable import RedisStore
 
 /// A master killed with `kill -9` in the middle of a lease storm, its replica promoted and the dead
 /// node back as a replica: every batch is answered (retried as a worker retries `.unavailable`),
@@ -20,8 +21,9 @@ struct ClusterFailoverTests {
 
     /// Account `n` asks for a stream on `device` (limit 1 per account).
     static func lease(_ n: Int, device: UInt8, request: String) -> LeaseRequest {
-        LeaseRequest(requestID: id(request), tenant: id("storm"), account: id("acct\(n)"), deviceID: Array(repeating: device, count: 20),
-                     sessionID: UInt64(device), maxConcurrentStreams: 1, leaseDurationSeconds: 600, nowMilliseconds: t0 + Int64(n))
+        LeaseRequest(
+            requestID: id(request), tenant: id("storm"), account: id("acct\(n)"), deviceID: Array(repeating: device, count: 20),
+            sessionID: UInt64(device), maxConcurrentStreams: 1, leaseDurationSeconds: 600, nowMilliseconds: t0 + Int64(n))
     }
 
     /// Sends `batch` until it is answered, as a worker retries a retriable store error.
@@ -106,7 +108,8 @@ struct ClusterFailoverTests {
             let slots = try await store.listSlots(tenant: Self.id("storm"), account: Self.id("acct\(n)"), nowMilliseconds: Self.t0 + 1_000)
             if slots.count > 1 { doubled += 1 }
         }
-        print("""
+        print(
+            """
             CLUSTER FAILOVER durable=\(durable): \(Self.accounts) accounts in \(batches.count) batches of \(Self.batchSize); \
             \(perBatchBeforeKill) per batch before the kill; first batch answered \(recoveredAfter.map { "\($0)" } ?? "?") after kill -9; \
             \(retried) batch retries; lost slots \(lost) (accounts \(lostAccounts.prefix(30))), doubled \(doubled)

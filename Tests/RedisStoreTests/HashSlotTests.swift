@@ -1,6 +1,7 @@
 import Licensing
-@testable import RedisStore
 import Testing
+
+@testable import RedisStore
 
 /// CRC16 hash slots and the key layout's promise: every key a script or transaction touches
 /// together lives in one slot.
@@ -64,7 +65,8 @@ struct HashSlotTests {
             HashSlot.of(RedisKeys.spcClaim(t, transactionID: UInt64(n), digest: [UInt8(n), 1, 2]).bytes)
         }
         #expect(Set(claims).count > 40, "claims of one tenant spread over the cluster")
-        #expect(HashSlot.of(RedisKeys.spcClaim(t, transactionID: 1, digest: [9]).bytes) == HashSlot.of(RedisKeys.spcClaim(t, transactionID: 2, digest: [9]).bytes))
+        #expect(
+            HashSlot.of(RedisKeys.spcClaim(t, transactionID: 1, digest: [9]).bytes) == HashSlot.of(RedisKeys.spcClaim(t, transactionID: 2, digest: [9]).bytes))
         #expect(HashSlot.of(RedisKeys.provisioned.bytes) == HashSlot.of("store"))
         #expect(HashSlot.of(RedisKeys.rotationIndex.bytes) == HashSlot.of("fps:rotations"))
     }
@@ -72,9 +74,10 @@ struct HashSlotTests {
     @Test("each script call's keys share one slot, and it is the slot the call is routed by")
     func scriptKeysShareOneSlot() {
         let (t, a) = (Self.id("acme"), Self.id("alice"))
-        var lease = LeaseRequest(requestID: Self.id("r1"), tenant: t, account: a, deviceID: [1, 2], sessionID: 7,
-                                 maxConcurrentStreams: 2, leaseDurationSeconds: 600, nowMilliseconds: 1_700_000_000_000,
-                                 deviceLimit: 3, rentalAssetID: [5])
+        var lease = LeaseRequest(
+            requestID: Self.id("r1"), tenant: t, account: a, deviceID: [1, 2], sessionID: 7,
+            maxConcurrentStreams: 2, leaseDurationSeconds: 600, nowMilliseconds: 1_700_000_000_000,
+            deviceLimit: 3, rentalAssetID: [5])
         lease.expectsLiveSlot = true
         var plainRenewal = lease
         plainRenewal.rentalAssetID = nil
@@ -82,8 +85,9 @@ struct HashSlotTests {
         let calls: [RedisCommand] = [
             RedisLicenseStore.leaseCommand(lease, member: member),
             RedisLicenseStore.renewalCommand(plainRenewal, member: member),
-            RedisCommand.evalScript(RedisLicenseStore.admissionScript,
-                                    keys: [RedisKeys.reply(t, account: a, jobID: Self.id("j")), RedisKeys.rateCounter(t, account: a, window: 1)], arguments: ["2"]),
+            RedisCommand.evalScript(
+                RedisLicenseStore.admissionScript,
+                keys: [RedisKeys.reply(t, account: a, jobID: Self.id("j")), RedisKeys.rateCounter(t, account: a, window: 1)], arguments: ["2"]),
             RedisCommand.evalScript(RedisLicenseStore.claimScript, keys: [RedisKeys.spcClaim(t, transactionID: 1, digest: [1])], arguments: ["j", "1"]),
         ].compactMap { $0 }
         #expect(calls.count == 4)
@@ -99,9 +103,11 @@ struct HashSlotTests {
     @Test("CLUSTER SHARDS after a failover: the online master owns the shard's slots, not a failed one listed first")
     func shardsPreferTheOnlineMaster() throws {
         func node(_ port: Int64, _ role: String, _ health: String) -> RedisValue {
-            .array([.bulkString(Array("port".utf8)), .integer(port), .bulkString(Array("ip".utf8)), .bulkString(Array("127.0.0.1".utf8)),
-                    .bulkString(Array("endpoint".utf8)), .bulkString(Array("127.0.0.1".utf8)), .bulkString(Array("role".utf8)), .bulkString(Array(role.utf8)),
-                    .bulkString(Array("health".utf8)), .bulkString(Array(health.utf8))])
+            .array([
+                .bulkString(Array("port".utf8)), .integer(port), .bulkString(Array("ip".utf8)), .bulkString(Array("127.0.0.1".utf8)),
+                .bulkString(Array("endpoint".utf8)), .bulkString(Array("127.0.0.1".utf8)), .bulkString(Array("role".utf8)), .bulkString(Array(role.utf8)),
+                .bulkString(Array("health".utf8)), .bulkString(Array(health.utf8)),
+            ])
         }
         let shard = RedisValue.array([
             .bulkString(Array("slots".utf8)), .array([.integer(0), .integer(16383)]),

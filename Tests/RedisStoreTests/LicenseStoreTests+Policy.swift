@@ -1,8 +1,9 @@
 import Foundation
 import KSMTestSupport
 import Licensing
-@testable import RedisStore
 import Testing
+
+@testable import RedisStore
 
 /// The policy side effects of one write (device registry, end-oldest, hold, rental start, offline
 /// records, invalidated IDs, token secrets), identical in memory and in Redis.
@@ -10,10 +11,13 @@ extension LicenseStoreTests {
     private static func sid(_ text: String) -> StoreIdentifier { try! StoreIdentifier(text) }  // test literals are valid
     private static let now: Int64 = 1_700_000_000_000
 
-    private static func write(_ request: String, device: UInt8, session: UInt64 = 1, limit: Int = 2, slot: LeaseRequest.SlotMode = .acquireOrRenew,
-                              endOldest: Bool = false, deviceLimit: Int? = nil, at now: Int64 = now) -> LeaseRequest {
-        LeaseRequest(requestID: sid(request), tenant: sid("acme"), account: sid("alice"), deviceID: Array(repeating: device, count: 20), sessionID: session,
-                     maxConcurrentStreams: limit, leaseDurationSeconds: 60, nowMilliseconds: now, slot: slot, endOldestWhenFull: endOldest, deviceLimit: deviceLimit)
+    private static func write(
+        _ request: String, device: UInt8, session: UInt64 = 1, limit: Int = 2, slot: LeaseRequest.SlotMode = .acquireOrRenew,
+        endOldest: Bool = false, deviceLimit: Int? = nil, at now: Int64 = now
+    ) -> LeaseRequest {
+        LeaseRequest(
+            requestID: sid(request), tenant: sid("acme"), account: sid("alice"), deviceID: Array(repeating: device, count: 20), sessionID: session,
+            maxConcurrentStreams: limit, leaseDurationSeconds: 60, nowMilliseconds: now, slot: slot, endOldestWhenFull: endOldest, deviceLimit: deviceLimit)
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -45,13 +49,15 @@ extension LicenseStoreTests {
             #expect(streams[4] == .held(expiresAtMilliseconds: t + 60_010))
             #expect(streams[5] == .refused(reason: .noLiveSlot, activeCount: 1, limit: 1))
             // `ksm admin slots` (listSlots) shows only the live stream, not the one end-oldest ended.
-            #expect(try await store.listSlots(tenant: Self.sid("acme"), account: Self.sid("alice"), nowMilliseconds: t + 40)
-                == [LeaseSlot(deviceID: Array(repeating: 2, count: 20), sessionID: 2, expiresAtMilliseconds: t + 60_010)])
+            #expect(
+                try await store.listSlots(tenant: Self.sid("acme"), account: Self.sid("alice"), nowMilliseconds: t + 40)
+                    == [LeaseSlot(deviceID: Array(repeating: 2, count: 20), sessionID: 2, expiresAtMilliseconds: t + 60_010)])
 
             // Rental start: first write wins; offline records and invalidated IDs are read back.
             let asset = Array("skd://acme/rental".utf8)
-            let record = OfflineLicenseRecord(streamID: Array(repeating: 0xAB, count: 16), titleID: Array(repeating: 0xCD, count: 16), assetID: "skd://acme/rental",
-                                              deviceID: Array(repeating: 1, count: 20), issuedAt: t, storageSeconds: 100, playbackSeconds: 10)
+            let record = OfflineLicenseRecord(
+                streamID: Array(repeating: 0xAB, count: 16), titleID: Array(repeating: 0xCD, count: 16), assetID: "skd://acme/rental",
+                deviceID: Array(repeating: 1, count: 20), issuedAt: t, storageSeconds: 100, playbackSeconds: 10)
             var first = Self.write("r1", device: 1, slot: .none)
             first.rentalAssetID = asset
             first.offlineRecords = [record]
@@ -78,7 +84,8 @@ extension LicenseStoreTests {
             }
 
             // Token secrets round-trip with the tenant record (wrapped bytes, opaque to the store).
-            let tenant = TenantRecord(id: Self.sid("acme"), keyEncryptionKeyID: Self.sid("kek"), entitlementSecrets: [Self.sid("k1"): Array(repeating: 7, count: 40)])
+            let tenant = TenantRecord(
+                id: Self.sid("acme"), keyEncryptionKeyID: Self.sid("kek"), entitlementSecrets: [Self.sid("k1"): Array(repeating: 7, count: 40)])
             try await store.putTenant(tenant)
             #expect(try await store.fetch([StoreRequest(tenant: Self.sid("acme"), account: Self.sid("alice"), assetID: asset)])[0].tenant == tenant)
         }
@@ -97,7 +104,10 @@ extension LicenseStoreTests {
             let both = try await store.acquireLeases([first, Self.write("t2", device: 1, session: 1, endOldest: true)])
             #expect(both == [.granted(expiresAtMilliseconds: t + 120_000), .granted(expiresAtMilliseconds: t + 60_000)])
             let third = try await store.acquireLeases([Self.write("t3", device: 3, session: 3, endOldest: true, at: t + 10)])
-            #expect(third == [.grantedEndingOldest(expiresAtMilliseconds: t + 60_010, ended: LeaseSlot.member(deviceID: Array(repeating: 2, count: 20), sessionID: 2))])
+            #expect(
+                third == [
+                    .grantedEndingOldest(expiresAtMilliseconds: t + 60_010, ended: LeaseSlot.member(deviceID: Array(repeating: 2, count: 20), sessionID: 2))
+                ])
         }
     }
 }
@@ -108,8 +118,9 @@ struct DeviceRegistryAdminTests {
     private static func sid(_ text: String) -> StoreIdentifier { try! StoreIdentifier(text) }  // test literals are valid
 
     private static func register(_ request: String, device: UInt8) -> LeaseRequest {
-        LeaseRequest(requestID: sid(request), tenant: sid("acme"), account: sid("bob"), deviceID: Array(repeating: device, count: 20), sessionID: 1,
-                     maxConcurrentStreams: 2, leaseDurationSeconds: 60, nowMilliseconds: 1_700_000_000_000, slot: .none, deviceLimit: 2)
+        LeaseRequest(
+            requestID: sid(request), tenant: sid("acme"), account: sid("bob"), deviceID: Array(repeating: device, count: 20), sessionID: 1,
+            maxConcurrentStreams: 2, leaseDurationSeconds: 60, nowMilliseconds: 1_700_000_000_000, slot: .none, deviceLimit: 2)
     }
 
     @Test("lists registered devices, removes one, and the freed place takes a new device")

@@ -51,12 +51,13 @@ struct LicenseStoreTests {
                 lease("r3", device: 3, at: t0),
                 lease("b1", device: 3, account: "bob", at: t0),
             ])
-            #expect(results == [
-                .granted(expiresAtMilliseconds: t0 + 600_000),
-                .granted(expiresAtMilliseconds: t0 + 600_000),
-                .refused(reason: .tooManyStreams, activeCount: 2, limit: 2),
-                .granted(expiresAtMilliseconds: t0 + 600_000),
-            ])
+            #expect(
+                results == [
+                    .granted(expiresAtMilliseconds: t0 + 600_000),
+                    .granted(expiresAtMilliseconds: t0 + 600_000),
+                    .refused(reason: .tooManyStreams, activeCount: 2, limit: 2),
+                    .granted(expiresAtMilliseconds: t0 + 600_000),
+                ])
             // Same device, another playback session: a second stream, also refused.
             let again = try await store.acquireLeases([lease("r4", device: 1, session: 2, at: t0 + 1)])
             #expect(again == [.refused(reason: .tooManyStreams, activeCount: 2, limit: 2)])
@@ -86,14 +87,17 @@ struct LicenseStoreTests {
     func expiryFreesTheSlot(kind: StoreKind) async throws {
         try await kind.withStore { (store: any LicenseStore) async throws in
             #expect(try await store.acquireLeases([lease("a1", device: 1, limit: 1, at: t0)]) == [.granted(expiresAtMilliseconds: t0 + 600_000)])
-            #expect(try await store.acquireLeases([lease("b1", device: 2, limit: 1, at: t0 + 599_999)])
-                == [.refused(reason: .tooManyStreams, activeCount: 1, limit: 1)])
+            #expect(
+                try await store.acquireLeases([lease("b1", device: 2, limit: 1, at: t0 + 599_999)])
+                    == [.refused(reason: .tooManyStreams, activeCount: 1, limit: 1)])
             // At the expiry instant the first lease is over (live while expiresAt > now).
-            #expect(try await store.acquireLeases([lease("b2", device: 2, limit: 1, at: t0 + 600_000)])
-                == [.granted(expiresAtMilliseconds: t0 + 1_200_000)])
+            #expect(
+                try await store.acquireLeases([lease("b2", device: 2, limit: 1, at: t0 + 600_000)])
+                    == [.granted(expiresAtMilliseconds: t0 + 1_200_000)])
             // The first device comes back too late to renew: its slot is gone and the account is full.
-            #expect(try await store.acquireLeases([lease("a2", device: 1, limit: 1, at: t0 + 600_001)])
-                == [.refused(reason: .tooManyStreams, activeCount: 1, limit: 1)])
+            #expect(
+                try await store.acquireLeases([lease("a2", device: 1, limit: 1, at: t0 + 600_001)])
+                    == [.refused(reason: .tooManyStreams, activeCount: 1, limit: 1)])
             #expect(try await store.listSlots(tenant: id("acme"), account: id("alice"), nowMilliseconds: t0 + 1_200_000).isEmpty)
         }
     }
@@ -111,8 +115,9 @@ struct LicenseStoreTests {
             #expect(first == [.granted(expiresAtMilliseconds: t0 + 600_000)])
             #expect(try await store.listSlots(tenant: id("acme"), account: id("alice"), nowMilliseconds: t0).count == 1)
             // A second device still fits: the replay did not consume the second slot.
-            #expect(try await store.acquireLeases([lease("r2", device: 2, limit: 2, at: t0 + 7_000)])
-                == [.granted(expiresAtMilliseconds: t0 + 607_000)])
+            #expect(
+                try await store.acquireLeases([lease("r2", device: 2, limit: 2, at: t0 + 7_000)])
+                    == [.granted(expiresAtMilliseconds: t0 + 607_000)])
             // A refusal is replayed too, even once capacity came back.
             let refused = try await store.acquireLeases([lease("r3", device: 3, limit: 2, at: t0 + 8_000)])
             #expect(refused == [.refused(reason: .tooManyStreams, activeCount: 2, limit: 2)])
@@ -129,7 +134,8 @@ struct LicenseStoreTests {
             try await store.putTenant(tenant)
             let asset: [UInt8] = Array("twelve-characters".utf8) + [0x00, 0xFF]
             let key = WrappedContentKey(wrappedKey: (0..<24).map { UInt8($0) }, iv: Array(repeating: 0, count: 16), keyEncryptionKeyID: id("kek-2024"))
-            let period2 = WrappedContentKey(wrappedKey: Array(repeating: 0x0A, count: 24), iv: Array(repeating: 0x0D, count: 16), keyEncryptionKeyID: id("kek-2024"))
+            let period2 = WrappedContentKey(
+                wrappedKey: Array(repeating: 0x0A, count: 24), iv: Array(repeating: 0x0D, count: 16), keyEncryptionKeyID: id("kek-2024"))
             try await store.putContentKey(key, tenant: id("acme"), assetID: asset, keyPeriod: nil)
             try await store.putContentKey(period2, tenant: id("acme"), assetID: asset, keyPeriod: id("2"))
             try await store.putPolicy(Array(#"{"default":true}"#.utf8), tenant: id("acme"), assetID: nil)
@@ -142,7 +148,8 @@ struct LicenseStoreTests {
                 StoreRequest(tenant: id("acme"), account: id("bob"), assetID: [0x42]),
                 StoreRequest(tenant: id("nobody"), account: id("bob"), assetID: asset),
             ])
-            let tenantPolicy = Array(#"{"default":true}"#.utf8), assetPolicy = Array(#"{"hdcp":1}"#.utf8)
+            let tenantPolicy = Array(#"{"default":true}"#.utf8)
+            let assetPolicy = Array(#"{"hdcp":1}"#.utf8)
             #expect(results[0] == StoreResult(tenant: tenant, contentKey: key, tenantPolicy: tenantPolicy, assetPolicy: assetPolicy))
             #expect(results[1] == StoreResult(tenant: tenant, contentKey: period2, tenantPolicy: tenantPolicy, assetPolicy: assetPolicy))
             #expect(results[2] == StoreResult(tenant: tenant, contentKey: nil, tenantPolicy: tenantPolicy, assetPolicy: assetPolicy))
@@ -160,9 +167,10 @@ struct LicenseStoreTests {
             let results = try await withThrowingTaskGroup(of: [LeaseResult].self) { group in
                 for worker in 0..<8 {
                     group.addTask {
-                        try await store.acquireLeases((0..<5).map { n in
-                            lease("w\(worker)-\(n)", device: UInt8(worker * 5 + n), limit: 3, at: t0 + Int64(n))
-                        })
+                        try await store.acquireLeases(
+                            (0..<5).map { n in
+                                lease("w\(worker)-\(n)", device: UInt8(worker * 5 + n), limit: 3, at: t0 + Int64(n))
+                            })
                     }
                 }
                 return try await group.reduce(into: []) { $0 += $1 }

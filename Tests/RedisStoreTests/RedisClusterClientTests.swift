@@ -1,8 +1,9 @@
 import Foundation
 import KSMTestSupport
 import Licensing
-@testable import RedisStore
 import Testing
+
+@testable import RedisStore
 
 /// The cluster client against real six-node clusters: routing, reassembly, redirects while a slot
 /// moves, scripts per node, and the error when the cluster cannot serve.
@@ -11,8 +12,11 @@ struct RedisClusterClientTests {
     @Test("redis-cluster:// URLs give seeds and the same credentials as redis://")
     func clusterURLs() throws {
         let configuration = try RedisClusterConfiguration(url: "redis-cluster://ksm:p%40ss@10.0.0.1:7000,10.0.0.2:7001,[::1]:7002")
-        #expect(configuration.seeds == [RedisNodeAddress(host: "10.0.0.1", port: 7000), RedisNodeAddress(host: "10.0.0.2", port: 7001),
-                                        RedisNodeAddress(host: "::1", port: 7002)])
+        #expect(
+            configuration.seeds == [
+                RedisNodeAddress(host: "10.0.0.1", port: 7000), RedisNodeAddress(host: "10.0.0.2", port: 7001),
+                RedisNodeAddress(host: "::1", port: 7002),
+            ])
         #expect(configuration.node.username == "ksm")
         #expect(configuration.node.password == "p@ss")
         #expect(!configuration.description.contains("p@ss"))
@@ -82,8 +86,9 @@ struct RedisClusterClientTests {
             let store = RedisLicenseStore(client: client)
             let now: Int64 = 1_700_000_000_000
             let requests = (0..<30).map { n in
-                LeaseRequest(requestID: try! StoreIdentifier("r\(n)"), tenant: try! StoreIdentifier("acme"), account: try! StoreIdentifier("user\(n)"),
-                             deviceID: [UInt8(n)], sessionID: 1, maxConcurrentStreams: 2, leaseDurationSeconds: 600, nowMilliseconds: now)
+                LeaseRequest(
+                    requestID: try! StoreIdentifier("r\(n)"), tenant: try! StoreIdentifier("acme"), account: try! StoreIdentifier("user\(n)"),
+                    deviceID: [UInt8(n)], sessionID: 1, maxConcurrentStreams: 2, leaseDurationSeconds: 600, nowMilliseconds: now)
             }
             _ = try await store.acquireLeases(requests)
             let sample = try await LeaseSlotGauge().count(client: client, nowMilliseconds: now)
@@ -119,7 +124,8 @@ struct RedisClusterClientTests {
 
     /// A key in a slot of master `from`, and another master `to`.
     private static func pick(_ cluster: RedisClusterProcess, _ client: RedisClusterClient, tag: String) async throws
-        -> (slot: Int, from: Int, to: Int, fromID: String, toID: String) {
+        -> (slot: Int, from: Int, to: Int, fromID: String, toID: String)
+    {
         let map = try await client.slotMap()
         let slot = HashSlot.of(tag)
         let owner = try #require(map.master(for: slot))
@@ -134,7 +140,8 @@ struct RedisClusterClientTests {
     /// Moves `keys` from node `from` to node `to` with MIGRATE (the slot must be migrating).
     private static func migrate(_ cluster: RedisClusterProcess, _ keys: [String], from: Int, to: Int) async throws {
         let reply = try await cluster.nodeClient(from).send(
-            ["MIGRATE", "127.0.0.1", RedisArgument(cluster.nodes[to].port), "", "0", "5000", "AUTH", RedisArgument(cluster.password), "KEYS"] + keys.map { RedisArgument($0) })
+            ["MIGRATE", "127.0.0.1", RedisArgument(cluster.nodes[to].port), "", "0", "5000", "AUTH", RedisArgument(cluster.password), "KEYS"]
+                + keys.map { RedisArgument($0) })
         #expect(reply.string == "OK")
     }
 

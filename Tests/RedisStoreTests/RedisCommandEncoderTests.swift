@@ -1,8 +1,8 @@
 import Licensing
 import Testing
+import Wire
 
 @testable import RedisStore
-import Wire
 
 /// The wire form written without hiredis's formatter must be exactly RESP: these compare bytes.
 struct RedisCommandEncoderTests {
@@ -20,8 +20,9 @@ struct RedisCommandEncoderTests {
         #expect(out == Array("*2\r\n$3\r\nGET\r\n$4\r\n".utf8) + [0x00, 0x0d, 0x0a, 0xff] + Array("\r\n".utf8))
     }
 
-    @Test("Integers are written in decimal with their exact length, negatives and extremes included",
-          arguments: [Int64(0), 7, 10, 99, 100, -1, -10, 1_763_790_000_000, .max, .min])
+    @Test(
+        "Integers are written in decimal with their exact length, negatives and extremes included",
+        arguments: [Int64(0), 7, 10, 99, 100, -1, -10, 1_763_790_000_000, .max, .min])
     func integers(value: Int64) {
         var encoder = RedisCommandEncoder()
         encoder.append(value)
@@ -32,7 +33,9 @@ struct RedisCommandEncoderTests {
 
     @Test("Keys written from a shared prefix equal the keys the data model names")
     func prefixedKeys() throws {
-        let tenant = try StoreIdentifier("acme"), account = try StoreIdentifier("viewer-7"), request = try StoreIdentifier("job-1")
+        let tenant = try StoreIdentifier("acme")
+        let account = try StoreIdentifier("viewer-7")
+        let request = try StoreIdentifier("job-1")
         let prefix = RedisKeys.accountPrefix(tenant, account: account)
         var encoder = RedisCommandEncoder()
         encoder.append(prefix, RedisKeys.Account.slots)
@@ -78,16 +81,19 @@ struct RedisCommandEncoderTests {
         let (t, a) = (r.tenant, r.account)
         return RedisCommand.evalScript(
             RedisLicenseStore.leaseScript,
-            keys: [RedisKeys.slots(t, account: a), RedisKeys.leaseRequest(t, account: a, requestID: r.requestID),
-                   RedisKeys.slotStarts(t, account: a), RedisKeys.endedSlots(t, account: a), RedisKeys.devices(t, account: a),
-                   RedisKeys.rentals(t, account: a), RedisKeys.offline(t, account: a), RedisKeys.invalidated(t, account: a)],
+            keys: [
+                RedisKeys.slots(t, account: a), RedisKeys.leaseRequest(t, account: a, requestID: r.requestID),
+                RedisKeys.slotStarts(t, account: a), RedisKeys.endedSlots(t, account: a), RedisKeys.devices(t, account: a),
+                RedisKeys.rentals(t, account: a), RedisKeys.offline(t, account: a), RedisKeys.invalidated(t, account: a),
+            ],
             arguments: arguments)
     }
 
     @Test("The lease script call written directly is byte for byte the argument list it replaced", arguments: 0..<4)
     func leaseCommandMatchesTheArgumentList(shape: Int) throws {
-        let record = OfflineLicenseRecord(streamID: [UInt8](repeating: 0xa5, count: 16), titleID: nil, assetID: "skd://movie",
-                                          deviceID: [1, 2, 3], issuedAt: 1_763_790_000_000, storageSeconds: 86_400, playbackSeconds: 3_600)
+        let record = OfflineLicenseRecord(
+            streamID: [UInt8](repeating: 0xa5, count: 16), titleID: nil, assetID: "skd://movie",
+            deviceID: [1, 2, 3], issuedAt: 1_763_790_000_000, storageSeconds: 86_400, playbackSeconds: 3_600)
         let request = LeaseRequest(
             requestID: try StoreIdentifier("job-\(shape)"), tenant: try StoreIdentifier("acme"), account: try StoreIdentifier("family-9"),
             deviceID: [0x00, 0xff, 0x10, 0x7e], sessionID: shape == 0 ? 0 : .max, maxConcurrentStreams: shape,
@@ -97,7 +103,8 @@ struct RedisCommandEncoderTests {
             offlineRecords: shape == 1 ? [record, record] : [], invalidatedStreamIDs: shape == 3 ? [[1], [0xff, 0]] : [])
         // The encoded key count, keys and arguments (the EVALSHA/EVAL prefix depends on whether
         // another test loaded the shared script meanwhile; `scripts()` covers it).
-        let direct = RedisLicenseStore.leaseCommand(request).arguments, listed = argumentList(request).arguments
+        let direct = RedisLicenseStore.leaseCommand(request).arguments
+        let listed = argumentList(request).arguments
         #expect(direct.count == listed.count && direct.count >= 21)
         #expect(direct.bytes == listed.bytes)
     }

@@ -1,7 +1,8 @@
 import KSMTestSupport
 import Licensing
-@testable import RedisStore
 import Testing
+
+@testable import RedisStore
 
 /// The renewal script is a shortcut, never a second opinion: a request that says it holds a live
 /// slot (`expectsLiveSlot`) must leave Redis exactly as the lease script leaves it and get the same
@@ -11,11 +12,14 @@ struct RenewalScriptTests {
     private static let t0: Int64 = 1_700_000_000_000
     private static func sid(_ text: String) -> StoreIdentifier { try! StoreIdentifier(text) }  // test literals are valid
 
-    private static func lease(_ request: String, account: String = "alice", device: UInt8 = 1, session: UInt64 = 1, limit: Int = 2, seconds: UInt32 = 600,
-                              at now: Int64, endOldest: Bool = false, deviceLimit: Int? = nil, rental: Bool = false) -> LeaseRequest {
-        LeaseRequest(requestID: sid(request), tenant: sid("acme"), account: sid(account), deviceID: Array(repeating: device, count: 20), sessionID: session,
-                     maxConcurrentStreams: limit, leaseDurationSeconds: seconds, nowMilliseconds: now, endOldestWhenFull: endOldest,
-                     deviceLimit: deviceLimit, rentalAssetID: rental ? Array("asset-1".utf8) : nil)
+    private static func lease(
+        _ request: String, account: String = "alice", device: UInt8 = 1, session: UInt64 = 1, limit: Int = 2, seconds: UInt32 = 600,
+        at now: Int64, endOldest: Bool = false, deviceLimit: Int? = nil, rental: Bool = false
+    ) -> LeaseRequest {
+        LeaseRequest(
+            requestID: sid(request), tenant: sid("acme"), account: sid(account), deviceID: Array(repeating: device, count: 20), sessionID: session,
+            maxConcurrentStreams: limit, leaseDurationSeconds: seconds, nowMilliseconds: now, endOldestWhenFull: endOldest,
+            deviceLimit: deviceLimit, rentalAssetID: rental ? Array("asset-1".utf8) : nil)
     }
 
     /// A history written before the renewal under test, and the batch under test (sent with the hint).
@@ -31,51 +35,71 @@ struct RenewalScriptTests {
     }
 
     static let scenarios: [Scenario] = [
-        Scenario(name: "live slot, no device registry",
-                 history: [[lease("g", at: t0)]], batch: [lease("r", at: t0 + 10_000)], hintedScriptCalls: 1),
-        Scenario(name: "live slot, longer lease pushes the slot keys' TTL out",
-                 history: [[lease("g", seconds: 60, at: t0)]], batch: [lease("r", seconds: 3_600, at: t0 + 10_000)], hintedScriptCalls: 1),
-        Scenario(name: "live slot that outlasts the renewal keeps its later expiry",
-                 history: [[lease("g", seconds: 3_600, at: t0)]], batch: [lease("r", seconds: 60, at: t0 + 10_000)], hintedScriptCalls: 1),
-        Scenario(name: "live slot of a registered device",
-                 history: [[lease("g", at: t0, deviceLimit: 2)]], batch: [lease("r", at: t0 + 10_000, deviceLimit: 2)], hintedScriptCalls: 1),
-        Scenario(name: "a replayed request ID gets its stored answer",
-                 history: [[lease("g", at: t0)], [lease("r", at: t0 + 10_000)]], batch: [lease("r", at: t0 + 20_000)], hintedScriptCalls: 1),
-        Scenario(name: "a replayed refusal stays a refusal",
-                 history: [[lease("a", device: 1, limit: 1, at: t0)], [lease("b", device: 2, limit: 1, at: t0 + 1)]],
-                 batch: [lease("b", device: 2, limit: 1, at: t0 + 2)], hintedScriptCalls: 1),
-        Scenario(name: "no slot at all: a grant",
-                 history: [], batch: [lease("r", at: t0)], hintedScriptCalls: 2),
-        Scenario(name: "no slot and the account is full: a refusal",
-                 history: [[lease("a", device: 2, limit: 1, at: t0)]], batch: [lease("r", limit: 1, at: t0 + 1)], hintedScriptCalls: 2),
-        Scenario(name: "an expired slot: a new grant, after the sweep",
-                 history: [[lease("g", seconds: 60, at: t0)]], batch: [lease("r", seconds: 60, at: t0 + 70_000)], hintedScriptCalls: 2),
-        Scenario(name: "a slot ended by a newer stream is refused",
-                 history: [[lease("a", device: 1, limit: 1, at: t0, endOldest: true)], [lease("b", device: 2, limit: 1, at: t0 + 1, endOldest: true)]],
-                 batch: [lease("r", device: 1, limit: 1, at: t0 + 2, endOldest: true)], hintedScriptCalls: 2),
-        Scenario(name: "a device the registry does not know yet is registered",
-                 history: [[lease("g", at: t0)]], batch: [lease("r", at: t0 + 10_000, deviceLimit: 2)], hintedScriptCalls: 2),
-        Scenario(name: "a new device over the device limit is refused",
-                 history: [[lease("a", device: 2, at: t0, deviceLimit: 1)], [lease("g", device: 1, at: t0 + 1)]],
-                 batch: [lease("r", device: 1, at: t0 + 10_000, deviceLimit: 1)], hintedScriptCalls: 2),
-        Scenario(name: "a renewal that starts a rental goes straight to the lease script",
-                 history: [[lease("g", at: t0)]], batch: [lease("r", at: t0 + 10_000, rental: true)], hintedScriptCalls: 1),
-        Scenario(name: "an account with several requests in the batch takes no shortcut",
-                 history: [[lease("g1", device: 1, limit: 3, at: t0), lease("g2", device: 2, limit: 3, at: t0)]],
-                 batch: [lease("n3", device: 3, limit: 3, at: t0 + 5), lease("r1", device: 1, limit: 3, at: t0 + 5),
-                         lease("n4", device: 4, limit: 3, at: t0 + 5), lease("r2", device: 2, limit: 3, at: t0 + 5)],
-                 hintedScriptCalls: 4),
+        Scenario(
+            name: "live slot, no device registry",
+            history: [[lease("g", at: t0)]], batch: [lease("r", at: t0 + 10_000)], hintedScriptCalls: 1),
+        Scenario(
+            name: "live slot, longer lease pushes the slot keys' TTL out",
+            history: [[lease("g", seconds: 60, at: t0)]], batch: [lease("r", seconds: 3_600, at: t0 + 10_000)], hintedScriptCalls: 1),
+        Scenario(
+            name: "live slot that outlasts the renewal keeps its later expiry",
+            history: [[lease("g", seconds: 3_600, at: t0)]], batch: [lease("r", seconds: 60, at: t0 + 10_000)], hintedScriptCalls: 1),
+        Scenario(
+            name: "live slot of a registered device",
+            history: [[lease("g", at: t0, deviceLimit: 2)]], batch: [lease("r", at: t0 + 10_000, deviceLimit: 2)], hintedScriptCalls: 1),
+        Scenario(
+            name: "a replayed request ID gets its stored answer",
+            history: [[lease("g", at: t0)], [lease("r", at: t0 + 10_000)]], batch: [lease("r", at: t0 + 20_000)], hintedScriptCalls: 1),
+        Scenario(
+            name: "a replayed refusal stays a refusal",
+            history: [[lease("a", device: 1, limit: 1, at: t0)], [lease("b", device: 2, limit: 1, at: t0 + 1)]],
+            batch: [lease("b", device: 2, limit: 1, at: t0 + 2)], hintedScriptCalls: 1),
+        Scenario(
+            name: "no slot at all: a grant",
+            history: [], batch: [lease("r", at: t0)], hintedScriptCalls: 2),
+        Scenario(
+            name: "no slot and the account is full: a refusal",
+            history: [[lease("a", device: 2, limit: 1, at: t0)]], batch: [lease("r", limit: 1, at: t0 + 1)], hintedScriptCalls: 2),
+        Scenario(
+            name: "an expired slot: a new grant, after the sweep",
+            history: [[lease("g", seconds: 60, at: t0)]], batch: [lease("r", seconds: 60, at: t0 + 70_000)], hintedScriptCalls: 2),
+        Scenario(
+            name: "a slot ended by a newer stream is refused",
+            history: [[lease("a", device: 1, limit: 1, at: t0, endOldest: true)], [lease("b", device: 2, limit: 1, at: t0 + 1, endOldest: true)]],
+            batch: [lease("r", device: 1, limit: 1, at: t0 + 2, endOldest: true)], hintedScriptCalls: 2),
+        Scenario(
+            name: "a device the registry does not know yet is registered",
+            history: [[lease("g", at: t0)]], batch: [lease("r", at: t0 + 10_000, deviceLimit: 2)], hintedScriptCalls: 2),
+        Scenario(
+            name: "a new device over the device limit is refused",
+            history: [[lease("a", device: 2, at: t0, deviceLimit: 1)], [lease("g", device: 1, at: t0 + 1)]],
+            batch: [lease("r", device: 1, at: t0 + 10_000, deviceLimit: 1)], hintedScriptCalls: 2),
+        Scenario(
+            name: "a renewal that starts a rental goes straight to the lease script",
+            history: [[lease("g", at: t0)]], batch: [lease("r", at: t0 + 10_000, rental: true)], hintedScriptCalls: 1),
+        Scenario(
+            name: "an account with several requests in the batch takes no shortcut",
+            history: [[lease("g1", device: 1, limit: 3, at: t0), lease("g2", device: 2, limit: 3, at: t0)]],
+            batch: [
+                lease("n3", device: 3, limit: 3, at: t0 + 5), lease("r1", device: 1, limit: 3, at: t0 + 5),
+                lease("n4", device: 4, limit: 3, at: t0 + 5), lease("r2", device: 2, limit: 3, at: t0 + 5),
+            ],
+            hintedScriptCalls: 4),
         // Applied in order, the new stream ends the oldest and its renewal is refused; a shortcut
         // taken before the declined request would have renewed it.
-        Scenario(name: "a new stream ending the oldest, then the oldest's renewal, in one batch",
-                 history: [[lease("a", device: 1, limit: 1, at: t0, endOldest: true)]],
-                 batch: [lease("x", device: 2, limit: 1, at: t0 + 5, endOldest: true), lease("r", device: 1, limit: 1, at: t0 + 5, endOldest: true)],
-                 hintedScriptCalls: 2),
-        Scenario(name: "a batch of several accounts: each alone in it may take the shortcut",
-                 history: [[lease("ga", account: "alice", at: t0), lease("gb", account: "bob", at: t0)]],
-                 batch: [lease("ra", account: "alice", at: t0 + 5), lease("nb", account: "bob", session: 2, limit: 1, at: t0 + 5),
-                         lease("nc", account: "carol", at: t0 + 5)],
-                 hintedScriptCalls: 5),
+        Scenario(
+            name: "a new stream ending the oldest, then the oldest's renewal, in one batch",
+            history: [[lease("a", device: 1, limit: 1, at: t0, endOldest: true)]],
+            batch: [lease("x", device: 2, limit: 1, at: t0 + 5, endOldest: true), lease("r", device: 1, limit: 1, at: t0 + 5, endOldest: true)],
+            hintedScriptCalls: 2),
+        Scenario(
+            name: "a batch of several accounts: each alone in it may take the shortcut",
+            history: [[lease("ga", account: "alice", at: t0), lease("gb", account: "bob", at: t0)]],
+            batch: [
+                lease("ra", account: "alice", at: t0 + 5), lease("nb", account: "bob", session: 2, limit: 1, at: t0 + 5),
+                lease("nc", account: "carol", at: t0 + 5),
+            ],
+            hintedScriptCalls: 5),
     ]
 
     @Test("a hinted renewal answers and writes exactly what the lease script does", arguments: RedisBackend.allCases, scenarios)
@@ -167,9 +191,11 @@ struct RenewalScriptTests {
         #expect(try await admin.send(["EXISTS", RedisKeys.slots(Self.sid("acme"), account: Self.sid("bob"))]).integerValue == 0)
 
         _ = try await admin.send(["ACL", "SETUSER", "worker", "+eval"])
-        #expect(try await store.acquireLeases(batch) == [.renewed(expiresAtMilliseconds: Self.t0 + 610_000), .granted(expiresAtMilliseconds: Self.t0 + 610_000)])
+        #expect(
+            try await store.acquireLeases(batch) == [.renewed(expiresAtMilliseconds: Self.t0 + 610_000), .granted(expiresAtMilliseconds: Self.t0 + 610_000)])
         // A third delivery replays both stored answers.
-        #expect(try await store.acquireLeases(batch) == [.renewed(expiresAtMilliseconds: Self.t0 + 610_000), .granted(expiresAtMilliseconds: Self.t0 + 610_000)])
+        #expect(
+            try await store.acquireLeases(batch) == [.renewed(expiresAtMilliseconds: Self.t0 + 610_000), .granted(expiresAtMilliseconds: Self.t0 + 610_000)])
     }
 
     /// EVALSHA calls since the last `CONFIG RESETSTAT`, summed over every master.
@@ -178,7 +204,8 @@ struct RenewalScriptTests {
         for node in try await client.masterClients() {
             let info = try await node.send(["INFO", "commandstats"]).string ?? ""
             guard let line = info.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_evalsha:") }),
-                  let field = line.split(separator: ",").first(where: { $0.hasPrefix("cmdstat_evalsha:calls=") }) else { continue }
+                let field = line.split(separator: ",").first(where: { $0.hasPrefix("cmdstat_evalsha:calls=") })
+            else { continue }
             total += Int(field.dropFirst("cmdstat_evalsha:calls=".count)) ?? -1
         }
         return total
@@ -195,7 +222,8 @@ struct RenewalScriptTests {
 
     /// Every key of the client's key space: its contents in a canonical form, and its TTL.
     private static func snapshot(_ client: any RedisCommandRunner) async throws -> (contents: [String: String], ttls: [String: Int64]) {
-        var contents: [String: String] = [:], ttls: [String: Int64] = [:]
+        var contents: [String: String] = [:]
+        var ttls: [String: Int64] = [:]
         let keys = try await allKeys(client)
         for key in keys {
             let name = RedisArgument(key)

@@ -12,8 +12,9 @@ import Wire
     let now: Int64 = 1_700_000_000_000
 
     @Test func fieldsRoundTripWithPeriodsAndKeys() throws {
-        let schedule = RotationSchedule(tenant: Self.id("acme"), assetID: Array("skd://acme/live-1".utf8), currentPeriod: Self.id("p1"),
-                                        nextAssetID: Array("skd://acme/live-2".utf8), nextPeriod: Self.id("p2"), boundaryMilliseconds: now + 30_000, keysPerViewer: 2)
+        let schedule = RotationSchedule(
+            tenant: Self.id("acme"), assetID: Array("skd://acme/live-1".utf8), currentPeriod: Self.id("p1"),
+            nextAssetID: Array("skd://acme/live-2".utf8), nextPeriod: Self.id("p2"), boundaryMilliseconds: now + 30_000, keysPerViewer: 2)
         let fields = Dictionary(uniqueKeysWithValues: schedule.fields)
         #expect(fields["next_asset"] == HexEncoding.encode(Array("skd://acme/live-2".utf8)))
         let decoded = try RotationSchedule(tenant: schedule.tenant, assetID: schedule.assetID, fields: fields)

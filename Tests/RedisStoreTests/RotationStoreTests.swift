@@ -12,12 +12,12 @@ struct RotationStoreTests {
     }
     let now: Int64 = 1_700_000_000_000
 
-
     @Test(arguments: RedisBackend.allCases)
     func schedulesRoundTripAndDueWindowSelectsByBoundary(backend: RedisBackend) async throws {
         try await backend.withStore { store in
-            let a = RotationSchedule(tenant: Self.id("acme"), assetID: Array("skd://acme/live-1".utf8), currentPeriod: Self.id("p7"),
-                                     nextAssetID: Array("skd://acme/live-2".utf8), nextPeriod: Self.id("p8"), boundaryMilliseconds: now + 20_000, keysPerViewer: 2)
+            let a = RotationSchedule(
+                tenant: Self.id("acme"), assetID: Array("skd://acme/live-1".utf8), currentPeriod: Self.id("p7"),
+                nextAssetID: Array("skd://acme/live-2".utf8), nextPeriod: Self.id("p8"), boundaryMilliseconds: now + 20_000, keysPerViewer: 2)
             let b = RotationSchedule(tenant: Self.id("globex"), assetID: Array("skd://globex/news".utf8), boundaryMilliseconds: now + 10_000)
             let c = RotationSchedule(tenant: Self.id("acme"), assetID: Array("skd://acme/later".utf8), boundaryMilliseconds: now + 600_000)
             for s in [a, b, c] { try await store.putRotation(s) }
@@ -43,8 +43,9 @@ struct RotationStoreTests {
         try await backend.withStore { store in
             let asset = Array("skd://acme/live-1".utf8)
             func lease(_ request: String, account: String, session: UInt64, asset: [UInt8]?) -> LeaseRequest {
-                var r = LeaseRequest(requestID: Self.id(request), tenant: Self.id("acme"), account: Self.id(account), deviceID: [UInt8](repeating: 7, count: 20),
-                                     sessionID: session, maxConcurrentStreams: 5, leaseDurationSeconds: 60, nowMilliseconds: now)
+                var r = LeaseRequest(
+                    requestID: Self.id(request), tenant: Self.id("acme"), account: Self.id(account), deviceID: [UInt8](repeating: 7, count: 20),
+                    sessionID: session, maxConcurrentStreams: 5, leaseDurationSeconds: 60, nowMilliseconds: now)
                 r.viewedAssetID = asset
                 return r
             }

@@ -1,7 +1,8 @@
 import KSMTestSupport
 import Licensing
-@testable import RedisStore
 import Testing
+
+@testable import RedisStore
 
 /// Stored replies through `SET ... NX PX ... GET` (Redis 7.0+) and through the script older servers
 /// get: the same answers either way.
@@ -9,8 +10,9 @@ import Testing
     private static let digest = [UInt8](repeating: 0xD1, count: 32)
 
     private static func reply(_ job: String, _ bytes: [UInt8], digest: [UInt8]? = digest) throws -> StoredReply {
-        StoredReply(tenant: try StoreIdentifier("acme"), account: try StoreIdentifier("alice"), jobID: try StoreIdentifier(job),
-                    answer: StoredAnswer(bytes: bytes, requestDigest: digest), ttlMilliseconds: 60_000)
+        StoredReply(
+            tenant: try StoreIdentifier("acme"), account: try StoreIdentifier("alice"), jobID: try StoreIdentifier(job),
+            answer: StoredAnswer(bytes: bytes, requestDigest: digest), ttlMilliseconds: 60_000)
     }
 
     private static func answer(_ bytes: [UInt8], digest: [UInt8]? = digest) -> StoredAnswer? { StoredAnswer(bytes: bytes, requestDigest: digest) }
@@ -64,12 +66,20 @@ extension StoredReplyCompatibilityTests {
         #expect(try await store.storeReplies([try Self.reply("j1", Array("{\"id\":\"j1\"}".utf8))]) == [nil])
         // Stored by an earlier release: the bare reply bytes.
         _ = try await RedisClient(configuration: server.configuration()).send(["SET", "fps:{t:acme:a:alice}:reply:old", "{\"id\":\"old\"}"])
-        let admitted = try await store.admit([
-            AdmissionRequest(tenant: try StoreIdentifier("acme"), account: try StoreIdentifier("alice"), jobID: try StoreIdentifier("j1"), countsTowardRate: false),
-            AdmissionRequest(tenant: try StoreIdentifier("acme"), account: try StoreIdentifier("alice"), jobID: try StoreIdentifier("old")),
-        ], nowMilliseconds: 1_700_000_000_000, rateWindowMilliseconds: 1000)
-        #expect(admitted.admissions == [.stored(StoredAnswer(bytes: Array("{\"id\":\"j1\"}".utf8), requestDigest: Self.digest)),
-                                        .stored(StoredAnswer(bytes: Array("{\"id\":\"old\"}".utf8), requestDigest: nil))])
-        #expect(try await store.storeReplies([try Self.reply("old", [1], digest: [UInt8](repeating: 7, count: 32))]) == [Self.answer(Array("{\"id\":\"old\"}".utf8), digest: nil)])
+        let admitted = try await store.admit(
+            [
+                AdmissionRequest(
+                    tenant: try StoreIdentifier("acme"), account: try StoreIdentifier("alice"), jobID: try StoreIdentifier("j1"), countsTowardRate: false),
+                AdmissionRequest(tenant: try StoreIdentifier("acme"), account: try StoreIdentifier("alice"), jobID: try StoreIdentifier("old")),
+            ], nowMilliseconds: 1_700_000_000_000, rateWindowMilliseconds: 1000)
+        #expect(
+            admitted.admissions == [
+                .stored(StoredAnswer(bytes: Array("{\"id\":\"j1\"}".utf8), requestDigest: Self.digest)),
+                .stored(StoredAnswer(bytes: Array("{\"id\":\"old\"}".utf8), requestDigest: nil)),
+            ])
+        #expect(
+            try await store.storeReplies([try Self.reply("old", [1], digest: [UInt8](repeating: 7, count: 32))]) == [
+                Self.answer(Array("{\"id\":\"old\"}".utf8), digest: nil)
+            ])
     }
 }

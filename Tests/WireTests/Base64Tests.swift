@@ -1,7 +1,7 @@
 import Foundation
 import KSMTestSupport
-import Wire
 import Testing
+import Wire
 
 @Suite("Base64")
 struct Base64Tests {

@@ -1,40 +1,47 @@
 import Foundation
-import Wire
 import KSMTestSupport
 import Testing
+import Wire
 
 @Suite("JSON parser and writer")
 struct JSONParserTests {
     @Test("parses every JSON type, integers exactly and other numbers as doubles")
     func parsesTypes() throws {
-        let value = try JSONValue(parsing: Array(#" {"a": [1, -0, 9223372036854775807, 9223372036854775808, 1.5, 2e3, true, false, null], "b": "x\u00e9\ud83d\ude00\n\"/"} "#.utf8))
-        guard case .object(let o) = value, case .array(let a)? = o["a"] else { Issue.record("not an object with an array"); return }
-        #expect(a == [.integer(1), .integer(0), .integer(.max), .number(9223372036854775808), .number(1.5), .number(2000), .bool(true), .bool(false), .null])
+        let value = try JSONValue(
+            parsing: Array(#" {"a": [1, -0, 9223372036854775807, 9223372036854775808, 1.5, 2e3, true, false, null], "b": "x\u00e9\ud83d\ude00\n\"/"} "#.utf8))
+        guard case .object(let o) = value, case .array(let a)? = o["a"] else {
+            Issue.record("not an object with an array")
+            return
+        }
+        #expect(
+            a == [.integer(1), .integer(0), .integer(.max), .number(9_223_372_036_854_775_808), .number(1.5), .number(2000), .bool(true), .bool(false), .null])
         #expect(o["b"] == .string("xé😀\n\"/"))
     }
 
-    @Test("refuses each kind of malformed input with its reason and offset", arguments: [
-        ("", "unexpected end of input", 0),
-        ("{", "unexpected end of input in an object", 1),
-        ("{\"a\":1,}", "expected a string key", 7),
-        ("[1,]", "unexpected character", 3),
-        ("{\"a\":1 \"b\":2}", "expected ',' or '}' in an object", 7),
-        ("{\"a\":1,\"a\":2}", "duplicate key", 7),
-        ("01", "leading zero in a number", 0),
-        ("1.", "invalid fraction", 0),
-        ("1e", "invalid exponent", 0),
-        ("-", "invalid number", 0),
-        ("1e999", "number out of range", 0),
-        ("\"a\u{01}\"", "control character in a string", 2),
-        ("\"\\x\"", "invalid escape", 3),
-        ("\"\\ud800\"", "unpaired surrogate", 7),
-        ("\"\\udc00\"", "unpaired surrogate", 7),
-        ("\"abc", "unterminated string", 4),
-        ("tru", "unexpected end of input", 0),
-        ("nul1", "invalid literal", 0),
-        ("{} x", "unexpected data after the document", 3),
-        ("'a'", "unexpected character", 0),
-    ])
+    @Test(
+        "refuses each kind of malformed input with its reason and offset",
+        arguments: [
+            ("", "unexpected end of input", 0),
+            ("{", "unexpected end of input in an object", 1),
+            ("{\"a\":1,}", "expected a string key", 7),
+            ("[1,]", "unexpected character", 3),
+            ("{\"a\":1 \"b\":2}", "expected ',' or '}' in an object", 7),
+            ("{\"a\":1,\"a\":2}", "duplicate key", 7),
+            ("01", "leading zero in a number", 0),
+            ("1.", "invalid fraction", 0),
+            ("1e", "invalid exponent", 0),
+            ("-", "invalid number", 0),
+            ("1e999", "number out of range", 0),
+            ("\"a\u{01}\"", "control character in a string", 2),
+            ("\"\\x\"", "invalid escape", 3),
+            ("\"\\ud800\"", "unpaired surrogate", 7),
+            ("\"\\udc00\"", "unpaired surrogate", 7),
+            ("\"abc", "unterminated string", 4),
+            ("tru", "unexpected end of input", 0),
+            ("nul1", "invalid literal", 0),
+            ("{} x", "unexpected data after the document", 3),
+            ("'a'", "unexpected character", 0),
+        ])
     func refusesMalformed(input: String, reason: String, offset: Int) {
         #expect(throws: JSONParser.Error(offset: offset, reason: reason)) { try JSONValue(parsing: Array(input.utf8)) }
     }
@@ -58,7 +65,9 @@ struct JSONParserTests {
 
             var control = Array(repeating: UInt8(ascii: "A"), count: 30)
             control[position] = 0x1F
-            #expect(throws: JSONParser.Error(offset: position + 1, reason: "control character in a string")) { try JSONValue(parsing: [0x22] + control + [0x22]) }
+            #expect(throws: JSONParser.Error(offset: position + 1, reason: "control character in a string")) {
+                try JSONValue(parsing: [0x22] + control + [0x22])
+            }
 
             var accented = Array(repeating: UInt8(ascii: "A"), count: 30)
             accented.replaceSubrange(position..<position + 2, with: [0xC3, 0xA9])
@@ -95,7 +104,8 @@ struct JSONParserTests {
 
     @Test("agrees with Foundation on accept or refuse for 20,000 mutants of a job document, with or without the SPC read in place")
     func agreesWithFoundation() {
-        let seed = Array(#"{"id":"j-1","tenant":"acme","account":"a1","spc":"AAECAw==","deadline":1790000000000,"priority":"new","x":[1.5,true,null,{"k":"\u00e9"}]}"#.utf8)
+        let seed = Array(
+            #"{"id":"j-1","tenant":"acme","account":"a1","spc":"AAECAw==","deadline":1790000000000,"priority":"new","x":[1.5,true,null,{"k":"\u00e9"}]}"#.utf8)
         var generator = SplitMix64(state: 42)
         var disagreements: [String] = []
         let alphabet = Array("{}[]\",:\\ 0123456789.eE+-truefalsnl\u{01}".utf8) + [0xC3, 0xA9, 0xFF]
@@ -155,19 +165,24 @@ struct JSONParserTests {
         let text = #" {"spc": "QUJD+/==", "id": "x", "inner": {"spc": "nested"}} "#
         let (value, raw) = try JSONParser.parse(Array(text.utf8), rawStringMember: "spc")
         #expect(raw.map { String(decoding: $0, as: UTF8.self) } == "QUJD+/==")
-        guard case .object(let o) = value else { Issue.record("not an object"); return }
+        guard case .object(let o) = value else {
+            Issue.record("not an object")
+            return
+        }
         #expect(o["spc"] == .string(""))
         #expect(o["id"] == .string("x"))
         #expect(o["inner"] == .object(["spc": .string("nested")]))
     }
 
-    @Test("a member that is not a plain ASCII string is parsed normally, not returned raw", arguments: [
-        (#"{"spc": "A\/=="}"#, JSONValue.string("A/==")),
-        ("{\"spc\": \"café\"}", .string("café")),
-        (#"{"spc": 12}"#, .integer(12)),
-        (#"{"spc": null}"#, .null),
-        (#"{"spc": ["AAAA"]}"#, .array([.string("AAAA")])),
-    ])
+    @Test(
+        "a member that is not a plain ASCII string is parsed normally, not returned raw",
+        arguments: [
+            (#"{"spc": "A\/=="}"#, JSONValue.string("A/==")),
+            ("{\"spc\": \"café\"}", .string("café")),
+            (#"{"spc": 12}"#, .integer(12)),
+            (#"{"spc": null}"#, .null),
+            (#"{"spc": ["AAAA"]}"#, .array([.string("AAAA")])),
+        ])
     func rawStringMemberFallsBack(text: String, expected: JSONValue) throws {
         let (value, raw) = try JSONParser.parse(Array(text.utf8), rawStringMember: "spc")
         #expect(raw == nil)
@@ -175,10 +190,12 @@ struct JSONParserTests {
         #expect(value == (try JSONValue(parsing: Array(text.utf8))))
     }
 
-    @Test("asking for a raw member changes no verdict: the same errors at the same offsets", arguments: [
-        #"{"spc":"AAAA","spc":"BBBB"}"#, #"{"spc":"AAAA"} x"#, #"{"spc":"AAAA"#, "{\"spc\":\"AA\u{01}AA\"}", #"{"spc":"AAAA",}"#,
-        #"{"spc":"\x"}"#,
-    ])
+    @Test(
+        "asking for a raw member changes no verdict: the same errors at the same offsets",
+        arguments: [
+            #"{"spc":"AAAA","spc":"BBBB"}"#, #"{"spc":"AAAA"} x"#, #"{"spc":"AAAA"#, "{\"spc\":\"AA\u{01}AA\"}", #"{"spc":"AAAA",}"#,
+            #"{"spc":"\x"}"#,
+        ])
     func rawStringMemberKeepsErrors(text: String) {
         let plain = Result { () throws(JSONParser.Error) in try JSONValue(parsing: Array(text.utf8)) }
         let raw = Result { () throws(JSONParser.Error) in try JSONParser.parse(Array(text.utf8), rawStringMember: "spc").value }
@@ -187,7 +204,6 @@ struct JSONParserTests {
     }
 
 }
-
 
 extension Result {
     var error: Failure? { if case .failure(let e) = self { e } else { nil } }

@@ -1,6 +1,6 @@
 import Foundation
-import Wire
 import Testing
+import Wire
 
 @Suite("JSON writer member by member, and the parser's trailing commas")
 struct JSONWriterTests {
@@ -48,20 +48,28 @@ struct JSONWriterTests {
     func nests() throws {
         var w = JSONWriter()
         w.beginObject()
-        w.key("z"); w.write(integer: -1)
+        w.key("z")
+        w.write(integer: -1)
         w.key("a")
         w.beginObject()
-        w.key("empty"); w.beginObject(); w.endObject()
+        w.key("empty")
+        w.beginObject()
+        w.endObject()
         w.key("list")
         w.beginArray()
         w.write(bool: true)
-        w.beginObject(); w.key("k"); w.writeNull(); w.endObject()
-        w.beginArray(); w.endArray()
+        w.beginObject()
+        w.key("k")
+        w.writeNull()
+        w.endObject()
+        w.beginArray()
+        w.endArray()
         w.write(JSONValue.object(["y": .integer(2), "x": .integer(1)]))
         w.write(string: "s")
         w.endArray()
         w.endObject()
-        w.key("m"); w.write(base64: [1, 2, 3, 4])
+        w.key("m")
+        w.write(base64: [1, 2, 3, 4])
         w.endObject()
         #expect(Self.text(w) == #"{"z":-1,"a":{"empty":{},"list":[true,{"k":null},[],{"x":1,"y":2},"s"]},"m":"AQIDBA=="}"#)
         w.newline()
@@ -72,9 +80,18 @@ struct JSONWriterTests {
     func memberByMemberEqualsTree() {
         var w = JSONWriter()
         w.beginObject()
-        w.key("a"); w.beginArray(); w.write(integer: 1); w.write(integer: 2); w.endArray()
-        w.key("b"); w.beginObject(); w.key("c"); w.write(string: "d"); w.endObject()
-        w.key("e"); w.write(bool: false)
+        w.key("a")
+        w.beginArray()
+        w.write(integer: 1)
+        w.write(integer: 2)
+        w.endArray()
+        w.key("b")
+        w.beginObject()
+        w.key("c")
+        w.write(string: "d")
+        w.endObject()
+        w.key("e")
+        w.write(bool: false)
         w.endObject()
         let tree = JSONValue.object(["e": .bool(false), "b": .object(["c": .string("d")]), "a": .array([.integer(1), .integer(2)])])
         #expect(w.bytes == tree.encoded())
@@ -93,27 +110,34 @@ struct JSONWriterTests {
         w.write(upperHex: 0x1_0000_0000, digits: 8)
         w.write(upperHex: 0xAB, digits: 20)
         w.endArray()
-        #expect(Self.text(w) == #"[-9223372036854775808,-1,0,9,10,9223372036854775807,0,1000000,18446744073709551615,"00AB0F","000F0100","32F0004966A5C4F8","00000000","100000000","000000000000000000AB"]"#)
+        #expect(
+            Self.text(w)
+                == #"[-9223372036854775808,-1,0,9,10,9223372036854775807,0,1000000,18446744073709551615,"00AB0F","000F0100","32F0004966A5C4F8","00000000","100000000","000000000000000000AB"]"#
+        )
     }
 
-    @Test("trailing commas: refused by default, one allowed on request", arguments: [
-        (#"[1, 2,]"#, JSONValue.array([.integer(1), .integer(2)])),
-        ("{\"a\": [ {\"b\": 1,\n },\n ],\n}", .object(["a": .array([.object(["b": .integer(1)])])])),
-        (#"{"s": ",]"  ,  }"#, .object(["s": .string(",]")])),
-    ])
+    @Test(
+        "trailing commas: refused by default, one allowed on request",
+        arguments: [
+            (#"[1, 2,]"#, JSONValue.array([.integer(1), .integer(2)])),
+            ("{\"a\": [ {\"b\": 1,\n },\n ],\n}", .object(["a": .array([.object(["b": .integer(1)])])])),
+            (#"{"s": ",]"  ,  }"#, .object(["s": .string(",]")])),
+        ])
     func trailingCommas(text: String, expected: JSONValue) throws {
         #expect(throws: JSONParser.Error.self) { try JSONParser.parse(Array(text.utf8)) }
         #expect(try JSONParser.parse(Array(text.utf8), allowingTrailingCommas: true) == expected)
     }
 
-    @Test("trailing commas allowed still refuse an empty list with a comma, two commas, and a comma alone", arguments: [
-        ("[,]", "unexpected character", 1),
-        ("{,}", "expected a string key", 1),
-        ("[1,,]", "unexpected character", 3),
-        ("{\"a\":1,,}", "expected a string key", 7),
-        (",", "unexpected character", 0),
-        ("[1,", "unexpected end of input", 3),
-    ])
+    @Test(
+        "trailing commas allowed still refuse an empty list with a comma, two commas, and a comma alone",
+        arguments: [
+            ("[,]", "unexpected character", 1),
+            ("{,}", "expected a string key", 1),
+            ("[1,,]", "unexpected character", 3),
+            ("{\"a\":1,,}", "expected a string key", 7),
+            (",", "unexpected character", 0),
+            ("[1,", "unexpected end of input", 3),
+        ])
     func trailingCommaErrors(text: String, reason: String, offset: Int) {
         #expect(throws: JSONParser.Error(offset: offset, reason: reason)) { try JSONParser.parse(Array(text.utf8), allowingTrailingCommas: true) }
     }
@@ -129,20 +153,21 @@ struct JSONWriterIndentedTests {
         var w = JSONWriter()
         w.writeIndented(value)
         let text = String(decoding: w.bytes, as: UTF8.self)
-        #expect(text == """
-        {
-          "a": "s/é",
-          "b": [
-            1,
-            {
-              "x": null,
-              "y": true
-            }
-          ],
-          "e": [],
-          "o": {}
-        }
-        """)
+        #expect(
+            text == """
+                {
+                  "a": "s/é",
+                  "b": [
+                    1,
+                    {
+                      "x": null,
+                      "y": true
+                    }
+                  ],
+                  "e": [],
+                  "o": {}
+                }
+                """)
         #expect(try JSONValue(parsing: w.bytes) == value)
     }
 }

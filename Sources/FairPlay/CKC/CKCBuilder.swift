@@ -48,7 +48,9 @@ struct CKCBuilder {
         returned.reserveCapacity(payload.returnRequest.count)
         for tag in payload.returnRequest {
             // SPCPayload checked that every requested tag is present.
-            guard let block = payload.tllvs[tag] else { throw FairPlayError(.missingRequiredTag, "the tag return request asks for a TLLV the SPC lacks", tag: tag) }
+            guard let block = payload.tllvs[tag] else {
+                throw FairPlayError(.missingRequiredTag, "the tag return request asks for a TLLV the SPC lacks", tag: tag)
+            }
             returned.append(block)
         }
 
@@ -108,8 +110,9 @@ struct CKCBuilder {
                 payload: request.payload, certificateHash: request.credential.certificateHash, provisioningData: provisioning,
                 contentKey: key, contentIV: content.contentIV, contentType: content.libraryContentType,
                 encryptionScheme: content.encryptionScheme)
-            return CKCContentKeyBlock(tag: result.contentKeyTLLVTag, value: result.contentKeyTLLVValue, r1: result.r1,
-                                      sessionKey: result.sessionKey, ckcVersion: result.ckcVersion)
+            return CKCContentKeyBlock(
+                tag: result.contentKeyTLLVTag, value: result.contentKeyTLLVValue, r1: result.r1,
+                sessionKey: result.sessionKey, ckcVersion: result.ckcVersion)
         case .applicationSecretKey, .fixedDerivedKey:
             guard let sk = request.secrets.sessionKey else { throw .internal("session key missing for a legacy credential") }
             // Table 2-12: the content IV, then AES-ECB(CK) under SK.

@@ -20,7 +20,10 @@ public struct CKCContent: Sendable {
     /// asks for the video key.
     public var encryptionScheme: EncryptionScheme?
 
-    public init(contentKey: [UInt8]?, contentIV: [UInt8], keyDuration: ContentKeyDuration? = nil, offlineKey: OfflineKey? = nil, hdcp: HDCPRequirement = .type0, requiredSecurityLevel: SecurityLevel = .baseline, libraryContentType: UInt64 = 1, encryptionScheme: EncryptionScheme? = nil) {
+    public init(
+        contentKey: [UInt8]?, contentIV: [UInt8], keyDuration: ContentKeyDuration? = nil, offlineKey: OfflineKey? = nil, hdcp: HDCPRequirement = .type0,
+        requiredSecurityLevel: SecurityLevel = .baseline, libraryContentType: UInt64 = 1, encryptionScheme: EncryptionScheme? = nil
+    ) {
         self.contentKey = contentKey
         self.contentIV = contentIV
         self.keyDuration = keyDuration

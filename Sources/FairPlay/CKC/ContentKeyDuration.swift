@@ -17,11 +17,15 @@ public struct ContentKeyDuration: Hashable, Sendable {
 
     public static func lease(_ seconds: UInt32) -> ContentKeyDuration { .init(leaseSeconds: seconds, rentalSeconds: 0, keyType: .lease) }
     public static func rental(_ seconds: UInt32) -> ContentKeyDuration { .init(leaseSeconds: 0, rentalSeconds: seconds, keyType: .rental) }
-    public static func leaseAndRental(lease: UInt32, rental: UInt32) -> ContentKeyDuration { .init(leaseSeconds: lease, rentalSeconds: rental, keyType: .leaseAndRental) }
+    public static func leaseAndRental(lease: UInt32, rental: UInt32) -> ContentKeyDuration {
+        .init(leaseSeconds: lease, rentalSeconds: rental, keyType: .leaseAndRental)
+    }
     /// A key the device may persist with no expiry.
     public static let persistableUnlimited = ContentKeyDuration(leaseSeconds: 0, rentalSeconds: 0, keyType: .persistableUnlimited)
     /// A key the device may persist for `seconds`.
-    public static func persistable(limitedTo seconds: UInt32) -> ContentKeyDuration { .init(leaseSeconds: 0, rentalSeconds: seconds, keyType: .persistableLimited) }
+    public static func persistable(limitedTo seconds: UInt32) -> ContentKeyDuration {
+        .init(leaseSeconds: 0, rentalSeconds: seconds, keyType: .persistableLimited)
+    }
 
     var encoded: [UInt8] {
         var v: [UInt8] = []

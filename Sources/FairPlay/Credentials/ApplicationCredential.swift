@@ -14,12 +14,18 @@ public struct ApplicationCredential: Sendable {
     public let privateKey2048: RSAPrivateKey?
     public let sessionKeySource: SessionKeySource
 
-    public init(name: String, certificateDER: [UInt8], privateKey1024: RSAPrivateKey?, privateKey2048: RSAPrivateKey?, sessionKeySource: SessionKeySource) throws(FairPlayError) {
+    public init(name: String, certificateDER: [UInt8], privateKey1024: RSAPrivateKey?, privateKey2048: RSAPrivateKey?, sessionKeySource: SessionKeySource)
+        throws(FairPlayError)
+    {
         guard privateKey1024 != nil || privateKey2048 != nil else {
             throw FairPlayError(.invalidCertificate, "credential \(name) has no private key")
         }
-        if let k = privateKey1024, k.bits != 1024 { throw FairPlayError(.invalidCertificate, "credential \(name): the 1024-bit private key has \(k.bits) bits") }
-        if let k = privateKey2048, k.bits != 2048 { throw FairPlayError(.invalidCertificate, "credential \(name): the 2048-bit private key has \(k.bits) bits") }
+        if let k = privateKey1024, k.bits != 1024 {
+            throw FairPlayError(.invalidCertificate, "credential \(name): the 1024-bit private key has \(k.bits) bits")
+        }
+        if let k = privateKey2048, k.bits != 2048 {
+            throw FairPlayError(.invalidCertificate, "credential \(name): the 2048-bit private key has \(k.bits) bits")
+        }
         switch sessionKeySource {
         case .applicationSecretKey(let k) where k.count != 16: throw .param("credential \(name): ASk must be 16 bytes")
         case .fixedDerivedKey(let k) where k.count != 16: throw .param("credential \(name): DASk must be 16 bytes")

@@ -1,4 +1,5 @@
 import Wire
+
 /// The credentials one server holds, found by certificate hash (fps-facts.md: several at once).
 public struct CredentialStore: Sendable {
     private let byHash: [[UInt8]: ApplicationCredential]

@@ -96,7 +96,7 @@ private struct KeyWrapAlgorithms: @unchecked Sendable {
 
     static let shared: KeyWrapAlgorithms? = {
         guard let a128 = EVP_CIPHER_fetch(nil, "AES-128-WRAP", nil),
-              let a256 = EVP_CIPHER_fetch(nil, "AES-256-WRAP", nil)
+            let a256 = EVP_CIPHER_fetch(nil, "AES-256-WRAP", nil)
         else { return nil }
         return KeyWrapAlgorithms(aes128: a128, aes256: a256)
     }()

@@ -7,11 +7,15 @@ internal import COpenSSL
 public enum FairPlayCrypto {
     public static let blockSize = 16
 
-    public static func aes128CBCEncrypt(key: some Collection<UInt8>, iv: some Collection<UInt8>, _ input: some Collection<UInt8>) throws(FairPlayError) -> [UInt8] {
+    public static func aes128CBCEncrypt(key: some Collection<UInt8>, iv: some Collection<UInt8>, _ input: some Collection<UInt8>) throws(FairPlayError)
+        -> [UInt8]
+    {
         try cipher(try OpenSSLAlgorithms.get().aes128CBC, encrypt: true, key: Array(key), iv: Array(iv), input: Array(input))
     }
 
-    public static func aes128CBCDecrypt(key: some Collection<UInt8>, iv: some Collection<UInt8>, _ input: some Collection<UInt8>) throws(FairPlayError) -> [UInt8] {
+    public static func aes128CBCDecrypt(key: some Collection<UInt8>, iv: some Collection<UInt8>, _ input: some Collection<UInt8>) throws(FairPlayError)
+        -> [UInt8]
+    {
         try cipher(try OpenSSLAlgorithms.get().aes128CBC, encrypt: false, key: Array(key), iv: Array(iv), input: Array(input))
     }
 
@@ -43,7 +47,8 @@ public enum FairPlayCrypto {
 
     /// Compares two byte strings in time that does not depend on where they differ.
     public static func constantTimeEqual(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Bool {
-        let x = Array(a), y = Array(b)
+        let x = Array(a)
+        let y = Array(b)
         guard x.count == y.count else { return false }
         if x.isEmpty { return true }
         return x.withUnsafeBytes { px in y.withUnsafeBytes { py in CRYPTO_memcmp(px.baseAddress, py.baseAddress, x.count) == 0 } }

@@ -12,9 +12,9 @@ struct OpenSSLAlgorithms: @unchecked Sendable {
 
     static let shared: OpenSSLAlgorithms? = {
         guard let cbc = EVP_CIPHER_fetch(nil, "AES-128-CBC", nil),
-              let ecb = EVP_CIPHER_fetch(nil, "AES-128-ECB", nil),
-              let sha1 = EVP_MD_fetch(nil, "SHA1", nil),
-              let sha256 = EVP_MD_fetch(nil, "SHA256", nil)
+            let ecb = EVP_CIPHER_fetch(nil, "AES-128-ECB", nil),
+            let sha1 = EVP_MD_fetch(nil, "SHA1", nil),
+            let sha256 = EVP_MD_fetch(nil, "SHA256", nil)
         else { return nil }
         return OpenSSLAlgorithms(aes128CBC: cbc, aes128ECB: ecb, sha1: sha1, sha256: sha256)
     }()

@@ -94,9 +94,9 @@ public final class RSAPrivateKey: @unchecked Sendable {
         let md = digest == .sha1 ? algorithms.sha1 : algorithms.sha256
         guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else { throw .internal("EVP_PKEY_CTX_new failed") }
         guard EVP_PKEY_decrypt_init(ctx) == 1,
-              EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_OAEP_PADDING) == 1,
-              EVP_PKEY_CTX_set_rsa_oaep_md(ctx, md) == 1,
-              EVP_PKEY_CTX_set_rsa_mgf1_md(ctx, md) == 1
+            EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_OAEP_PADDING) == 1,
+            EVP_PKEY_CTX_set_rsa_oaep_md(ctx, md) == 1,
+            EVP_PKEY_CTX_set_rsa_mgf1_md(ctx, md) == 1
         else {
             EVP_PKEY_CTX_free(ctx)
             throw .internal("RSA-OAEP context setup failed: \(drainOpenSSLErrors())")

@@ -53,9 +53,9 @@ public final class RSAPublicKey: @unchecked Sendable {
         guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else { throw .internal("EVP_PKEY_CTX_new failed") }
         defer { EVP_PKEY_CTX_free(ctx) }
         guard EVP_PKEY_encrypt_init(ctx) == 1,
-              EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_OAEP_PADDING) == 1,
-              EVP_PKEY_CTX_set_rsa_oaep_md(ctx, md) == 1,
-              EVP_PKEY_CTX_set_rsa_mgf1_md(ctx, md) == 1
+            EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_OAEP_PADDING) == 1,
+            EVP_PKEY_CTX_set_rsa_oaep_md(ctx, md) == 1,
+            EVP_PKEY_CTX_set_rsa_mgf1_md(ctx, md) == 1
         else { throw .internal("RSA-OAEP encrypt setup failed: \(drainOpenSSLErrors())") }
         let input = Array(plaintext)
         var out = [UInt8](repeating: 0, count: bits / 8)

@@ -11,7 +11,10 @@ public struct DeviceIdentity: Hashable, Sendable {
     /// `00 major minor patch`.
     public var osVersion: UInt32
 
-    public init(version: UInt32 = 1, deviceClass: UInt32, vendorHash: UInt64, productHash: UInt64, fairPlayVersionREE: UInt32, fairPlayVersionTEE: UInt32, osVersion: UInt32) {
+    public init(
+        version: UInt32 = 1, deviceClass: UInt32, vendorHash: UInt64, productHash: UInt64, fairPlayVersionREE: UInt32, fairPlayVersionTEE: UInt32,
+        osVersion: UInt32
+    ) {
         self.version = version
         self.deviceClass = deviceClass
         self.vendorHash = vendorHash
@@ -64,7 +67,10 @@ public struct VMDeviceInfo: Hashable, Sendable {
     public var guestOSVersion: UInt32
     public var guestVirtualizationProtocol: UInt32
 
-    public init(version: UInt32 = 1, hostDeviceClass: UInt32, hostOSVersion: UInt32, hostVirtualizationProtocol: UInt32, guestDeviceClass: UInt32, guestOSVersion: UInt32, guestVirtualizationProtocol: UInt32) {
+    public init(
+        version: UInt32 = 1, hostDeviceClass: UInt32, hostOSVersion: UInt32, hostVirtualizationProtocol: UInt32, guestDeviceClass: UInt32,
+        guestOSVersion: UInt32, guestVirtualizationProtocol: UInt32
+    ) {
         self.version = version
         self.hostDeviceClass = hostDeviceClass
         self.hostOSVersion = hostOSVersion

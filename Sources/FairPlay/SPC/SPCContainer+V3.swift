@@ -1,4 +1,5 @@
 import Wire
+
 /// SPC version 3 (FairPlay Streaming Server SDK 26), as SDK 26's `parseSPCV3Header`,
 /// `getEncryptionKeyAndIV`, `verifySPCIntegrity` and `decryptSPCData` read it:
 ///
@@ -53,12 +54,12 @@ extension SPCContainer {
             throw FairPlayError(.versionError, "SPC v3 protocol UUID \(uuid.hexString) is not SDK 26's \(version3ProtocolUUID.hexString)")
         }
         guard let wrappedKey = reader.readBytes(version3WrappedKeyLength),
-              let certificateHash = reader.readBytes(version3CertificateHashLength),
-              reader.readBytes(version3LengthPaddingLength) != nil,
-              let length = reader.readUInt32()
+            let certificateHash = reader.readBytes(version3CertificateHashLength),
+            reader.readBytes(version3LengthPaddingLength) != nil,
+            let length = reader.readUInt32()
         else { throw .param("SPC v3 of \(spcSize) bytes is shorter than its header") }
         guard let payloadLength = Int(exactly: length), payloadLength <= reader.remaining,
-              let encryptedPayload = reader.readBytes(payloadLength)
+            let encryptedPayload = reader.readBytes(payloadLength)
         else { throw .param("SPC v3 TLLV length \(length) runs past the \(reader.remaining) bytes present") }
         guard let integrityTag = reader.readBytes(version3IntegrityTagLength) else {
             throw .param("SPC v3 ends \(version3IntegrityTagLength - reader.remaining) bytes short of its integrity tag")

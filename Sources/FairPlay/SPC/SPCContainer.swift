@@ -59,14 +59,15 @@ public struct SPCContainer: Sendable {
         default: throw FairPlayError(.spcVersionError, "unsupported SPC version \(version)")
         }
         guard reader.readBytes(4) != nil,
-              let iv = reader.readBytes(16),
-              let wrappedKey = reader.readBytes(keyLength),
-              let certificateHash = reader.readBytes(20),
-              let payloadLength = reader.readUInt32()
+            let iv = reader.readBytes(16),
+            let wrappedKey = reader.readBytes(keyLength),
+            let certificateHash = reader.readBytes(20),
+            let payloadLength = reader.readUInt32()
         else { throw .param("SPC of \(spc.count) bytes is shorter than the version \(version) header") }
         guard let declared = Int(exactly: payloadLength), declared <= reader.remaining else {
             throw .param("SPC payload length \(payloadLength) runs past the \(reader.remaining) bytes present")
         }
-        return SPCContainer(version: version, iv: iv, wrappedKey: wrappedKey, certificateHash: certificateHash, encryptedPayload: reader.bytes, payloadLength: declared)
+        return SPCContainer(
+            version: version, iv: iv, wrappedKey: wrappedKey, certificateHash: certificateHash, encryptedPayload: reader.bytes, payloadLength: declared)
     }
 }

@@ -62,12 +62,30 @@ public struct SPCPayload: Sendable {
     /// first in the payload decides; then the tag return request; then the required tags.
     public init(_ tllvs: TLLVList) throws(FairPlayError) {
         self.tllvs = tllvs
-        var skR1: ArraySlice<UInt8>?, integrity: ArraySlice<UInt8>?, arSeed: ArraySlice<UInt8>?, r2: ArraySlice<UInt8>?, asset: ArraySlice<UInt8>?
-        var transaction: UInt64?, versionUsed: UInt32?, versions: [UInt32] = [], requested: [TLLVTag] = []
-        var indicator: StreamingIndicator?, playback: MediaPlaybackInfo?, capabilities: Capabilities?
-        var identity: DeviceIdentity?, info: DeviceInfo?, sync: SyncRequest?, syncVersion: UInt32?
-        var kdlTLLV: UInt32?, kdl: UInt32 = 0, report: SecurityLevelReport?, encryptedReport = false
-        var vm: VMDeviceInfo?, formats: [UInt64] = [], skR1V3: ArraySlice<UInt8>?, r2V3: ArraySlice<UInt8>?
+        var skR1: ArraySlice<UInt8>?
+        var integrity: ArraySlice<UInt8>?
+        var arSeed: ArraySlice<UInt8>?
+        var r2: ArraySlice<UInt8>?
+        var asset: ArraySlice<UInt8>?
+        var transaction: UInt64?
+        var versionUsed: UInt32?
+        var versions: [UInt32] = []
+        var requested: [TLLVTag] = []
+        var indicator: StreamingIndicator?
+        var playback: MediaPlaybackInfo?
+        var capabilities: Capabilities?
+        var identity: DeviceIdentity?
+        var info: DeviceInfo?
+        var sync: SyncRequest?
+        var syncVersion: UInt32?
+        var kdlTLLV: UInt32?
+        var kdl: UInt32 = 0
+        var report: SecurityLevelReport?
+        var encryptedReport = false
+        var vm: VMDeviceInfo?
+        var formats: [UInt64] = []
+        var skR1V3: ArraySlice<UInt8>?
+        var r2V3: ArraySlice<UInt8>?
 
         for block in tllvs.blocks {
             let v = TLLVValueReader(block)
@@ -94,9 +112,12 @@ public struct SPCPayload: Sendable {
                 try v.require(exactly: 4, .parserError)
                 versionUsed = try v.uint32(at: 0)
             case .protocolVersionsSupported:
-                guard v.count % 4 == 0 else { throw .parser("protocol versions supported of \(v.count) bytes is not a list of 4-byte versions", tag: block.tag) }
+                guard v.count % 4 == 0 else {
+                    throw .parser("protocol versions supported of \(v.count) bytes is not a list of 4-byte versions", tag: block.tag)
+                }
                 guard v.count / 4 < Self.maximumProtocolVersions else {
-                    throw .param("protocol versions supported lists \(v.count / 4) versions; at most \(Self.maximumProtocolVersions - 1) are accepted", tag: block.tag)
+                    throw .param(
+                        "protocol versions supported lists \(v.count / 4) versions; at most \(Self.maximumProtocolVersions - 1) are accepted", tag: block.tag)
                 }
                 versions = try (0..<v.count / 4).map { i throws(FairPlayError) in try v.uint32(at: 4 * i) }
             case .returnRequest:
@@ -107,7 +128,8 @@ public struct SPCPayload: Sendable {
                 indicator = StreamingIndicator(rawValue: try v.uint64(at: 0))
             case .mediaPlaybackState:
                 try v.require(exactly: 16, .parameterError)
-                playback = MediaPlaybackInfo(creationDate: try v.uint32(at: 0), state: PlaybackState(rawValue: try v.uint32(at: 4)), sessionID: try v.uint64(at: 8))
+                playback = MediaPlaybackInfo(
+                    creationDate: try v.uint32(at: 0), state: PlaybackState(rawValue: try v.uint32(at: 4)), sessionID: try v.uint64(at: 8))
             case .capabilities:
                 try v.require(exactly: 16, .parameterError)
                 capabilities = Capabilities(high: try v.uint64(at: 0), low: try v.uint64(at: 8))
@@ -141,7 +163,8 @@ public struct SPCPayload: Sendable {
                 let version = try v.uint32(at: 0)
                 if version == 1 {
                     vm = VMDeviceInfo(
-                        version: version, hostDeviceClass: try v.uint32(at: 4), hostOSVersion: try v.uint32(at: 8), hostVirtualizationProtocol: try v.uint32(at: 12),
+                        version: version, hostDeviceClass: try v.uint32(at: 4), hostOSVersion: try v.uint32(at: 8),
+                        hostVirtualizationProtocol: try v.uint32(at: 12),
                         guestDeviceClass: try v.uint32(at: 16), guestOSVersion: try v.uint32(at: 20), guestVirtualizationProtocol: try v.uint32(at: 24))
                 } else {
                     vm = nil
@@ -183,7 +206,7 @@ public struct SPCPayload: Sendable {
 
         // SDK 26 validateTLLVs.
         guard let skR1, let integrity, let arSeed, let r2, let asset, let transaction, let versionUsed,
-              tllvs[.protocolVersionsSupported] != nil, tllvs[.returnRequest] != nil
+            tllvs[.protocolVersionsSupported] != nil, tllvs[.returnRequest] != nil
         else {
             let missing = Self.requiredTags.first { tllvs[$0] == nil }
             throw FairPlayError(.missingRequiredTag, "required TLLV \(missing?.name ?? "") is missing", tag: missing)
@@ -232,11 +255,18 @@ public struct SPCPayload: Sendable {
             let duration = try v.uint32(at: 40)
             let records = try v.uint32(at: 44)
             guard records <= UInt32(maximumInvalidatedRecords) else {
-                throw FairPlayError(.internalError, "sync v2 TLLV claims \(records) invalidated records; at most \(maximumInvalidatedRecords) are accepted", tag: v.tag)
+                throw FairPlayError(
+                    .internalError, "sync v2 TLLV claims \(records) invalidated records; at most \(maximumInvalidatedRecords) are accepted", tag: v.tag)
             }
             let ids = try v.bytes(at: 48, count: Int(records) * 16)
             let list = (0..<Int(records)).map { i in Array(ids[ids.startIndex + 16 * i..<ids.startIndex + 16 * (i + 1)]) }
-            return (2, .v2(SyncV2(serverChallenge: challenge, flags: SyncFlags(rawValue: flags), titleID: Array(title), durationToExpiry: duration, invalidatedStreamIDs: list)))
+            return (
+                2,
+                .v2(
+                    SyncV2(
+                        serverChallenge: challenge, flags: SyncFlags(rawValue: flags), titleID: Array(title), durationToExpiry: duration,
+                        invalidatedStreamIDs: list))
+            )
         default:
             return (version, nil)
         }

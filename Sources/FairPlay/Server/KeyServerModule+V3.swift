@@ -20,6 +20,7 @@ extension KeyServerModule {
         }
         throw FairPlayError(
             .notImplemented,
-            "SPC version 3 needs Apple's libfpscrypto, SDK 26 generation (provisioning data with --fpscrypto-library and --fpscrypto-generation sdk26), to open [SK..R1] v3 and R2 v3; credential \(credential.name) has \(has)")
+            "SPC version 3 needs Apple's libfpscrypto, SDK 26 generation (provisioning data with --fpscrypto-library and --fpscrypto-generation sdk26), to open [SK..R1] v3 and R2 v3; credential \(credential.name) has \(has)"
+        )
     }
 }

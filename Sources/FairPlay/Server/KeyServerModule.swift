@@ -1,4 +1,5 @@
 import Wire
+
 /// The FairPlay key server module: opens SPCs and builds CKCs, following the guide's table 2-1 steps.
 ///
 /// Pure and synchronous; safe to call from many threads at once (private keys keep their own
@@ -16,14 +17,17 @@ public struct KeyServerModule: Sendable {
     public func open(_ spc: [UInt8]) throws(FairPlayError) -> SPCRequest {
         let container = try SPCContainer.parse(spc[...])
         // SPC version 3 names its certificate by SHA-256, versions 1 and 2 by SHA-1.
-        let found = container.version == 3
+        let found =
+            container.version == 3
             ? credentials.credential(forCertificateSHA256: container.certificateHash)
             : credentials.credential(forCertificateHash: container.certificateHash)
         guard let credential = found else {
             throw FairPlayError(.invalidCertificate, "SPC is for certificate \(container.certificateHash.hexString), which this server does not hold")
         }
         guard let privateKey = credential.privateKey(forSPCVersion: container.version) else {
-            throw FairPlayError(.invalidCertificate, "credential \(credential.name) has no \(container.version == 1 ? 1024 : 2048)-bit key for SPC version \(container.version)")
+            throw FairPlayError(
+                .invalidCertificate, "credential \(credential.name) has no \(container.version == 1 ? 1024 : 2048)-bit key for SPC version \(container.version)"
+            )
         }
         let plaintext: [UInt8]
         var declaredLength: Int?

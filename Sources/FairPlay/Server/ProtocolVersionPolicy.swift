@@ -14,7 +14,9 @@ public struct ProtocolVersionPolicy: Hashable, Sendable {
     /// - Throws: `versionError` when `accepted` is not empty and does not hold the used version.
     public func check(used: UInt32, deviceSupported: [UInt32]) throws(FairPlayError) {
         guard accepted.isEmpty || accepted.contains(used) else {
-            throw FairPlayError(.versionError, "device uses protocol version \(used); this server accepts \(accepted.map(String.init).joined(separator: ", "))", tag: .protocolVersionUsed)
+            throw FairPlayError(
+                .versionError, "device uses protocol version \(used); this server accepts \(accepted.map(String.init).joined(separator: ", "))",
+                tag: .protocolVersionUsed)
         }
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Apple's precompiled libfpscrypto (SDK 5 and later), loaded at run time with `dlopen`.
@@ -117,13 +117,15 @@ public final class FPSCryptoLibrary: @unchecked Sendable {
                                                 hu.withUnsafeMutableBytes { huP in
                                                     tllvPayload.withUnsafeMutableBytes { tllvP in
                                                         r1.withUnsafeMutableBytes { r1P in
-                                                            var laidOut = KSMKeyPayloadFields(generation: generation, inputs: .init(
-                                                                contentKey: keyP, contentIV: ivP, contentType: contentType,
-                                                                skR1: skR1P, r2: r2P, r1Integrity: intP,
-                                                                supportedKeyFormats: fmtP, cryptoVersionUsed: UInt64(payload.protocolVersionUsed),
-                                                                provisioningData: provP, certHash: hashP,
-                                                                clientHU: huP, contentKeyTLLVPayload: tllvP, r1: r1P,
-                                                                skR1Video: skR1VideoP, r2Video: r2VideoP, sessionKeyToUse: sessionKeyToUse))
+                                                            var laidOut = KSMKeyPayloadFields(
+                                                                generation: generation,
+                                                                inputs: .init(
+                                                                    contentKey: keyP, contentIV: ivP, contentType: contentType,
+                                                                    skR1: skR1P, r2: r2P, r1Integrity: intP,
+                                                                    supportedKeyFormats: fmtP, cryptoVersionUsed: UInt64(payload.protocolVersionUsed),
+                                                                    provisioningData: provP, certHash: hashP,
+                                                                    clientHU: huP, contentKeyTLLVPayload: tllvP, r1: r1P,
+                                                                    skR1Video: skR1VideoP, r2Video: r2VideoP, sessionKeyToUse: sessionKeyToUse))
                                                             let status = laidOut.words.withUnsafeMutableBytes { words -> Int32 in
                                                                 // `words` holds fieldCount (26 or 32) elements, so it has an address.
                                                                 guard let base = words.baseAddress else { return FairPlayStatus.internalError.rawValue }

@@ -7,7 +7,8 @@
 package struct KSMKeyPayloadFields {
     /// Field indices (fps-facts.md, "Session key", way 3).
     package enum Index: Int, CaseIterable, Sendable {
-        case version = 0, contentKey, contentKeyLength, contentIV, contentIVLength, contentType
+        case version = 0
+        case contentKey, contentKeyLength, contentIV, contentIVLength, contentType
         case skR1, skR1Length, r2, r2Length, r1Integrity, r1IntegrityLength
         case supportedKeyFormats, numberOfSupportedKeyFormats, cryptoVersionUsed
         case provisioningData, provisioningDataLength, certHash, certHashLength

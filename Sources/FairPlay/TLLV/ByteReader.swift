@@ -32,8 +32,10 @@ extension Array where Element == UInt8 {
     /// Appends `value` in network byte order.
     @inlinable
     public mutating func appendBigEndian(_ value: UInt32) {
-        append(UInt8(truncatingIfNeeded: value >> 24)); append(UInt8(truncatingIfNeeded: value >> 16))
-        append(UInt8(truncatingIfNeeded: value >> 8)); append(UInt8(truncatingIfNeeded: value))
+        append(UInt8(truncatingIfNeeded: value >> 24))
+        append(UInt8(truncatingIfNeeded: value >> 16))
+        append(UInt8(truncatingIfNeeded: value >> 8))
+        append(UInt8(truncatingIfNeeded: value))
     }
 
     /// Appends `value` in network byte order.

@@ -33,7 +33,8 @@ public struct TLLVList: Sendable {
             let tag = TLLVTag(tagValue)
             // SDK 26 readNextTLLV: the value-length field and the whole block must lie within the payload.
             guard let declared = Int(exactly: blockLength), reader.remaining >= 4, declared <= reader.remaining - 4 else {
-                throw FairPlayError(.parameterError, "TLLV block length \(blockLength) runs past the payload (\(max(0, reader.remaining - 4)) bytes left)", tag: tag)
+                throw FairPlayError(
+                    .parameterError, "TLLV block length \(blockLength) runs past the payload (\(max(0, reader.remaining - 4)) bytes left)", tag: tag)
             }
             // The guard above proves 4 bytes remain.
             let valueLength = reader.readUInt32() ?? 0

@@ -26,7 +26,8 @@ struct TLLVValueReader {
 
     func bytes(at offset: Int, count: Int) throws(FairPlayError) -> ArraySlice<UInt8> {
         guard offset >= 0, count >= 0, offset <= value.count, count <= value.count - offset else {
-            throw FairPlayError(.parameterError, "\(tag.name ?? "TLLV") value of \(value.count) bytes has no field at bytes \(offset)..<\(offset + count)", tag: tag)
+            throw FairPlayError(
+                .parameterError, "\(tag.name ?? "TLLV") value of \(value.count) bytes has no field at bytes \(offset)..<\(offset + count)", tag: tag)
         }
         let start = value.startIndex + offset
         return value[start..<start + count]

@@ -31,7 +31,9 @@ package struct CPUPinning: Sendable, Equatable {
 
     /// The workers' CPUs from `list`, checked against the CPUs this process may run on.
     package init(workerCPUs list: String) throws(Invalid) {
-        guard let allowed = CPUAffinity.allowedCPUs() else { throw Invalid(description: "--worker-cpus: cannot read this process's CPUs from /proc/self/status") }
+        guard let allowed = CPUAffinity.allowedCPUs() else {
+            throw Invalid(description: "--worker-cpus: cannot read this process's CPUs from /proc/self/status")
+        }
         try self.init(workerCPUs: list, allowed: allowed)
     }
 
@@ -43,11 +45,13 @@ package struct CPUPinning: Sendable, Equatable {
         do throws(CPUAffinity.InvalidList) { workers = try CPUAffinity.parseList(list) } catch { throw Invalid(description: error.description) }
         let outside = workers.filter { !allowed.contains($0) }
         guard outside.isEmpty else {
-            throw Invalid(description: "--worker-cpus \(list): CPU \(CPUAffinity.listText(outside)) is not one this process may use (\(CPUAffinity.listText(allowed)))")
+            throw Invalid(
+                description: "--worker-cpus \(list): CPU \(CPUAffinity.listText(outside)) is not one this process may use (\(CPUAffinity.listText(allowed)))")
         }
         let rest = allowed.filter { !workers.contains($0) }
         guard !rest.isEmpty else {
-            throw Invalid(description: "--worker-cpus \(list) leaves no CPU for Redis, the broker and the client (this process may use \(CPUAffinity.listText(allowed)))")
+            throw Invalid(
+                description: "--worker-cpus \(list) leaves no CPU for Redis, the broker and the client (this process may use \(CPUAffinity.listText(allowed)))")
         }
         (workerCPUs, harnessCPUs) = (workers, rest)
     }

@@ -1,7 +1,7 @@
 import FairPlay
-import Kafka
 import KSMService
 import KSMTestSupport
+import Kafka
 import Licensing
 import Logging
 import RedisStore
@@ -43,9 +43,10 @@ extension EndToEndBenchmark {
         let store = RedisLicenseStore(client: try RedisClient(configuration: configuration, logger: logger))
         let catalog = DemoCatalog(tenant: "bench", streams: 8, periods: 1)
         let keyring = try await catalog.provision(store, credentials: test)
-        var bench = EndToEndBenchmark(brokers: cluster.bootstrapServers, store: setup.cache ? CachingLicenseStore(store) : store,
-                                      server: KeyServerModule(credentials: try CredentialStore(test.credentials)),
-                                      trust: test.trust, catalog: catalog, keyring: keyring, jobs: setup.jobs, workers: setup.workers, logger: logger)
+        var bench = EndToEndBenchmark(
+            brokers: cluster.bootstrapServers, store: setup.cache ? CachingLicenseStore(store) : store,
+            server: KeyServerModule(credentials: try CredentialStore(test.credentials)),
+            trust: test.trust, catalog: catalog, keyring: keyring, jobs: setup.jobs, workers: setup.workers, logger: logger)
         bench.batchSize = setup.batchSize
         bench.concurrentBatches = setup.concurrentBatches
         bench.redisPID = localRedis?.processIdentifier

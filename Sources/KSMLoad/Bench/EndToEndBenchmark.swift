@@ -1,8 +1,8 @@
 import FairPlay
 import FairPlayDevice
 import Foundation
-import Kafka
 import KSMService
+import Kafka
 import Licensing
 import Logging
 import Synchronization
@@ -41,13 +41,17 @@ package struct EndToEndBenchmark: Sendable {
 
         enum CodingKeys: String, CodingKey {
             case jobs, correct, workers, ratio, batches
-            case steadyCKCPerSecond = "steady_ckc_per_second", steadyRatio = "steady_ratio"
+            case steadyCKCPerSecond = "steady_ckc_per_second"
+            case steadyRatio = "steady_ratio"
             case firstReplyMilliseconds = "first_reply_ms"
-            case cpuMicrosecondsPerJob = "cpu_us_per_job", inProcessCPUMicrosecondsPerJob = "in_process_cpu_us_per_job"
+            case cpuMicrosecondsPerJob = "cpu_us_per_job"
+            case inProcessCPUMicrosecondsPerJob = "in_process_cpu_us_per_job"
             case cpuUtilization = "cpu_utilization"
-            case cryptoThreads = "crypto_threads", inProcessCKCPerSecond = "in_process_ckc_per_second"
+            case cryptoThreads = "crypto_threads"
+            case inProcessCKCPerSecond = "in_process_ckc_per_second"
             case processorCKCPerSecond = "processor_ckc_per_second"
-            case endToEndCKCPerSecond = "end_to_end_ckc_per_second", latencyMilliseconds = "latency_ms"
+            case endToEndCKCPerSecond = "end_to_end_ckc_per_second"
+            case latencyMilliseconds = "latency_ms"
         }
     }
 
@@ -68,8 +72,10 @@ package struct EndToEndBenchmark: Sendable {
     package var redisPID: Int32?
     package var logger: Logger
 
-    package init(brokers: String, store: any LicenseStore, server: KeyServerModule, trust: DeviceTrust, catalog: DemoCatalog,
-                keyring: KeyEncryptionKeyring, jobs: Int, workers: Int, partitions: Int = 12, logger: Logger) {
+    package init(
+        brokers: String, store: any LicenseStore, server: KeyServerModule, trust: DeviceTrust, catalog: DemoCatalog,
+        keyring: KeyEncryptionKeyring, jobs: Int, workers: Int, partitions: Int = 12, logger: Logger
+    ) {
         self.brokers = brokers
         self.store = store
         self.server = server
@@ -103,7 +109,9 @@ package struct EndToEndBenchmark: Sendable {
             options.assetID = Array(asset.utf8)
             options.playback = MediaPlaybackInfo(creationDate: 1_790_000_000, state: .readyToPlay, sessionID: UInt64(index + 1))
             guard let (spc, session) = try? device.makeSPC(options),
-                  let job = try? LicenseJob(id: StoreIdentifier("\(runID)-\(index)"), tenant: StoreIdentifier(catalog.tenant), account: StoreIdentifier("bench-\(runID)-\(index)"), spc: spc)
+                let job = try? LicenseJob(
+                    id: StoreIdentifier("\(runID)-\(index)"), tenant: StoreIdentifier(catalog.tenant), account: StoreIdentifier("bench-\(runID)-\(index)"),
+                    spc: spc)
             else { return nil }
             return Prepared(id: "\(runID)-\(index)", account: "bench-\(runID)-\(index)", body: job.jsonBytes(), spc: spc, session: session, asset: asset)
         }.compactMap { $0 }
@@ -123,8 +131,11 @@ package struct EndToEndBenchmark: Sendable {
         // splits the end-to-end gap between the license pipeline and the Kafka path.
         let processor = LicenseProcessor(keyServer: server, store: store, keyring: keyring, pool: pool, logger: logger)
         let processorJobs: [[UInt8]] = sample.enumerated().compactMap { index, p in
-            guard let job = try? LicenseJob(id: StoreIdentifier("\(runID)-p\(index)"), tenant: StoreIdentifier(catalog.tenant),
-                                            account: StoreIdentifier("bench-\(runID)-p\(index)"), spc: p.spc) else { return nil }
+            guard
+                let job = try? LicenseJob(
+                    id: StoreIdentifier("\(runID)-p\(index)"), tenant: StoreIdentifier(catalog.tenant),
+                    account: StoreIdentifier("bench-\(runID)-p\(index)"), spc: p.spc)
+            else { return nil }
             return job.jsonBytes()
         }
         let processorStart = ContinuousClock.now
@@ -142,7 +153,8 @@ package struct EndToEndBenchmark: Sendable {
             c.kafkaProperties = ["session.timeout.ms": "6000"]
             c.maximumBatchSize = batchSize
             c.concurrentBatches = concurrentBatches ?? WorkerConfiguration.concurrentBatches(forCryptoThreads: pool.threadCount)
-            return LicenseWorker(configuration: c, processor: LicenseProcessor(keyServer: server, store: store, keyring: keyring, pool: pool, logger: logger), logger: logger)
+            return LicenseWorker(
+                configuration: c, processor: LicenseProcessor(keyServer: server, store: store, keyring: keyring, pool: pool, logger: logger), logger: logger)
         }
         let tasks = fleet.map { worker in Task { try await worker.run() } }
         // Start the clock only once the group is settled: every worker owns partitions, all 12 are
@@ -180,7 +192,11 @@ package struct EndToEndBenchmark: Sendable {
                 var batch: [(String, [UInt8])] = []
                 for event in events {
                     switch event {
-                    case .assigned: if !announced { announced = true; assigned.continuation.yield() }
+                    case .assigned:
+                        if !announced {
+                            announced = true
+                            assigned.continuation.yield()
+                        }
                     case .message(let m):
                         // Match by the correlation header and keep the bytes: replies are decoded after the
                         // clock stops, so the client's JSON work is not charged to the fleet.
@@ -200,8 +216,11 @@ package struct EndToEndBenchmark: Sendable {
             let slice = prepared[chunk..<min(chunk + 500, prepared.count)]
             let now = ContinuousClock.now
             clock.sent.withLock { for p in slice { $0[p.id] = now } }
-            let records = slice.map { KafkaProducer.Record(topic: "fps.license.requests", key: Array($0.account.utf8), value: $0.body,
-                                                           headers: [("correlation-id", Array($0.id.utf8))]) }
+            let records = slice.map {
+                KafkaProducer.Record(
+                    topic: "fps.license.requests", key: Array($0.account.utf8), value: $0.body,
+                    headers: [("correlation-id", Array($0.id.utf8))])
+            }
             Task { _ = await producer.send(records) }
         }
         let deadline = ContinuousClock.now + .seconds(120)
@@ -231,18 +250,22 @@ package struct EndToEndBenchmark: Sendable {
             guard let (bytes, at) = replies[p.id], let reply = try? LicenseReply(json: bytes) else { continue }
             if let s = sent[p.id] { latencies.append((at - s).seconds * 1000) }
             if reply.status == .ok, let ckc = reply.ckc, let opened = try? CKCOpener.open(ckc, session: p.session),
-               opened.contentKey == catalog.contentKey(assetID: p.asset) { correct += 1 }
+                opened.contentKey == catalog.contentKey(assetID: p.asset)
+            {
+                correct += 1
+            }
         }
-        return Result(jobs: prepared.count, correct: correct, workers: fleet.count, cryptoThreads: pool.threadCount,
-                      inProcessCKCPerSecond: inProcessRate.rounded(), processorCKCPerSecond: processorRate.rounded(), endToEndCKCPerSecond: rate.rounded(),
-                      ratio: (rate / inProcessRate * 1000).rounded() / 1000,
-                      steadyCKCPerSecond: steadyRate.rounded(), steadyRatio: (steadyRate / inProcessRate * 1000).rounded() / 1000,
-                      firstReplyMilliseconds: ((arrivals.first ?? 0) * 10_000).rounded() / 10,
-                      cpuMicrosecondsPerJob: cpuSpent.microsecondsPerJob(replies.count),
-                      inProcessCPUMicrosecondsPerJob: baselineCPUSpent.microsecondsPerJob(sample.count),
-                      cpuUtilization: (cpuSpent.seconds.values.reduce(0, +) / (wall * Double(ProcessInfo.processInfo.activeProcessorCount)) * 100).rounded() / 100,
-                      latencyMilliseconds: .init(milliseconds: latencies),
-                      batches: fleet.reduce(0) { $0 + $1.statistics.snapshot.batches })
+        return Result(
+            jobs: prepared.count, correct: correct, workers: fleet.count, cryptoThreads: pool.threadCount,
+            inProcessCKCPerSecond: inProcessRate.rounded(), processorCKCPerSecond: processorRate.rounded(), endToEndCKCPerSecond: rate.rounded(),
+            ratio: (rate / inProcessRate * 1000).rounded() / 1000,
+            steadyCKCPerSecond: steadyRate.rounded(), steadyRatio: (steadyRate / inProcessRate * 1000).rounded() / 1000,
+            firstReplyMilliseconds: ((arrivals.first ?? 0) * 10_000).rounded() / 10,
+            cpuMicrosecondsPerJob: cpuSpent.microsecondsPerJob(replies.count),
+            inProcessCPUMicrosecondsPerJob: baselineCPUSpent.microsecondsPerJob(sample.count),
+            cpuUtilization: (cpuSpent.seconds.values.reduce(0, +) / (wall * Double(ProcessInfo.processInfo.activeProcessorCount)) * 100).rounded() / 100,
+            latencyMilliseconds: .init(milliseconds: latencies),
+            batches: fleet.reduce(0) { $0 + $1.statistics.snapshot.batches })
     }
 }
 

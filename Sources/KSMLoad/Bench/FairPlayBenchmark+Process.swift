@@ -17,7 +17,7 @@ extension FairPlayBenchmark {
         let spcs = try (0..<spcCount).map { _ in try device.makeSPC(options).spc }
         let containers = try spcs.map { try SPCContainer.parse($0[...]) }
         guard let credential = server.credentials.credential(forCertificateHash: containers[0].certificateHash),
-              let key = credential.privateKey(forSPCVersion: version)
+            let key = credential.privateKey(forSPCVersion: version)
         else { throw FairPlayError(.invalidCertificate, "benchmark SPCs are not for the server's credential") }
         let request = Self.createCKCRequest(spcs)
         let processor = AppleJSONProcessor(server: server)
@@ -26,7 +26,8 @@ extension FairPlayBenchmark {
         try Self.check(processor.processToJSON(request), count: spcCount)
         for container in containers.prefix(64) { _ = try key.decryptOAEP(container.wrappedKey, digest: container.oaepDigest) }
 
-        var processTime = 0.0, rsaTime = 0.0
+        var processTime = 0.0
+        var rsaTime = 0.0
         for _ in 0..<rounds {
             var start = ContinuousClock.now
             let output = processor.processToJSON(request)
@@ -47,7 +48,9 @@ extension FairPlayBenchmark {
             if index > 0 { out.append(UInt8(ascii: ",")) }
             out += Array(#"{"id":\#(index + 1),"spc":""#.utf8)
             out += Array(Base64.encode(spc).utf8)
-            out += Array(#"","asset-info":[{"content-key":"3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b","content-iv":"42424242424242424242424242424242","content-type":"sd","hdcp-type":0,"lease-duration":600}]}"#.utf8)
+            out += Array(
+                #"","asset-info":[{"content-key":"3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b","content-iv":"42424242424242424242424242424242","content-type":"sd","hdcp-type":0,"lease-duration":600}]}"#
+                    .utf8)
         }
         out += Array("]}}".utf8)
         return out
@@ -60,13 +63,14 @@ extension FairPlayBenchmark {
     /// Every result of a `create-ckc` response has status 0 and a CKC, and there are `count` of them.
     static func check(_ response: [UInt8], count: Int) throws {
         guard case .object(let root) = try JSONValue(parsing: response),
-              case .object(let body)? = root["fairplay-streaming-response"],
-              case .array(let results)? = body["create-ckc"]
+            case .object(let body)? = root["fairplay-streaming-response"],
+            case .array(let results)? = body["create-ckc"]
         else { throw ProcessCheckFailed(description: "the response is not a create-ckc response") }
         guard results.count == count else { throw ProcessCheckFailed(description: "\(results.count) results for \(count) SPCs") }
         for case .object(let result) in results {
             guard result["status"] == .integer(0), case .string(let ckc)? = result["ckc"], !ckc.isEmpty else {
-                throw ProcessCheckFailed(description: "a result without a CKC: status \(result["status"].map { "\($0)" } ?? "none"), \(result["reason"].map { "\($0)" } ?? "")")
+                throw ProcessCheckFailed(
+                    description: "a result without a CKC: status \(result["status"].map { "\($0)" } ?? "none"), \(result["reason"].map { "\($0)" } ?? "")")
             }
         }
     }

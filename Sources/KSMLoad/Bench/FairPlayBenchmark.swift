@@ -16,8 +16,12 @@ package struct FairPlayBenchmark: Sendable {
         package var microsecondsPerRSADecrypt: Double
 
         enum CodingKeys: String, CodingKey {
-            case spcVersion = "spc_version", ckcPerSecond = "ckc_per_second", rsaDecryptsPerSecond = "rsa_decrypts_per_second"
-            case ratio, microsecondsPerCKC = "us_per_ckc", microsecondsPerRSADecrypt = "us_per_rsa_decrypt"
+            case spcVersion = "spc_version"
+            case ckcPerSecond = "ckc_per_second"
+            case rsaDecryptsPerSecond = "rsa_decrypts_per_second"
+            case ratio
+            case microsecondsPerCKC = "us_per_ckc"
+            case microsecondsPerRSADecrypt = "us_per_rsa_decrypt"
         }
     }
 
@@ -48,9 +52,11 @@ package struct FairPlayBenchmark: Sendable {
         let spcs = try (0..<64).map { _ in try device.makeSPC(options).spc }
         let containers = try spcs.map { try SPCContainer.parse($0[...]) }
         guard let credential = server.credentials.credential(forCertificateHash: containers[0].certificateHash),
-              let key = credential.privateKey(forSPCVersion: version)
+            let key = credential.privateKey(forSPCVersion: version)
         else { throw FairPlayError(.invalidCertificate, "benchmark SPCs are not for the server's credential") }
-        let content = CKCContent(contentKey: [UInt8](repeating: 0x3b, count: 16), contentIV: [UInt8](repeating: 0x42, count: 16), keyDuration: .lease(600), hdcp: .type0, requiredSecurityLevel: .baseline)
+        let content = CKCContent(
+            contentKey: [UInt8](repeating: 0x3b, count: 16), contentIV: [UInt8](repeating: 0x42, count: 16), keyDuration: .lease(600), hdcp: .type0,
+            requiredSecurityLevel: .baseline)
 
         // Warm both paths (context pools, page faults) before timing.
         for i in 0..<32 {
@@ -58,7 +64,10 @@ package struct FairPlayBenchmark: Sendable {
             _ = try key.decryptOAEP(containers[i % containers.count].wrappedKey, digest: containers[0].oaepDigest)
         }
         let slice = seconds / Double(rounds * 2)
-        var ckcCount = 0, ckcTime = 0.0, rsaCount = 0, rsaTime = 0.0
+        var ckcCount = 0
+        var ckcTime = 0.0
+        var rsaCount = 0
+        var rsaTime = 0.0
         for _ in 0..<rounds {
             var start = ContinuousClock.now
             var n = 0
@@ -88,9 +97,10 @@ package struct FairPlayBenchmark: Sendable {
     static func result(version: UInt32, ckcs ckcCount: Int, ckcTime: Double, decrypts rsaCount: Int, rsaTime: Double) -> Result {
         let ckcRate = Double(ckcCount) / ckcTime
         let rsaRate = Double(rsaCount) / rsaTime
-        return Result(spcVersion: Int(version), ckcPerSecond: ckcRate.rounded(), rsaDecryptsPerSecond: rsaRate.rounded(),
-                      ratio: (ckcRate / rsaRate * 1000).rounded() / 1000,
-                      microsecondsPerCKC: (1e7 / ckcRate).rounded() / 10, microsecondsPerRSADecrypt: (1e7 / rsaRate).rounded() / 10)
+        return Result(
+            spcVersion: Int(version), ckcPerSecond: ckcRate.rounded(), rsaDecryptsPerSecond: rsaRate.rounded(),
+            ratio: (ckcRate / rsaRate * 1000).rounded() / 1000,
+            microsecondsPerCKC: (1e7 / ckcRate).rounded() / 10, microsecondsPerRSADecrypt: (1e7 / rsaRate).rounded() / 10)
     }
 }
 

@@ -9,8 +9,9 @@ struct InProcessBaseline: Sendable {
     let spcs: [[UInt8]]
 
     /// A lease, HDCP and security level TLLVs: what a typical live-stream CKC carries.
-    static let content = CKCContent(contentKey: [UInt8](repeating: 0x3b, count: 16), contentIV: [UInt8](repeating: 0x42, count: 16),
-                                    keyDuration: .lease(300), hdcp: .type0, requiredSecurityLevel: .baseline)
+    static let content = CKCContent(
+        contentKey: [UInt8](repeating: 0x3b, count: 16), contentIV: [UInt8](repeating: 0x42, count: 16),
+        keyDuration: .lease(300), hdcp: .type0, requiredSecurityLevel: .baseline)
 
     /// Opens a few SPCs first so pooled key contexts and caches are warm.
     func warmUp() async {

@@ -1,8 +1,8 @@
 import FairPlay
 import FairPlayDevice
 import Foundation
-import Kafka
 import KSMService
+import Kafka
 import Licensing
 import Logging
 import Synchronization
@@ -69,7 +69,8 @@ package struct StormBenchmark: Sendable {
         self.catalog = catalog
         self.logger = logger
         let total = configuration.viewers + configuration.joiners
-        let viewers = configuration.viewers, advice = configuration.prepareAdvice
+        let viewers = configuration.viewers
+        let advice = configuration.prepareAdvice
         prepared = await pool.map(Array(0..<total)) { index -> Prepared? in
             let device = SimulatedDevice(trust: trust)
             let continuity = index < viewers
@@ -86,8 +87,9 @@ package struct StormBenchmark: Sendable {
                 guard let (current, _) = try? device.makeSPC(options) else { return nil }
                 adviceSPC = current
             }
-            return Prepared(spc: spc, session: session, hu: device.hu, sessionID: sessionID, asset: asset, priority: continuity ? .continuity : .new,
-                            adviceSPC: adviceSPC)
+            return Prepared(
+                spc: spc, session: session, hu: device.hu, sessionID: sessionID, asset: asset, priority: continuity ? .continuity : .new,
+                adviceSPC: adviceSPC)
         }.compactMap { $0 }
         guard prepared.count == total else { throw StormError("could not make every SPC (\(prepared.count) of \(total))") }
     }
@@ -107,9 +109,10 @@ package struct StormBenchmark: Sendable {
         for chunk in stride(from: 0, to: configuration.viewers, by: 1_000) {
             let requests = try (chunk..<min(chunk + 1_000, configuration.viewers)).map { index in
                 let p = prepared[index]
-                return LeaseRequest(requestID: try StoreIdentifier("seed-\(run)-\(index)"), tenant: tenant, account: try StoreIdentifier(account(run: run, index: index)),
-                                    deviceID: p.hu, sessionID: p.sessionID, maxConcurrentStreams: catalog.maxConcurrentStreams,
-                                    leaseDurationSeconds: catalog.leaseDurationSeconds, nowMilliseconds: now)
+                return LeaseRequest(
+                    requestID: try StoreIdentifier("seed-\(run)-\(index)"), tenant: tenant, account: try StoreIdentifier(account(run: run, index: index)),
+                    deviceID: p.hu, sessionID: p.sessionID, maxConcurrentStreams: catalog.maxConcurrentStreams,
+                    leaseDurationSeconds: catalog.leaseDurationSeconds, nowMilliseconds: now)
             }
             _ = try await store.acquireLeases(requests)
         }
@@ -123,11 +126,13 @@ package struct StormBenchmark: Sendable {
         let spcs = prepared.prefix(sample ?? prepared.count).map(\.spc)
         let baseline = InProcessBaseline(server: server, pool: pool, spcs: spcs)
         await baseline.warmUp()
-        let cpuBefore = CPUAccount.sample(), hostBefore = HostTime.sample()
+        let cpuBefore = CPUAccount.sample()
+        let hostBefore = HostTime.sample()
         let rate = await baseline.measure()
         let spent = CPUAccount.sample() - cpuBefore
-        return Baseline(ckcPerSecond: rate, cpuMicrosecondsPerJob: spent.microsecondsPerJob(spcs.count)["total"] ?? 0,
-                        hostSteal: HostTime.sample().stealFraction(since: hostBefore))
+        return Baseline(
+            ckcPerSecond: rate, cpuMicrosecondsPerJob: spent.microsecondsPerJob(spcs.count)["total"] ?? 0,
+            hostSteal: HostTime.sample().stealFraction(since: hostBefore))
     }
 
     /// One in-process baseline measurement (``inProcessRate(server:pool:sample:)``).
@@ -173,41 +178,51 @@ package struct StormBenchmark: Sendable {
         func priority(_ p: Prepared) -> LicenseJob.Priority { followWindow && p.priority == .continuity ? .prefetch : p.priority }
         let bodies: [[UInt8]] = try prepared.indices.map { index in
             let p = prepared[index]
-            let job = LicenseJob(id: try StoreIdentifier("\(run)-\(index)"), tenant: try StoreIdentifier(tenant),
-                                 account: try StoreIdentifier(account(run: run, index: index)), spc: p.spc,
-                                 deadline: nil, priority: priority(p))
+            let job = LicenseJob(
+                id: try StoreIdentifier("\(run)-\(index)"), tenant: try StoreIdentifier(tenant),
+                account: try StoreIdentifier(account(run: run, index: index)), spc: p.spc,
+                deadline: nil, priority: priority(p))
             return job.jsonBytes()
         }
         let advisedViewers = followWindow ? prepared.indices.filter { prepared[$0].adviceSPC != nil } : []
-        let adviceBodies: [Int: [UInt8]] = try Dictionary(uniqueKeysWithValues: advisedViewers.map { index in
-            let job = LicenseJob(id: try StoreIdentifier("\(run)a-\(index)"), tenant: try StoreIdentifier(tenant),
-                                 account: try StoreIdentifier(account(run: run, index: index)), spc: prepared[index].adviceSPC ?? [],
-                                 deadline: nil, priority: .continuity)
-            return (index, job.jsonBytes())
-        })
+        let adviceBodies: [Int: [UInt8]] = try Dictionary(
+            uniqueKeysWithValues: advisedViewers.map { index in
+                let job = LicenseJob(
+                    id: try StoreIdentifier("\(run)a-\(index)"), tenant: try StoreIdentifier(tenant),
+                    account: try StoreIdentifier(account(run: run, index: index)), spc: prepared[index].adviceSPC ?? [],
+                    deadline: nil, priority: .continuity)
+                return (index, job.jsonBytes())
+            })
         let tracker = Tracker(count: prepared.count)
         let adviceTracker = Tracker(count: prepared.count)
 
         var producerConfig = KafkaProducer.Configuration(bootstrapServers: configuration.brokers)
         producerConfig.properties = ["linger.ms": "5"]
         let producer = try KafkaProducer(configuration: producerConfig, logger: logger)
-        let requestsTopic = configuration.requestsTopic, classTopics = configuration.classTopics
+        let requestsTopic = configuration.requestsTopic
+        let classTopics = configuration.classTopics
         let topics = prepared.map { p in classTopics ? RequestTopics.topic(for: priority(p), requestsTopic: requestsTopic) : requestsTopic }
         let adviceTopic = classTopics ? RequestTopics.topic(for: .continuity, requestsTopic: requestsTopic) : requestsTopic
         await producer.warmUp(topics: Array(Set(topics + (advisedViewers.isEmpty ? [] : [adviceTopic]))))
-        var consumerConfig = KafkaConsumer.Configuration(bootstrapServers: configuration.brokers, groupID: "storm-client-\(run)", topics: [configuration.repliesTopic])
+        var consumerConfig = KafkaConsumer.Configuration(
+            bootstrapServers: configuration.brokers, groupID: "storm-client-\(run)", topics: [configuration.repliesTopic])
         consumerConfig.properties = ["auto.offset.reset": "earliest", "fetch.wait.max.ms": "10", "fetch.error.backoff.ms": "50"]
         consumerConfig.eventBufferSize = max(consumerConfig.eventBufferSize, 2 * (prepared.count + advisedViewers.count))
         let consumer = try KafkaConsumer(configuration: consumerConfig, logger: logger)
         let assigned = AsyncStream<Void>.makeStream()
-        let prefix = Array("\(run)-".utf8), advicePrefix = Array("\(run)a-".utf8)
+        let prefix = Array("\(run)-".utf8)
+        let advicePrefix = Array("\(run)a-".utf8)
         let reader = Task {
             var announced = false
             for await events in consumer.eventBatches(limit: 1_024) {
                 let now = ContinuousClock.now
                 for event in events {
                     switch event {
-                    case .assigned: if !announced { announced = true; assigned.continuation.yield() }
+                    case .assigned:
+                        if !announced {
+                            announced = true
+                            assigned.continuation.yield()
+                        }
                     case .message(let m):
                         if let id = m.header("correlation-id"), id.starts(with: advicePrefix) {
                             Self.receive(m, prefix: advicePrefix, at: now, tracker: adviceTracker)
@@ -223,23 +238,31 @@ package struct StormBenchmark: Sendable {
 
         func record(_ index: Int) -> KafkaProducer.Record {
             let account = Array(self.account(run: run, index: index).utf8)
-            return KafkaProducer.Record(topic: topics[index], key: account, value: bodies[index],
-                                        headers: [("correlation-id", Array("\(run)-\(index)".utf8))])
+            return KafkaProducer.Record(
+                topic: topics[index], key: account, value: bodies[index],
+                headers: [("correlation-id", Array("\(run)-\(index)".utf8))])
         }
         func adviceRecord(_ index: Int) -> KafkaProducer.Record {
-            KafkaProducer.Record(topic: adviceTopic, key: Array(self.account(run: run, index: index).utf8), value: adviceBodies[index] ?? [],
-                                 headers: [("correlation-id", Array("\(run)a-\(index)".utf8))])
+            KafkaProducer.Record(
+                topic: adviceTopic, key: Array(self.account(run: run, index: index).utf8), value: adviceBodies[index] ?? [],
+                headers: [("correlation-id", Array("\(run)a-\(index)".utf8))])
         }
 
         // Before a window run: every rotating viewer asks for the key it plays now, and hears from
         // the reply when to ask for the next one (not measured: the previous period's traffic).
         var fetchAt: [Int: ContinuousClock.Instant] = [:]
         var unadvised = 0
-        let wallAtMark = LicenseProcessor.currentTimeMilliseconds(), instantAtMark = ContinuousClock.now
+        let wallAtMark = LicenseProcessor.currentTimeMilliseconds()
+        let instantAtMark = ContinuousClock.now
         func instant(wallMilliseconds: Int64) -> ContinuousClock.Instant { instantAtMark + .milliseconds(wallMilliseconds - wallAtMark) }
         if !advisedViewers.isEmpty {
             let now = ContinuousClock.now
-            adviceTracker.state.withLock { s in for index in advisedViewers { s.jobs[index].firstSent = now; s.jobs[index].attempts = 1 } }
+            adviceTracker.state.withLock { s in
+                for index in advisedViewers {
+                    s.jobs[index].firstSent = now
+                    s.jobs[index].attempts = 1
+                }
+            }
             _ = await producer.send(advisedViewers.map(adviceRecord))
             await Self.awaitAnswers(tracker: adviceTracker, expected: advisedViewers.count, until: .now + configuration.timeout) { due in
                 _ = await producer.send(due.map(adviceRecord))
@@ -278,14 +301,20 @@ package struct StormBenchmark: Sendable {
             while cursor < timed.count {
                 let tickStart = timed[cursor].0
                 var indices: [Int] = []
-                while cursor < timed.count, timed[cursor].0 < tickStart + .milliseconds(20) { indices.append(timed[cursor].1); cursor += 1 }
+                while cursor < timed.count, timed[cursor].0 < tickStart + .milliseconds(20) {
+                    indices.append(timed[cursor].1)
+                    cursor += 1
+                }
                 schedule.append((tickStart, indices))
             }
         } else {
             start = .now
             for tick in 0..<ticks {
-                schedule.append((start + configuration.window * (Double(tick) / Double(ticks)),
-                                 Array(order[(order.count * tick / ticks)..<(order.count * (tick + 1) / ticks)])))
+                schedule.append(
+                    (
+                        start + configuration.window * (Double(tick) / Double(ticks)),
+                        Array(order[(order.count * tick / ticks)..<(order.count * (tick + 1) / ticks)])
+                    ))
             }
         }
         // Counted from the first send: a window run waits for its window to open, and that idle
@@ -300,7 +329,10 @@ package struct StormBenchmark: Sendable {
                 if due > .now { try? await Task.sleep(until: due) }
                 let now = ContinuousClock.now
                 tracker.state.withLock { s in
-                    for index in slice { s.jobs[index].firstSent = now; s.jobs[index].attempts = 1 }
+                    for index in slice {
+                        s.jobs[index].firstSent = now
+                        s.jobs[index].attempts = 1
+                    }
                 }
                 let records = slice.map(record)
                 group.addTask { _ = await producer.send(records) }
@@ -324,10 +356,13 @@ package struct StormBenchmark: Sendable {
         var report = StormReport(label: label, start: start, end: measuredEnd, prepared: prepared, catalog: catalog, state: state)
         report.cpuMicrosecondsPerJob = cpuSpent.microsecondsPerJob(prepared.count)
         report.hostSteal = hostSteal
-        report.cpuUtilization = (cpuSpent.seconds.values.reduce(0, +) / ((measuredEnd - start).seconds * Double(ProcessInfo.processInfo.activeProcessorCount)) * 100).rounded() / 100
+        report.cpuUtilization =
+            (cpuSpent.seconds.values.reduce(0, +) / ((measuredEnd - start).seconds * Double(ProcessInfo.processInfo.activeProcessorCount)) * 100).rounded()
+            / 100
         // The key period starts at the boundary; an unsmoothed storm is read as sent within the last
         // second before it (the end of its send window), the most generous reading of today's players.
-        let boundary = followWindow && configuration.boundaryMilliseconds > 0
+        let boundary =
+            followWindow && configuration.boundaryMilliseconds > 0
             ? instant(wallMilliseconds: configuration.boundaryMilliseconds) : start + configuration.window
         report.recordBoundary(boundary, start: start, prepared: prepared, state: state)
         report.followedWindow = followWindow
@@ -337,8 +372,10 @@ package struct StormBenchmark: Sendable {
 
     /// Waits until `expected` jobs of `tracker` have a final answer (or `deadline`), re-sending through
     /// `send` the jobs a retry-after hint asked to send again.
-    static func awaitAnswers(tracker: Tracker, expected: Int, until deadline: ContinuousClock.Instant,
-                             send: ([Int]) async -> Void) async {
+    static func awaitAnswers(
+        tracker: Tracker, expected: Int, until deadline: ContinuousClock.Instant,
+        send: ([Int]) async -> Void
+    ) async {
         while ContinuousClock.now < deadline {
             let (done, due): (Bool, [Int]) = tracker.state.withLock { s in
                 let now = ContinuousClock.now
@@ -357,7 +394,8 @@ package struct StormBenchmark: Sendable {
     static func interleave(viewers: Int, joiners: Int) -> [Int] {
         var order: [Int] = []
         order.reserveCapacity(viewers + joiners)
-        var v = 0, j = 0
+        var v = 0
+        var j = 0
         while v < viewers || j < joiners {
             // Keep the joiners' share of the sent jobs equal to their share of the total at every point.
             if j < joiners, v >= viewers || j * viewers <= v * joiners {
@@ -374,7 +412,8 @@ package struct StormBenchmark: Sendable {
     /// Records one reply: a retriable status schedules a re-send; anything else is the job's answer.
     static func receive(_ message: KafkaMessage, prefix: [UInt8], at now: ContinuousClock.Instant, tracker: Tracker) {
         guard let id = message.header("correlation-id"), id.starts(with: prefix),
-              let index = Int(String(decoding: id.dropFirst(prefix.count), as: UTF8.self)) else {
+            let index = Int(String(decoding: id.dropFirst(prefix.count), as: UTF8.self))
+        else {
             tracker.state.withLock { $0.unknownReplies += 1 }
             return
         }
@@ -383,7 +422,10 @@ package struct StormBenchmark: Sendable {
         var retryAfter: Int64 = 0
         if retriable, let reply = try? LicenseReply(json: message.value) { retryAfter = reply.retryAfterMilliseconds ?? 1_000 }
         tracker.state.withLock { s in
-            guard s.jobs.indices.contains(index) else { s.unknownReplies += 1; return }
+            guard s.jobs.indices.contains(index) else {
+                s.unknownReplies += 1
+                return
+            }
             if retriable {
                 s.retriable += 1
                 s.retries.append((index, now + .milliseconds(retryAfter)))

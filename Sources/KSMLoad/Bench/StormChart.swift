@@ -1,4 +1,5 @@
 import KSMService
+
 /// Draws storm runs as one SVG: queued work, replies per second, and p99 latency per priority class
 /// over time, one panel each, one line per run (and per class). Hand-written SVG: no dependency,
 /// and the file diffs well in git.
@@ -6,14 +7,25 @@ package enum StormChart {
     static let palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
 
     package static func svg(_ runs: [StormReport], title: String) -> String {
-        let width = 900.0, panelHeight = 200.0, left = 70.0, right = 20.0, top = 40.0, gap = 50.0
+        let width = 900.0
+        let panelHeight = 200.0
+        let left = 70.0
+        let right = 20.0
+        let top = 40.0
+        let gap = 50.0
         let height = top + 3 * panelHeight + 3 * gap
         let maxT = max(runs.flatMap { $0.timeline.map(\.t) }.max() ?? 1, 1) + 0.25
         var out = #"<svg xmlns="http://www.w3.org/2000/svg" width="\#(Int(width))" height="\#(Int(height))" font-family="sans-serif" font-size="12">"#
         out += "\n" + #"<rect width="100%" height="100%" fill="white"/>"#
         out += "\n" + #"<text x="\#(left)" y="20" font-size="15">\#(escape(title))</text>"#
 
-        struct Series { var name: String; var color: String; var dashed: Bool; var faint = false; var points: [(Double, Double)] }
+        struct Series {
+            var name: String
+            var color: String
+            var dashed: Bool
+            var faint = false
+            var points: [(Double, Double)]
+        }
         func panel(_ index: Int, _ label: String, _ series: [Series], legendLeft: Bool = false) {
             let y0 = top + Double(index) * (panelHeight + gap)
             let maxV = max(series.flatMap { $0.points.map(\.1) }.max() ?? 1, 1) * 1.05
@@ -48,16 +60,28 @@ package enum StormChart {
         let distinct = scenarios.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
         func color(_ i: Int) -> String { palette[(distinct.firstIndex(of: scenarios[i]) ?? i) % palette.count] }
         func faint(_ i: Int) -> Bool { scenarios[..<i].contains(scenarios[i]) }
-        panel(0, "Queued jobs (sent, not yet answered)", runs.enumerated().map { i, r in
-            Series(name: r.label, color: color(i), dashed: false, faint: faint(i), points: r.timeline.map { ($0.t + 0.25, Double($0.queued)) })
-        })
-        panel(1, "Replies per second", runs.enumerated().map { i, r in
-            Series(name: r.label, color: color(i), dashed: false, faint: faint(i), points: r.timeline.map { ($0.t + 0.125, $0.repliesPerSecond) })
-        })
-        panel(2, "p99 latency of answers (ms): solid continuity, dashed new sessions", runs.enumerated().flatMap { i, r in
-            [Series(name: "\(r.label) continuity", color: color(i), dashed: false, faint: faint(i), points: r.timeline.compactMap { b in b.continuityP99.map { (b.t + 0.125, $0) } }),
-             Series(name: "\(r.label) new", color: color(i), dashed: true, faint: faint(i), points: r.timeline.compactMap { b in b.newP99.map { (b.t + 0.125, $0) } })]
-        }, legendLeft: true)
+        panel(
+            0, "Queued jobs (sent, not yet answered)",
+            runs.enumerated().map { i, r in
+                Series(name: r.label, color: color(i), dashed: false, faint: faint(i), points: r.timeline.map { ($0.t + 0.25, Double($0.queued)) })
+            })
+        panel(
+            1, "Replies per second",
+            runs.enumerated().map { i, r in
+                Series(name: r.label, color: color(i), dashed: false, faint: faint(i), points: r.timeline.map { ($0.t + 0.125, $0.repliesPerSecond) })
+            })
+        panel(
+            2, "p99 latency of answers (ms): solid continuity, dashed new sessions",
+            runs.enumerated().flatMap { i, r in
+                [
+                    Series(
+                        name: "\(r.label) continuity", color: color(i), dashed: false, faint: faint(i),
+                        points: r.timeline.compactMap { b in b.continuityP99.map { (b.t + 0.125, $0) } }),
+                    Series(
+                        name: "\(r.label) new", color: color(i), dashed: true, faint: faint(i),
+                        points: r.timeline.compactMap { b in b.newP99.map { (b.t + 0.125, $0) } }),
+                ]
+            }, legendLeft: true)
         out += "\n</svg>\n"
         return out
     }

@@ -18,7 +18,9 @@ package struct StormReport: Codable, Sendable {
 
         enum CodingKeys: String, CodingKey {
             case t, queued
-            case repliesPerSecond = "replies_per_second", continuityP99 = "continuity_p99_ms", newP99 = "new_p99_ms"
+            case repliesPerSecond = "replies_per_second"
+            case continuityP99 = "continuity_p99_ms"
+            case newP99 = "new_p99_ms"
         }
     }
 
@@ -67,19 +69,29 @@ package struct StormReport: Codable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case label, jobs, correct, wrong, missing, duplicates, timeline
-        case retriableReplies = "retriable_replies", drainSeconds = "drain_seconds"
-        case continuityDrainSeconds = "continuity_drain_seconds", newDrainSeconds = "new_drain_seconds", classTopics = "class_topics"
-        case continuityLatency = "continuity_latency_ms", newLatency = "new_latency_ms"
-        case cpuMicrosecondsPerJob = "cpu_us_per_job", cpuUtilization = "cpu_utilization", hostSteal = "host_steal"
-        case peakRepliesPerSecond = "peak_replies_per_second", followedWindow = "followed_window", unadvisedViewers = "unadvised_viewers"
-        case boundarySeconds = "boundary_seconds", rotatingAnsweredAfterBoundary = "rotating_answered_after_boundary"
+        case retriableReplies = "retriable_replies"
+        case drainSeconds = "drain_seconds"
+        case continuityDrainSeconds = "continuity_drain_seconds"
+        case newDrainSeconds = "new_drain_seconds"
+        case classTopics = "class_topics"
+        case continuityLatency = "continuity_latency_ms"
+        case newLatency = "new_latency_ms"
+        case cpuMicrosecondsPerJob = "cpu_us_per_job"
+        case cpuUtilization = "cpu_utilization"
+        case hostSteal = "host_steal"
+        case peakRepliesPerSecond = "peak_replies_per_second"
+        case followedWindow = "followed_window"
+        case unadvisedViewers = "unadvised_viewers"
+        case boundarySeconds = "boundary_seconds"
+        case rotatingAnsweredAfterBoundary = "rotating_answered_after_boundary"
         case rotatingMinimumSlackMilliseconds = "rotating_minimum_slack_ms"
     }
 
     /// The most of `times` (seconds, any order) that fall within any one second.
     static func peakPerSecond(_ times: [Double]) -> Double {
         let sorted = times.sorted()
-        var best = 0, low = 0
+        var best = 0
+        var low = 0
         for high in sorted.indices {
             while sorted[high] - sorted[low] >= 1 { low += 1 }
             best = max(best, high - low + 1)
@@ -89,13 +101,18 @@ package struct StormReport: Codable, Sendable {
 
     /// Records, for every rotating viewer, whether its answer arrived before `boundary` (when its key
     /// period started).
-    mutating func recordBoundary(_ boundary: ContinuousClock.Instant, start: ContinuousClock.Instant, prepared: [StormBenchmark.Prepared],
-                                 state: StormBenchmark.Tracker.State) {
+    mutating func recordBoundary(
+        _ boundary: ContinuousClock.Instant, start: ContinuousClock.Instant, prepared: [StormBenchmark.Prepared],
+        state: StormBenchmark.Tracker.State
+    ) {
         boundarySeconds = ((boundary - start).seconds * 1000).rounded() / 1000
         var late = 0
         var slack = Double.infinity
         for (index, job) in state.jobs.enumerated() where prepared[index].priority == .continuity {
-            guard let at = job.answeredAt else { late += 1; continue }
+            guard let at = job.answeredAt else {
+                late += 1
+                continue
+            }
             let margin = (boundary - at).seconds * 1000
             if margin < 0 { late += 1 }
             slack = min(slack, margin)
@@ -106,13 +123,21 @@ package struct StormReport: Codable, Sendable {
 
     package var allCorrect: Bool { correct == jobs && wrong == 0 && missing == 0 }
 
-    init(label: String, start: ContinuousClock.Instant, end: ContinuousClock.Instant, prepared: [StormBenchmark.Prepared],
-         catalog: DemoCatalog, state: StormBenchmark.Tracker.State) {
+    init(
+        label: String, start: ContinuousClock.Instant, end: ContinuousClock.Instant, prepared: [StormBenchmark.Prepared],
+        catalog: DemoCatalog, state: StormBenchmark.Tracker.State
+    ) {
         self.label = label
         jobs = prepared.count
-        var correct = 0, wrong = 0, missing = 0, duplicates = 0
-        var continuity: [Double] = [], fresh: [Double] = []
-        var last = start, lastContinuity = start, lastNew = start
+        var correct = 0
+        var wrong = 0
+        var missing = 0
+        var duplicates = 0
+        var continuity: [Double] = []
+        var fresh: [Double] = []
+        var last = start
+        var lastContinuity = start
+        var lastNew = start
         var answers: [(at: Double, latency: Double, continuity: Bool)] = []
         var sends: [Double] = []
         for (index, job) in state.jobs.enumerated() {
@@ -124,7 +149,8 @@ package struct StormReport: Codable, Sendable {
             if job.finalReplies > 1 { duplicates += 1 }
             let p = prepared[index]
             if let reply = try? LicenseReply(json: bytes), reply.status == .ok, let ckc = reply.ckc,
-               let opened = try? CKCOpener.open(ckc, session: p.session), opened.contentKey == catalog.contentKey(assetID: p.asset) {
+                let opened = try? CKCOpener.open(ckc, session: p.session), opened.contentKey == catalog.contentKey(assetID: p.asset)
+            {
                 correct += 1
             } else {
                 wrong += 1
@@ -150,8 +176,10 @@ package struct StormReport: Codable, Sendable {
         let width = 0.25
         let span = max((end - start).seconds, drainSeconds)
         let count = Int((span / width).rounded(.up)) + 1
-        var sentBy = Array(repeating: 0, count: count), answeredBy = Array(repeating: 0, count: count)
-        var continuityBy = Array(repeating: [Double](), count: count), newBy = Array(repeating: [Double](), count: count)
+        var sentBy = Array(repeating: 0, count: count)
+        var answeredBy = Array(repeating: 0, count: count)
+        var continuityBy = Array(repeating: [Double](), count: count)
+        var newBy = Array(repeating: [Double](), count: count)
         for t in sends { sentBy[min(count - 1, Int(t / width))] += 1 }
         for answer in answers {
             let b = min(count - 1, Int(answer.at / width))
@@ -161,9 +189,10 @@ package struct StormReport: Codable, Sendable {
         var queued = 0
         timeline = (0..<count).map { b in
             queued += sentBy[b] - answeredBy[b]
-            return Bucket(t: Double(b) * width, queued: queued, repliesPerSecond: Double(answeredBy[b]) / width,
-                          continuityP99: continuityBy[b].isEmpty ? nil : LoadReport.Latency(milliseconds: continuityBy[b]).p99,
-                          newP99: newBy[b].isEmpty ? nil : LoadReport.Latency(milliseconds: newBy[b]).p99)
+            return Bucket(
+                t: Double(b) * width, queued: queued, repliesPerSecond: Double(answeredBy[b]) / width,
+                continuityP99: continuityBy[b].isEmpty ? nil : LoadReport.Latency(milliseconds: continuityBy[b]).p99,
+                newP99: newBy[b].isEmpty ? nil : LoadReport.Latency(milliseconds: newBy[b]).p99)
         }
     }
 }

@@ -1,8 +1,8 @@
 import FairPlay
 import Foundation
-import Kafka
 import KSMService
 import KSMTestSupport
+import Kafka
 import Licensing
 import Logging
 import OwnedThreads
@@ -56,8 +56,10 @@ package struct StormRun {
 
     package var redisTopology: RedisTopology
 
-    package init(fixtures: String, viewers: Int, joiners: Int, scenarios: [Scenario], workerFlags: [String], executable: URL,
-                 allocator: String?, redis: RedisTopology = .single, progress: @escaping @Sendable (String) -> Void) {
+    package init(
+        fixtures: String, viewers: Int, joiners: Int, scenarios: [Scenario], workerFlags: [String], executable: URL,
+        allocator: String?, redis: RedisTopology = .single, progress: @escaping @Sendable (String) -> Void
+    ) {
         self.redisTopology = redis
         self.fixtures = fixtures
         self.viewers = viewers
@@ -90,8 +92,9 @@ package struct StormRun {
         "classes": Scenario(name: "classes", label: "class topics, smoothing on, 1 worker", processes: 1, flags: ["--class-topics"], classTopics: true),
         "classes-2": Scenario(name: "classes-2", label: "class topics, smoothing on, 2 workers", processes: 2, flags: ["--class-topics"], classTopics: true),
         "window": Scenario(name: "window", label: "players follow the advertised window, smoothing on, 1 worker", processes: 1, flags: [], followsWindow: true),
-        "window-classes": Scenario(name: "window-classes", label: "players follow the advertised window, class topics, 1 worker", processes: 1,
-                                   flags: ["--class-topics"], classTopics: true, followsWindow: true),
+        "window-classes": Scenario(
+            name: "window-classes", label: "players follow the advertised window, class topics, 1 worker", processes: 1,
+            flags: ["--class-topics"], classTopics: true, followsWindow: true),
     ]
 
     package struct Output: Codable, Sendable {
@@ -144,15 +147,24 @@ package struct StormRun {
 
         enum CodingKeys: String, CodingKey {
             case machine, allocator, redis, jobs, runs
-            case inProcessCKCPerSecond = "in_process_ckc_per_second", idealDrainSeconds = "ideal_drain_seconds"
-            case inProcessCPUMicrosecondsPerJob = "in_process_cpu_us_per_job", cpuOverInProcess = "cpu_over_in_process"
-            case idealDrainSecondsByRun = "ideal_drain_seconds_by_run", drainOverCryptoTime = "drain_over_crypto_time"
-            case cpuOverCrypto = "cpu_over_crypto", baselineHostSteal = "baseline_host_steal"
-            case continuityIdealSeconds = "continuity_ideal_seconds", continuityP99OverIdeal = "continuity_p99_over_ideal"
+            case inProcessCKCPerSecond = "in_process_ckc_per_second"
+            case idealDrainSeconds = "ideal_drain_seconds"
+            case inProcessCPUMicrosecondsPerJob = "in_process_cpu_us_per_job"
+            case cpuOverInProcess = "cpu_over_in_process"
+            case idealDrainSecondsByRun = "ideal_drain_seconds_by_run"
+            case drainOverCryptoTime = "drain_over_crypto_time"
+            case cpuOverCrypto = "cpu_over_crypto"
+            case baselineHostSteal = "baseline_host_steal"
+            case continuityIdealSeconds = "continuity_ideal_seconds"
+            case continuityP99OverIdeal = "continuity_p99_over_ideal"
             case newDrainOverIdeal = "new_drain_over_ideal"
-            case drainOverIdeal = "drain_over_ideal", smoothingGain = "smoothing_gain_off_over_on", twoWorkersOverOne = "drain_one_over_two_workers"
+            case drainOverIdeal = "drain_over_ideal"
+            case smoothingGain = "smoothing_gain_off_over_on"
+            case twoWorkersOverOne = "drain_one_over_two_workers"
             case hostBusyBeforeStart = "host_busy_before_start"
-            case workerCPUs = "worker_cpus", harnessCPUs = "harness_cpus", medians
+            case workerCPUs = "worker_cpus"
+            case harnessCPUs = "harness_cpus"
+            case medians
         }
     }
 
@@ -162,9 +174,10 @@ package struct StormRun {
         try await Task.sleep(for: .seconds(1))
         let busyBefore = HostTime.sample().busyFraction(since: quietBefore)
         if let limit = busyHostLimit, let busyBefore, busyBefore > limit {
-            throw Failure("the host was \(Int((busyBefore * 100).rounded())) % busy in the second before the storm (at most \(Int(limit * 100)) %): "
-                          + "other processes would take the storm's cores and skew every figure; stop them (ps -eo pid,pcpu,comm --sort=-pcpu), "
-                          + "or pass --allow-busy-host")
+            throw Failure(
+                "the host was \(Int((busyBefore * 100).rounded())) % busy in the second before the storm (at most \(Int(limit * 100)) %): "
+                    + "other processes would take the storm's cores and skew every figure; stop them (ps -eo pid,pcpu,comm --sort=-pcpu), "
+                    + "or pass --allow-busy-host")
         }
         progress("host \(Int(((busyBefore ?? 0) * 100).rounded())) % busy before the storm")
         // Before any child starts: redis-server inherits the harness's CPUs from the thread that spawns it.
@@ -175,7 +188,7 @@ package struct StormRun {
         let chosen = scenarios
         var logger = Logger(label: "ksm.bench.storm")
         logger.logLevel = .error
-                let test = try TestCredentials(directory: fixtures)
+        let test = try TestCredentials(directory: fixtures)
         let cluster = try KafkaMockCluster(brokers: 1, logger: logger)
         // The workers get the URL; the bench's own client gets the test servers' generous timeouts.
         let redisURL: String
@@ -228,7 +241,9 @@ package struct StormRun {
             if let pinning { try await pinning.pinThreads(named: "ksm-crypto") }
             let measured = await bench.inProcessRate(server: server, pool: pool)
             if let pinning { try await pinning.pinBench() }
-            progress("in-process rate \(Int(measured.ckcPerSecond)) CKC/s, \(Int(measured.cpuMicrosecondsPerJob)) µs CPU per CKC, host steal \(measured.hostSteal ?? 0)")
+            progress(
+                "in-process rate \(Int(measured.ckcPerSecond)) CKC/s, \(Int(measured.cpuMicrosecondsPerJob)) µs CPU per CKC, host steal \(measured.hostSteal ?? 0)"
+            )
             return measured
         }
         var baselines = [try await measureBaseline()]
@@ -238,7 +253,8 @@ package struct StormRun {
         for (number, (round, scenario)) in plan.enumerated() {
             let label = repeats > 1 ? StormChart.runLabel(scenario: scenario.label, round: round + 1) : scenario.label
             let run = "r\(number)\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
-            let requests = "storm.\(run).requests", replies = "storm.\(run).replies"
+            let requests = "storm.\(run).requests"
+            let replies = "storm.\(run).replies"
             try cluster.createTopic(requests, partitions: 12)
             for priority in [LicenseJob.Priority.continuity, .new, .prefetch] where scenario.classTopics {
                 try cluster.createTopic(RequestTopics.topic(for: priority, requestsTopic: requests), partitions: 12)
@@ -249,20 +265,24 @@ package struct StormRun {
             var workers: [RunningProcess] = []
             for index in 0..<scenario.processes {
                 let adminPort = try RedisServerProcess.freeLoopbackPort()
-                let arguments = ["serve", "--brokers", cluster.bootstrapServers, "--redis-url", redisURL,
-                                 "--credentials", credentials, "--kek", "\(catalog.keyEncryptionKeyID)=\(kekPath)",
-                                 "--group", "storm-\(run)", "--requests-topic", requests, "--replies-topic", replies, "--dlq-topic", "storm.\(run).dlq",
-                                 "--kafka-property", "session.timeout.ms=6000", "--log-level", "info", "--admin-port", "\(adminPort)"]
+                let arguments =
+                    [
+                        "serve", "--brokers", cluster.bootstrapServers, "--redis-url", redisURL,
+                        "--credentials", credentials, "--kek", "\(catalog.keyEncryptionKeyID)=\(kekPath)",
+                        "--group", "storm-\(run)", "--requests-topic", requests, "--replies-topic", replies, "--dlq-topic", "storm.\(run).dlq",
+                        "--kafka-property", "session.timeout.ms=6000", "--log-level", "info", "--admin-port", "\(adminPort)",
+                    ]
                     // Pinned, a worker gets one crypto thread per CPU it has (`ksm serve` counts the host's).
                     + (pinning.map { ["--crypto-threads", "\($0.workerCPUs.count)"] } ?? [])
                     + scenario.flags + (scenario.followsWindow ? windowFlags : []) + workerFlags
                 let command = pinning?.workerCommand(executable, arguments) ?? (executable: executable, arguments: arguments)
-                let worker = try RunningProcess("ksm serve \(index)", executable: command.executable, command.arguments,
-                                                logFile: directory.appendingPathComponent("\(run)-\(index).log"))
+                let worker = try RunningProcess(
+                    "ksm serve \(index)", executable: command.executable, command.arguments,
+                    logFile: directory.appendingPathComponent("\(run)-\(index).log"))
                 worker.adminPort = adminPort
                 workers.append(worker)
             }
-            defer { workers.forEach { $0.kill() } }
+            defer { for worker in workers { worker.kill() } }
             try await RunningProcess.waitUntilSettled(workers)
             for worker in workers { try pinning?.verifyWorker(worker.process.processIdentifier) }
             bench.configuration.followWindow = scenario.followsWindow
@@ -277,16 +297,22 @@ package struct StormRun {
                 bench.configuration.boundaryMilliseconds = boundary
                 // The workers' prefetcher reads schedules every second (`--rotation-interval 1`).
                 try await Task.sleep(for: .seconds(2))
-                progress("\(label): boundary in \((boundary - LicenseProcessor.currentTimeMilliseconds()) / 1000) s, window \(prefetchWindowSeconds) s, margin \(prefetchMarginSeconds) s")
+                progress(
+                    "\(label): boundary in \((boundary - LicenseProcessor.currentTimeMilliseconds()) / 1000) s, window \(prefetchWindowSeconds) s, margin \(prefetchMarginSeconds) s"
+                )
             }
             progress("\(label): storm of \(viewers + joiners) jobs")
             bench.configuration.requestsTopic = requests
             bench.configuration.repliesTopic = replies
             bench.configuration.classTopics = scenario.classTopics
-            let report = try await bench.run(run, label: label, processes: [
-                "workers": workers.map(\.process.processIdentifier), "redis-server": redisServers.compactMap(\.processIdentifier),
-            ])
-            progress("\(label): drained in \(report.drainSeconds) s, \(report.correct)/\(report.jobs) correct, continuity p99 \(report.continuityLatency.p99) ms, peak \(Int(report.peakRepliesPerSecond ?? 0)) replies/s, \(report.rotatingAnsweredAfterBoundary ?? 0) after the boundary, host steal \(report.hostSteal ?? 0)")
+            let report = try await bench.run(
+                run, label: label,
+                processes: [
+                    "workers": workers.map(\.process.processIdentifier), "redis-server": redisServers.compactMap(\.processIdentifier),
+                ])
+            progress(
+                "\(label): drained in \(report.drainSeconds) s, \(report.correct)/\(report.jobs) correct, continuity p99 \(report.continuityLatency.p99) ms, peak \(Int(report.peakRepliesPerSecond ?? 0)) replies/s, \(report.rotatingAnsweredAfterBoundary ?? 0) after the boundary, host steal \(report.hostSteal ?? 0)"
+            )
             if scenario.followsWindow {
                 for schedule in try catalog.rotationSchedules(boundaryMilliseconds: 0) {
                     try await store.removeRotation(tenant: schedule.tenant, assetID: schedule.assetID)
@@ -304,9 +330,13 @@ package struct StormRun {
         let jobs = viewers + joiners
         let ideal = Double(jobs) / rate
         func rounded(_ x: Double) -> Double { (x * 1000).rounded() / 1000 }
-        var ratios: [String: Double] = [:], ideals: [String: Double] = [:], cpuRatios: [String: Double] = [:], cryptoRatios: [String: Double] = [:]
+        var ratios: [String: Double] = [:]
+        var ideals: [String: Double] = [:]
+        var cpuRatios: [String: Double] = [:]
+        var cryptoRatios: [String: Double] = [:]
         var cpuOverCrypto: [String: Double] = [:]
-        var continuityRatios: [String: Double] = [:], newRatios: [String: Double] = [:]
+        var continuityRatios: [String: Double] = [:]
+        var newRatios: [String: Double] = [:]
         let cores = Double(pinning?.workerCPUs.count ?? ProcessInfo.processInfo.activeProcessorCount)
         for (index, r) in reports.enumerated() {
             let beside = (baselines[index], baselines[index + 1])
@@ -330,9 +360,11 @@ package struct StormRun {
             let mine = reports.map(\.label).filter { StormChart.scenario(of: $0) == scenario.label }
             func median(_ figures: [String: Double]) -> Double? { StormScenarioMedian.median(mine.compactMap { figures[$0] }) }
             guard let drainSeconds = StormScenarioMedian.median(reports.filter { mine.contains($0.label) }.map(\.drainSeconds)),
-                  let drainOverIdeal = median(ratios) else { continue }
-            medians[scenario.label] = StormScenarioMedian(runs: mine, drainSeconds: drainSeconds, drainOverIdeal: drainOverIdeal,
-                                                          newDrainOverIdeal: median(newRatios), continuityP99OverIdeal: median(continuityRatios))
+                let drainOverIdeal = median(ratios)
+            else { continue }
+            medians[scenario.label] = StormScenarioMedian(
+                runs: mine, drainSeconds: drainSeconds, drainOverIdeal: drainOverIdeal,
+                newDrainOverIdeal: median(newRatios), continuityP99OverIdeal: median(continuityRatios))
         }
         // Scenarios compared by their (median) drain, so repeated runs compare like single ones.
         func drain(_ name: String) -> Double? { StormRun.known[name].flatMap { medians[$0.label]?.drainSeconds } }
@@ -352,7 +384,9 @@ package struct StormRun {
             output.medians = medians
             for scenario in chosen {
                 guard let m = medians[scenario.label] else { continue }
-                progress("\(scenario.label): median of \(m.runs.count): drain/ideal \(m.drainOverIdeal), last new-session answer/ideal \(m.newDrainOverIdeal.map { "\($0)" } ?? "n/a"), continuity p99/ideal \(m.continuityP99OverIdeal.map { "\($0)" } ?? "n/a")")
+                progress(
+                    "\(scenario.label): median of \(m.runs.count): drain/ideal \(m.drainOverIdeal), last new-session answer/ideal \(m.newDrainOverIdeal.map { "\($0)" } ?? "n/a"), continuity p99/ideal \(m.continuityP99OverIdeal.map { "\($0)" } ?? "n/a")"
+                )
             }
         }
         withExtendedLifetime(cluster) {}

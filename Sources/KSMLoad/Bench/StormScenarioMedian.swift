@@ -10,8 +10,10 @@ package struct StormScenarioMedian: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case runs
-        case drainSeconds = "drain_seconds", drainOverIdeal = "drain_over_ideal"
-        case newDrainOverIdeal = "new_drain_over_ideal", continuityP99OverIdeal = "continuity_p99_over_ideal"
+        case drainSeconds = "drain_seconds"
+        case drainOverIdeal = "drain_over_ideal"
+        case newDrainOverIdeal = "new_drain_over_ideal"
+        case continuityP99OverIdeal = "continuity_p99_over_ideal"
     }
 
     /// The middle value (the mean of the middle two for an even count); nil for no values.

@@ -1,8 +1,9 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import KSMOperations
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 extension WorkerStatus {
     /// The `/status` of the worker whose admin port is `port` on loopback; nil while it does not answer.

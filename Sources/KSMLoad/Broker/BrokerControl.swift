@@ -87,25 +87,43 @@ package final class BrokerControl: Sendable {
             guard words.count == n + 1 else { throw ParseError(description: "\(verb) takes \(n) argument(s)") }
         }
         switch verb {
-        case "broker-down": try arity(1); return .brokerDown(try int32(1, "broker ID"))
-        case "broker-up": try arity(1); return .brokerUp(try int32(1, "broker ID"))
+        case "broker-down":
+            try arity(1)
+            return .brokerDown(try int32(1, "broker ID"))
+        case "broker-up":
+            try arity(1)
+            return .brokerUp(try int32(1, "broker ID"))
         case "broker-kill":
             try arity(2)
             let ms = try int32(2, "MS")
             guard ms >= 0, ms <= 600_000 else { throw ParseError(description: "broker-kill: MS must be 0...600000") }
             return .brokerKill(try int32(1, "broker ID"), failoverAfter: .milliseconds(ms))
-        case "failover": try arity(1); return .failover(try int32(1, "broker ID"))
-        case "rtt": try arity(2); return .roundTripTime(try int32(1, "broker ID"), milliseconds: Int64(try int32(2, "MS")))
+        case "failover":
+            try arity(1)
+            return .failover(try int32(1, "broker ID"))
+        case "rtt":
+            try arity(2)
+            return .roundTripTime(try int32(1, "broker ID"), milliseconds: Int64(try int32(2, "MS")))
         case "request-errors":
             try arity(3)
             let count = try int32(2, "COUNT")
             guard count > 0, count <= 10_000 else { throw ParseError(description: "request-errors: COUNT must be 1...10000") }
             return .requestErrors(try api(1), count: Int(count), try code(3))
-        case "clear-request-errors": try arity(1); return .clearRequestErrors(try api(1))
-        case "topic-error": try arity(2); return .topicError(words[1], try code(2))
-        case "partition-leader": try arity(3); return .partitionLeader(topic: words[1], partition: try int32(2, "PARTITION"), broker: try int32(3, "broker ID"))
-        case "coordinator": try arity(2); return .coordinator(group: words[1], broker: try int32(2, "broker ID"))
-        case "ping": try arity(0); return .ping
+        case "clear-request-errors":
+            try arity(1)
+            return .clearRequestErrors(try api(1))
+        case "topic-error":
+            try arity(2)
+            return .topicError(words[1], try code(2))
+        case "partition-leader":
+            try arity(3)
+            return .partitionLeader(topic: words[1], partition: try int32(2, "PARTITION"), broker: try int32(3, "broker ID"))
+        case "coordinator":
+            try arity(2)
+            return .coordinator(group: words[1], broker: try int32(2, "broker ID"))
+        case "ping":
+            try arity(0)
+            return .ping
         default: throw ParseError(description: "unknown command \(verb)")
         }
     }

@@ -6,8 +6,9 @@ extension DemoCatalog {
     package func rotationSchedules(boundaryMilliseconds: Int64) throws(LicenseStoreError) -> [RotationSchedule] {
         let tenantID = try StoreIdentifier(tenant)
         return (0..<streams).map { stream in
-            RotationSchedule(tenant: tenantID, assetID: Array(assetID(stream: stream, period: 0).utf8),
-                             nextAssetID: Array(assetID(stream: stream, period: 1 % max(periods, 1)).utf8), boundaryMilliseconds: boundaryMilliseconds)
+            RotationSchedule(
+                tenant: tenantID, assetID: Array(assetID(stream: stream, period: 0).utf8),
+                nextAssetID: Array(assetID(stream: stream, period: 1 % max(periods, 1)).utf8), boundaryMilliseconds: boundaryMilliseconds)
         }
     }
 }

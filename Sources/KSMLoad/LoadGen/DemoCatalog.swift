@@ -18,8 +18,10 @@ package struct DemoCatalog: Sendable {
     /// The policy every demo asset gets: HD, HDCP type 0, the lease above.
     package var policy: [UInt8] { Array(#"{"content-type":"hd","hdcp-type":0,"lease-duration":\#(leaseDurationSeconds)}"#.utf8) }
 
-    package init(tenant: String = "demo", streams: Int = 4, periods: Int = 4, keySeed: [UInt8] = Array("FairPlayKSM demo".utf8),
-                keyEncryptionKeyID: String = "demo-kek", maxConcurrentStreams: Int = 2, leaseDurationSeconds: UInt32 = 300) {
+    package init(
+        tenant: String = "demo", streams: Int = 4, periods: Int = 4, keySeed: [UInt8] = Array("FairPlayKSM demo".utf8),
+        keyEncryptionKeyID: String = "demo-kek", maxConcurrentStreams: Int = 2, leaseDurationSeconds: UInt32 = 300
+    ) {
         self.tenant = tenant
         self.streams = streams
         self.periods = periods
@@ -59,8 +61,10 @@ package struct DemoCatalog: Sendable {
     package func provision(_ store: any LicenseStore, keyring: KeyEncryptionKeyring, certificateHashes: [[UInt8]]) async throws {
         let tenantID = try StoreIdentifier(tenant)
         let kek = try StoreIdentifier(keyEncryptionKeyID)
-        try await store.putTenant(TenantRecord(id: tenantID, certificateHashes: certificateHashes, keyEncryptionKeyID: kek,
-                                               maxConcurrentStreams: maxConcurrentStreams, leaseDurationSeconds: leaseDurationSeconds))
+        try await store.putTenant(
+            TenantRecord(
+                id: tenantID, certificateHashes: certificateHashes, keyEncryptionKeyID: kek,
+                maxConcurrentStreams: maxConcurrentStreams, leaseDurationSeconds: leaseDurationSeconds))
         try await store.putPolicy(policy, tenant: tenantID, assetID: nil)
         for stream in 0..<streams {
             for period in 0..<periods {

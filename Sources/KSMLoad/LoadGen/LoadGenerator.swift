@@ -1,8 +1,8 @@
 import FairPlay
 import FairPlayDevice
 import Foundation
-import Kafka
 import KSMService
+import Kafka
 import Licensing
 import Logging
 import Synchronization
@@ -60,13 +60,15 @@ package struct LoadGenerator: Sendable {
         let connectDeadline = ContinuousClock.now + configuration.connectTimeout
         while let failure = await producer.warmUp(topics: [configuration.requestsTopic], timeout: .seconds(2))[configuration.requestsTopic] {
             guard ContinuousClock.now < connectDeadline else {
-                throw LoadGeneratorError.brokersUnreachable(brokers: configuration.brokers, topic: configuration.requestsTopic,
-                                                            waited: configuration.connectTimeout, reason: failure.code.description)
+                throw LoadGeneratorError.brokersUnreachable(
+                    brokers: configuration.brokers, topic: configuration.requestsTopic,
+                    waited: configuration.connectTimeout, reason: failure.code.description)
             }
             try await Task.sleep(for: .milliseconds(250))
         }
-        var consumerConfig = KafkaConsumer.Configuration(bootstrapServers: configuration.brokers, groupID: "ksm-loadgen-\(runID)",
-                                                         topics: [configuration.repliesTopic], properties: configuration.kafkaProperties)
+        var consumerConfig = KafkaConsumer.Configuration(
+            bootstrapServers: configuration.brokers, groupID: "ksm-loadgen-\(runID)",
+            topics: [configuration.repliesTopic], properties: configuration.kafkaProperties)
         // "earliest", not "latest": a fresh group resolves "latest" only when it first fetches, and
         // replies to the first jobs can land before that. Replies of other runs carry other IDs and are skipped.
         consumerConfig.properties["auto.offset.reset"] = "earliest"
@@ -83,7 +85,10 @@ package struct LoadGenerator: Sendable {
             for await event in consumer.events {
                 switch event {
                 case .assigned:
-                    if !announced { announced = true; assigned.continuation.yield() }
+                    if !announced {
+                        announced = true
+                        assigned.continuation.yield()
+                    }
                 case .message(let message):
                     self.receive(message, tracker: tracker)
                 default:
@@ -108,8 +113,9 @@ package struct LoadGenerator: Sendable {
             for index in viewers.indices {
                 let due = start + interval * index
                 if due > .now { try? await Task.sleep(until: due) }
-                let job = try? makeJob(runID: runID, viewer: index, device: viewers[index], session: sessions[index], account: index % accounts,
-                                       period: 0, state: .readyToPlay, priority: "new", burst: nil)
+                let job = try? makeJob(
+                    runID: runID, viewer: index, device: viewers[index], session: sessions[index], account: index % accounts,
+                    period: 0, state: .readyToPlay, priority: "new", burst: nil)
                 if let job { group.addTask { await self.send(job, producer: producer, tracker: tracker) } }
             }
         }
@@ -118,8 +124,9 @@ package struct LoadGenerator: Sendable {
             try? await Task.sleep(for: configuration.rotationInterval)
             let period = rotation % max(catalog.periods, 1)
             let jobs = viewers.indices.compactMap { index in
-                try? makeJob(runID: runID, viewer: index, device: viewers[index], session: sessions[index], account: index % accounts,
-                             period: period, state: .leaseRenewal, priority: "continuity", burst: rotation)
+                try? makeJob(
+                    runID: runID, viewer: index, device: viewers[index], session: sessions[index], account: index % accounts,
+                    period: period, state: .leaseRenewal, priority: "continuity", burst: rotation)
             }
             tracker.state.withLock { $0.burstStart[rotation] = .now }
             await withTaskGroup(of: Void.self) { group in
@@ -162,8 +169,10 @@ package struct LoadGenerator: Sendable {
         var pending: Pending
     }
 
-    func makeJob(runID: String, viewer: Int, device: SimulatedDevice, session: UInt64, account: Int, period: Int,
-                 state: PlaybackState, priority: String, burst: Int?) throws -> Job {
+    func makeJob(
+        runID: String, viewer: Int, device: SimulatedDevice, session: UInt64, account: Int, period: Int,
+        state: PlaybackState, priority: String, burst: Int?
+    ) throws -> Job {
         let stream = viewer % max(catalog.streams, 1)
         let asset = catalog.assetID(stream: stream, period: period)
         var options = SPCOptions()
@@ -173,11 +182,15 @@ package struct LoadGenerator: Sendable {
         let (spc, deviceSession) = try device.makeSPC(options)
         let id = "\(runID)-\(viewer)-\(period)-\(burst ?? 0)"
         let deadline = Int64(Date().timeIntervalSince1970 * 1000) + Int64(configuration.jobDeadline.seconds * 1000)
-        let job = LicenseJob(id: try StoreIdentifier(id), tenant: try StoreIdentifier(catalog.tenant), account: try StoreIdentifier("acct-\(account)"),
-                             spc: spc, deadline: deadline, priority: LicenseJob.Priority(rawValue: priority) ?? .new)
+        let job = LicenseJob(
+            id: try StoreIdentifier(id), tenant: try StoreIdentifier(catalog.tenant), account: try StoreIdentifier("acct-\(account)"),
+            spc: spc, deadline: deadline, priority: LicenseJob.Priority(rawValue: priority) ?? .new)
         let bytes = job.jsonBytes()
-        return Job(id: id, account: "acct-\(account)", body: bytes,
-                   pending: Pending(session: deviceSession, expectedKey: catalog.contentKey(assetID: asset), expectedIV: catalog.contentIV(assetID: asset), sentAt: .now, burst: burst))
+        return Job(
+            id: id, account: "acct-\(account)", body: bytes,
+            pending: Pending(
+                session: deviceSession, expectedKey: catalog.contentKey(assetID: asset), expectedIV: catalog.contentIV(assetID: asset), sentAt: .now,
+                burst: burst))
     }
 
     func send(_ job: Job, producer: KafkaProducer, tracker: Tracker) async {
@@ -220,8 +233,11 @@ package struct LoadGenerator: Sendable {
         } else if let ckc = reply.ckc {
             do {
                 let opened = try CKCOpener.open(ckc, session: pending.session)
-                if opened.contentKey != pending.expectedKey { verdict = "wrong content key" }
-                else if opened.contentIV != pending.expectedIV { verdict = "wrong content IV" }
+                if opened.contentKey != pending.expectedKey {
+                    verdict = "wrong content key"
+                } else if opened.contentIV != pending.expectedIV {
+                    verdict = "wrong content IV"
+                }
             } catch {
                 verdict = "CKC does not open: \(error.reason)"
             }

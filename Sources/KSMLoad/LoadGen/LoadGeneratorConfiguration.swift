@@ -1,4 +1,5 @@
 import KSMService
+
 /// What `ksm loadgen` simulates: viewers of live streams joining at a steady rate, then a key rotation
 /// that makes every viewer ask for the next key at the same moment.
 package struct LoadGeneratorConfiguration: Sendable {

@@ -1,4 +1,5 @@
 import KSMService
+
 /// Why a load run could not start. `description` is a sentence for the person at the terminal.
 package enum LoadGeneratorError: Error, Sendable, CustomStringConvertible {
     /// No metadata for the requests topic within the connect timeout: the brokers are down or

@@ -1,4 +1,5 @@
 import KSMService
+
 /// What a load run measured. `allCorrect` is the exit criterion of `ksm loadgen` and `ksm demo`.
 package struct LoadReport: Codable, Sendable {
     package struct Latency: Codable, Sendable {
@@ -43,8 +44,10 @@ package struct LoadReport: Codable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case sent, replies, correct, wrong, missing, duplicates, statuses, seconds
-        case repliesPerSecond = "replies_per_second", latencyMilliseconds = "latency_ms"
-        case burstLatencyMilliseconds = "burst_latency_ms", burstDrainSeconds = "burst_drain_seconds"
+        case repliesPerSecond = "replies_per_second"
+        case latencyMilliseconds = "latency_ms"
+        case burstLatencyMilliseconds = "burst_latency_ms"
+        case burstDrainSeconds = "burst_drain_seconds"
         case allCorrect = "all_correct"
     }
 

@@ -24,8 +24,10 @@ extension RunningProcess {
     /// rebalancing moves partitions in steps). With `partitions`, the workers must also own that many
     /// between them: between a cooperative rebalance's two rounds the moved partitions have no owner,
     /// and librdkafka's mock cluster can hold that gap for most of a session timeout.
-    package static func waitUntilSettled(_ workers: [RunningProcess], partitions: Int? = nil,
-                                         timeout: Duration = .seconds(60)) async throws(ProcessFailure) {
+    package static func waitUntilSettled(
+        _ workers: [RunningProcess], partitions: Int? = nil,
+        timeout: Duration = .seconds(60)
+    ) async throws(ProcessFailure) {
         let deadline = ContinuousClock.now + timeout
         var last = -1
         var since = ContinuousClock.now
@@ -40,8 +42,9 @@ extension RunningProcess {
                 last = statuses.count < workers.count ? -1 : changes
                 since = .now
             } else if statuses.allSatisfy({ $0.assignedPartitions > 0 }),
-                      partitions.map({ $0 == statuses.reduce(0) { $0 + $1.assignedPartitions } }) ?? true,
-                      ContinuousClock.now - since > .milliseconds(1_500) {
+                partitions.map({ $0 == statuses.reduce(0) { $0 + $1.assignedPartitions } }) ?? true,
+                ContinuousClock.now - since > .milliseconds(1_500)
+            {
                 return
             }
             try? await Task.sleep(for: .milliseconds(100))

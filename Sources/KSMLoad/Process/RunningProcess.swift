@@ -1,8 +1,9 @@
 import Foundation
 import KSMTestSupport
 import OwnedThreads
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A long-running child process (`ksm broker`, `ksm serve`, `ksm loadgen`) started by a test or a
@@ -49,19 +50,26 @@ package final class RunningProcess: @unchecked Sendable {
             process.standardOutput = handle
             process.standardError = handle
         } else {
-            let out = Pipe(), err = Pipe()
+            let out = Pipe()
+            let err = Pipe()
             process.standardOutput = out
             process.standardError = err
             // At the end of the pipe the handler is removed: Foundation's read source stays readable
             // there, and a handler left in place spins a core until the object goes away.
             out.fileHandleForReading.readabilityHandler = { [weak self] handle in
                 let data = handle.availableData
-                if data.isEmpty { handle.readabilityHandler = nil; return }
+                if data.isEmpty {
+                    handle.readabilityHandler = nil
+                    return
+                }
                 self?.collect(stdout: String(decoding: data, as: UTF8.self))
             }
             err.fileHandleForReading.readabilityHandler = { [weak self] handle in
                 let data = handle.availableData
-                if data.isEmpty { handle.readabilityHandler = nil; return }
+                if data.isEmpty {
+                    handle.readabilityHandler = nil
+                    return
+                }
                 self?.collect(stderr: String(decoding: data, as: UTF8.self))
             }
         }
@@ -88,7 +96,11 @@ package final class RunningProcess: @unchecked Sendable {
     }
 
     /// The complete lines written to standard output so far.
-    package var lines: [String] { lock.lock(); defer { lock.unlock() }; return stdoutLines }
+    package var lines: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return stdoutLines
+    }
 
     /// Standard error so far (the log file's end when started with one).
     package var stderr: String {

@@ -4,8 +4,9 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The worker's admin port: `/healthz`, `/readyz`, Prometheus `/metrics` and `/status` (one JSON
@@ -53,9 +54,11 @@ public final class AdminServer: Service, Sendable {
     /// Connections idle this long are closed. Default: 60 s.
     let idleTimeout: Duration
 
-    public init(port: Int, host: String? = nil, idleTimeout: Duration = .seconds(60),
-                health: @escaping @Sendable () -> Probe, readiness: @escaping @Sendable () -> Probe,
-                metrics: @escaping @Sendable () -> String, status: (@Sendable () -> WorkerStatus)? = nil, logger: Logger) {
+    public init(
+        port: Int, host: String? = nil, idleTimeout: Duration = .seconds(60),
+        health: @escaping @Sendable () -> Probe, readiness: @escaping @Sendable () -> Probe,
+        metrics: @escaping @Sendable () -> String, status: (@Sendable () -> WorkerStatus)? = nil, logger: Logger
+    ) {
         self.port = port
         self.host = host
         self.idleTimeout = idleTimeout
@@ -105,8 +108,9 @@ public final class AdminServer: Service, Sendable {
         router.get("/healthz") { [health] _, _ in Self.text(health()) }
         router.get("/readyz") { [readiness] _, _ in Self.text(readiness()) }
         router.get("/metrics") { [metrics] _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                     body: .init(byteBuffer: ByteBuffer(string: metrics())))
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: metrics())))
         }
         if let status {
             router.get("/status") { _, _ in
@@ -117,8 +121,9 @@ public final class AdminServer: Service, Sendable {
     }
 
     private static func text(_ probe: Probe) -> Response {
-        Response(status: probe.ok ? .ok : .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"],
-                 body: .init(byteBuffer: ByteBuffer(string: probe.detail + "\n")))
+        Response(
+            status: probe.ok ? .ok : .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: probe.detail + "\n")))
     }
 
     /// A person's reason, not a debug description: the C library's text for a socket error.

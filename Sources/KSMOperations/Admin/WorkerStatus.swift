@@ -2,7 +2,7 @@ import KSMService
 import Wire
 
 /// What `/status` answers: the worker's state as one JSON object, the channel tests, benchmarks and
-/// scripts read instead of log lines (docs/operations in the README lists the fields).
+/// scripts read instead of log lines (docs/operations.md lists the fields).
 public struct WorkerStatus: Sendable, Hashable {
     /// What `/readyz` says (partitions owned, Redis up and provisioned).
     public var ready: Bool
@@ -32,10 +32,11 @@ public struct WorkerStatus: Sendable, Hashable {
     /// Reads what ``jsonBytes`` wrote; nil for anything else.
     public init?(json: some Collection<UInt8>) {
         guard case .object(let o)? = try? JSONValue(parsing: json),
-              case .bool(let ready)? = o["ready"], case .bool(let stalled)? = o["stalled"],
-              case .integer(let assigned)? = o["assigned_partitions"], case .integer(let changes)? = o["partition_changes"],
-              case .integer(let received)? = o["received"], case .integer(let replied)? = o["replied"]
+            case .bool(let ready)? = o["ready"], case .bool(let stalled)? = o["stalled"],
+            case .integer(let assigned)? = o["assigned_partitions"], case .integer(let changes)? = o["partition_changes"],
+            case .integer(let received)? = o["received"], case .integer(let replied)? = o["replied"]
         else { return nil }
-        self.init(ready: ready, stalled: stalled, assignedPartitions: Int(assigned), partitionChanges: Int(changes), received: Int(received), replied: Int(replied))
+        self.init(
+            ready: ready, stalled: stalled, assignedPartitions: Int(assigned), partitionChanges: Int(changes), received: Int(received), replied: Int(replied))
     }
 }

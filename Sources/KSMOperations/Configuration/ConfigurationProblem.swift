@@ -1,4 +1,5 @@
 import KSMService
+
 /// One mistake in `ksm serve`'s configuration: what is wrong, where it was written, and what to do.
 ///
 /// ``message`` is a sentence for a person: it names the flag, environment variable or config-file

@@ -32,8 +32,10 @@ package enum KafkaPropertyFiles {
         var problems: [Problem] = []
         for (property, path) in files.sorted(by: { $0.key < $1.key }) {
             if inline[property] != nil {
-                problems.append(Problem(property: property, path: path,
-                                        reason: "also given with a value (kafka-properties); give it once, as a file when it is a secret"))
+                problems.append(
+                    Problem(
+                        property: property, path: path,
+                        reason: "also given with a value (kafka-properties); give it once, as a file when it is a secret"))
                 continue
             }
             guard !path.isEmpty else {
@@ -45,8 +47,10 @@ package enum KafkaPropertyFiles {
                 defer { FairPlayCrypto.cleanse(&bytes) }
                 let value = value(of: bytes)
                 guard let value, !value.isEmpty else {
-                    problems.append(Problem(property: property, path: path,
-                                            reason: value == nil ? "the file is not UTF-8 text" : "the file is empty"))
+                    problems.append(
+                        Problem(
+                            property: property, path: path,
+                            reason: value == nil ? "the file is not UTF-8 text" : "the file is empty"))
                     continue
                 }
                 properties[property] = value

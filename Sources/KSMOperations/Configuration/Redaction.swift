@@ -1,4 +1,5 @@
 import KSMService
+
 /// What `--check-config` hides: passwords in URLs, librdkafka secrets, header values.
 public enum Redaction {
     public static let placeholder = "<redacted>"

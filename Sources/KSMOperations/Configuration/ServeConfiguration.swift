@@ -74,10 +74,13 @@ public struct ServeConfiguration: Sendable {
     ///     settings as `.stringArray` of `KEY=VALUE`.
     ///   - configFile: The JSON config file's path; nil uses `KSM_CONFIG` if set, else no file.
     ///   - defaultInstanceID: The OTLP service instance when no `instance-id` is set.
-    public static func resolve(flags: [String: ConfigFlagValue], environment: [String: String], configFile: String? = nil,
-                               defaultInstanceID: String = "ksm") throws(ServeConfigurationError) -> ServeConfiguration {
-        var resolver = ServeConfigurationResolver(flags: flags, environment: environment,
-                                                  configFile: configFile ?? environment[ServeSetting.configFileEnvironment])
+    public static func resolve(
+        flags: [String: ConfigFlagValue], environment: [String: String], configFile: String? = nil,
+        defaultInstanceID: String = "ksm"
+    ) throws(ServeConfigurationError) -> ServeConfiguration {
+        var resolver = ServeConfigurationResolver(
+            flags: flags, environment: environment,
+            configFile: configFile ?? environment[ServeSetting.configFileEnvironment])
         let configuration = resolver.resolve(defaultInstanceID: defaultInstanceID)
         guard let configuration, resolver.problems.isEmpty else {
             throw ServeConfigurationError(problems: resolver.problems)
@@ -95,4 +98,3 @@ public enum ConfigFlagValue: Sendable, Equatable {
     /// Repeatable flags: `--kek ID=PATH`, `--kafka-property K=V`, `--tenant-weight T=W`, `--protocol-versions`.
     case list([String])
 }
-

@@ -45,27 +45,38 @@ struct ServeConfigurationResolver {
     private mutating func loadFile() {
         guard let configFile else { return }
         guard let data = FileManager.default.contents(atPath: configFile) else {
-            problems.append(.init(.unreadableFile, source: configFile,
-                                  message: "Cannot read the config file \(configFile): check the path given to --config or KSM_CONFIG and that this user may read it."))
+            problems.append(
+                .init(
+                    .unreadableFile, source: configFile,
+                    message: "Cannot read the config file \(configFile): check the path given to --config or KSM_CONFIG and that this user may read it."))
             return
         }
         let value: JSONValue
         do {
             value = try LenientJSON.value(Array(data))
         } catch {
-            problems.append(.init(.unreadableFile, source: configFile,
-                                  message: "The config file \(configFile) is not valid JSON (\(error.reason)): fix the syntax, or run ksm serve --check-config to see every problem."))
+            problems.append(
+                .init(
+                    .unreadableFile, source: configFile,
+                    message:
+                        "The config file \(configFile) is not valid JSON (\(error.reason)): fix the syntax, or run ksm serve --check-config to see every problem."
+                ))
             return
         }
         guard case .object(let members) = value else {
-            problems.append(.init(.wrongType, source: configFile,
-                                  message: "The config file \(configFile) must hold one JSON object whose keys are the long flags' names, e.g. {\"brokers\": \"kafka:9092\"}."))
+            problems.append(
+                .init(
+                    .wrongType, source: configFile,
+                    message: "The config file \(configFile) must hold one JSON object whose keys are the long flags' names, e.g. {\"brokers\": \"kafka:9092\"}."
+                ))
             return
         }
         for key in members.keys.sorted() where ServeSetting.byKey[key] == nil {
             let suggestion = Self.closest(to: key).map { " Did you mean \"\($0)\"?" } ?? ""
-            problems.append(.init(.unknownKey, source: "\"\(key)\" in \(fileName)",
-                                  message: "Unknown key \"\(key)\" in the config file \(configFile).\(suggestion) Keys are the long flags' names; see ksm serve --help."))
+            problems.append(
+                .init(
+                    .unknownKey, source: "\"\(key)\" in \(fileName)",
+                    message: "Unknown key \"\(key)\" in the config file \(configFile).\(suggestion) Keys are the long flags' names; see ksm serve --help."))
         }
         file = members.filter { ServeSetting.byKey[$0.key] != nil }
     }
@@ -119,8 +130,10 @@ struct ServeConfigurationResolver {
             guard let content else {
                 refused.insert(key)
                 file[key] = nil
-                problems.append(.init(.wrongType, source: "\"\(key)\" in \(fileName)",
-                                      message: "\"\(key)\" in the config file \(configFile ?? "") is \(Self.describe(json)); it must be \(Self.expected(setting.kind))."))
+                problems.append(
+                    .init(
+                        .wrongType, source: "\"\(key)\" in \(fileName)",
+                        message: "\"\(key)\" in the config file \(configFile ?? "") is \(Self.describe(json)); it must be \(Self.expected(setting.kind))."))
                 continue
             }
             values[AbsoluteConfigKey([key])] = ConfigValue(content, isSecret: setting.isSecret)
@@ -204,14 +217,18 @@ struct ServeConfigurationResolver {
     private mutating func typeProblem(_ setting: ServeSetting) {
         let where_ = source(of: setting) ?? setting.key
         let shown = setting.isSecret ? "(hidden)" : "\"\(written(setting))\""
-        problems.append(.init(.wrongType, source: where_,
-                              message: "\(where_) is \(shown), which is not \(Self.expected(setting.kind)): set it to \(Self.expected(setting.kind)) or remove it."))
+        problems.append(
+            .init(
+                .wrongType, source: where_,
+                message: "\(where_) is \(shown), which is not \(Self.expected(setting.kind)): set it to \(Self.expected(setting.kind)) or remove it."))
     }
 
     private mutating func rangeProblem(_ setting: ServeSetting, _ shown: String) {
         let where_ = source(of: setting) ?? setting.key
-        problems.append(.init(.outOfRange, source: where_,
-                              message: "\(where_) is \(shown), out of range: it must be \(Self.expected(setting.kind))."))
+        problems.append(
+            .init(
+                .outOfRange, source: where_,
+                message: "\(where_) is \(shown), out of range: it must be \(Self.expected(setting.kind))."))
     }
 
     /// Notes the value for `--check-config`.
@@ -285,8 +302,12 @@ struct ServeConfigurationResolver {
     private mutating func pair(_ text: String, _ where_: String, quoted: Bool = true) -> (String, String)? {
         guard let eq = text.firstIndex(of: "="), eq != text.startIndex else {
             let shown = quoted ? "\"\(text)\"" : "an entry (not shown: it may hold a secret)"
-            problems.append(.init(.invalidValue, source: where_,
-                                  message: "\(where_) takes KEY=VALUE pairs; \(shown) has no key: write it as KEY=VALUE\(quoted ? "" : ", and give a secret as a file (--kafka-property-file NAME=PATH)")."))
+            problems.append(
+                .init(
+                    .invalidValue, source: where_,
+                    message:
+                        "\(where_) takes KEY=VALUE pairs; \(shown) has no key: write it as KEY=VALUE\(quoted ? "" : ", and give a secret as a file (--kafka-property-file NAME=PATH)")."
+                ))
             return nil
         }
         return (String(text[..<eq]), String(text[text.index(after: eq)...]))
@@ -314,16 +335,22 @@ struct ServeConfigurationResolver {
                     }
                     guard let text else {
                         bad = true
-                        problems.append(.init(.wrongType, source: "\"\(key)\".\"\(name)\" in \(fileName)",
-                                              message: "\"\(name)\" under \"\(key)\" in the config file \(configFile ?? "") is \(Self.describe(member)); \"\(key)\" must be \(Self.expected(setting.kind)). The whole \"\(key)\" object is refused."))
+                        problems.append(
+                            .init(
+                                .wrongType, source: "\"\(key)\".\"\(name)\" in \(fileName)",
+                                message:
+                                    "\"\(name)\" under \"\(key)\" in the config file \(configFile ?? "") is \(Self.describe(member)); \"\(key)\" must be \(Self.expected(setting.kind)). The whole \"\(key)\" object is refused."
+                            ))
                         continue
                     }
                     entries[name] = text
                 }
                 if !bad { result = entries }
             } else {
-                problems.append(.init(.wrongType, source: "\"\(key)\" in \(fileName)",
-                                      message: "\"\(key)\" in the config file \(configFile ?? "") is \(Self.describe(json)); it must be \(Self.expected(setting.kind))."))
+                problems.append(
+                    .init(
+                        .wrongType, source: "\"\(key)\" in \(fileName)",
+                        message: "\"\(key)\" in the config file \(configFile ?? "") is \(Self.describe(json)); it must be \(Self.expected(setting.kind))."))
             }
         }
         let quoted = !(setting.isSecret || values == .librdkafkaProperties)
@@ -338,8 +365,10 @@ struct ServeConfigurationResolver {
         if values == .positiveNumbers {
             for (name, text) in result {
                 guard let weight = Double(text), weight > 0, weight.isFinite else {
-                    problems.append(.init(.outOfRange, source: setting.flagName ?? key,
-                                          message: "\(setting.flagName ?? key) \(name)=\(text): the weight must be a positive number."))
+                    problems.append(
+                        .init(
+                            .outOfRange, source: setting.flagName ?? key,
+                            message: "\(setting.flagName ?? key) \(name)=\(text): the weight must be a positive number."))
                     result[name] = nil
                     continue
                 }
@@ -383,8 +412,10 @@ struct ServeConfigurationResolver {
         let credentials = string("credentials")
         for (value, key) in [(brokers, "brokers"), (redisURL, "redis-url"), (credentials, "credentials")] where value == nil {
             guard let setting = ServeSetting.byKey[key], source(of: setting) == nil, !refused.contains(key) else { continue }
-            problems.append(.init(.missing, source: "--\(key)",
-                                  message: "No \(key) given: pass --\(key), set \(setting.environment ?? ""), or add \"\(key)\" to the config file."))
+            problems.append(
+                .init(
+                    .missing, source: "--\(key)",
+                    message: "No \(key) given: pass --\(key), set \(setting.environment ?? ""), or add \"\(key)\" to the config file."))
         }
         // Parsed here, not first at start-up, so --check-config names a URL the worker could not use;
         // the parser's messages name the part that is wrong, never a password's characters.
@@ -409,7 +440,10 @@ struct ServeConfigurationResolver {
                 worker.replyTopics = policy
                 note("reply-topics", policy.entries.joined(separator: ","))
             } catch {
-                problems.append(.init(.invalidValue, source: source(of: setting) ?? "reply-topics", message: "\(source(of: setting) ?? "reply-topics"): \(error.description)."))
+                problems.append(
+                    .init(
+                        .invalidValue, source: source(of: setting) ?? "reply-topics", message: "\(source(of: setting) ?? "reply-topics"): \(error.description)."
+                    ))
             }
         } else if let setting = ServeSetting.byKey["reply-topics"], source(of: setting) == nil {
             note("reply-topics", worker.replyTopicPolicy.entries.joined(separator: ","), default: true)
@@ -435,8 +469,12 @@ struct ServeConfigurationResolver {
         worker.scheduling.prefetchShare = number("prefetch-share", default: worker.scheduling.prefetchShare)
         if worker.scheduling.newSessionShare + worker.scheduling.prefetchShare > 0.5, let setting = ServeSetting.byKey["new-session-share"] {
             let where_ = source(of: setting) ?? ServeSetting.byKey["prefetch-share"].flatMap { source(of: $0) } ?? "new-session-share"
-            problems.append(.init(.outOfRange, source: where_,
-                                  message: "new-session-share \(worker.scheduling.newSessionShare) and prefetch-share \(worker.scheduling.prefetchShare) add up to more than 0.5 of a batch: continuity must keep at least half; lower one of them."))
+            problems.append(
+                .init(
+                    .outOfRange, source: where_,
+                    message:
+                        "new-session-share \(worker.scheduling.newSessionShare) and prefetch-share \(worker.scheduling.prefetchShare) add up to more than 0.5 of a batch: continuity must keep at least half; lower one of them."
+                ))
         }
         worker.tenantLabelLimit = integer("tenant-label-limit", default: worker.tenantLabelLimit) ?? worker.tenantLabelLimit
         worker.tracing = boolean("tracing", default: false)
@@ -444,8 +482,9 @@ struct ServeConfigurationResolver {
         // NIO's count reads a container's CPU quota (cgroup v1 and v2) and cpuset, so a pod limited to
         // 2 CPUs runs 2 crypto threads on any node; the affinity mask caps it too, so a worker started
         // under `taskset -c 0-3` runs 4 (ServeConfigurationCommandTests checks both).
-        var configuration = ServeConfiguration(worker: worker, redisURL: redisURL ?? "", credentials: credentials ?? "",
-                                               cryptoThreads: CPUAffinity.usableCores(NIOCore.System.coreCount))
+        var configuration = ServeConfiguration(
+            worker: worker, redisURL: redisURL ?? "", credentials: credentials ?? "",
+            cryptoThreads: CPUAffinity.usableCores(NIOCore.System.coreCount))
         configuration.cryptoThreads = integer("crypto-threads", default: configuration.cryptoThreads) ?? configuration.cryptoThreads
         // Four batches per crypto thread keep the pool fed while other batches wait on Redis or a
         // delivery report (docs/performance.md §3, twelfth session: at four in all, two threads idled 8-10% of a storm).
@@ -457,8 +496,10 @@ struct ServeConfigurationResolver {
                 configuration.fpscryptoGeneration = generation
             } else if let setting = ServeSetting.byKey["fpscrypto-generation"] {
                 let known = FPSCryptoLibrary.Generation.all.map(\.name).joined(separator: " or ")
-                problems.append(.init(.invalidValue, source: source(of: setting) ?? "--fpscrypto-generation",
-                                      message: "\(source(of: setting) ?? "--fpscrypto-generation") is \"\(name)\", an unknown libfpscrypto generation: use \(known)."))
+                problems.append(
+                    .init(
+                        .invalidValue, source: source(of: setting) ?? "--fpscrypto-generation",
+                        message: "\(source(of: setting) ?? "--fpscrypto-generation") is \"\(name)\", an unknown libfpscrypto generation: use \(known)."))
             }
         }
         configuration.keyEncryptionKeyFiles = map("kek")
@@ -471,12 +512,16 @@ struct ServeConfigurationResolver {
             }
         }
         if let name = string("log-level") {
-            if let level = Logger.Level(rawValue: name) { configuration.logLevel = level } else {
+            if let level = Logger.Level(rawValue: name) {
+                configuration.logLevel = level
+            } else {
                 invalid("log-level", name, "use one of trace, debug, info, notice, warning, error, critical")
             }
         }
         if let name = string("log-format") {
-            if let format = LogFormat(rawValue: name) { configuration.logFormat = format } else {
+            if let format = LogFormat(rawValue: name) {
+                configuration.logFormat = format
+            } else {
                 invalid("log-format", name, "use text or json")
             }
         }
@@ -485,18 +530,27 @@ struct ServeConfigurationResolver {
         configuration.cacheTTL = seconds("cache-ttl", default: 2)
         let lead = number("rotation-lead", default: 30)
         let interval = seconds("rotation-interval", default: 5)
-        if lead == 0 { configuration.rotation = nil } else {
+        if lead == 0 {
+            configuration.rotation = nil
+        } else {
             configuration.rotation?.leadTime = .milliseconds(Int64((lead * 1000).rounded()))
             configuration.rotation?.interval = interval
         }
-        let window = number("prefetch-window", default: 60), margin = number("prefetch-margin", default: 10)
-        configuration.prefetchWindow = PrefetchWindow(windowMilliseconds: Int64((window * 1000).rounded()), marginMilliseconds: Int64((margin * 1000).rounded()))
+        let window = number("prefetch-window", default: 60)
+        let margin = number("prefetch-margin", default: 10)
+        configuration.prefetchWindow = PrefetchWindow(
+            windowMilliseconds: Int64((window * 1000).rounded()), marginMilliseconds: Int64((margin * 1000).rounded()))
         // The window is advertised from the prefetcher's schedules: asked for without them, it would
         // silently never appear in a reply.
         if window > 0, configuration.rotation == nil || configuration.cacheTTL == .zero,
-           let setting = ServeSetting.byKey["prefetch-window"], let where_ = source(of: setting) {
-            problems.append(.init(.invalidValue, source: where_,
-                                  message: "prefetch-window \(ServeSetting.NumberBounds.format(window)) needs rotation prefetch, which is off (rotation-lead 0 or cache-ttl 0): set prefetch-window 0, or turn the cache and rotation-lead on."))
+            let setting = ServeSetting.byKey["prefetch-window"], let where_ = source(of: setting)
+        {
+            problems.append(
+                .init(
+                    .invalidValue, source: where_,
+                    message:
+                        "prefetch-window \(ServeSetting.NumberBounds.format(window)) needs rotation prefetch, which is off (rotation-lead 0 or cache-ttl 0): set prefetch-window 0, or turn the cache and rotation-lead on."
+                ))
         }
         configuration.guardsEnabled = boolean("guards", default: true)
         configuration.replyTTLMilliseconds = Int64((number("reply-ttl", default: 900) * 1000).rounded())
@@ -520,14 +574,22 @@ struct ServeConfigurationResolver {
         for (key, names) in [("requests-topic", read), ("replies-topic", [worker.repliesTopic]), ("dlq-topic", [worker.deadLetterTopic])] {
             guard let setting = ServeSetting.byKey[key], let bad = names.first(where: { !legal($0) }) else { continue }
             let where_ = source(of: setting) ?? key
-            problems.append(.init(.invalidValue, source: where_,
-                                  message: "\(where_) makes the topic name \"\(bad)\", which Kafka refuses: use 1 to 249 letters, digits, '.', '_' or '-'\(key == "requests-topic" && worker.classTopics ? " (with class-topics the name also takes a class suffix such as .continuity)" : "")."))
+            problems.append(
+                .init(
+                    .invalidValue, source: where_,
+                    message:
+                        "\(where_) makes the topic name \"\(bad)\", which Kafka refuses: use 1 to 249 letters, digits, '.', '_' or '-'\(key == "requests-topic" && worker.classTopics ? " (with class-topics the name also takes a class suffix such as .continuity)" : "")."
+                ))
         }
         for (key, written) in [("replies-topic", worker.repliesTopic), ("dlq-topic", worker.deadLetterTopic)] where read.contains(written) {
             guard let setting = ServeSetting.byKey[key] else { continue }
             let where_ = source(of: setting) ?? key
-            problems.append(.init(.invalidValue, source: where_,
-                                  message: "\(where_) is \"\(written)\", a topic the worker also reads requests from: its own output would come back as jobs; name another topic."))
+            problems.append(
+                .init(
+                    .invalidValue, source: where_,
+                    message:
+                        "\(where_) is \"\(written)\", a topic the worker also reads requests from: its own output would come back as jobs; name another topic.")
+            )
         }
     }
 
@@ -560,8 +622,9 @@ struct ServeConfigurationResolver {
             serviceName: flagOrFile("service-name") { serviceName } as? String)
         do {
             // The layers are already merged above; the environment is passed for the SDK's other variables.
-            let otlp = try OTLPTracingConfiguration.resolve(flags: layer, environment: environment, file: .init(),
-                                                            serviceInstanceID: configuration.worker.instanceID ?? defaultInstanceID)
+            let otlp = try OTLPTracingConfiguration.resolve(
+                flags: layer, environment: environment, file: .init(),
+                serviceInstanceID: configuration.worker.instanceID ?? defaultInstanceID)
             if configuration.worker.tracing { configuration.otlp = otlp } else { configuration.otlpWithoutTracing = otlp != nil }
         } catch {
             problems.append(.init(.invalidValue, source: "tracing", message: "Tracing: \(error.description)."))

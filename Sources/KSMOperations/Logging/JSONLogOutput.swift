@@ -1,9 +1,10 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import KSMService
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Where ``JSONLogHandler`` writes: standard error, or a closure (tests). Lines are written whole,
 /// one at a time.

@@ -1,9 +1,9 @@
 import CoreMetrics
 import KSMService
-import ServiceLifecycle
 import Kafka
 import Licensing
 import RedisStore
+import ServiceLifecycle
 import Synchronization
 
 /// Publishes a worker's figures to swift-metrics: counters, gauges and latency timers.
@@ -39,9 +39,11 @@ public final class WorkerMetrics: Service, Sendable {
         /// Nil where `/proc` cannot be read (``ProcessSample/read()``).
         public var process: ProcessSample?
 
-        public init(statistics: WorkerStatistics.Snapshot, storeUp: Bool, storeProvisioned: Bool = true, stalled: Bool, lag: [TopicPartition: Int64] = [:],
-                    cache: CacheStatistics? = nil, slots: LeaseSlotGauge.Sample? = nil,
-                    rotation: RotationStatus.Snapshot? = nil, process: ProcessSample? = nil) {
+        public init(
+            statistics: WorkerStatistics.Snapshot, storeUp: Bool, storeProvisioned: Bool = true, stalled: Bool, lag: [TopicPartition: Int64] = [:],
+            cache: CacheStatistics? = nil, slots: LeaseSlotGauge.Sample? = nil,
+            rotation: RotationStatus.Snapshot? = nil, process: ProcessSample? = nil
+        ) {
             self.statistics = statistics
             self.storeUp = storeUp
             self.storeProvisioned = storeProvisioned
@@ -94,16 +96,20 @@ public final class WorkerMetrics: Service, Sendable {
     ///   - factory: where handlers come from. Default: the bootstrapped `MetricsSystem.factory`.
     ///   - interval: how often ``run()`` publishes. Default: 5 s.
     ///   - inputs: read at each publish.
-    public init(version: String, factory: any MetricsFactory = MetricsSystem.factory, interval: Duration = .seconds(5),
-                inputs: @escaping @Sendable () -> Inputs) {
+    public init(
+        version: String, factory: any MetricsFactory = MetricsSystem.factory, interval: Duration = .seconds(5),
+        inputs: @escaping @Sendable () -> Inputs
+    ) {
         self.factory = factory
         self.inputs = inputs
         self.interval = interval
         state.withLock { state in
             self.gauge(&state, SeriesKey("ksm_build_info", ["version": version]), 1)
             // Series a dashboard or an alert's increase() needs before the first event.
-            for name in ["ksm_jobs_received_total", "ksm_dead_letters_total", "ksm_batches_total", "ksm_store_retries_total", "ksm_reply_topic_refusals_total",
-                         "ksm_publish_retries_total", "ksm_consumer_pauses_total", "ksm_messages_dropped_total"] {
+            for name in [
+                "ksm_jobs_received_total", "ksm_dead_letters_total", "ksm_batches_total", "ksm_store_retries_total", "ksm_reply_topic_refusals_total",
+                "ksm_publish_retries_total", "ksm_consumer_pauses_total", "ksm_messages_dropped_total",
+            ] {
                 self.count(&state, SeriesKey(name), 0)
             }
             for source in ["consumer", "producer"] {

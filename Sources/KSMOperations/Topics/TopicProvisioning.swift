@@ -1,5 +1,5 @@
-import Kafka
 import KSMService
+import Kafka
 
 /// The topics a fleet needs, and what to make of the ones a cluster already has: the plan behind
 /// `ksm admin create-topics`, which the deployment's topics Job runs before any worker starts.
@@ -30,12 +30,15 @@ package struct TopicProvisioning: Sendable {
     {
         let requests = RequestTopics(requestsTopic: requestsTopic, classTopics: classTopics).all
         func spec(_ name: String, partitions: Int, retention: Int64) -> KafkaAdmin.TopicSpecification {
-            KafkaAdmin.TopicSpecification(name: name, partitions: partitions, replicationFactor: replicationFactor,
-                                          configs: configs.merging(["retention.ms": String(retention)]) { given, _ in given })
+            KafkaAdmin.TopicSpecification(
+                name: name, partitions: partitions, replicationFactor: replicationFactor,
+                configs: configs.merging(["retention.ms": String(retention)]) { given, _ in given })
         }
         return requests.map { spec($0, partitions: partitions, retention: retentionMilliseconds) }
-            + [spec(repliesTopic, partitions: partitions, retention: retentionMilliseconds),
-               spec(deadLetterTopic, partitions: deadLetterPartitions, retention: deadLetterRetentionMilliseconds)]
+            + [
+                spec(repliesTopic, partitions: partitions, retention: retentionMilliseconds),
+                spec(deadLetterTopic, partitions: deadLetterPartitions, retention: deadLetterRetentionMilliseconds),
+            ]
     }
 
     /// What an existing topic means for the fleet.

@@ -1,4 +1,5 @@
 import KSMService
+
 extension OTLPTracingConfiguration {
     /// One layer of settings, from flags or from the config file; nil means "not set here".
     public struct Settings: Sendable {
@@ -10,8 +11,10 @@ extension OTLPTracingConfiguration {
         public var sampleRatio: Double?
         public var serviceName: String?
 
-        public init(endpoint: String? = nil, headers: [String: String]? = nil, timeoutMilliseconds: Int? = nil,
-                    scheduleDelayMilliseconds: Int? = nil, sampleRatio: Double? = nil, serviceName: String? = nil) {
+        public init(
+            endpoint: String? = nil, headers: [String: String]? = nil, timeoutMilliseconds: Int? = nil,
+            scheduleDelayMilliseconds: Int? = nil, sampleRatio: Double? = nil, serviceName: String? = nil
+        ) {
             self.endpoint = endpoint
             self.headers = headers
             self.timeoutMilliseconds = timeoutMilliseconds
@@ -37,8 +40,10 @@ extension OTLPTracingConfiguration {
     /// (`parentbased_traceidratio`, the default here, `parentbased_always_on`, `parentbased_always_off`)
     /// and `OTEL_TRACES_SAMPLER_ARG` (the root ratio, 0...1, default 1); `OTEL_BSP_SCHEDULE_DELAY`,
     /// `OTEL_BSP_MAX_QUEUE_SIZE`, `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, `OTEL_TRACES_EXPORTER`, `OTEL_SDK_DISABLED`.
-    public static func resolve(flags: Settings, environment env: [String: String], file: Settings,
-                               serviceInstanceID: String) throws(OTLPConfigurationError) -> OTLPTracingConfiguration? {
+    public static func resolve(
+        flags: Settings, environment env: [String: String], file: Settings,
+        serviceInstanceID: String
+    ) throws(OTLPConfigurationError) -> OTLPTracingConfiguration? {
         func value(_ name: String) -> String? {
             guard let text = env[name]?.trimmingWhiteSpace, !text.isEmpty else { return nil }
             return text
@@ -54,7 +59,9 @@ extension OTLPTracingConfiguration {
         for name in ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"] {
             guard let proto = value(name)?.lowercased() else { continue }
             guard let known = WireProtocol(rawValue: proto) else {
-                throw OTLPConfigurationError("\(name)=\(proto): this worker exports OTLP/HTTP (http/protobuf or http/json); use the collector's OTLP/HTTP receiver (port 4318), not gRPC")
+                throw OTLPConfigurationError(
+                    "\(name)=\(proto): this worker exports OTLP/HTTP (http/protobuf or http/json); use the collector's OTLP/HTTP receiver (port 4318), not gRPC"
+                )
             }
             wireProtocol = known
             break
@@ -104,12 +111,16 @@ extension OTLPTracingConfiguration {
             }
             return nil
         }
-        if let ms = try milliseconds(flags.timeoutMilliseconds, ["OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"],
-                                     file.timeoutMilliseconds, what: "--otlp-timeout-ms") {
+        if let ms = try milliseconds(
+            flags.timeoutMilliseconds, ["OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"],
+            file.timeoutMilliseconds, what: "--otlp-timeout-ms")
+        {
             configuration.exportTimeout = .milliseconds(ms)
         }
-        if let ms = try milliseconds(flags.scheduleDelayMilliseconds, ["OTEL_BSP_SCHEDULE_DELAY"], file.scheduleDelayMilliseconds,
-                                     what: "--otlp-schedule-delay-ms") {
+        if let ms = try milliseconds(
+            flags.scheduleDelayMilliseconds, ["OTEL_BSP_SCHEDULE_DELAY"], file.scheduleDelayMilliseconds,
+            what: "--otlp-schedule-delay-ms")
+        {
             configuration.scheduleDelay = .milliseconds(ms)
         }
         if let queue = try milliseconds(nil, ["OTEL_BSP_MAX_QUEUE_SIZE"], nil, what: "OTEL_BSP_MAX_QUEUE_SIZE") {
@@ -127,7 +138,8 @@ extension OTLPTracingConfiguration {
         if let text = value("OTEL_RESOURCE_ATTRIBUTES") {
             for (key, attribute) in try parseList(text, name: "OTEL_RESOURCE_ATTRIBUTES") { configuration.resourceAttributes[key] = attribute }
         }
-        configuration.serviceName = flags.serviceName ?? value("OTEL_SERVICE_NAME") ?? file.serviceName
+        configuration.serviceName =
+            flags.serviceName ?? value("OTEL_SERVICE_NAME") ?? file.serviceName
             ?? configuration.resourceAttributes["service.name"] ?? configuration.serviceName
         return configuration
     }
@@ -150,8 +162,9 @@ extension OTLPTracingConfiguration {
         case "parentbased_always_on": return 1
         case "parentbased_always_off": return 0
         case let other?:
-            throw OTLPConfigurationError("OTEL_TRACES_SAMPLER=\(other): this tracer is parent-based; use parentbased_traceidratio "
-                + "(with OTEL_TRACES_SAMPLER_ARG), parentbased_always_on or parentbased_always_off")
+            throw OTLPConfigurationError(
+                "OTEL_TRACES_SAMPLER=\(other): this tracer is parent-based; use parentbased_traceidratio "
+                    + "(with OTEL_TRACES_SAMPLER_ARG), parentbased_always_on or parentbased_always_off")
         }
         if let file { return try checked(file, "trace-sample-ratio") }
         return 1
@@ -215,7 +228,9 @@ extension OTLPTracingConfiguration {
     /// character (5.5), so a header cannot inject another. The exporter's own headers are refused.
     static func validateHeader(name: String, value: String) throws(OTLPConfigurationError) {
         let tokenSymbols = Set("!#$%&'*+-.^_`|~".utf8)
-        guard !name.isEmpty, name.utf8.allSatisfy({ $0 < 0x80 && (($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A || (0x30...0x39).contains($0) || tokenSymbols.contains($0)) }) else {
+        guard !name.isEmpty,
+            name.utf8.allSatisfy({ $0 < 0x80 && (($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A || (0x30...0x39).contains($0) || tokenSymbols.contains($0)) })
+        else {
             throw OTLPConfigurationError("OTLP header name \"\(name)\" is not a valid HTTP field name")
         }
         guard !reservedHeaders.contains(name.lowercased()) else {

@@ -1,4 +1,5 @@
 import KSMService
+
 extension StringProtocol {
     /// Without leading and trailing spaces, tabs and newlines (no Foundation needed).
     var trimmingWhiteSpace: String {

@@ -128,7 +128,8 @@ public struct AppleJSONProcessor: Sendable {
                     version: 2, contentID: offline.streamID ?? [UInt8](repeating: 0, count: 16), storageDuration: offline.rentalSeconds,
                     playbackDuration: offline.playbackSeconds, titleID: offline.titleID ?? [UInt8](repeating: 0, count: 16))
             } else {
-                content.offlineKey = OfflineKey(version: 1, contentID: [UInt8](repeating: 0, count: 16), storageDuration: offline.rentalSeconds, playbackDuration: offline.playbackSeconds)
+                content.offlineKey = OfflineKey(
+                    version: 1, contentID: [UInt8](repeating: 0, count: 16), storageDuration: offline.rentalSeconds, playbackDuration: offline.playbackSeconds)
             }
         } else if let lease = asset.leaseSeconds {
             content.keyDuration = .lease(lease)

@@ -40,11 +40,19 @@ public struct AppleJSONResponse: Sendable {
         /// One object, members in a fixed order: `id`, `status`, the ``ClientInfo`` fields, `ckc`, `reason`.
         public func write(to w: inout JSONWriter) {
             w.beginObject()
-            w.key("id"); w.write(id)
-            w.key("status"); w.write(integer: Int64(status.rawValue))
+            w.key("id")
+            w.write(id)
+            w.key("status")
+            w.write(integer: Int64(status.rawValue))
             info?.write(to: &w)
-            if let ckc { w.key("ckc"); w.write(base64: ckc) }
-            if let reason { w.key("reason"); w.write(string: reason) }
+            if let ckc {
+                w.key("ckc")
+                w.write(base64: ckc)
+            }
+            if let reason {
+                w.key("reason")
+                w.write(string: reason)
+            }
             w.endObject()
         }
 

@@ -8,8 +8,10 @@ extension CredentialsFile {
 
     /// A key server over the credentials file at `credentials` (with Apple's libfpscrypto at
     /// `library` for provisioning-data credentials), accepting the protocol `versions` (empty: any).
-    package static func keyServer(credentials: String, library: String?, generation: FPSCryptoLibrary.Generation = .default,
-                                  versions: [UInt32]) throws(KeyServerError) -> KeyServerModule {
+    package static func keyServer(
+        credentials: String, library: String?, generation: FPSCryptoLibrary.Generation = .default,
+        versions: [UInt32]
+    ) throws(KeyServerError) -> KeyServerModule {
         do {
             let loaded = try load(path: credentials, libraryPath: library, libraryGeneration: generation)
             return KeyServerModule(credentials: try CredentialStore(loaded), versionPolicy: ProtocolVersionPolicy(accepted: versions))

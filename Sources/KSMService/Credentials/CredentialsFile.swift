@@ -71,7 +71,8 @@ public enum CredentialsFile {
             func hexFile(_ key: String) throws(LoadError) -> [UInt8]? {
                 guard var bytes = try secretFile(key) else { return nil }
                 defer { FairPlayCrypto.cleanse(&bytes) }
-                guard let key16 = [UInt8](hexString: String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)), key16.count == 16 else {
+                guard let key16 = [UInt8](hexString: String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)), key16.count == 16
+                else {
                     throw LoadError(reason: "certificates[\(index)].\(key) does not hold 16 bytes of hex")
                 }
                 return key16
@@ -88,7 +89,8 @@ public enum CredentialsFile {
                     loaded = library
                 } else {
                     guard let libraryPath else {
-                        throw LoadError(reason: "certificates[\(index)] uses provisioning data, which needs Apple's libfpscrypto: pass --fpscrypto-library PATH")
+                        throw LoadError(
+                            reason: "certificates[\(index)] uses provisioning data, which needs Apple's libfpscrypto: pass --fpscrypto-library PATH")
                     }
                     do { loaded = try FPSCryptoLibrary(path: libraryPath, generation: libraryGeneration) } catch { throw LoadError(reason: error.reason) }
                     library = loaded
@@ -106,8 +108,11 @@ public enum CredentialsFile {
                 }
                 let key1024 = try privateKey("1024-private-key")
                 let key2048 = try privateKey("2048-private-key")
-                let name = URL(fileURLWithPath: (try? entry.string("certificate")).flatMap { $0 } ?? "certificate-\(index)").deletingPathExtension().lastPathComponent
-                credentials.append(try ApplicationCredential(name: name, certificateDER: certificate, privateKey1024: key1024, privateKey2048: key2048, sessionKeySource: source))
+                let name = URL(fileURLWithPath: (try? entry.string("certificate")).flatMap { $0 } ?? "certificate-\(index)").deletingPathExtension()
+                    .lastPathComponent
+                credentials.append(
+                    try ApplicationCredential(
+                        name: name, certificateDER: certificate, privateKey1024: key1024, privateKey2048: key2048, sessionKeySource: source))
             } catch let error as FairPlayError {
                 throw LoadError(reason: "certificates[\(index)]: \(error.reason)")
             } catch let error as LoadError {

@@ -1,7 +1,8 @@
 import FairPlay
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Reads secret files (private keys, ASks, provisioning data, key-encryption keys, token secrets):
@@ -33,8 +34,10 @@ public enum SecretFile {
         }
         if access.checksMode {
             let identity = SecretFileAccess.processIdentity()
-            if let reason = SecretFileAccess.exposure(path: path, mode: UInt32(info.st_mode), owner: info.st_uid, group: info.st_gid,
-                                                      user: identity.user, groups: identity.groups) {
+            if let reason = SecretFileAccess.exposure(
+                path: path, mode: UInt32(info.st_mode), owner: info.st_uid, group: info.st_gid,
+                user: identity.user, groups: identity.groups)
+            {
                 throw SecretFileError(path: path, reason: reason)
             }
         }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Which files may hold a secret when it is loaded: who besides this process could read it.
@@ -32,7 +32,8 @@ public struct SecretFileAccess: Sendable, Hashable {
             return "secret file \(path) is writable by its group (mode \(octal)); run chmod 600 \(path)"
         }
         if mode & 0o040 != 0, !groups.contains(group) {
-            return "secret file \(path) is readable by group \(group), which this process is not in (mode \(octal)); run chmod 600 \(path), or give it this process's group"
+            return
+                "secret file \(path) is readable by group \(group), which this process is not in (mode \(octal)); run chmod 600 \(path), or give it this process's group"
         }
         if owner != user, owner != 0 {
             return "secret file \(path) belongs to user \(owner), neither this process's user (\(user)) nor root; run chown \(user) \(path)"

@@ -86,7 +86,9 @@ package enum KeyFile {
     }
 
     /// A keyring of one KEK given as `ID=PATH`, whose ID must be `expectedID` when one is given.
-    package static func keyring(idAndPath: String, option: String = "--kek", expectedID: String? = nil) throws(Error) -> (keyring: KeyEncryptionKeyring, id: StoreIdentifier) {
+    package static func keyring(idAndPath: String, option: String = "--kek", expectedID: String? = nil) throws(Error) -> (
+        keyring: KeyEncryptionKeyring, id: StoreIdentifier
+    ) {
         let (id, path) = try idAndValue(idAndPath, option: option)
         if let expectedID, id != expectedID { throw Error("\(option) names \(id), but the tenant's KEK is \(expectedID)") }
         let keyring = try keyring(files: [id: path])
@@ -95,8 +97,9 @@ package enum KeyFile {
 
     /// A tenant's key seed file (32 bytes, hex or raw): read as a key file is, only its length differs.
     package static func readKeySeed(_ path: String) throws(Error) -> [UInt8] {
-        try read(path, lengths: [ContentKeyDerivation.seedLength],
-                 wrongLength: "key seed file \(path) does not hold \(ContentKeyDerivation.seedLength) bytes (raw or hex)")
+        try read(
+            path, lengths: [ContentKeyDerivation.seedLength],
+            wrongLength: "key seed file \(path) does not hold \(ContentKeyDerivation.seedLength) bytes (raw or hex)")
     }
 
     /// The key seed at `path`, wrapped (RFC 3394) under the KEK given as `ID=PATH`, whose ID must be `kekID`.

@@ -150,8 +150,11 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
         case -43036: "replyTopicRefused"
         default:
             // The policy engine's codes (-43011...-43030, -43034) are named where they are defined.
-            if isProjectCode, let refusal = PolicyRefusal.allCases.first(where: { $0.status == rawValue }) { refusal.statusName }
-            else { FairPlayStatus(rawValue: rawValue).name }
+            if isProjectCode, let refusal = PolicyRefusal.allCases.first(where: { $0.status == rawValue }) {
+                refusal.statusName
+            } else {
+                FairPlayStatus(rawValue: rawValue).name
+            }
         }
     }
 

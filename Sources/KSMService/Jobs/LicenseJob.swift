@@ -150,7 +150,9 @@ extension LicenseJob {
             guard case .string(let s)? = object[key], s.utf8.count <= StoreIdentifier.maximumLength else { return nil }
             return s
         }
-        let seenID = shortString("id"), seenTenant = shortString("tenant"), seenAccount = shortString("account")
+        let seenID = shortString("id")
+        let seenTenant = shortString("tenant")
+        let seenAccount = shortString("account")
         func fail(_ field: String, _ reason: String) -> LicenseJobError {
             LicenseJobError(field: field, reason, id: seenID, tenant: seenTenant, account: seenAccount)
         }
@@ -184,7 +186,7 @@ extension LicenseJob {
             let tenant = try identifier("tenant")
             let account = try identifier("account")
             let spcData = if let rawSPC { try decodeSPC(rawSPC) } else { try decodeSPC(try fields.required("spc", fields.string).utf8) }
-            let deadline = try fields.integer("deadline", in: 0 ... Int64.max, expected: "a non-negative integer, milliseconds since 1970")
+            let deadline = try fields.integer("deadline", in: 0...Int64.max, expected: "a non-negative integer, milliseconds since 1970")
             // The schema has no `null` priority; absent means new.
             if fields.members["priority"] == .null { throw fields.error("priority", "must be a string, not null") }
             let priority = try fields.choice("priority", "\"continuity\", \"new\" or \"prefetch\"") { Priority(rawValue: $0) } ?? .new
@@ -200,11 +202,14 @@ extension LicenseJob {
             let keyPeriod: StoreIdentifier? = fields.value("key-period") == nil ? nil : try identifier("key-period")
             var serverChallenge: UInt64?
             if let text = try fields.string("server-challenge") {
-                guard text.utf8.count == 16, let value = UInt64(text, radix: 16) else { throw fields.error("server-challenge", "must be 16 hex digits (64 bits)") }
+                guard text.utf8.count == 16, let value = UInt64(text, radix: 16) else {
+                    throw fields.error("server-challenge", "must be 16 hex digits (64 bits)")
+                }
                 serverChallenge = value
             }
-            self.init(id: id, tenant: tenant, account: account, spc: Array(spcData), deadline: deadline, priority: priority, entitlement: entitlement,
-                      persistent: persistent, checkIn: checkIn, streamID: streamID, titleID: titleID, keyPeriod: keyPeriod, serverChallenge: serverChallenge)
+            self.init(
+                id: id, tenant: tenant, account: account, spc: Array(spcData), deadline: deadline, priority: priority, entitlement: entitlement,
+                persistent: persistent, checkIn: checkIn, streamID: streamID, titleID: titleID, keyPeriod: keyPeriod, serverChallenge: serverChallenge)
         } catch {
             throw fail(error.field, error.reason)
         }

@@ -79,7 +79,7 @@ public struct LicenseReply: Sendable, Hashable {
     /// else nil; `asset-id-hex` always carries the exact bytes.
     public var assetIDText: String? {
         guard let assetID, let text = String(validating: assetID, as: UTF8.self),
-              !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+            !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
         else { return nil }
         return text
     }
@@ -97,29 +97,59 @@ extension LicenseReply {
         // holds them equal), without building and sorting a dictionary for every reply.
         var w = JSONWriter(reservingCapacity: 320 + reason.utf8.count + (ckc?.count ?? 0) / 3 * 4)
         w.beginObject()
-        if let account { w.key("account"); w.write(string: account) }
-        if let assetID {
-            if let text = assetIDText { w.key("asset-id"); w.write(string: text) }
-            w.key("asset-id-hex"); w.write(string: HexEncoding.encode(assetID))
+        if let account {
+            w.key("account")
+            w.write(string: account)
         }
-        if let ckc { w.key("ckc"); w.write(base64: ckc) }
-        if let hu { w.key("hu"); w.write(string: HexEncoding.encode(hu)) }
-        w.key("id"); w.write(string: id)
-        if let leaseExpiresAt { w.key("lease-expires-at"); w.write(integer: leaseExpiresAt) }
+        if let assetID {
+            if let text = assetIDText {
+                w.key("asset-id")
+                w.write(string: text)
+            }
+            w.key("asset-id-hex")
+            w.write(string: HexEncoding.encode(assetID))
+        }
+        if let ckc {
+            w.key("ckc")
+            w.write(base64: ckc)
+        }
+        if let hu {
+            w.key("hu")
+            w.write(string: HexEncoding.encode(hu))
+        }
+        w.key("id")
+        w.write(string: id)
+        if let leaseExpiresAt {
+            w.key("lease-expires-at")
+            w.write(integer: leaseExpiresAt)
+        }
         if let nextKey {
             w.key("next-key")
             w.beginObject()
-            w.key("boundary"); w.write(integer: nextKey.boundaryMilliseconds)
-            w.key("fetch-at"); w.write(integer: nextKey.fetchAtMilliseconds)
+            w.key("boundary")
+            w.write(integer: nextKey.boundaryMilliseconds)
+            w.key("fetch-at")
+            w.write(integer: nextKey.fetchAtMilliseconds)
             w.endObject()
         }
-        w.key("reason"); w.write(string: reason)
-        w.key("retriable"); w.write(bool: status.isRetriable)
-        if let retryAfterMilliseconds { w.key("retry-after-ms"); w.write(integer: retryAfterMilliseconds) }
-        w.key("rule"); w.write(string: rule)
-        w.key("status"); w.write(integer: Int64(status.rawValue))
-        w.key("status-name"); w.write(string: status.name)
-        if let tenant { w.key("tenant"); w.write(string: tenant) }
+        w.key("reason")
+        w.write(string: reason)
+        w.key("retriable")
+        w.write(bool: status.isRetriable)
+        if let retryAfterMilliseconds {
+            w.key("retry-after-ms")
+            w.write(integer: retryAfterMilliseconds)
+        }
+        w.key("rule")
+        w.write(string: rule)
+        w.key("status")
+        w.write(integer: Int64(status.rawValue))
+        w.key("status-name")
+        w.write(string: status.name)
+        if let tenant {
+            w.key("tenant")
+            w.write(string: tenant)
+        }
         w.endObject()
         return w.bytes
     }

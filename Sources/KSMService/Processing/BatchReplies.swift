@@ -29,8 +29,10 @@ struct BatchReplies {
 
     /// Decides job `index`'s reply and logs it. `request`: the job's opened SPC, once it has one (the
     /// reply names its asset ID and HU); `leaseExpiresAt` is kept only with a CKC.
-    mutating func answer(_ index: Int, request: SPCRequest? = nil, _ status: KSMStatus, _ reason: String, rule: String, ckc: [UInt8]? = nil,
-                         leaseExpiresAt: Int64? = nil, retryAfterMilliseconds: Int64? = nil, nextKey: NextKeyAdvice? = nil) {
+    mutating func answer(
+        _ index: Int, request: SPCRequest? = nil, _ status: KSMStatus, _ reason: String, rule: String, ckc: [UInt8]? = nil,
+        leaseExpiresAt: Int64? = nil, retryAfterMilliseconds: Int64? = nil, nextKey: NextKeyAdvice? = nil
+    ) {
         // A job sits in one stage's array at a time, so it is answered once; the first answer stands.
         guard replies[index] == nil else { return }
         let job = jobs[index]
@@ -55,16 +57,19 @@ struct BatchReplies {
         guard replies[index] == nil else { return }
         replies[index] = reply
         guard logsJobs else { return }
-        logger(for: index).debug("job answered with its stored reply", metadata: [LoggingKeys.status: .string(reply.status.name), LoggingKeys.rule: .string(reply.rule)])
+        logger(for: index).debug(
+            "job answered with its stored reply", metadata: [LoggingKeys.status: .string(reply.status.name), LoggingKeys.rule: .string(reply.rule)])
     }
 
     /// A store call failed: every job still in flight (in input order) gets the same answer (fail closed).
     mutating func failAll(_ inFlight: some Collection<(index: Int, request: SPCRequest?)>, storeError error: any Error, during call: String) {
         let retriable = (error as? LicenseStoreError)?.isRetriable ?? false
         let message = StoreFailureReason.logMessage(error)
-        logger.warning("store \(call) failed; answering \(inFlight.count) jobs", metadata: [
-            LoggingKeys.reason: "\(message)", LoggingKeys.retriable: "\(retriable)",
-        ])
+        logger.warning(
+            "store \(call) failed; answering \(inFlight.count) jobs",
+            metadata: [
+                LoggingKeys.reason: "\(message)", LoggingKeys.retriable: "\(retriable)",
+            ])
         for (index, request) in inFlight {
             if retriable {
                 answer(index, request: request, .storeUnavailable, StoreFailureReason.reason(during: call, retriable: true), rule: "store:unavailable")

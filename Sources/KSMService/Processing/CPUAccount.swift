@@ -24,7 +24,8 @@ package struct CPUAccount: Sendable, Equatable {
     /// `threadSplit` are also split by thread component (`workers/crypto`, `workers/swift`, ...) in ``detail``.
     /// Threads that exit between two samples lose their time, so split figures are lower bounds.
     package static func sample(processes: [String: [Int32]] = [:], threadSplit: Set<String> = []) -> CPUAccount {
-        var seconds: [String: Double] = [:], detail: [String: Double] = [:]
+        var seconds: [String: Double] = [:]
+        var detail: [String: Double] = [:]
         for (component, time) in threadTimes(process: "self") { seconds[component, default: 0] += time }
         for (name, pids) in processes {
             for pid in pids {
@@ -42,7 +43,8 @@ package struct CPUAccount: Sendable, Equatable {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process)/task")) ?? []
         return tasks.compactMap { task in
             guard let name = try? String(contentsOfFile: "/proc/\(process)/task/\(task)/comm", encoding: .utf8),
-                  let time = cpuSeconds(statPath: "/proc/\(process)/task/\(task)/stat") else { return nil }
+                let time = cpuSeconds(statPath: "/proc/\(process)/task/\(task)/stat")
+            else { return nil }
             return (component(ofThread: name.trimmingCharacters(in: .whitespacesAndNewlines)), time)
         }
     }
@@ -73,9 +75,9 @@ package struct CPUAccount: Sendable, Equatable {
 
     package static let ticksPerSecond: Int = {
         #if os(Linux)
-        return max(1, sysconf(Int32(_SC_CLK_TCK)))
+            return max(1, sysconf(Int32(_SC_CLK_TCK)))
         #else
-        return 100
+            return 100
         #endif
     }()
 

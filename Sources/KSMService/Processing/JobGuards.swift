@@ -15,8 +15,10 @@ public struct JobGuards: Sendable {
     /// Which tenants set no rate limit, as the last batches read it (shared by copies).
     public let settingsCache: GuardSettingsCache
 
-    public init(store: any JobGuardStore, replyTTLMilliseconds: Int64 = 15 * 60 * 1000, rateWindowMilliseconds: Int64 = 1000,
-                settingsCache: GuardSettingsCache = GuardSettingsCache()) {
+    public init(
+        store: any JobGuardStore, replyTTLMilliseconds: Int64 = 15 * 60 * 1000, rateWindowMilliseconds: Int64 = 1000,
+        settingsCache: GuardSettingsCache = GuardSettingsCache()
+    ) {
         self.store = store
         self.settingsCache = settingsCache
         self.replyTTLMilliseconds = replyTTLMilliseconds

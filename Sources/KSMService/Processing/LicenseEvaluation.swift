@@ -36,8 +36,9 @@ public struct LicenseEvaluation: Sendable {
         let assetID = Array(request.assetID)
         var layers = PolicyLayers()
         func refused(_ status: KSMStatus, _ rule: String, _ reason: String, entitlement: EntitlementState = .absent) -> LicenseEvaluation {
-            LicenseEvaluation(decision: PolicyDecision(refusal: nil, terms: nil, rule: rule, reason: reason), policy: nil, layers: layers,
-                              entitlement: entitlement, refusalStatus: status, write: nil)
+            LicenseEvaluation(
+                decision: PolicyDecision(refusal: nil, terms: nil, rule: rule, reason: reason), policy: nil, layers: layers,
+                entitlement: entitlement, refusalStatus: status, write: nil)
         }
         // Stored layers.
         var places = PolicyDocumentCache.StoredLayers()
@@ -79,8 +80,9 @@ public struct LicenseEvaluation: Sendable {
             policy: policy, client: ClientFacts(request.payload), nowMilliseconds: now, entitlement: entitlement,
             requestsPersistence: job.persistent, checkIn: job.checkIn, rentalStartedAtMilliseconds: stored.rentalStartedAt)
         let decision = PolicyEngine.evaluate(input)
-        var out = LicenseEvaluation(decision: decision, policy: policy, layers: layers, entitlement: entitlement,
-                                    refusalStatus: decision.refusal.map(KSMStatus.init), write: nil)
+        var out = LicenseEvaluation(
+            decision: decision, policy: policy, layers: layers, entitlement: entitlement,
+            refusalStatus: decision.refusal.map(KSMStatus.init), write: nil)
         guard let terms = decision.terms else { return out }
 
         // The write the decision needs.
@@ -102,13 +104,16 @@ public struct LicenseEvaluation: Sendable {
         if case .dualExpiry = terms.duration {
             out.streamID = job.streamID ?? Array(FairPlayCrypto.sha256(Array("stream|".utf8) + Array(job.id.value.utf8)).prefix(16))
             out.titleID = job.titleID ?? Array(FairPlayCrypto.sha256(Array("title|".utf8) + assetID).prefix(16))
-            if let record = OfflineLicenseRecord.issued(terms: terms, streamID: out.streamID, titleID: out.titleID, assetID: assetID,
-                                                        deviceID: request.hu, nowMilliseconds: now) {
+            if let record = OfflineLicenseRecord.issued(
+                terms: terms, streamID: out.streamID, titleID: out.titleID, assetID: assetID,
+                deviceID: request.hu, nowMilliseconds: now)
+            {
                 write.offlineRecords = [record]
             }
         }
         if let sync = request.payload.sync {
-            let outcome = OfflineSync.apply(sync, deviceID: request.hu, records: stored.offlineRecords, expectedChallenge: job.serverChallenge, nowMilliseconds: now)
+            let outcome = OfflineSync.apply(
+                sync, deviceID: request.hu, records: stored.offlineRecords, expectedChallenge: job.serverChallenge, nowMilliseconds: now)
             if outcome.challengeMatches == false {
                 // A sync that does not answer the challenge the platform issued is refused: nothing recorded.
                 out.decision = .refuse(.syncChallengeMismatch, "the sync SPC's server challenge is not the one issued for this job")
@@ -118,9 +123,12 @@ public struct LicenseEvaluation: Sendable {
             }
             write.offlineRecords = outcome.updated
             write.invalidatedStreamIDs = outcome.invalidatedStreamIDs
-            out.decision.reason += "; sync \(outcome.actions.map(\.rawValue).joined(separator: "+")): \(outcome.updated.count) record(s) updated, \(outcome.invalidatedStreamIDs.count) stream ID(s) invalidated"
+            out.decision.reason +=
+                "; sync \(outcome.actions.map(\.rawValue).joined(separator: "+")): \(outcome.updated.count) record(s) updated, \(outcome.invalidatedStreamIDs.count) stream ID(s) invalidated"
         }
-        let needed = write.slot != .none || write.deviceLimit != nil || write.rentalAssetID != nil || !write.offlineRecords.isEmpty || !write.invalidatedStreamIDs.isEmpty
+        let needed =
+            write.slot != .none || write.deviceLimit != nil || write.rentalAssetID != nil || !write.offlineRecords.isEmpty
+            || !write.invalidatedStreamIDs.isEmpty
         out.write = needed ? write : nil
         return out
     }

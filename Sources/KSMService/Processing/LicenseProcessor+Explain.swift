@@ -14,8 +14,9 @@ extension LicenseProcessor {
         }
         out.assetID = Array(request.assetID)
         out.client = ClientFacts(request.payload)
-        let storeRequest = StoreRequest(tenant: job.tenant, account: job.account, assetID: Array(request.assetID), keyPeriod: job.keyPeriod,
-                                        accountReads: request.payload.sync != nil ? .offlineRecords : .rentalStart)
+        let storeRequest = StoreRequest(
+            tenant: job.tenant, account: job.account, assetID: Array(request.assetID), keyPeriod: job.keyPeriod,
+            accountReads: request.payload.sync != nil ? .offlineRecords : .rentalStart)
         let result: StoreResult
         do {
             guard let first = try await store.fetch([storeRequest]).first else { throw LicenseStoreError(.backend, "store answered no read") }
@@ -44,7 +45,8 @@ extension LicenseProcessor {
             }
         }
         var documents = PolicyDocumentCache()
-        out.evaluation = LicenseEvaluation.evaluate(job: job, request: request, tenant: tenant, stored: result, now: now, documents: &documents, tokenKeyring: ring)
+        out.evaluation = LicenseEvaluation.evaluate(
+            job: job, request: request, tenant: tenant, stored: result, now: now, documents: &documents, tokenKeyring: ring)
         return out
     }
 }

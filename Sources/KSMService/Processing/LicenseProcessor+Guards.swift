@@ -14,16 +14,19 @@ import Logging
 extension LicenseProcessor {
     /// Returns the jobs (batch indices) that go on, and each tenant's guard settings as read.
     /// - Parameter firstDelivery: per job, true when no reply can be stored for it yet; nil: none is known to be.
-    func admit(_ indices: [Int], firstDelivery: [Bool]?, guards: JobGuards, now: Int64, ledger: RateCountLedger? = nil,
-               answering replies: inout BatchReplies) async -> (admitted: [Int], settings: [StoreIdentifier: GuardSettings]) {
+    func admit(
+        _ indices: [Int], firstDelivery: [Bool]?, guards: JobGuards, now: Int64, ledger: RateCountLedger? = nil,
+        answering replies: inout BatchReplies
+    ) async -> (admitted: [Int], settings: [StoreIdentifier: GuardSettings]) {
         if indices.isEmpty { return ([], [:]) }
         let requests = indices.map { index in
             let job = replies.jobs[index]
             // Counted by an earlier attempt of this batch: looked up, not counted again.
             let counted = ledger?.contains(job.id) ?? false
-            return AdmissionRequest(tenant: job.tenant, account: job.account, jobID: job.id,
-                                    countsTowardRate: !counted && guards.settingsCache.mayRateLimit(job.tenant),
-                                    mayHaveStoredReply: !(firstDelivery?[index] ?? false))
+            return AdmissionRequest(
+                tenant: job.tenant, account: job.account, jobID: job.id,
+                countsTowardRate: !counted && guards.settingsCache.mayRateLimit(job.tenant),
+                mayHaveStoredReply: !(firstDelivery?[index] ?? false))
         }
         var admitted: AdmissionBatch
         do {
@@ -35,8 +38,9 @@ extension LicenseProcessor {
                 // Only an uncounted admission (0): a store that counted anyway is not counted twice;
                 // nor a job an earlier attempt counted.
                 guard !requests[position].countsTowardRate, !(ledger?.contains(requests[position].jobID) ?? false),
-                      admitted.settings[requests[position].tenant]?.rateLimit != nil,
-                      case .counted(0) = admitted.admissions[position] else { return false }
+                    admitted.settings[requests[position].tenant]?.rateLimit != nil,
+                    case .counted(0) = admitted.admissions[position]
+                else { return false }
                 return true
             }
             if !uncounted.isEmpty {
@@ -51,9 +55,10 @@ extension LicenseProcessor {
             return ([], [:])
         }
         guards.settingsCache.remember(admitted.settings)
-        ledger?.record(zip(requests, admitted.admissions).compactMap { request, admission in
-            if case .counted(let n) = admission, n > 0 { request.jobID } else { nil }
-        })
+        ledger?.record(
+            zip(requests, admitted.admissions).compactMap { request, admission in
+                if case .counted(let n) = admission, n > 0 { request.jobID } else { nil }
+            })
         let window = max(1, guards.rateWindowMilliseconds)
         var admittedJobs: [Int] = []
         admittedJobs.reserveCapacity(indices.count)
@@ -73,8 +78,9 @@ extension LicenseProcessor {
             case .counted(let count):
                 if let limit = admitted.settings[job.tenant]?.rateLimit, count > limit {
                     let retryAfter = window - now % window
-                    replies.answer(index, .rateLimited, "account \(job.account) sent \(count) jobs in this \(window) ms window; tenant \(job.tenant) allows \(limit)",
-                                   rule: "rate:limited", retryAfterMilliseconds: retryAfter)
+                    replies.answer(
+                        index, .rateLimited, "account \(job.account) sent \(count) jobs in this \(window) ms window; tenant \(job.tenant) allows \(limit)",
+                        rule: "rate:limited", retryAfterMilliseconds: retryAfter)
                     continue
                 }
             }
@@ -84,16 +90,20 @@ extension LicenseProcessor {
     }
 
     /// Returns the jobs whose SPC is fresh (or whose tenant sets no replay window).
-    func claimSPCs(_ opened: [OpenedJob], settings: [StoreIdentifier: GuardSettings], guards: JobGuards,
-                   answering replies: inout BatchReplies) async -> [OpenedJob] {
+    func claimSPCs(
+        _ opened: [OpenedJob], settings: [StoreIdentifier: GuardSettings], guards: JobGuards,
+        answering replies: inout BatchReplies
+    ) async -> [OpenedJob] {
         var positions: [Int] = []
         var claims: [SPCClaim] = []
         for (position, job) in opened.enumerated() {
             let licenseJob = replies.jobs[job.index]
             guard let window = settings[licenseJob.tenant]?.replayWindowMilliseconds, window > 0 else { continue }
             positions.append(position)
-            claims.append(SPCClaim(tenant: licenseJob.tenant, jobID: licenseJob.id, transactionID: job.request.payload.transactionID,
-                                   digest: FairPlayCrypto.sha256(licenseJob.spc), windowMilliseconds: window))
+            claims.append(
+                SPCClaim(
+                    tenant: licenseJob.tenant, jobID: licenseJob.id, transactionID: job.request.payload.transactionID,
+                    digest: FairPlayCrypto.sha256(licenseJob.spc), windowMilliseconds: window))
         }
         if claims.isEmpty { return opened }
         let fresh: [Bool]
@@ -108,9 +118,10 @@ extension LicenseProcessor {
         for (offset, position) in positions.enumerated() where !fresh[offset] {
             replayed[position] = true
             let claim = claims[offset]
-            replies.answer(opened[position].index, request: opened[position].request, .replayedSPC,
-                           "this SPC (transaction \(claim.transactionID.map { String($0, radix: 16) } ?? "none")) was already sent by another job within the last \(claim.windowMilliseconds) ms",
-                           rule: "replay:spc")
+            replies.answer(
+                opened[position].index, request: opened[position].request, .replayedSPC,
+                "this SPC (transaction \(claim.transactionID.map { String($0, radix: 16) } ?? "none")) was already sent by another job within the last \(claim.windowMilliseconds) ms",
+                rule: "replay:spc")
         }
         return zip(opened, replayed).filter { !$0.1 }.map(\.0)
     }
@@ -123,8 +134,10 @@ extension LicenseProcessor {
             // reused job ID keeps the answer stored for its first request.
             let job = jobs[index]
             positions.append(index)
-            stored.append(StoredReply(tenant: job.tenant, account: job.account, jobID: job.id,
-                                      answer: StoredAnswer(bytes: reply.jsonBytes(), requestDigest: job.requestDigest), ttlMilliseconds: guards.replyTTLMilliseconds))
+            stored.append(
+                StoredReply(
+                    tenant: job.tenant, account: job.account, jobID: job.id,
+                    answer: StoredAnswer(bytes: reply.jsonBytes(), requestDigest: job.requestDigest), ttlMilliseconds: guards.replyTTLMilliseconds))
         }
         if stored.isEmpty { return replies }
         var result = replies
@@ -141,8 +154,9 @@ extension LicenseProcessor {
                     // Another request took this job ID first (its message was past the log end, so
                     // `admit` did not look): this one gets no CKC, nor the other's.
                     let old = result[position]
-                    result[position] = LicenseReply(id: old.id, status: .jobIdReused, reason: JobIDReuse.reason(jobs[position].id, ttlMilliseconds: guards.replyTTLMilliseconds),
-                                                    tenant: old.tenant, account: old.account, rule: JobIDReuse.rule)
+                    result[position] = LicenseReply(
+                        id: old.id, status: .jobIdReused, reason: JobIDReuse.reason(jobs[position].id, ttlMilliseconds: guards.replyTTLMilliseconds),
+                        tenant: old.tenant, account: old.account, rule: JobIDReuse.rule)
                 } else if let first = LicenseReply(duplicate: answer.bytes) {
                     result[position] = first
                 }
@@ -152,14 +166,19 @@ extension LicenseProcessor {
             // get a different one. The job is answered retriable and comes back.
             let retriable = (error as? LicenseStoreError)?.isRetriable ?? false
             let message = StoreFailureReason.logMessage(error)
-            logger.warning("store storeReplies failed; answering \(positions.count) jobs", metadata: [LoggingKeys.reason: "\(message)", LoggingKeys.retriable: "\(retriable)"])
+            logger.warning(
+                "store storeReplies failed; answering \(positions.count) jobs",
+                metadata: [LoggingKeys.reason: "\(message)", LoggingKeys.retriable: "\(retriable)"])
             for position in positions {
                 let old = result[position]
-                result[position] = retriable
-                    ? LicenseReply(id: old.id, status: .storeUnavailable, reason: StoreFailureReason.reason(during: "storeReplies", retriable: true),
-                                   tenant: old.tenant, account: old.account, rule: "store:unavailable")
-                    : LicenseReply(id: old.id, status: KSMStatus(.internalError), reason: StoreFailureReason.reason(during: "storeReplies", retriable: false),
-                                   tenant: old.tenant, account: old.account, rule: "store:error")
+                result[position] =
+                    retriable
+                    ? LicenseReply(
+                        id: old.id, status: .storeUnavailable, reason: StoreFailureReason.reason(during: "storeReplies", retriable: true),
+                        tenant: old.tenant, account: old.account, rule: "store:unavailable")
+                    : LicenseReply(
+                        id: old.id, status: KSMStatus(.internalError), reason: StoreFailureReason.reason(during: "storeReplies", retriable: false),
+                        tenant: old.tenant, account: old.account, rule: "store:error")
             }
         }
         return result

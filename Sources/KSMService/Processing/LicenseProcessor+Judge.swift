@@ -88,8 +88,9 @@ extension LicenseProcessor {
             provisioned = false
         }
         if provisioned { return [] }
-        logger.error("the license store holds no provisioning marker: it lost its data or was never provisioned; answering unknown tenants retriable",
-                     metadata: ["jobs": "\(unknown.count)"])
+        logger.error(
+            "the license store holds no provisioning marker: it lost its data or was never provisioned; answering unknown tenants retriable",
+            metadata: ["jobs": "\(unknown.count)"])
         for job in unknown {
             replies.answer(job.index, request: job.request, .storeUnavailable, StoreFailureReason.notProvisioned, rule: StoreFailureReason.notProvisionedRule)
         }
@@ -131,8 +132,9 @@ extension LicenseProcessor {
                 return nil
             }
         }
-        let evaluation = LicenseEvaluation.evaluate(job: licenseJob, request: job.request, tenant: tenant, stored: result, now: now,
-                                                    documents: &documents, tokenKeyring: ring)
+        let evaluation = LicenseEvaluation.evaluate(
+            job: licenseJob, request: job.request, tenant: tenant, stored: result, now: now,
+            documents: &documents, tokenKeyring: ring)
         let rental = evaluation.policy?.rentalDurationSeconds ?? 0
         return JudgedJob(opened: job, key: key, evaluation: evaluation, needsRentalStart: rental > 0 && !result.rentalStartRead)
     }
@@ -151,11 +153,13 @@ extension LicenseProcessor {
             return .refused(status: .unknownTenant, rule: "tenant:unknown", reason: "tenant \(job.tenant) is not known")
         }
         let spcHash = request.container.certificateHash
-        let owned = tenant.certificateHashes.contains { Array($0) == Array(spcHash) }
+        let owned =
+            tenant.certificateHashes.contains { Array($0) == Array(spcHash) }
             || tenant.certificateHashes.contains(FairPlayCrypto.sha256(request.credential.certificateDER))
         guard owned else {
-            return .refused(status: .certificateNotOwnedByTenant, rule: "tenant:certificate",
-                            reason: "the SPC is for certificate \(HexEncoding.encode(spcHash)), which tenant \(job.tenant) does not own")
+            return .refused(
+                status: .certificateNotOwnedByTenant, rule: "tenant:certificate",
+                reason: "the SPC is for certificate \(HexEncoding.encode(spcHash)), which tenant \(job.tenant) does not own")
         }
         // A stored key always wins over the seed.
         let key: ContentKeySource
@@ -222,8 +226,9 @@ extension LicenseProcessor {
             // Derived with no further read (docs/key-seeds.md).
             var derived: ContentKeyDerivation.DerivedKey
             do {
-                derived = try keyring.deriveContentKey(seed: seed, with: keyEncryptionKeyID, assetID: Array(job.request.assetID),
-                                                       keyPeriod: replies.jobs[job.index].keyPeriod)
+                derived = try keyring.deriveContentKey(
+                    seed: seed, with: keyEncryptionKeyID, assetID: Array(job.request.assetID),
+                    keyPeriod: replies.jobs[job.index].keyPeriod)
             } catch {
                 replies.answer(job.index, request: job.request, .keyUnwrapFailed, error.reason, rule: "key:seed")
                 return nil

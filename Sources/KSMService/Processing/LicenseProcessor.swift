@@ -45,7 +45,8 @@ public struct LicenseProcessor: Sendable {
     /// Advertises the next rotation boundary in successful replies (``NextKeyAdvice``); nil: never.
     package var prefetchAdvisor: PrefetchAdvisor?
 
-    public init(keyServer: KeyServerModule, store: any LicenseStore, keyring: KeyEncryptionKeyring, pool: CryptoPool, logger: Logger, guards: JobGuards? = nil) {
+    public init(keyServer: KeyServerModule, store: any LicenseStore, keyring: KeyEncryptionKeyring, pool: CryptoPool, logger: Logger, guards: JobGuards? = nil)
+    {
         self.keyServer = keyServer
         self.store = store
         self.keyring = keyring
@@ -62,9 +63,10 @@ public struct LicenseProcessor: Sendable {
     /// Decodes each payload as a ``LicenseJob`` and processes the batch; a payload that does not
     /// decode gets an ``KSMStatus/invalidJob`` reply naming the field. One reply per payload, in order.
     public func process(encoded payloads: [[UInt8]], now: Int64 = LicenseProcessor.currentTimeMilliseconds()) async -> [LicenseReply] {
-        await process(decoded: payloads.map { payload in
-            Result { () throws(LicenseJobError) in try LicenseJob(json: payload) }
-        }, now: now)
+        await process(
+            decoded: payloads.map { payload in
+                Result { () throws(LicenseJobError) in try LicenseJob(json: payload) }
+            }, now: now)
     }
 
     /// Processes jobs decoded earlier (the worker decodes on arrival, to schedule them); a decoding
@@ -73,8 +75,10 @@ public struct LicenseProcessor: Sendable {
     ///   rate limit (the worker's retries after a store outage); nil: none.
     /// - Parameter firstDeliveries: per entry, true when no reply can be stored for it yet (see
     ///   ``AdmissionRequest/mayHaveStoredReply``); nil: none is known to be.
-    public func process(decoded entries: [Result<LicenseJob, LicenseJobError>], now: Int64 = LicenseProcessor.currentTimeMilliseconds(),
-                        ledger: RateCountLedger? = nil, firstDeliveries: [Bool]? = nil) async -> [LicenseReply] {
+    public func process(
+        decoded entries: [Result<LicenseJob, LicenseJobError>], now: Int64 = LicenseProcessor.currentTimeMilliseconds(),
+        ledger: RateCountLedger? = nil, firstDeliveries: [Bool]? = nil
+    ) async -> [LicenseReply] {
         var replies = [LicenseReply?](repeating: nil, count: entries.count)
         var jobs: [LicenseJob] = []
         var positions: [Int] = []
@@ -89,7 +93,9 @@ public struct LicenseProcessor: Sendable {
                 let reply = LicenseReply(invalidJob: error)
                 var log = logger
                 if !reply.id.isEmpty { log[metadataKey: LoggingKeys.requestID] = "\(reply.id)" }
-                log.debug("job refused", metadata: [LoggingKeys.status: "\(reply.status.name)", LoggingKeys.rule: "\(reply.rule)", LoggingKeys.reason: "\(reply.reason)"])
+                log.debug(
+                    "job refused",
+                    metadata: [LoggingKeys.status: "\(reply.status.name)", LoggingKeys.rule: "\(reply.rule)", LoggingKeys.reason: "\(reply.reason)"])
                 replies[index] = reply
             }
         }
@@ -105,8 +111,10 @@ public struct LicenseProcessor: Sendable {
     /// Processes a batch of decoded jobs; one reply per job, in input order. Never throws: every
     /// failure is a reply with a status and a reason.
     /// - Parameter now: the clock for deadlines and leases, in milliseconds since 1970.
-    public func process(_ jobs: [LicenseJob], now: Int64 = LicenseProcessor.currentTimeMilliseconds(), ledger: RateCountLedger? = nil,
-                        firstDeliveries: [Bool]? = nil) async -> [LicenseReply] {
+    public func process(
+        _ jobs: [LicenseJob], now: Int64 = LicenseProcessor.currentTimeMilliseconds(), ledger: RateCountLedger? = nil,
+        firstDeliveries: [Bool]? = nil
+    ) async -> [LicenseReply] {
         if jobs.isEmpty { return [] }
         var replies = BatchReplies(jobs: jobs, logger: logger)
         var admitted = Array(jobs.indices)
@@ -193,17 +201,21 @@ public struct LicenseProcessor: Sendable {
             let account = replies.jobs[job.index].account
             switch reason {
             case .deviceLimitReached:
-                replies.answer(job.index, request: job.request, .deviceLimitReached, "account \(account) has registered \(active) of \(limit) devices",
-                               rule: PolicyRefusal.deviceLimitReached.rule)
+                replies.answer(
+                    job.index, request: job.request, .deviceLimitReached, "account \(account) has registered \(active) of \(limit) devices",
+                    rule: PolicyRefusal.deviceLimitReached.rule)
             case .streamEnded:
-                replies.answer(job.index, request: job.request, .streamEnded, "this stream was ended by a newer one on account \(account)",
-                               rule: PolicyRefusal.streamEnded.rule)
+                replies.answer(
+                    job.index, request: job.request, .streamEnded, "this stream was ended by a newer one on account \(account)",
+                    rule: PolicyRefusal.streamEnded.rule)
             case .noLiveSlot:
-                replies.answer(job.index, request: job.request, .leaseRenewalNotAllowed, "the session holds no live lease and the policy does not renew leases",
-                               rule: PolicyRefusal.leaseRenewalNotAllowed.rule)
+                replies.answer(
+                    job.index, request: job.request, .leaseRenewalNotAllowed, "the session holds no live lease and the policy does not renew leases",
+                    rule: PolicyRefusal.leaseRenewalNotAllowed.rule)
             default:
-                replies.answer(job.index, request: job.request, .tooManyStreams, "account \(account) holds \(active) of \(limit) concurrent streams",
-                               rule: PolicyRefusal.tooManyStreams.rule)
+                replies.answer(
+                    job.index, request: job.request, .tooManyStreams, "account \(account) holds \(active) of \(limit) concurrent streams",
+                    rule: PolicyRefusal.tooManyStreams.rule)
             }
         }
         return leased
@@ -218,10 +230,11 @@ public struct LicenseProcessor: Sendable {
             if let expiry = job.lease?.expiresAtMilliseconds {
                 // The CKC's lease ends with the slot: a renewal, a hold or a redelivered job gets what remains.
                 let remaining = UInt32(clamping: max(1, (expiry - now + 999) / 1000))
-                duration = switch terms.duration {
-                case .leaseAndRental(_, let rental): .leaseAndRental(lease: remaining, rental: rental)
-                default: .lease(remaining)
-                }
+                duration =
+                    switch terms.duration {
+                    case .leaseAndRental(_, let rental): .leaseAndRental(lease: remaining, rental: rental)
+                    default: .lease(remaining)
+                    }
             }
             let evaluation = job.issued.evaluation
             return CKCJob(
@@ -259,14 +272,19 @@ public struct LicenseProcessor: Sendable {
                     let renewed = if case .renewed = job.lease { true } else { false }
                     reason += renewed ? "; lease renewed until \(expiry)" : "; lease until \(expiry)"
                 }
-                let request = job.issued.request, spcJob = replies.jobs[index]
+                let request = job.issued.request
+                let spcJob = replies.jobs[index]
                 // A check-in ends a stream's offline keys: there is no next key to fetch.
-                let advice = schedules.isEmpty || spcJob.checkIn ? nil : prefetchAdvisor?.advice(
-                    in: schedules, tenant: spcJob.tenant, account: spcJob.account, assetID: Array(request.assetID),
-                    keyPeriod: spcJob.keyPeriod, viewerSession: Self.viewerSession(request), nowMilliseconds: now)
+                let advice =
+                    schedules.isEmpty || spcJob.checkIn
+                    ? nil
+                    : prefetchAdvisor?.advice(
+                        in: schedules, tenant: spcJob.tenant, account: spcJob.account, assetID: Array(request.assetID),
+                        keyPeriod: spcJob.keyPeriod, viewerSession: Self.viewerSession(request), nowMilliseconds: now)
                 // A check-in is answered without its CKC, as Apple's SDK 26 answers one.
-                replies.answer(index, request: request, .ok, reason, rule: decision.rule, ckc: spcJob.checkIn ? nil : ckc,
-                               leaseExpiresAt: expiry, nextKey: advice)
+                replies.answer(
+                    index, request: request, .ok, reason, rule: decision.rule, ckc: spcJob.checkIn ? nil : ckc,
+                    leaseExpiresAt: expiry, nextKey: advice)
             case .failure(let error):
                 replies.answer(index, request: job.issued.request, KSMStatus(error.status), error.reason, rule: "fairplay:ckc")
             }

@@ -71,7 +71,9 @@ public struct PolicyExplanation: Sendable {
                 t["rental-seconds"] = .integer(Int64(d.rentalSeconds))
             }
             if case .dualExpiry(let storage, let playback, let version) = terms.duration {
-                t["offline-key"] = .object(["version": .integer(Int64(version)), "storage-seconds": .integer(Int64(storage)), "playback-seconds": .integer(Int64(playback))])
+                t["offline-key"] = .object([
+                    "version": .integer(Int64(version)), "storage-seconds": .integer(Int64(storage)), "playback-seconds": .integer(Int64(playback)),
+                ])
             }
             o["terms"] = .object(t)
         }

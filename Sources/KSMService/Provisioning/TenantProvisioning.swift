@@ -45,7 +45,9 @@ package struct TenantProvisioning: Sendable {
         let kekID = try identifier(keyEncryptionKeyID, "KEK id")
         var hashes: [[UInt8]] = []
         for text in certificateHashes {
-            guard let hash = HexEncoding.decode(text), hash.count == 20 else { throw TenantProvisioningError("certificate hash \(text) is not 20 bytes of hex") }
+            guard let hash = HexEncoding.decode(text), hash.count == 20 else {
+                throw TenantProvisioningError("certificate hash \(text) is not 20 bytes of hex")
+            }
             hashes.append(hash)
         }
         for path in credentialsFiles {
@@ -69,18 +71,22 @@ package struct TenantProvisioning: Sendable {
         }
         var secrets: [StoreIdentifier: [UInt8]] = [:]
         if !tokenSecrets.isEmpty, let keyEncryptionKeyFile {
-            let keyring = try keyFile { () throws(KeyFile.Error) in try KeyFile.keyring(idAndPath: keyEncryptionKeyFile, expectedID: keyEncryptionKeyID).keyring }
+            let keyring = try keyFile { () throws(KeyFile.Error) in try KeyFile.keyring(idAndPath: keyEncryptionKeyFile, expectedID: keyEncryptionKeyID).keyring
+            }
             for pair in tokenSecrets {
                 let (kid, path) = try keyFile { () throws(KeyFile.Error) in try KeyFile.idAndValue(pair, option: "--token-secret") }
                 var secret = try keyFile { () throws(KeyFile.Error) in
-                    try KeyFile.read(path, lengths: Self.tokenSecretLengths, wrongLength: "token secret \(kid) is not \(EntitlementKeyring.minimumSecretLength) to 1024 bytes, a multiple of 8")
+                    try KeyFile.read(
+                        path, lengths: Self.tokenSecretLengths,
+                        wrongLength: "token secret \(kid) is not \(EntitlementKeyring.minimumSecretLength) to 1024 bytes, a multiple of 8")
                 }
                 defer { FairPlayCrypto.cleanse(&secret) }
                 let keyID = try identifier(kid, "token key ID")
                 do { secrets[keyID] = try keyring.wrap(secret: secret, with: kekID) } catch { throw TenantProvisioningError("token secret \(kid): \(error)") }
             }
         }
-        return TenantRecord(id: id, certificateHashes: hashes, keyEncryptionKeyID: kekID, maxConcurrentStreams: maxConcurrentStreams,
-                            leaseDurationSeconds: leaseDurationSeconds, entitlementSecrets: secrets, keySeed: wrappedSeed)
+        return TenantRecord(
+            id: id, certificateHashes: hashes, keyEncryptionKeyID: kekID, maxConcurrentStreams: maxConcurrentStreams,
+            leaseDurationSeconds: leaseDurationSeconds, entitlementSecrets: secrets, keySeed: wrappedSeed)
     }
 }

@@ -19,7 +19,8 @@ package struct PrefetchAdvisor: Sendable {
         keyPeriod: StoreIdentifier?, viewerSession: [UInt8], nowMilliseconds: Int64
     ) -> NextKeyAdvice? {
         guard window.isEnabled, !snapshot.isEmpty,
-              let schedule = snapshot[RotationScheduleCache.Key(tenant: tenant, assetID: assetID)] else { return nil }
+            let schedule = snapshot[RotationScheduleCache.Key(tenant: tenant, assetID: assetID)]
+        else { return nil }
         if let keyPeriod, keyPeriod == schedule.nextPeriod, keyPeriod != schedule.currentPeriod { return nil }
         let viewer = PrefetchWindow.ViewerIdentity(tenant: tenant.value, account: account.value, session: viewerSession)
         guard let fetchAt = window.fetchTime(boundaryMilliseconds: schedule.boundaryMilliseconds, viewer: viewer, nowMilliseconds: nowMilliseconds)

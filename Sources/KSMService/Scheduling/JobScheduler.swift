@@ -80,22 +80,26 @@ struct JobScheduler: Sendable {
     /// With no rate (none measured yet) nothing is shed. Returns the job as queued (with
     /// `retryAfterMilliseconds` set when it was shed). `firstDelivery`: see ``ScheduledJob/firstDelivery``.
     @discardableResult
-    mutating func push(_ message: KafkaMessage, inFlight ahead: Int, rate: Double?, firstDelivery: Bool = false,
-                       topicClass: LicenseJob.Priority? = nil,
-                       now: Int64 = LicenseProcessor.currentTimeMilliseconds()) -> ScheduledJob {
-        var job = ScheduledJob(message: message, sequence: nextSequence, firstDelivery: firstDelivery, maximumBytes: maximumRequestBytes,
-                               topicClass: topicClass)
+    mutating func push(
+        _ message: KafkaMessage, inFlight ahead: Int, rate: Double?, firstDelivery: Bool = false,
+        topicClass: LicenseJob.Priority? = nil,
+        now: Int64 = LicenseProcessor.currentTimeMilliseconds()
+    ) -> ScheduledJob {
+        var job = ScheduledJob(
+            message: message, sequence: nextSequence, firstDelivery: firstDelivery, maximumBytes: maximumRequestBytes,
+            topicClass: topicClass)
         nextSequence &+= 1
         guard policy.enabled else {
             fifo.append(job)
             return job
         }
         let index = Self.classIndex(job.priority)
-        let limit: Duration? = switch job.priority {
-        case .prefetch: policy.prefetchMaximumWait
-        case .continuity: nil
-        default: policy.newSessionMaximumWait
-        }
+        let limit: Duration? =
+            switch job.priority {
+            case .prefetch: policy.prefetchMaximumWait
+            case .continuity: nil
+            default: policy.newSessionMaximumWait
+            }
         if var limit = limit?.seconds, let rate {
             // A job that would only be answered after its own deadline is told now, not then (one
             // already past it is queued: it is answered `deadlineExpired` at once, without work).
@@ -166,11 +170,12 @@ struct JobScheduler: Sendable {
         var floors = Array(repeating: 0, count: queues.count)
         var reserved = 0
         for (index, priority) in Self.classes.enumerated() {
-            let share = switch priority {
-            case .new: policy.newSessionShare
-            case .prefetch: policy.prefetchShare
-            default: 0.0
-            }
+            let share =
+                switch priority {
+                case .new: policy.newSessionShare
+                case .prefetch: policy.prefetchShare
+                default: 0.0
+                }
             guard share > 0, queues[index].count > 0 else {
                 queues[index].credit = 0
                 continue
@@ -189,7 +194,8 @@ struct JobScheduler: Sendable {
             for name in Array(queues[index].tenants.keys) {
                 var popped = 0
                 while let deadline = queues[index].tenants[name]?.heap.first?.deadline, deadline <= now,
-                      let job = queues[index].tenants[name]?.heap.pop() {
+                    let job = queues[index].tenants[name]?.heap.pop()
+                {
                     batch.append(job)
                     popped += 1
                 }

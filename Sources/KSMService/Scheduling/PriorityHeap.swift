@@ -55,7 +55,8 @@ struct PriorityHeap<Element: HeapOrdered & Sendable>: Sendable {
                 let count = keys.count
                 var parent = 0
                 while true {
-                    let left = 2 * parent + 1, right = left + 1
+                    let left = 2 * parent + 1
+                    let right = left + 1
                     var next = parent
                     if left < count, keys[left] < keys[next] { next = left }
                     if right < count, keys[right] < keys[next] { next = right }

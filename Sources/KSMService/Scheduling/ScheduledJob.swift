@@ -41,8 +41,10 @@ struct ScheduledJob: Sendable, HeapOrdered {
     ///   ``isOversize`` set, and the worker dead-letters it without asking the processor.
     /// - Parameter topicClass: the class of the class topic the message came from (``RequestTopics``):
     ///   it wins over the job's `priority` field; nil for the requests topic.
-    init(message: KafkaMessage, sequence: UInt64, firstDelivery: Bool = false, maximumBytes: Int = LicenseJob.maximumEncodedSize,
-         topicClass: LicenseJob.Priority? = nil) {
+    init(
+        message: KafkaMessage, sequence: UInt64, firstDelivery: Bool = false, maximumBytes: Int = LicenseJob.maximumEncodedSize,
+        topicClass: LicenseJob.Priority? = nil
+    ) {
         let decoded: Result<LicenseJob, LicenseJobError>
         if message.value.count > maximumBytes {
             decoded = .failure(LicenseJobError(field: nil, "request of \(message.value.count) bytes exceeds the worker's \(maximumBytes)-byte maximum"))

@@ -66,14 +66,18 @@ extension ClassFetchControl {
             logger.debug("fetching changed", metadata: ["paused": "\(paused)", "resumed": "\(resumed)"])
         }
         for (fetchClass, failed) in report.failed where failed.attempts == 1 || failed.attempts % 40 == 0 {
-            logger.warning("\(failed.failure.action) of a request topic failed; retrying until librdkafka takes it", metadata: [
-                "class": "\(fetchClass)", "attempts": "\(failed.attempts)", "error": "\(failed.failure.error)",
-            ])
+            logger.warning(
+                "\(failed.failure.action) of a request topic failed; retrying until librdkafka takes it",
+                metadata: [
+                    "class": "\(fetchClass)", "attempts": "\(failed.attempts)", "error": "\(failed.failure.error)",
+                ])
         }
         for (fetchClass, attempts) in report.recovered {
-            logger.info("request topic switched after failed attempts", metadata: [
-                "class": "\(fetchClass)", "attempts": "\(attempts)", "now": "\(outcome.switched[fetchClass].map(\.rawValue) ?? "")",
-            ])
+            logger.info(
+                "request topic switched after failed attempts",
+                metadata: [
+                    "class": "\(fetchClass)", "attempts": "\(attempts)", "now": "\(outcome.switched[fetchClass].map(\.rawValue) ?? "")",
+                ])
         }
     }
 }

@@ -111,8 +111,10 @@ struct ClassFetchControl: Sendable {
     /// Re-decides every class from the worker's load; returns every switch librdkafka does not have
     /// yet: the ones just decided and those that failed before. Records nothing as made: report what
     /// the consumer did with ``record(_:)``.
-    mutating func update(inFlight: Int, queued: [LicenseJob.Priority: Int],
-                         classes: [FetchClass] = [.mixed, .priority(.continuity), .priority(.new), .priority(.prefetch)]) -> Change {
+    mutating func update(
+        inFlight: Int, queued: [LicenseJob.Priority: Int],
+        classes: [FetchClass] = [.mixed, .priority(.continuity), .priority(.new), .priority(.prefetch)]
+    ) -> Change {
         for fetchClass in classes {
             let isPaused = decided.contains(fetchClass)
             if isPaused, shouldResume(fetchClass, inFlight: inFlight, queued: queued) {

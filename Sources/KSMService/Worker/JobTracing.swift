@@ -12,7 +12,7 @@ import W3CTraceContext
 /// bootstrapped tracer, with events `received` (at arrival), `processed` and `published`, and the
 /// tracer injects the span's own context into the reply instead of the pass-through. With
 /// `--otlp-endpoint` the bootstrapped tracer is swift-otel's (parent-based ratio sampler, W3C
-/// propagator, batch span processor, OTLP/HTTP exporter; README, "Tracing"); without one the no-op
+/// propagator, batch span processor, OTLP/HTTP exporter; docs/operations.md, "Tracing"); without one the no-op
 /// tracer makes spans free.
 public enum JobTracing {
     /// The W3C Trace Context header names, as Kafka header keys.
@@ -50,7 +50,8 @@ public enum JobTracing {
         guard let parent = headers.last(where: { $0.0 == traceparent })?.1, let zero = versionZero(parent) else { return ([], nil) }
         var out = [(traceparent, parent)]
         if let state = headers.last(where: { $0.0 == tracestate })?.1, !state.isEmpty, state.count <= maximumTraceStateLength,
-           state.allSatisfy({ (0x20...0x7E).contains($0) }) {
+            state.allSatisfy({ (0x20...0x7E).contains($0) })
+        {
             out.append((tracestate, state))
         }
         return (out, zero)
@@ -69,7 +70,8 @@ public enum JobTracing {
     static func versionZero(_ bytes: [UInt8]) -> [UInt8]? {
         func lowercaseHex(_ c: UInt8) -> Bool { (0x30...0x39).contains(c) || (0x61...0x66).contains(c) }
         guard bytes.count >= 55, lowercaseHex(bytes[0]), lowercaseHex(bytes[1]) else { return nil }
-        let f = UInt8(ascii: "f"), zero = UInt8(ascii: "0")
+        let f = UInt8(ascii: "f")
+        let zero = UInt8(ascii: "0")
         guard !(bytes[0] == f && bytes[1] == f) else { return nil }
         // Version 00 is exactly 55 characters; a later one may go on after a dash.
         if bytes[0] == zero && bytes[1] == zero {
@@ -135,7 +137,7 @@ public enum JobTracing {
         }
     }
 
-    /// Reply statuses that mean the worker failed the job (README, Alerts: the error ratio).
+    /// Reply statuses that mean the worker failed the job (docs/operations.md, Alerts: the error ratio).
     static let serverFaults: Set<KSMStatus> = [.storeUnavailable, .keyUnwrapFailed, KSMStatus(.internalError)]
 
     /// The headers a reply carries for its trace: the tracer's injection of the job's span when

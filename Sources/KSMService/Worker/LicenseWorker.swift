@@ -45,29 +45,34 @@ public final class LicenseWorker: Service, Sendable {
         let consumer = try KafkaConsumer(configuration: consumerConfiguration(), logger: logger)
         let producer = try KafkaProducer(configuration: producerConfiguration(), logger: logger)
         let topics = requestTopics
-        let statistics = self.statistics, logger = self.logger
-        let state = WorkerState(maximumInFlight: configuration.maximumInFlight, policy: configuration.scheduling,
-                                concurrentBatches: configuration.concurrentBatches, statistics: statistics,
-                                maximumRequestBytes: configuration.maximumRequestBytes, topics: topics,
-                                maximumBatchSize: configuration.maximumBatchSize,
-                                storeOffset: { partition, offset in
-                                    do {
-                                        try consumer.storeOffset(topic: partition.topic, partition: partition.partition, offset: offset)
-                                    } catch {
-                                        // The partition was revoked meanwhile: its new owner answers the job again.
-                                        logger.debug("offset not stored", metadata: ["error": "\(error)"])
-                                    }
-                                }, logger: logger) { change in
-            // What librdkafka did, per class: the state records only that, and retries the rest.
-            ClassFetchControl.apply(change, to: consumer, topics: topics)
-        }
+        let statistics = self.statistics
+        let logger = self.logger
+        let state = WorkerState(
+            maximumInFlight: configuration.maximumInFlight, policy: configuration.scheduling,
+            concurrentBatches: configuration.concurrentBatches, statistics: statistics,
+            maximumRequestBytes: configuration.maximumRequestBytes, topics: topics,
+            maximumBatchSize: configuration.maximumBatchSize,
+            storeOffset: { partition, offset in
+                do {
+                    try consumer.storeOffset(topic: partition.topic, partition: partition.partition, offset: offset)
+                } catch {
+                    // The partition was revoked meanwhile: its new owner answers the job again.
+                    logger.debug("offset not stored", metadata: ["error": "\(error)"])
+                }
+            },
+            logger: logger,
+            switchFetching: { change in
+                // What librdkafka did, per class: the state records only that, and retries the rest.
+                ClassFetchControl.apply(change, to: consumer, topics: topics)
+            })
         self.consumer.withLock { $0 = consumer }
         defer { self.consumer.withLock { $0 = nil } }
         for (topic, error) in await producer.warmUp(topics: [configuration.repliesTopic, configuration.deadLetterTopic]) {
             // Not fatal (librdkafka keeps trying, and /readyz stays 503 without partitions), but said
             // plainly within seconds: an unreachable broker is otherwise silent.
-            logger.error("cannot reach Kafka at \(configuration.brokers) yet: no metadata for topic \(topic) within 5 s (\(error.code)); retrying, not ready until it answers",
-                         metadata: ["topic": "\(topic)"])
+            logger.error(
+                "cannot reach Kafka at \(configuration.brokers) yet: no metadata for topic \(topic) within 5 s (\(error.code)); retrying, not ready until it answers",
+                metadata: ["topic": "\(topic)"])
         }
         logger.info("worker started", metadata: ["group": "\(configuration.groupID)", "topics": "\(topics.all.joined(separator: ","))"])
 
@@ -76,7 +81,10 @@ public final class LicenseWorker: Service, Sendable {
         await withTaskGroup(of: Bool.self) { group in
             let batches = max(1, configuration.concurrentBatches)
             for _ in 0..<batches {
-                group.addTask { await self.batchLoop(state: state, producer: producer); return true }
+                group.addTask {
+                    await self.batchLoop(state: state, producer: producer)
+                    return true
+                }
             }
             await readLoop(state: state, consumer: consumer)
             // Graceful shutdown (or the consumer ended): the whole shutdown gets `shutdownTimeout` from here.
@@ -89,11 +97,15 @@ public final class LicenseWorker: Service, Sendable {
             }
             var running = batches
             while running > 0, let finished = await group.next() {
-                if finished { running -= 1; continue }
+                if finished {
+                    running -= 1
+                    continue
+                }
                 // Out of time: batches stop retrying publishes; their jobs are not stored as done and are
                 // redelivered to the next owner (at-least-once).
-                logger.warning("shutdown: in-flight work not finished in time; left for redelivery",
-                               metadata: ["timeout": "\(configuration.shutdownTimeout)", "inFlight": "\(statistics.snapshot.inFlight)"])
+                logger.warning(
+                    "shutdown: in-flight work not finished in time; left for redelivery",
+                    metadata: ["timeout": "\(configuration.shutdownTimeout)", "inFlight": "\(statistics.snapshot.inFlight)"])
                 group.cancelAll()
             }
             group.cancelAll()
@@ -128,7 +140,10 @@ public final class LicenseWorker: Service, Sendable {
             let left = end - .now
             let outcome: Result<Void, KafkaError>?
             outcome = await ShutdownPlan.within(max(min(left, .milliseconds(1500)), .milliseconds(200))) { () async -> Result<Void, KafkaError> in
-                do throws(KafkaError) { try await consumer.commit(); return .success(()) } catch { return .failure(error) }
+                do throws(KafkaError) {
+                    try await consumer.commit()
+                    return .success(())
+                } catch { return .failure(error) }
             }
             switch outcome {
             case .success?:
@@ -159,7 +174,8 @@ public final class LicenseWorker: Service, Sendable {
         // A license request is latency-bound: don't let the broker hold a fetch for librdkafka's 500 ms default.
         var properties = ["fetch.wait.max.ms": "10", "fetch.error.backoff.ms": "50"].merging(configuration.kafkaProperties) { _, configured in configured }
         if let instance = configuration.instanceID { properties["group.instance.id"] = instance }
-        var c = KafkaConsumer.Configuration(bootstrapServers: configuration.brokers, groupID: configuration.groupID, topics: requestTopics.all, properties: properties)
+        var c = KafkaConsumer.Configuration(
+            bootstrapServers: configuration.brokers, groupID: configuration.groupID, topics: requestTopics.all, properties: properties)
         // The worker bounds its own in-flight work (and pauses for it); a consumer buffer smaller than
         // that would pause and resume partitions on every burst, and librdkafka resumes slowly.
         c.eventBufferSize = max(c.eventBufferSize, configuration.maximumInFlight * 2)
@@ -191,7 +207,8 @@ public final class LicenseWorker: Service, Sendable {
         let topics = requestTopics
         var lag: [String: Int64] = [:]
         for (partition, behind) in consumerLag {
-            let name = topics.priority(ofTopic: partition.topic)?.rawValue
+            let name =
+                topics.priority(ofTopic: partition.topic)?.rawValue
                 ?? (partition.topic == topics.requests ? ClassFetchControl.FetchClass.mixed.description : nil)
             if let name { lag[name, default: 0] += behind }
         }
@@ -275,7 +292,8 @@ public final class LicenseWorker: Service, Sendable {
         case .error(let error):
             statistics.update { $0.kafkaError("consumer", error.kind) }
             let level: Logger.Level = error.kind == .offsetReset || error.kind == .commitFailed ? .error : .warning
-            logger.log(level: level, "kafka consumer error", metadata: ["error": "\(error)", "kind": "\(error.kind.rawValue)", "retriable": "\(error.isRetriable)"])
+            logger.log(
+                level: level, "kafka consumer error", metadata: ["error": "\(error)", "kind": "\(error.kind.rawValue)", "retriable": "\(error.isRetriable)"])
         }
     }
 
@@ -309,8 +327,9 @@ public final class LicenseWorker: Service, Sendable {
                     if let span { JobTracing.recordOutcome(outcome, on: span) }
                 }
                 let pending = zip(batch, outcomes).enumerated().map { index, pair in
-                    Pending(message: pair.0.message, outcome: pair.1, priority: pair.0.priority.rawValue, arrived: pair.0.arrived,
-                            span: index < spans.count ? spans[index] : nil)
+                    Pending(
+                        message: pair.0.message, outcome: pair.1, priority: pair.0.priority.rawValue, arrived: pair.0.arrived,
+                        span: index < spans.count ? spans[index] : nil)
                 }
                 settling.addTask {
                     await self.settle(pending, perClass: perClass, batchClass: batchClass, processing: processing, state: state, producer: producer)
@@ -321,8 +340,10 @@ public final class LicenseWorker: Service, Sendable {
 
     /// Publishes one answered batch, then marks its delivered jobs done; ``WorkerState`` stores the
     /// offsets that became contiguous (``OffsetTracker``).
-    private func settle(_ pending: [Pending], perClass: [String: Int], batchClass: String, processing: Duration, state: WorkerState,
-                        producer: KafkaProducer) async {
+    private func settle(
+        _ pending: [Pending], perClass: [String: Int], batchClass: String, processing: Duration, state: WorkerState,
+        producer: KafkaProducer
+    ) async {
         let delivered = await publish(pending, producer: producer)
         statistics.update { s in
             s.batchLatency[batchClass, default: LatencyHistogram()].observe(processing)
@@ -394,8 +415,9 @@ public final class LicenseWorker: Service, Sendable {
             storeFailed = true
             statistics.update { $0.storeRetries += 1 }
             try? await Task.sleep(for: .milliseconds(100 * attempt * attempt))
-            let again = await processor.process(decoded: retry.map { batch[$0].decoded }, ledger: ledger,
-                                                firstDeliveries: retry.map { batch[$0].firstDelivery })
+            let again = await processor.process(
+                decoded: retry.map { batch[$0].decoded }, ledger: ledger,
+                firstDeliveries: retry.map { batch[$0].firstDelivery })
             for (index, reply) in zip(retry, again) { replies[index] = reply }
         }
         let outcomes: [Outcome] = replies.enumerated().map { index, entry in
@@ -432,10 +454,11 @@ public final class LicenseWorker: Service, Sendable {
             let tenant = reply.tenant.flatMap { try? StoreIdentifier($0) }
             let named = Self.replyTopicHeader(of: message)
             let topic = named.flatMap { isAllowedReplyTopic($0, tenant: tenant) ? $0 : nil } ?? configuration.repliesTopic
-            var headers: [(String, [UInt8])] = [
-                ("correlation-id", message.header("correlation-id") ?? Array(reply.id.utf8)),
-                ("ksm-status", Array(String(reply.status.rawValue).utf8)),
-            ] + JobTracing.replyHeaders(for: message, span: span)
+            var headers: [(String, [UInt8])] =
+                [
+                    ("correlation-id", message.header("correlation-id") ?? Array(reply.id.utf8)),
+                    ("ksm-status", Array(String(reply.status.rawValue).utf8)),
+                ] + JobTracing.replyHeaders(for: message, span: span)
             // The same bytes as the first answer (a redelivered job): marked, so the edge may drop it.
             if reply.isDuplicate { headers.append(("ksm-duplicate", Array("1".utf8))) }
             return KafkaProducer.Record(topic: topic, key: message.key, value: reply.jsonBytes(), headers: headers)
@@ -466,7 +489,8 @@ public final class LicenseWorker: Service, Sendable {
         let shown = ReplyTopicPolicy.isValidTopicName(named) ? "topic \(named)" : "a name that is no Kafka topic"
         return LicenseReply(
             id: job.id.value, status: .replyTopicRefused,
-            reason: "the job's reply-topic header names \(shown), which tenant \(job.tenant) may not receive answers on (reply-topics); not processed, answered on \(configuration.repliesTopic)",
+            reason:
+                "the job's reply-topic header names \(shown), which tenant \(job.tenant) may not receive answers on (reply-topics); not processed, answered on \(configuration.repliesTopic)",
             tenant: job.tenant.value, account: job.account.value, rule: "reply-topic:not-allowed")
     }
 
@@ -517,18 +541,22 @@ public final class LicenseWorker: Service, Sendable {
                         retry.append(job)
                         lastError = error
                     } else if let fallback = Self.fallback(for: job.outcome, after: error) {
-                        logger.warning("publish refused for good; sending a headers-only dead letter instead", metadata: [
-                            "error": "\(error)", "source": "\(job.message.topic)/\(job.message.partition)/\(job.message.offset)",
-                        ])
+                        logger.warning(
+                            "publish refused for good; sending a headers-only dead letter instead",
+                            metadata: [
+                                "error": "\(error)", "source": "\(job.message.topic)/\(job.message.partition)/\(job.message.offset)",
+                            ])
                         var next = job
                         next.outcome = fallback
                         retry.append(next)
                     } else {
                         // Even the smallest record was refused: nothing more can be published for it.
-                        logger.error("dead letter refused for good; message dropped", metadata: [
-                            "error": "\(error)", "source": "\(job.message.topic)/\(job.message.partition)/\(job.message.offset)",
-                            "bytes": "\(job.message.value.count)",
-                        ])
+                        logger.error(
+                            "dead letter refused for good; message dropped",
+                            metadata: [
+                                "error": "\(error)", "source": "\(job.message.topic)/\(job.message.partition)/\(job.message.offset)",
+                                "bytes": "\(job.message.value.count)",
+                            ])
                         dropped += 1
                         delivered.append(job.message)
                     }
@@ -567,8 +595,9 @@ public final class LicenseWorker: Service, Sendable {
     static func fallback(for outcome: Outcome, after error: KafkaError) -> Outcome? {
         switch outcome {
         case .reply(let reply):
-            return .deadLetterHeadersOnly(reason: "reply (status \(reply.status.rawValue)) not deliverable: \(error.code): \(error.message)",
-                                          jobID: reply.id.isEmpty ? nil : reply.id)
+            return .deadLetterHeadersOnly(
+                reason: "reply (status \(reply.status.rawValue)) not deliverable: \(error.code): \(error.message)",
+                jobID: reply.id.isEmpty ? nil : reply.id)
         case .deadLetter(let reason):
             return .deadLetterHeadersOnly(reason: "\(reason); full dead letter refused: \(error.code)", jobID: nil)
         case .deadLetterHeadersOnly:

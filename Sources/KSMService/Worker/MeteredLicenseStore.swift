@@ -43,7 +43,8 @@ public struct MeteredLicenseStore: LicenseStore {
         try await metered("put") { () async throws(LicenseStoreError) in try await inner.putTenant(tenant) }
     }
 
-    public func putContentKey(_ key: WrappedContentKey, tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) async throws(LicenseStoreError) {
+    public func putContentKey(_ key: WrappedContentKey, tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) async throws(LicenseStoreError)
+    {
         try await metered("put") { () async throws(LicenseStoreError) in
             try await inner.putContentKey(key, tenant: tenant, assetID: assetID, keyPeriod: keyPeriod)
         }

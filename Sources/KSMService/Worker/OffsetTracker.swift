@@ -53,7 +53,8 @@ struct OffsetTracker: Sendable {
         /// Whether `offset` is received and not yet released (binary search: `pending` is sorted).
         func isPending(_ offset: Int64) -> Bool {
             let items = pending
-            var low = items.startIndex, high = items.endIndex
+            var low = items.startIndex
+            var high = items.endIndex
             while low < high {
                 let mid = (low + high) / 2
                 if items[mid] < offset { low = mid + 1 } else { high = mid }

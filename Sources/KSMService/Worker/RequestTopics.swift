@@ -13,7 +13,8 @@ public struct RequestTopics: Sendable, Hashable {
 
     public init(requestsTopic: String, classTopics: Bool) {
         requests = requestsTopic
-        classes = classTopics
+        classes =
+            classTopics
             ? Dictionary(uniqueKeysWithValues: JobScheduler.classes.map { (Self.topic(for: $0, requestsTopic: requestsTopic), $0) })
             : [:]
     }

@@ -40,11 +40,13 @@ actor WorkerState {
     /// partition is never recorded for a later one.
     private var assignmentGeneration: [TopicPartition: UInt64] = [:]
 
-    init(maximumInFlight: Int, policy: SchedulingPolicy = SchedulingPolicy(), concurrentBatches: Int = 1, statistics: WorkerStatistics? = nil,
-         maximumRequestBytes: Int = LicenseJob.maximumEncodedSize, topics: RequestTopics = RequestTopics(requestsTopic: "", classTopics: false),
-         maximumBatchSize: Int = 128, storeOffset: @escaping @Sendable (TopicPartition, Int64) -> Void = { _, _ in },
-         logger: Logger? = nil,
-         switchFetching: @escaping @Sendable (ClassFetchControl.Change) -> ClassFetchControl.Outcome = { .succeeded($0) }) {
+    init(
+        maximumInFlight: Int, policy: SchedulingPolicy = SchedulingPolicy(), concurrentBatches: Int = 1, statistics: WorkerStatistics? = nil,
+        maximumRequestBytes: Int = LicenseJob.maximumEncodedSize, topics: RequestTopics = RequestTopics(requestsTopic: "", classTopics: false),
+        maximumBatchSize: Int = 128, storeOffset: @escaping @Sendable (TopicPartition, Int64) -> Void = { _, _ in },
+        logger: Logger? = nil,
+        switchFetching: @escaping @Sendable (ClassFetchControl.Change) -> ClassFetchControl.Outcome = { .succeeded($0) }
+    ) {
         self.maximumInFlight = maximumInFlight
         self.storeOffset = storeOffset
         self.switchFetching = switchFetching
@@ -95,7 +97,8 @@ actor WorkerState {
     private func makeSwitches(_ change: ClassFetchControl.Change) {
         let outcome = switchFetching(change)
         let report = fetchControl.record(outcome)
-        let paused = Set(fetchControl.paused.map(\.description)), pending = Set(fetchControl.pending.map(\.description))
+        let paused = Set(fetchControl.paused.map(\.description))
+        let pending = Set(fetchControl.pending.map(\.description))
         statistics?.update { s in
             if outcome.switched.values.contains(.pause) { s.pauses += 1 }
             for (fetchClass, failure) in outcome.failed {
@@ -211,7 +214,6 @@ actor WorkerState {
         for (partition, offset) in store { storeOffset(partition, offset) }
         return store
     }
-
 
     /// Jobs received and not settled: what the in-flight limit bounds. The tracker's count, or more
     /// while settling tasks still hold jobs of partitions revoked since.

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A pipe whose both ends are close-on-exec, for a child's standard streams. (`pipe2` is not in

@@ -1,8 +1,9 @@
 import Foundation
 import OwnedThreads
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Reads one pipe to its end on a thread of its own, so a child never blocks on a full pipe while

@@ -1,7 +1,8 @@
 import Foundation
 import OwnedThreads
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Runs a command to its end for a test or a tool: both output pipes drained at once on threads of
@@ -69,8 +70,9 @@ package enum ProcessRunner {
             kill(process.processIdentifier, SIGKILL)
             _ = await process.waitForExit(timeout: .seconds(10))
             let giveUpAt = ContinuousClock.now + .seconds(1)
-            let output = ProcessOutput(exit: ProcessExitStatus(status: -1, signalled: true), stdout: await stdoutDrain.finish(giveUpAt: giveUpAt),
-                                       stderr: await stderrDrain?.finish(giveUpAt: giveUpAt) ?? [])
+            let output = ProcessOutput(
+                exit: ProcessExitStatus(status: -1, signalled: true), stdout: await stdoutDrain.finish(giveUpAt: giveUpAt),
+                stderr: await stderrDrain?.finish(giveUpAt: giveUpAt) ?? [])
             throw ProcessTimedOut(command: ([name] + arguments.prefix(3)).joined(separator: " "), timeout: timeout, output: output)
         }
         // A descendant holding a pipe must not hold the test: one short grace for both, then what was read.

@@ -38,12 +38,13 @@ class RdKafkaContext: @unchecked Sendable {
     /// skipped messages and `COMMITFAIL` were invisible at debug). An offset reset is also reported
     /// (``report(_:)``): librdkafka only logs it.
     fileprivate func log(level: Int32, facility: String, message: String) {
-        let swiftLevel: Logger.Level = switch level {
-        case ...3: .error
-        case 4: .warning
-        case 5, 6: .debug
-        default: .trace
-        }
+        let swiftLevel: Logger.Level =
+            switch level {
+            case ...3: .error
+            case 4: .warning
+            case 5, 6: .debug
+            default: .trace
+            }
         logger.log(
             level: swiftLevel, "kafka: \(message)",
             metadata: ["rdkafka.facility": "\(facility)", "rdkafka.level": "\(level)"]

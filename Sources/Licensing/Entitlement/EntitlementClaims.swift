@@ -1,4 +1,5 @@
 import Wire
+
 /// The claims of an entitlement token: who may play what until when, and optional policy overrides.
 ///
 /// JSON names: `sub` (account), `asset` (exact asset ID) or `asset_pattern` (a prefix ending in `*`),
@@ -19,7 +20,10 @@ public struct EntitlementClaims: Hashable, Sendable {
     /// When present, the token is only valid for this tenant.
     public var tenant: String?
 
-    public init(subject: String, asset: String? = nil, assetPattern: String? = nil, expiresAt: Int64, notBefore: Int64? = nil, policy: PolicyDocument? = nil, tenant: String? = nil) {
+    public init(
+        subject: String, asset: String? = nil, assetPattern: String? = nil, expiresAt: Int64, notBefore: Int64? = nil, policy: PolicyDocument? = nil,
+        tenant: String? = nil
+    ) {
         self.subject = subject
         self.asset = asset
         self.assetPattern = assetPattern

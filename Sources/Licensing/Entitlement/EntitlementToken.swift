@@ -1,4 +1,5 @@
 import Wire
+
 /// A platform-signed entitlement token: a JWT in compact form (RFC 7519), HMAC-SHA256 only.
 ///
 /// `base64url(header) "." base64url(claims) "." base64url(HMAC-SHA256(secret, first two parts))`,
@@ -51,7 +52,9 @@ public struct EntitlementToken: Hashable, Sendable {
     ///   - nowMilliseconds: the clock, epoch ms; `exp` and `nbf` are in seconds.
     ///   - leewaySeconds: clock skew tolerated on `exp` and `nbf`. Default: 0.
     /// - Throws: one ``EntitlementError`` per failure, each with its own rule and status.
-    public static func verify(_ token: some StringProtocol, keyring: EntitlementKeyring, expecting job: Expectation, nowMilliseconds: Int64, leewaySeconds: Int64 = 0) throws(EntitlementError) -> EntitlementToken {
+    public static func verify(
+        _ token: some StringProtocol, keyring: EntitlementKeyring, expecting job: Expectation, nowMilliseconds: Int64, leewaySeconds: Int64 = 0
+    ) throws(EntitlementError) -> EntitlementToken {
         let bytes = Array(token.utf8)
         guard bytes.count <= maximumLength else { throw .malformed("token of \(bytes.count) bytes is over \(maximumLength)") }
         let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
@@ -66,7 +69,7 @@ public struct EntitlementToken: Hashable, Sendable {
         guard let secret = keyring.secret(for: kid) else { throw .unknownKeyID }
         guard let signature = Base64URL.decode(parts[2]) else { throw .malformed("signature is not base64url") }
         let signingInputLength = parts[0].count + 1 + parts[1].count
-        let expected = HMACSHA256.mac(key: secret, message: bytes[0 ..< signingInputLength])
+        let expected = HMACSHA256.mac(key: secret, message: bytes[0..<signingInputLength])
         guard HMACSHA256.equal(expected, signature) else { throw .badSignature }
 
         guard let claimBytes = Base64URL.decode(parts[1]) else { throw .malformed("claims are not base64url") }

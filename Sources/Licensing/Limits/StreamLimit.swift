@@ -9,7 +9,9 @@ public enum StreamLimit {
     ///   player asking twice must not take two slots).
     /// - `renew` for a session whose slot lapsed is a new acquisition under the limit.
     /// - A session ended by a newer stream (end-oldest) is refused on its next renewal or hold.
-    public static func decide(device: [UInt8], session: UInt64, need: LeaseSlotNeed, active: [ActiveStream], limit: PolicyLimit, whenFull: WhenFull, nowMilliseconds now: Int64) -> StreamDecision {
+    public static func decide(
+        device: [UInt8], session: UInt64, need: LeaseSlotNeed, active: [ActiveStream], limit: PolicyLimit, whenFull: WhenFull, nowMilliseconds now: Int64
+    ) -> StreamDecision {
         let live = active.filter { $0.expiresAt > now }
         let mine = live.first { $0.isSession(device: device, session: session) }
         if let mine, mine.ended, need != .none {

@@ -1,4 +1,5 @@
 import Wire
+
 /// The stored form of an offline license record: compact JSON, bytes as lower-case hex.
 ///
 /// `{"stream", "title"?, "asset" (hex), "device" (hex), "issued", "storage", "playback",
@@ -38,8 +39,8 @@ extension OfflineLicenseRecord {
             return n
         }
         guard let stream = hex("stream"), let asset = hex("asset"), let device = hex("device"), let issued = int("issued"),
-              let storage = int("storage").flatMap(UInt32.init(exactly:)), let playback = int("playback").flatMap(UInt32.init(exactly:)),
-              case .string(let stateName)? = o["state"]
+            let storage = int("storage").flatMap(UInt32.init(exactly:)), let playback = int("playback").flatMap(UInt32.init(exactly:)),
+            case .string(let stateName)? = o["state"]
         else { return nil }
         let state: State
         switch stateName {
@@ -49,7 +50,8 @@ extension OfflineLicenseRecord {
         case "not-found": state = .notFoundOnDevice
         default: return nil
         }
-        self.init(streamID: stream, titleID: hex("title"), assetID: asset, deviceID: device, issuedAt: issued,
-                  storageSeconds: storage, playbackSeconds: playback, state: state, reportedExpiresAt: int("reported-expires-at"), lastSyncAt: int("last-sync-at"))
+        self.init(
+            streamID: stream, titleID: hex("title"), assetID: asset, deviceID: device, issuedAt: issued,
+            storageSeconds: storage, playbackSeconds: playback, state: state, reportedExpiresAt: int("reported-expires-at"), lastSyncAt: int("last-sync-at"))
     }
 }

@@ -30,7 +30,10 @@ public struct OfflineLicenseRecord: Hashable, Sendable {
         case notFoundOnDevice
     }
 
-    public init(streamID: [UInt8], titleID: [UInt8]?, assetID: [UInt8], deviceID: [UInt8], issuedAt: Int64, storageSeconds: UInt32, playbackSeconds: UInt32, state: State = .active, reportedExpiresAt: Int64? = nil, lastSyncAt: Int64? = nil) {
+    public init(
+        streamID: [UInt8], titleID: [UInt8]?, assetID: [UInt8], deviceID: [UInt8], issuedAt: Int64, storageSeconds: UInt32, playbackSeconds: UInt32,
+        state: State = .active, reportedExpiresAt: Int64? = nil, lastSyncAt: Int64? = nil
+    ) {
         self.streamID = streamID
         self.titleID = titleID
         self.assetID = assetID
@@ -44,20 +47,30 @@ public struct OfflineLicenseRecord: Hashable, Sendable {
     }
 
     /// A record whose asset ID is given as text: its UTF-8 bytes.
-    public init(streamID: [UInt8], titleID: [UInt8]?, assetID: String, deviceID: [UInt8], issuedAt: Int64, storageSeconds: UInt32, playbackSeconds: UInt32, state: State = .active, reportedExpiresAt: Int64? = nil, lastSyncAt: Int64? = nil) {
-        self.init(streamID: streamID, titleID: titleID, assetID: Array(assetID.utf8), deviceID: deviceID, issuedAt: issuedAt, storageSeconds: storageSeconds,
-                  playbackSeconds: playbackSeconds, state: state, reportedExpiresAt: reportedExpiresAt, lastSyncAt: lastSyncAt)
+    public init(
+        streamID: [UInt8], titleID: [UInt8]?, assetID: String, deviceID: [UInt8], issuedAt: Int64, storageSeconds: UInt32, playbackSeconds: UInt32,
+        state: State = .active, reportedExpiresAt: Int64? = nil, lastSyncAt: Int64? = nil
+    ) {
+        self.init(
+            streamID: streamID, titleID: titleID, assetID: Array(assetID.utf8), deviceID: deviceID, issuedAt: issuedAt, storageSeconds: storageSeconds,
+            playbackSeconds: playbackSeconds, state: state, reportedExpiresAt: reportedExpiresAt, lastSyncAt: lastSyncAt)
     }
 
     /// ``issued(terms:streamID:titleID:assetID:deviceID:nowMilliseconds:)`` with the asset ID given as text: its UTF-8 bytes.
-    public static func issued(terms: LicenseTerms, streamID: [UInt8], titleID: [UInt8], assetID: String, deviceID: [UInt8], nowMilliseconds: Int64) -> OfflineLicenseRecord? {
+    public static func issued(terms: LicenseTerms, streamID: [UInt8], titleID: [UInt8], assetID: String, deviceID: [UInt8], nowMilliseconds: Int64)
+        -> OfflineLicenseRecord?
+    {
         issued(terms: terms, streamID: streamID, titleID: titleID, assetID: Array(assetID.utf8), deviceID: deviceID, nowMilliseconds: nowMilliseconds)
     }
 
     /// The record to keep for a license the engine issued; nil unless its terms are dual expiry.
-    public static func issued(terms: LicenseTerms, streamID: [UInt8], titleID: [UInt8], assetID: [UInt8], deviceID: [UInt8], nowMilliseconds: Int64) -> OfflineLicenseRecord? {
+    public static func issued(terms: LicenseTerms, streamID: [UInt8], titleID: [UInt8], assetID: [UInt8], deviceID: [UInt8], nowMilliseconds: Int64)
+        -> OfflineLicenseRecord?
+    {
         guard case .dualExpiry(let storage, let playback, let version) = terms.duration else { return nil }
-        return OfflineLicenseRecord(streamID: streamID, titleID: version == 2 ? titleID : nil, assetID: assetID, deviceID: deviceID, issuedAt: nowMilliseconds, storageSeconds: storage, playbackSeconds: playback)
+        return OfflineLicenseRecord(
+            streamID: streamID, titleID: version == 2 ? titleID : nil, assetID: assetID, deviceID: deviceID, issuedAt: nowMilliseconds, storageSeconds: storage,
+            playbackSeconds: playback)
     }
 
     /// The latest instant the storage duration allows (epoch ms); nil for no limit.

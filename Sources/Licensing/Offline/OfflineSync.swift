@@ -12,7 +12,9 @@ import FairPlay
 /// - v2 `object-not-found` / `object-expired`: the title's licenses are marked so.
 /// A duration to expiry of 0 means expired; `0xFFFFFFFF` means no expiry.
 public enum OfflineSync {
-    public static func apply(_ sync: SyncRequest, deviceID: [UInt8], records: [OfflineLicenseRecord], expectedChallenge: UInt64? = nil, nowMilliseconds now: Int64) -> SyncOutcome {
+    public static func apply(
+        _ sync: SyncRequest, deviceID: [UInt8], records: [OfflineLicenseRecord], expectedChallenge: UInt64? = nil, nowMilliseconds now: Int64
+    ) -> SyncOutcome {
         var out = SyncOutcome()
         var changed: [Int: OfflineLicenseRecord] = [:]
         let mine = records.indices.filter { records[$0].deviceID == deviceID }

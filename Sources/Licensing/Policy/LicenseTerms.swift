@@ -21,7 +21,10 @@ public struct LicenseTerms: Hashable, Sendable {
     /// ``DeviceLimit/decide(device:registered:limit:)`` before sending the CKC.
     public var registersDevice: Bool
 
-    public init(includesContentKey: Bool, duration: KeyDurationTerms, hdcp: HDCPRequirement, requiredSecurityLevel: SecurityLevel, leaseSlot: LeaseSlotNeed = .none, startsRental: Bool = false, registersDevice: Bool = false) {
+    public init(
+        includesContentKey: Bool, duration: KeyDurationTerms, hdcp: HDCPRequirement, requiredSecurityLevel: SecurityLevel, leaseSlot: LeaseSlotNeed = .none,
+        startsRental: Bool = false, registersDevice: Bool = false
+    ) {
         self.includesContentKey = includesContentKey
         self.duration = duration
         self.hdcp = hdcp

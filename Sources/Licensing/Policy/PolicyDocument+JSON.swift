@@ -37,7 +37,7 @@ extension PolicyDocument {
         minimumKDLVersion = try r.policyUnsigned32("kdl-minimum", minimum: 0)
         hdcp = try r.choice("hdcp", "none, type0 or type1") { Self.hdcp(named: $0) }
         // Legacy spelling of the first policy schema: Apple's JSON `hdcp-type` -1, 0, 1.
-        if let legacy = try r.integer("hdcp-type", in: -1 ... 1) {
+        if let legacy = try r.integer("hdcp-type", in: -1...1) {
             guard hdcp == nil else { throw r.error("hdcp-type", "cannot be given together with \"hdcp\"") }
             hdcp = HDCPRequirement(hdcpType: Int(legacy))
         }
@@ -45,8 +45,8 @@ extension PolicyDocument {
         avAdapter = try r.choice("av-adapter", Self.restrictionNames) { ClientRestriction(jsonName: $0) }
         virtualMachine = try r.choice("virtual-machine", Self.restrictionNames) { ClientRestriction(jsonName: $0) }
         if let s = try r.object("rental") {
-            rental.notBefore = try s.integer("not-before", in: 0 ... Int64.max)
-            rental.notAfter = try s.integer("not-after", in: 0 ... Int64.max)
+            rental.notBefore = try s.integer("not-before", in: 0...Int64.max)
+            rental.notAfter = try s.integer("not-after", in: 0...Int64.max)
             rental.durationSeconds = try s.policyUnsigned32("duration", minimum: 0)
             if let from = rental.notBefore, let to = rental.notAfter, to <= from {
                 throw s.error("not-after", "must be after rental.not-before")
@@ -159,7 +159,7 @@ extension PolicyDocument {
 extension JSONFields {
     /// A policy's 32-bit unsigned count of seconds (or version) at or above `minimum`.
     fileprivate func policyUnsigned32(_ key: String, minimum: Int64) throws(JSONFieldError) -> UInt32? {
-        try integer(key, in: minimum ... Int64(UInt32.max)).flatMap { UInt32(exactly: $0) }
+        try integer(key, in: minimum...Int64(UInt32.max)).flatMap { UInt32(exactly: $0) }
     }
 
     /// A device or stream limit: 1...1000000, or "unlimited".

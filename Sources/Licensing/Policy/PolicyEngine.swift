@@ -121,7 +121,8 @@ public enum PolicyEngine {
                 // the rule, the offline record and the CKC agree. SDK 26 refuses no client here.
                 let storage = Self.tighter(p.offlineStorageSeconds, rentalSeconds)
                 let playback = p.offlinePlaybackSeconds
-                let delivery = OfflineDelivery(storageSeconds: storage, playbackSeconds: playback, capabilities: c.capabilities, hasPlaybackState: c.playback != nil)
+                let delivery = OfflineDelivery(
+                    storageSeconds: storage, playbackSeconds: playback, capabilities: c.capabilities, hasPlaybackState: c.playback != nil)
                 let duration: KeyDurationTerms
                 let rule: String
                 let reason: String
@@ -134,14 +135,17 @@ public enum PolicyEngine {
                 case .contentKeyDuration(let persistable):
                     duration = persistable.keyType == .persistableLimited ? .persistableLimited(seconds: persistable.rentalSeconds) : .persistableUnlimited
                     rule = "offline:persistable"
-                    reason = "no offline key v2 (capability bit 3): the offline terms go as a content key duration \(duration.kind), storage \(storage) s"
+                    reason =
+                        "no offline key v2 (capability bit 3): the offline terms go as a content key duration \(duration.kind), storage \(storage) s"
                         + (playback == 0 ? "" : " (the playback duration has no field there)")
                 case .noTerms:
                     duration = .none
                     rule = "offline:no-playback-state"
                     reason = "no media playback state: key issued without an offline key or a content key duration"
                 }
-                let terms = LicenseTerms(includesContentKey: true, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, startsRental: startsRental, registersDevice: registers)
+                let terms = LicenseTerms(
+                    includesContentKey: true, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, startsRental: startsRental,
+                    registersDevice: registers)
                 return .issue(terms, rule: rule, reason: reason)
             }
             let duration: KeyDurationTerms
@@ -161,7 +165,9 @@ public enum PolicyEngine {
                 duration = .persistableLimited(seconds: rentalSeconds)
                 rule = "persistence:limited-by-rental"
             }
-            let terms = LicenseTerms(includesContentKey: true, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, startsRental: startsRental, registersDevice: registers)
+            let terms = LicenseTerms(
+                includesContentKey: true, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, startsRental: startsRental,
+                registersDevice: registers)
             return .issue(terms, rule: rule, reason: "persistable key: \(duration.kind)")
         }
 
@@ -174,7 +180,9 @@ public enum PolicyEngine {
             if lease > 0, p.leaseRequiresPlaybackState {
                 return .refuse(.leaseNeedsPlaybackState, "the policy leases keys only to SPCs with a media playback state, and this one has none")
             }
-            let terms = LicenseTerms(includesContentKey: true, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, startsRental: startsRental, registersDevice: registers)
+            let terms = LicenseTerms(
+                includesContentKey: true, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, startsRental: startsRental,
+                registersDevice: registers)
             if lease > 0 {
                 return .issue(terms, rule: "lease:no-playback-state", reason: "no media playback state: key issued without a duration TLLV and without a slot")
             }
@@ -189,7 +197,9 @@ public enum PolicyEngine {
         switch state {
         case 1:
             let slot: LeaseSlotNeed = lease > 0 ? .acquire(seconds: lease) : .none
-            let terms = LicenseTerms(includesContentKey: true, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, leaseSlot: slot, startsRental: startsRental, registersDevice: registers)
+            let terms = LicenseTerms(
+                includesContentKey: true, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, leaseSlot: slot, startsRental: startsRental,
+                registersDevice: registers)
             let rule = lease > 0 ? "lease:granted" : (rentalSeconds == nil ? "policy:granted" : "rental:granted")
             return .issue(terms, rule: rule, reason: "state 1: key issued, duration \(duration.kind)")
         case 2:
@@ -199,14 +209,16 @@ public enum PolicyEngine {
                 return .issue(terms, rule: "playback:state2-no-terms", reason: "state 2 with neither lease nor rental: key issued")
             }
             let slot: LeaseSlotNeed = lease == 0 ? .none : (p.leaseRenewalAllowed ? .renew(seconds: lease) : .hold)
-            let terms = LicenseTerms(includesContentKey: false, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, leaseSlot: slot, registersDevice: registers)
+            let terms = LicenseTerms(
+                includesContentKey: false, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, leaseSlot: slot, registersDevice: registers)
             return .issue(terms, rule: "playback:duration-only", reason: "state 2: duration answer (\(duration.kind)) without a content key")
         default:
             if lease > 0, !p.leaseRenewalAllowed {
                 return .refuse(.leaseRenewalNotAllowed, "state 3 asks to renew the lease and the policy does not allow renewal")
             }
             let slot: LeaseSlotNeed = lease > 0 ? .renew(seconds: lease) : .none
-            let terms = LicenseTerms(includesContentKey: true, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, leaseSlot: slot, registersDevice: registers)
+            let terms = LicenseTerms(
+                includesContentKey: true, duration: duration, hdcp: p.hdcp, requiredSecurityLevel: required, leaseSlot: slot, registersDevice: registers)
             return .issue(terms, rule: lease > 0 ? "lease:renewed" : "rental:granted", reason: "state 3: key issued, duration \(duration.kind)")
         }
     }

@@ -16,7 +16,10 @@ public struct PolicyInput: Hashable, Sendable {
     /// this is the first license (the decision then says ``LicenseTerms/startsRental``).
     public var rentalStartedAtMilliseconds: Int64?
 
-    public init(policy: EffectivePolicy, client: ClientFacts, nowMilliseconds: Int64, entitlement: EntitlementState = .absent, requestsPersistence: Bool = false, checkIn: Bool = false, rentalStartedAtMilliseconds: Int64? = nil) {
+    public init(
+        policy: EffectivePolicy, client: ClientFacts, nowMilliseconds: Int64, entitlement: EntitlementState = .absent, requestsPersistence: Bool = false,
+        checkIn: Bool = false, rentalStartedAtMilliseconds: Int64? = nil
+    ) {
         self.checkIn = checkIn
         self.policy = policy
         self.client = client

@@ -31,7 +31,8 @@ public enum AppleDefaultRules {
     public static func check(_ request: Request, payload: SPCPayload) throws(FairPlayError) -> SecurityLevel {
         let client = ClientSecurity(payload)
         if client.kdlBelow(ClientSecurity.minimumKDLVersion) {
-            throw FairPlayError(.clientSecurityLevel, "Kext Deny List version \(client.kdlVersion ?? 0) is below the minimum \(ClientSecurity.minimumKDLVersion)")
+            throw FairPlayError(
+                .clientSecurityLevel, "Kext Deny List version \(client.kdlVersion ?? 0) is below the minimum \(ClientSecurity.minimumKDLVersion)")
         }
         if request.lease && request.offline {
             throw FairPlayError(.parameterError, "a lease is not supported for offline HLS")
@@ -44,7 +45,8 @@ public enum AppleDefaultRules {
         }
         let level = requiredLevel(for: type)
         if !client.meets(level) {
-            throw FairPlayError(.clientSecurityLevel, "\(type.rawValue) content requires security level \(level); the client has \(client.level) (\(client.source))")
+            throw FairPlayError(
+                .clientSecurityLevel, "\(type.rawValue) content requires security level \(level); the client has \(client.level) (\(client.source))")
         }
         switch type {
         case .uhd where request.hdcp != .type1:

@@ -88,7 +88,8 @@ public final class CachingLicenseStore: LicenseStore {
                 throw error
             }
             if !plan.toLoad.isEmpty {
-                await cache.store(Dictionary(uniqueKeysWithValues: zip(plan.toLoad, results.prefix(loadRequests.count))), at: now(), expires: now() + timeToLive)
+                await cache.store(
+                    Dictionary(uniqueKeysWithValues: zip(plan.toLoad, results.prefix(loadRequests.count))), at: now(), expires: now() + timeToLive)
             }
             for (index, result) in zip(accountIndices, results.dropFirst(loadRequests.count)) { accountResults[index] = result }
         }
@@ -130,7 +131,8 @@ public final class CachingLicenseStore: LicenseStore {
         await cache.drop { $0.tenant == tenant.id }
     }
 
-    public func putContentKey(_ key: WrappedContentKey, tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) async throws(LicenseStoreError) {
+    public func putContentKey(_ key: WrappedContentKey, tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) async throws(LicenseStoreError)
+    {
         try await inner.putContentKey(key, tenant: tenant, assetID: assetID, keyPeriod: keyPeriod)
         await cache.drop { $0.tenant == tenant && $0.assetID == assetID }
     }

@@ -90,7 +90,8 @@ public final class InMemoryLicenseStore: LicenseStore {
         var slots = state.slots[account, default: [:]].filter { $0.value.expiresAt > now }
         var records = state.accounts[account, default: AccountRecords()]
         let result = Self.decide(request, slots: &slots, records: records)
-        if case .refused = result {} else {
+        if case .refused = result {
+        } else {
             if request.deviceLimit != nil { records.devices.insert(request.deviceID) }
             if let asset = request.rentalAssetID, records.rentals[asset] == nil { records.rentals[asset] = now }
             for record in request.offlineRecords { records.offline[record.streamID] = record }
@@ -135,7 +136,9 @@ public final class InMemoryLicenseStore: LicenseStore {
                 return .granted(expiresAtMilliseconds: request.expiresAtMilliseconds)
             }
             guard request.endOldestWhenFull,
-                  let oldest = slots.filter({ !$0.value.ended }).min(by: { ($0.value.startedAt, $0.value.expiresAt, $0.key) < ($1.value.startedAt, $1.value.expiresAt, $1.key) })
+                let oldest = slots.filter({ !$0.value.ended }).min(by: {
+                    ($0.value.startedAt, $0.value.expiresAt, $0.key) < ($1.value.startedAt, $1.value.expiresAt, $1.key)
+                })
             else {
                 return .refused(reason: .tooManyStreams, activeCount: live, limit: request.maxConcurrentStreams)
             }
@@ -157,7 +160,11 @@ public final class InMemoryLicenseStore: LicenseStore {
         let slots = state.withLock { $0.slots[AccountKey(tenant: tenant, account: account)] ?? [:] }
         return slots.compactMap { member, slot in
             slot.expiresAt > nowMilliseconds && !slot.ended ? LeaseSlot(member: member, expiresAtMilliseconds: slot.expiresAt) : nil
-        }.sorted { ($0.expiresAtMilliseconds, LeaseSlot.member(deviceID: $0.deviceID, sessionID: $0.sessionID)) < ($1.expiresAtMilliseconds, LeaseSlot.member(deviceID: $1.deviceID, sessionID: $1.sessionID)) }
+        }.sorted {
+            ($0.expiresAtMilliseconds, LeaseSlot.member(deviceID: $0.deviceID, sessionID: $0.sessionID)) < (
+                $1.expiresAtMilliseconds, LeaseSlot.member(deviceID: $1.deviceID, sessionID: $1.sessionID)
+            )
+        }
     }
 
     public func putTenant(_ tenant: TenantRecord) async throws(LicenseStoreError) {
@@ -169,7 +176,8 @@ public final class InMemoryLicenseStore: LicenseStore {
         state.withLock { !$0.tenants.isEmpty }
     }
 
-    public func putContentKey(_ key: WrappedContentKey, tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) async throws(LicenseStoreError) {
+    public func putContentKey(_ key: WrappedContentKey, tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) async throws(LicenseStoreError)
+    {
         state.withLock { $0.contentKeys[ContentKeyKey(tenant: tenant, assetID: assetID, keyPeriod: keyPeriod)] = key }
     }
 

@@ -1,4 +1,5 @@
 import Wire
+
 /// One live lease slot of an account.
 public struct LeaseSlot: Sendable, Hashable {
     public var deviceID: [UInt8]

@@ -25,7 +25,8 @@ public struct StoreIdentifier: Sendable, Hashable, Comparable, CustomStringConve
         guard !utf8.isEmpty, utf8.count <= Self.maximumLength else {
             throw LicenseStoreError(.invalidIdentifier, "identifier length \(utf8.count) is not in 1...\(Self.maximumLength)")
         }
-        for byte in utf8 where byte <= 0x20 || byte == 0x7F || byte == UInt8(ascii: "{")
+        for byte in utf8
+        where byte <= 0x20 || byte == 0x7F || byte == UInt8(ascii: "{")
             || byte == UInt8(ascii: "}") || byte == UInt8(ascii: ":")
         {
             throw LicenseStoreError(.invalidIdentifier, "identifier \"\(value)\" contains a reserved character")

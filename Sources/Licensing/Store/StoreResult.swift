@@ -21,8 +21,10 @@ public struct StoreResult: Sendable, Hashable {
     /// The account's offline license records, when asked for (``AccountReads/offlineRecords``).
     public var offlineRecords: [OfflineLicenseRecord]
 
-    public init(tenant: TenantRecord?, contentKey: WrappedContentKey?, tenantPolicy: [UInt8]? = nil, assetPolicy: [UInt8]? = nil, keyPeriodPolicy: [UInt8]? = nil,
-                rentalStartedAt: Int64? = nil, rentalStartRead: Bool = false, offlineRecords: [OfflineLicenseRecord] = []) {
+    public init(
+        tenant: TenantRecord?, contentKey: WrappedContentKey?, tenantPolicy: [UInt8]? = nil, assetPolicy: [UInt8]? = nil, keyPeriodPolicy: [UInt8]? = nil,
+        rentalStartedAt: Int64? = nil, rentalStartRead: Bool = false, offlineRecords: [OfflineLicenseRecord] = []
+    ) {
         self.tenant = tenant
         self.contentKey = contentKey
         self.tenantPolicy = tenantPolicy

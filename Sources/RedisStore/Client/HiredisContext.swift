@@ -1,9 +1,9 @@
 internal import CHiredis
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The one owner of a hiredis `redisContext` (blocking mode).

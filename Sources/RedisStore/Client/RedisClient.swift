@@ -2,9 +2,9 @@ import Logging
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// hiredis 0.14 writes with `write(2)`, so a peer that closed mid-pipeline would raise SIGPIPE and

@@ -92,11 +92,16 @@ public final class RedisClusterClient: RedisCommandRunner {
                 if byNode[node] == nil { order.append(node) }
                 byNode[node, default: []].append(unit)
             }
-            let outcomes = await send(durability: durability, order.map { node in
-                (node, byNode[node, default: []].flatMap { unit in
-                    commands[units[unit].commands].map { askTarget[unit] == nil ? $0 : $0.asking() }
+            let outcomes = await send(
+                durability: durability,
+                order.map { node in
+                    (
+                        node,
+                        byNode[node, default: []].flatMap { unit in
+                            commands[units[unit].commands].map { askTarget[unit] == nil ? $0 : $0.asking() }
+                        }
+                    )
                 })
-            })
 
             var again: [Int] = unrouted
             var backOff = !unrouted.isEmpty

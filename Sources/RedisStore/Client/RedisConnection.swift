@@ -65,8 +65,9 @@ final class RedisConnection: @unchecked Sendable {
                 let acknowledged = try waitForReplicas(durability, on: context)
                 guard acknowledged >= durability.replicas else {
                     // The connection is fine; only the replicas are behind.
-                    return .failure(RedisError(
-                        .notDurable, "\(acknowledged) of \(durability.replicas) replicas acknowledged within \(durability.timeout)", isRetriable: true))
+                    return .failure(
+                        RedisError(
+                            .notDurable, "\(acknowledged) of \(durability.replicas) replicas acknowledged within \(durability.timeout)", isRetriable: true))
                 }
                 return .success(replies)
             } catch {

@@ -41,7 +41,8 @@ public final class LeaseSlotGauge: Sendable {
     }
 
     func count(client: any RedisCommandRunner, nowMilliseconds: Int64) async throws(RedisError) -> Sample {
-        var slots = 0, accounts = 0
+        var slots = 0
+        var accounts = 0
         let stopped = try await client.scanEveryMaster(match: RedisKeys.allSlots) { node, names throws(RedisError) in
             // The node's own keys, so the node's own pool; a key migrating away meanwhile answers
             // a redirect, which is not an integer and is skipped.

@@ -50,8 +50,10 @@ extension RedisLicenseStore: JobGuardStore {
             }
             return RedisCommand.evalScript(
                 Self.admissionScript,
-                keys: [RedisKeys.reply(request.tenant, account: request.account, jobID: request.jobID),
-                       RedisKeys.rateCounter(request.tenant, account: request.account, window: window)],
+                keys: [
+                    RedisKeys.reply(request.tenant, account: request.account, jobID: request.jobID),
+                    RedisKeys.rateCounter(request.tenant, account: request.account, window: window),
+                ],
                 // Twice the window: a counter outlives its window a little, never a live one.
                 arguments: [RedisArgument(2 * length)])
         }
@@ -97,12 +99,13 @@ extension RedisLicenseStore: JobGuardStore {
 
     public func claim(_ claims: [SPCClaim]) async throws(LicenseStoreError) -> [Bool] {
         if claims.isEmpty { return [] }
-        let replies = try await run(claims.map { claim in
-            RedisCommand.evalScript(
-                Self.claimScript,
-                keys: [RedisKeys.spcClaim(claim.tenant, transactionID: claim.transactionID, digest: claim.digest)],
-                arguments: [RedisArgument(claim.jobID.value), RedisArgument(max(1, claim.windowMilliseconds))])
-        })
+        let replies = try await run(
+            claims.map { claim in
+                RedisCommand.evalScript(
+                    Self.claimScript,
+                    keys: [RedisKeys.spcClaim(claim.tenant, transactionID: claim.transactionID, digest: claim.digest)],
+                    arguments: [RedisArgument(claim.jobID.value), RedisArgument(max(1, claim.windowMilliseconds))])
+            })
         var fresh: [Bool] = []
         for reply in replies {
             guard let flag = try Self.checked(reply).integerValue else {
@@ -126,17 +129,18 @@ extension RedisLicenseStore: JobGuardStore {
         guard compatibility.usesSetNXGet else { return try Self.earlierReplies(try await run(replies.indices.map(script))) }
         // One plain command per reply (Redis 7.0+): stored unless one exists, the existing one
         // returned; no Lua, and the reply bytes are not copied into and out of a script.
-        var answers = try await run(zip(replies, values).map { reply, value in
-            var set = RedisCommandEncoder(capacity: value.count + 224)
-            set.append("SET")
-            set.append(RedisKeys.accountPrefix(reply.tenant, account: reply.account), RedisKeys.Account.reply, reply.jobID.value)
-            set.append(bytes: value)
-            set.append("NX")
-            set.append("PX")
-            set.append(max(1, reply.ttlMilliseconds))
-            set.append("GET")
-            return RedisCommand(set)
-        })
+        var answers = try await run(
+            zip(replies, values).map { reply, value in
+                var set = RedisCommandEncoder(capacity: value.count + 224)
+                set.append("SET")
+                set.append(RedisKeys.accountPrefix(reply.tenant, account: reply.account), RedisKeys.Account.reply, reply.jobID.value)
+                set.append(bytes: value)
+                set.append("NX")
+                set.append("PX")
+                set.append(max(1, reply.ttlMilliseconds))
+                set.append("GET")
+                return RedisCommand(set)
+            })
         // A command refused (nothing stored for it; an older server or a proxy that does not know
         // the option pair, or a failover to one mid-batch) is done again by the script, alone: the
         // answers that did succeed stand, so our own bytes are never taken for another worker's.

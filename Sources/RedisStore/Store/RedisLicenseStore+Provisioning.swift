@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Licensing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The provisioning marker: a key that provisioning writes and only a loss of Redis's data removes
 /// (it has no TTL), so a worker can tell "tenant not provisioned" from "Redis forgot everything".

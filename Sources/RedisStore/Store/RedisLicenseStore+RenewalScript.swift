@@ -42,7 +42,8 @@ extension RedisLicenseStore {
     /// records or invalidated stream IDs (only the lease script does those).
     static func renewalCommand(_ request: LeaseRequest, member: String) -> RedisCommand? {
         guard request.expectsLiveSlot, request.slot == .acquireOrRenew, request.rentalAssetID == nil,
-              request.offlineRecords.isEmpty, request.invalidatedStreamIDs.isEmpty else { return nil }
+            request.offlineRecords.isEmpty, request.invalidatedStreamIDs.isEmpty
+        else { return nil }
         let prefix = RedisKeys.accountPrefix(request.tenant, account: request.account)
         var e = RedisCommandEncoder.script(keyCount: 5, capacity: 448)
         e.append(prefix, RedisKeys.Account.slots)

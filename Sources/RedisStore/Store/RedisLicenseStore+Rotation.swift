@@ -14,8 +14,10 @@ extension RedisLicenseStore: RotationScheduleStore {
         // and an index entry whose schedule is missing is skipped.
         let replies = try await rotationRun([
             RedisCommand(["MULTI"]), RedisCommand(["DEL", key]), RedisCommand(hset), RedisCommand(["EXEC"]),
-            RedisCommand(["ZADD", RedisKeys.rotationIndex, RedisArgument(schedule.boundaryMilliseconds),
-                          RedisArgument(RedisKeys.rotationMember(schedule.tenant, assetID: schedule.assetID))]),
+            RedisCommand([
+                "ZADD", RedisKeys.rotationIndex, RedisArgument(schedule.boundaryMilliseconds),
+                RedisArgument(RedisKeys.rotationMember(schedule.tenant, assetID: schedule.assetID)),
+            ]),
         ])
         for reply in replies { _ = try Self.rotationChecked(reply) }
     }

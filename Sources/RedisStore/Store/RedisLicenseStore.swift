@@ -94,7 +94,8 @@ public struct RedisLicenseStore: LicenseStore {
             RedisCommand(["SMEMBERS", RedisKeys.endedSlots(tenant, account: account)]),
         ])
         guard replies.count == 2, let flat = try Self.checked(replies[0]).arrayValue, flat.count.isMultiple(of: 2),
-              let endedMembers = try Self.checked(replies[1]).arrayValue else {
+            let endedMembers = try Self.checked(replies[1]).arrayValue
+        else {
             throw LicenseStoreError(.corruptRecord, "slot set of \(tenant)/\(account) is not a score list")
         }
         let ended = Set(endedMembers.compactMap(\.string))
@@ -145,7 +146,9 @@ public struct RedisLicenseStore: LicenseStore {
         // those accounts has no other request in the batch, so no request of it runs out of order.
         if !declined.isEmpty {
             let again = try await run(declined.map { Self.leaseCommand(requests[$0], member: members[$0]) }, durability: durability)
-            if let error = LicenseStoreError.answerCount(again.count, of: declined.count, "requests", from: "lease scripts", code: .corruptRecord) { throw error }
+            if let error = LicenseStoreError.answerCount(again.count, of: declined.count, "requests", from: "lease scripts", code: .corruptRecord) {
+                throw error
+            }
             for (index, reply) in zip(declined, again) { results[index] = try Self.leaseResult(Self.checked(reply)) }
         }
         return try results.map { result throws(LicenseStoreError) in
@@ -192,12 +195,15 @@ public struct RedisLicenseStore: LicenseStore {
         }
         // Replace, not merge: a removed token key must disappear with the old record. The marker is
         // set outside the transaction: it has a hash tag of its own (one slot in a cluster).
-        let replies = try await run([RedisCommand(["MULTI"]), RedisCommand(["DEL", RedisKeys.tenant(tenant.id)]), RedisCommand(fields), RedisCommand(["EXEC"]),
-                                     Self.markProvisionedCommand()])
+        let replies = try await run([
+            RedisCommand(["MULTI"]), RedisCommand(["DEL", RedisKeys.tenant(tenant.id)]), RedisCommand(fields), RedisCommand(["EXEC"]),
+            Self.markProvisionedCommand(),
+        ])
         for reply in replies { _ = try Self.checked(reply) }
     }
 
-    public func putContentKey(_ key: WrappedContentKey, tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) async throws(LicenseStoreError) {
+    public func putContentKey(_ key: WrappedContentKey, tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) async throws(LicenseStoreError)
+    {
         _ = try Self.checked(
             try await run([
                 RedisCommand([
@@ -289,8 +295,10 @@ public struct RedisLicenseStore: LicenseStore {
             }
             secrets[kid] = value
         }
-        return TenantRecord(id: id, certificateHashes: hashes, keyEncryptionKeyID: kek, maxConcurrentStreams: maxStreams, leaseDurationSeconds: lease, entitlementSecrets: secrets,
-                            keySeed: fields["seed"])
+        return TenantRecord(
+            id: id, certificateHashes: hashes, keyEncryptionKeyID: kek, maxConcurrentStreams: maxStreams, leaseDurationSeconds: lease,
+            entitlementSecrets: secrets,
+            keySeed: fields["seed"])
     }
 
     private static func decodeContentKey(_ value: RedisValue) throws(LicenseStoreError) -> WrappedContentKey? {

@@ -9,7 +9,9 @@ import Wire
 extension RotationSchedule {
     /// The hash fields to store, in a fixed order.
     public var fields: [(String, String)] {
-        var out: [(String, String)] = [("boundary", String(boundaryMilliseconds)), ("next_asset", HexEncoding.encode(nextAssetID)), ("keys", String(keysPerViewer))]
+        var out: [(String, String)] = [
+            ("boundary", String(boundaryMilliseconds)), ("next_asset", HexEncoding.encode(nextAssetID)), ("keys", String(keysPerViewer)),
+        ]
         if let currentPeriod { out.append(("current_period", currentPeriod.value)) }
         if let nextPeriod { out.append(("next_period", nextPeriod.value)) }
         return out
@@ -33,7 +35,8 @@ extension RotationSchedule {
             guard let text = fields[name] else { return nil }
             do { return try StoreIdentifier(text) } catch { throw corrupt("\(name) is not a valid identifier") }
         }
-        self.init(tenant: tenant, assetID: assetID, currentPeriod: try period("current_period"), nextAssetID: next,
-                  nextPeriod: try period("next_period"), boundaryMilliseconds: boundary, keysPerViewer: keys)
+        self.init(
+            tenant: tenant, assetID: assetID, currentPeriod: try period("current_period"), nextAssetID: next,
+            nextPeriod: try period("next_period"), boundaryMilliseconds: boundary, keysPerViewer: keys)
     }
 }

@@ -21,7 +21,8 @@ extension StoredAnswer {
 
     init(redisValue value: [UInt8]) {
         guard value.count >= Self.headerLength, value.starts(with: Self.prefix), value[Self.headerLength - 1] == UInt8(ascii: "\n"),
-              let digest = HexEncoding.decode(String(decoding: value[Self.prefix.count ..< Self.headerLength - 1], as: UTF8.self)) else {
+            let digest = HexEncoding.decode(String(decoding: value[Self.prefix.count..<Self.headerLength - 1], as: UTF8.self))
+        else {
             self.init(bytes: value, requestDigest: nil)
             return
         }

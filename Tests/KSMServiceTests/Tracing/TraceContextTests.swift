@@ -1,7 +1,8 @@
 import Kafka
-@testable import KSMService
 import Testing
 import Tracing
+
+@testable import KSMService
 
 /// W3C trace context through swift-otel's tracer and propagator, and the pass-through that works
 /// with tracing off. What the spans hold on export is checked against a collector in FleetTests.
@@ -80,8 +81,10 @@ import Tracing
     func rootSpans() throws {
         let tracer = try TracingFixtures.tracer()
         var traceIDs: Set<String> = []
-        for bad in ["junk", "00-\(TracingFixtures.traceID.uppercased())-\(TracingFixtures.parentSpanID)-01",
-                    "00-00000000000000000000000000000000-\(TracingFixtures.parentSpanID)-01"] {
+        for bad in [
+            "junk", "00-\(TracingFixtures.traceID.uppercased())-\(TracingFixtures.parentSpanID)-01",
+            "00-00000000000000000000000000000000-\(TracingFixtures.parentSpanID)-01",
+        ] {
             let message = message(headers(bad))
             let span = JobTracing.start(ScheduledJob(message: message, sequence: 0), tracer: tracer)
             let parts = fields(text(JobTracing.replyHeaders(for: message, span: span, tracer: tracer), "traceparent"))
@@ -103,9 +106,11 @@ import Tracing
         #expect(reply.map(\.0) == ["traceparent", "tracestate"])
         #expect(reply.first?.1 == Array(valid.utf8))
         #expect(JobTracing.replyHeaders(for: message, span: nil, tracer: noop).map(\.0) == ["traceparent", "tracestate"])
-        for bad in ["", "junk", "00-\(TracingFixtures.traceID)-\(TracingFixtures.parentSpanID)", "ff" + valid.dropFirst(2),
-                    "00-00000000000000000000000000000000-\(TracingFixtures.parentSpanID)-01", "00-\(TracingFixtures.traceID)-0000000000000000-01",
-                    "00-\(TracingFixtures.traceID.uppercased())-\(TracingFixtures.parentSpanID)-01"] {
+        for bad in [
+            "", "junk", "00-\(TracingFixtures.traceID)-\(TracingFixtures.parentSpanID)", "ff" + valid.dropFirst(2),
+            "00-00000000000000000000000000000000-\(TracingFixtures.parentSpanID)-01", "00-\(TracingFixtures.traceID)-0000000000000000-01",
+            "00-\(TracingFixtures.traceID.uppercased())-\(TracingFixtures.parentSpanID)-01",
+        ] {
             #expect(JobTracing.passThrough(headers(bad, "a=1")).isEmpty, "\(bad)")
         }
         #expect(JobTracing.passThrough(headers(valid, String(repeating: "a", count: 513))).map(\.0) == ["traceparent"])

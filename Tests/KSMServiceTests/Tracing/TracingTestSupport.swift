@@ -1,8 +1,9 @@
-@testable import KSMOperations
 import Logging
-@testable import KSMService
 import OTel
 import Tracing
+
+@testable import KSMOperations
+@testable import KSMService
 
 enum TracingFixtures {
     static let traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
