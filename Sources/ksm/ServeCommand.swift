@@ -165,7 +165,9 @@ struct ServeOptions: ParsableArguments {
     var logLevel: String?
     @Option(help: .setting("log-format", "text (swift-log's default lines) or json (one JSON object per line). Default: text."))
     var logFormat: String?
-    @Flag(help: .setting("tracing", "Open a span per job through the bootstrapped tracer; traceparent headers pass to replies either way (docs/operations.md, Tracing)."))
+    @Flag(
+        help: .setting(
+            "tracing", "Open a span per job through the bootstrapped tracer; traceparent headers pass to replies either way (docs/operations.md, Tracing)."))
     var tracing = false
     @Option(
         help: .setting(
