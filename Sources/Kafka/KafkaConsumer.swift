@@ -80,7 +80,7 @@ public final class KafkaConsumer: Sendable {
         config.withRaw { conf in
             rd_kafka_conf_set_rebalance_cb(conf, rebalanceTrampoline)
             // Without these, librdkafka only logs global errors (brokers down, transport) and commit
-            // failures; with them they become `.error` events the service counts (issue 16).
+            // failures; with them they become `.error` events the service counts.
             rd_kafka_conf_set_error_cb(conf, consumerErrorTrampoline)
             rd_kafka_conf_set_offset_commit_cb(conf, offsetCommitTrampoline)
         }

@@ -20,7 +20,7 @@ struct StormBench: AsyncParsableCommand {
     var joiners: Int?
     @Option(
         help:
-            "The storm's mix: rotation (20000 rotating + 2000 joining) or join-heavy (5000 rotating + 17000 joining, issue 20's reference); --viewers and --joiners override it."
+            "The storm's mix: rotation (20000 rotating + 2000 joining) or join-heavy (5000 rotating + 17000 joining, the class topics' reference); --viewers and --joiners override it."
     )
     var mix: StormMix = .rotation
     @Option(help: "Where to write the chart (SVG).")

@@ -8,7 +8,7 @@ import Kafka
 import Licensing
 import Testing
 
-/// Priority across the queue (issue 20): a backlog of new sessions waits in Kafka in front of the
+/// Priority across the queue: a backlog of new sessions waits in Kafka in front of the
 /// continuity requests behind it on the single requests topic, and does not on the class topics.
 /// Each run leaves the whole backlog on the broker before its one `ksm serve` starts, with a small
 /// in-flight limit and small fetches, so the worker can only reorder what it has fetched.

@@ -6,7 +6,7 @@ import Licensing
 import RedisStore
 import Testing
 
-/// The fault suite of issue 6: the real `ksm` binary as a fleet (redis-server, `ksm broker`, `ksm serve`
+/// The fault suite: the real `ksm` binary as a fleet (redis-server, `ksm broker`, `ksm serve`
 /// workers), load from a client that checks every CKC, and one fault per test. Each asserts that
 /// every job gets exactly one correct answer (duplicates only byte-identical), that every account
 /// holds exactly its one lease slot, that the fleet recovers without a restart, and that it

@@ -7,7 +7,7 @@ import Testing
 import Wire
 
 /// Apple's own device SPCs (../shared/vectors/apple-sdk-2.0.3, FPS/ and FPS-Lease/) asked for under a
-/// lease, as issue 15 requires: SDK 26 issues each a CKC, with a content key duration only when the
+/// lease: SDK 26 issues each a CKC, with a content key duration only when the
 /// SPC carries a media playback state (FPS-Lease/), and so must `ksm process` and the worker.
 @Suite(.timeLimit(.minutes(1)))
 struct AppleVectorLeaseTests {

@@ -9,7 +9,7 @@ import Testing
 
 /// A store that lost its data (Redis restarted without persistence) is told apart from an unknown
 /// tenant: its jobs are answered retriable and not stored, so they succeed once it is provisioned
-/// again (issue 16, item 3; docs/faults.md).
+/// again (docs/faults.md).
 @Suite(.timeLimit(.minutes(1)))
 struct StoreProvisioningTests {
     let world: World

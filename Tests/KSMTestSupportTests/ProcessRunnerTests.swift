@@ -12,7 +12,7 @@ import Testing
 @Suite struct ProcessRunnerTests {
     /// A shell that leaves a `sleep` behind and exits. The sleep inherits every descriptor the shell
     /// had: its output pipe and Foundation's exit-notification socket, as a child spawned by another
-    /// thread at the same moment can (the CI stall of the thirteenth session).
+    /// thread at the same moment can (a CI stall it caused).
     static let leaveASleeperBehind = ["-c", "sleep 60 & echo $!; exit 3"]
 
     @Test("an exit is seen at once although a descendant holds Foundation's notification socket")

@@ -7,7 +7,7 @@ import Licensing
 import Logging
 import Synchronization
 
-/// The key-rotation storm (issue 5): viewers already playing all ask for the next key period within
+/// The key-rotation storm: viewers already playing all ask for the next key period within
 /// one second while new viewers join, through Kafka and Redis to real workers. Measures drain time
 /// against the ideal (jobs / in-process CKC rate on the same cores, same run), latency per priority
 /// class, and checks every reply: each job must end with exactly one CKC that opens to its key.

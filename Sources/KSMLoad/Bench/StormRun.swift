@@ -128,7 +128,7 @@ package struct StormRun {
         /// with the ideal taken from the storm's own seconds, so host drift between phases cannot move it.
         package var drainOverCryptoTime: [String: Double]?
         /// The continuity jobs alone over the in-process rate: the least time the storm's continuity
-        /// class could drain in on these cores (the issue 20 yardstick).
+        /// class could drain in on these cores (the class topics' yardstick).
         package var continuityIdealSeconds: Double?
         /// Each run's continuity p99 over its continuity-only ideal (jobs over the baselines beside it).
         package var continuityP99OverIdeal: [String: Double]?

@@ -487,7 +487,7 @@ struct ServeConfigurationResolver {
             cryptoThreads: CPUAffinity.usableCores(NIOCore.System.coreCount))
         configuration.cryptoThreads = integer("crypto-threads", default: configuration.cryptoThreads) ?? configuration.cryptoThreads
         // Four batches per crypto thread keep the pool fed while other batches wait on Redis or a
-        // delivery report (docs/performance.md §3, twelfth session: at four in all, two threads idled 8-10% of a storm).
+        // delivery report (docs/performance.md §3: at four in all, two threads idled 8-10% of a storm).
         let batchesPerPool = WorkerConfiguration.concurrentBatches(forCryptoThreads: configuration.cryptoThreads)
         configuration.worker.concurrentBatches = integer("concurrent-batches", default: batchesPerPool) ?? batchesPerPool
         configuration.fpscryptoLibrary = string("fpscrypto-library")

@@ -13,7 +13,7 @@ protocol HeapOrdered {
 /// Keys and elements sit in two arrays moved in step. Sifting moves elements through unsafe buffers
 /// (`UnsafeMutableBufferPointer.swapAt` moves, never copies): `Array.swapAt` copies each element,
 /// a retain and a release on a job box scattered in memory, and in a join-heavy storm those were the
-/// largest single source of retains in the worker's profile (docs/performance.md, thirteenth session).
+/// largest single source of retains in the worker's profile (docs/performance.md).
 struct PriorityHeap<Element: HeapOrdered & Sendable>: Sendable {
     private var keys: [Element.HeapKey] = []
     private(set) var elements: [Element] = []

@@ -8,7 +8,7 @@ import Wire
 ///
 /// Why: the producer refuses a record over its `message.max.bytes` with `MSG_SIZE_TOO_LARGE`, which
 /// no retry cures; a worker that forwarded a 1 MB request as it came retried it forever and its
-/// partition never moved again (issue 16). So the value is cut to ``Limits/valueBytes`` (the
+/// partition never moved again. So the value is cut to ``Limits/valueBytes`` (the
 /// original size in `dlq-truncated`, the whole value's SHA-256 in `dlq-sha256`, so it can still be
 /// matched with the producer's copy), and oversize keys and header sets are left out (counted in
 /// `dlq-key-dropped` / `dlq-headers-dropped`).

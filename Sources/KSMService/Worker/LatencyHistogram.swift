@@ -7,7 +7,7 @@ public struct LatencyHistogram: Sendable, Hashable {
     /// Upper bounds in seconds of every latency histogram. From 5 ms (a
     /// cache-hit batch) to 30 s (the new-session wait limit), dense from 0.5 s to 2.5 s, where a live
     /// event's p99 target sits: with 1 s -> 2.5 s and nothing between, `KSMLatencyP99OverTarget`
-    /// (2 s) interpolated a p99 of 2.2 s when the real one was 1.13 s (issue 17).
+    /// (2 s) interpolated a p99 of 2.2 s when the real one was 1.13 s.
     public static let bounds: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 2.5, 5, 10, 30]
 
     /// Observations per bucket (not cumulative); the last entry is the +Inf bucket.

@@ -500,7 +500,7 @@ public final class LicenseWorker: Service, Sendable {
     /// are not stored as done and are redelivered.
     ///
     /// Retriable failures (Kafka unavailable, queue full, timeouts) are retried with capped backoff
-    /// for as long as it takes. A non-retriable one is never retried as it was (issue 16: a 1 MB dead
+    /// for as long as it takes. A non-retriable one is never retried as it was (a 1 MB dead
     /// letter refused with `MSG_SIZE_TOO_LARGE` was retried every 2 s forever and jammed its
     /// partition): a reply or a full dead letter falls back to a headers-only dead letter naming the
     /// job; if even that is refused for good, the message is logged at error, counted in

@@ -4,7 +4,7 @@ import Synchronization
 /// commit, leaving the group and flushing the producer.
 ///
 /// Why a plan: Kubernetes sends SIGKILL `terminationGracePeriodSeconds` (30 s) after SIGTERM; a worker
-/// killed before its final commit has its answered jobs redelivered (issue 16: the last member of
+/// killed before its final commit has its answered jobs redelivered (the last member of
 /// a group exited 44 s after SIGTERM). Every step is bounded so the whole fits in the timeout.
 struct ShutdownPlan: Sendable {
     let timeout: Duration

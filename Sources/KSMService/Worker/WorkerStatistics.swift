@@ -64,7 +64,7 @@ public final class WorkerStatistics: Sendable {
         /// and by kind (``KafkaError/Kind``), so an operator can alert on lost progress.
         public var kafkaErrors: [KafkaErrorKey: Int] = [:]
         /// Messages whose answer could not be published even as a headers-only dead letter: logged
-        /// at error and given up on, so the partition moves on (issue 16).
+        /// at error and given up on, so the partition moves on.
         public var dropped = 0
         /// Store (Redis) errors by operation (`fetch`, `lease`, `ping`, ...) and error code.
         public var storeErrors: [StoreErrorKey: Int] = [:]

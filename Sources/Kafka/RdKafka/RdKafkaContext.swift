@@ -34,7 +34,7 @@ class RdKafkaContext: @unchecked Sendable {
     func report(_ error: KafkaError) {}
 
     /// librdkafka's syslog levels: 0-3 become error, 4 (warning) warning, 5-6 debug, 7 trace. A
-    /// warning from librdkafka means something an operator should see (issue 16: offset resets that
+    /// warning from librdkafka means something an operator should see (offset resets that
     /// skipped messages and `COMMITFAIL` were invisible at debug). An offset reset is also reported
     /// (``report(_:)``): librdkafka only logs it.
     fileprivate func log(level: Int32, facility: String, message: String) {
