@@ -26,6 +26,12 @@ final class ScriptedRedisNode: Sendable {
     private let stopped = Atomic<Bool>(false)
     private let answer: @Sendable (_ command: [String], _ port: Int) -> Answer
     private let finished = DispatchSemaphore(value: 0)
+    /// The connection being served, -1 between connections: `stop` shuts it down, so a send blocked
+    /// on a client that stopped reading returns at once instead of holding `stop` (and the test's
+    /// cooperative thread) until the client hangs up.
+    /// Held while the descriptor is shut down or closed, so `stop` never reaches a number that was
+    /// closed and handed to another socket meanwhile.
+    private let current = Mutex<Int32>(-1)
 
     /// `answer` gets each command's arguments (decoded as UTF-8) and this node's port.
     init(answer: @escaping @Sendable (_ command: [String], _ port: Int) -> Answer) throws {
@@ -47,6 +53,9 @@ final class ScriptedRedisNode: Sendable {
     /// node alive until then).
     func stop() {
         guard !stopped.exchange(true, ordering: .relaxed) else { return }
+        current.withLock { client in
+            if client >= 0 { shutdown(client, Int32(SHUT_RDWR)) }
+        }
         finished.wait()
         close(listener)
     }
@@ -57,8 +66,14 @@ final class ScriptedRedisNode: Sendable {
             guard poll(&pfd, 1, 50) > 0 else { continue }
             let client = accept(listener, nil, nil)
             guard client >= 0 else { continue }
+            current.withLock { $0 = client }
+            // A stop between accept and the line above found no connection to shut down.
+            if stopped.load(ordering: .acquiring) { shutdown(client, Int32(SHUT_RDWR)) }
             serve(client)
-            close(client)
+            current.withLock {
+                $0 = -1
+                close(client)
+            }
         }
     }
 
