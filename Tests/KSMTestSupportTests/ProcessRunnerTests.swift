@@ -13,7 +13,7 @@ import Testing
     /// A shell that leaves a `sleep` behind and exits. The sleep inherits every descriptor the shell
     /// had: its output pipe and Foundation's exit-notification socket, as a child spawned by another
     /// thread at the same moment can (a CI stall it caused).
-    static let leaveASleeperBehind = ["-c", "sleep 60 & echo $!; exit 3"]
+    static let leaveASleeperBehind = ["-c", "sleep 600 & echo $!; exit 3"]
 
     @Test("an exit is seen at once although a descendant holds Foundation's notification socket")
     func exitSeenWhileADescendantHoldsTheSocket() async throws {
@@ -23,12 +23,12 @@ import Testing
         process.standardOutput = FileHandle.nullDevice
         try SpawnGate.holding { try process.run() }
         let started = ContinuousClock.now
-        let exit = await process.waitForExit(timeout: .seconds(50))
+        let exit = await process.waitForExit(timeout: .seconds(300))
         #expect(exit == ProcessExitStatus(status: 3, signalled: false))
-        // Before the sleep's 60 s: the lag this guards against lasts until the sleeper ends. The
-        // suite's first minute (clusters, brokers and the format lint starting at once on two
-        // cores) has held this task up for 36 s, so the bound is the 60 s less a margin.
-        #expect(ContinuousClock.now - started < .seconds(50))
+        // Before the sleep's 600 s: the lag this guards against lasts until the sleeper ends. The
+        // suite's crowded first minute on two cores has held this task up for a minute, so the
+        // bound is half the sleep, far from both.
+        #expect(ContinuousClock.now - started < .seconds(300))
         // What waitUntilExit() waits for is still false: the sleep holds the socket.
         #expect(process.isRunning, "Foundation saw the exit; the test no longer shows the lag it guards against")
         Glibc.kill(-process.processIdentifier, SIGKILL)  // the shell's process group: the sleep
@@ -37,8 +37,9 @@ import Testing
     @Test("a run returns what the command printed, its status, and gives up on a pipe a descendant keeps open")
     func runReturnsOutputAndStatusDespiteAnInheritedPipe() async throws {
         let started = ContinuousClock.now
-        let output = try await ProcessRunner.run(URL(fileURLWithPath: "/bin/sh"), Self.leaveASleeperBehind, timeout: .seconds(45))
-        #expect(ContinuousClock.now - started < .seconds(40))
+        let output = try await ProcessRunner.run(URL(fileURLWithPath: "/bin/sh"), Self.leaveASleeperBehind, timeout: .seconds(400))
+        // Half the sleeper's 600 s: a runner that waited for the inherited pipe would wait all of it.
+        #expect(ContinuousClock.now - started < .seconds(300))
         #expect(output.status == 3 && !output.signalled)
         let sleeper = try #require(Int32(output.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)))
         Glibc.kill(sleeper, SIGKILL)
@@ -65,14 +66,14 @@ import Testing
     func timeoutKillsAndReports() async throws {
         let started = ContinuousClock.now
         await #expect(throws: ProcessTimedOut.self) {
-            _ = try await ProcessRunner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", "echo waiting; exec sleep 60"], timeout: .seconds(1))
+            _ = try await ProcessRunner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", "echo waiting; exec sleep 600"], timeout: .seconds(1))
         }
-        // Below the 60 s the command would take; room for a loaded host to hold this task up after
-        // the kill (36 s seen once in the suite's crowded first minute).
-        #expect(ContinuousClock.now - started < .seconds(50))
+        // Half the 600 s the command would take; room for a loaded host to hold this task up after
+        // the kill (a minute seen in the suite's crowded first minute).
+        #expect(ContinuousClock.now - started < .seconds(300))
         do {
-            _ = try await ProcessRunner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", "echo waiting; sleep 60; echo never"], timeout: .seconds(2))
-            Issue.record("a command sleeping 60 s finished within 2 s")
+            _ = try await ProcessRunner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", "echo waiting; sleep 600; echo never"], timeout: .seconds(2))
+            Issue.record("a command sleeping 600 s finished within 2 s")
         } catch let error as ProcessTimedOut {
             // The shell and its sleep (the whole group) are gone, and what it printed is reported.
             #expect(error.output.stdoutText == "waiting\n")

@@ -13,6 +13,9 @@ import Wire
 /// its invariants. The libFuzzer target FuzzTesting/Sources/FuzzRedisReply explores the same
 /// readers without a budget; CI runs this instead.
 @Suite(.timeLimit(.minutes(3)))
+///
+/// The loops yield every 500 mutants: a test that holds one of the two cooperative threads for
+/// seconds starves every async test of the suite beside it (their timing bounds then fail).
 struct ReplyMutationTests {
     /// RESP fragments that random flips rarely make: extreme lengths and counts, every type byte.
     static let splices: [String] = [
@@ -182,12 +185,13 @@ struct ReplyMutationTests {
     }
 
     @Test("30,000 seeded byte mutants of RESP streams: read or refused, never a trap")
-    func byteMutants() throws {
+    func byteMutants() async throws {
         var random = SplitMix64(state: 0x5EED_2E15)
         let seeds = try ReplySeeds.all().map(\.bytes)
         var refused = 0
         var replies = 0
         for round in 0..<30_000 {
+            if round % 500 == 0 { await Task.yield() }
             let mutant = Self.mutate(seeds[round % seeds.count], &random)
             do {
                 let values = try HiredisReader.replies(in: mutant)
@@ -202,12 +206,13 @@ struct ReplyMutationTests {
     }
 
     @Test("30,000 seeded structural mutants of cluster maps: a valid map or an error naming the shape")
-    func structuralMutants() throws {
+    func structuralMutants() async throws {
         var random = SplitMix64(state: 0x5EED_C1A5)
         let maps = try ["cluster-shards", "cluster-shards-split", "cluster-slots", "cluster-slots-split"].map { name in try ReplySeeds.value(name) }
         var read = 0
         var refused = 0
         for round in 0..<30_000 {
+            if round % 500 == 0 { await Task.yield() }
             var mutant = maps[round % maps.count]
             for _ in 0..<Int.random(in: 1...3, using: &random) { mutant = Self.mutate(mutant, &random) }
             let isShards = round % maps.count < 2
@@ -227,7 +232,7 @@ struct ReplyMutationTests {
     }
 
     @Test("20,000 seeded redirect and lease-reply texts: parsed within range or refused")
-    func textMutants() throws {
+    func textMutants() async throws {
         var random = SplitMix64(state: 0x5EED_7E47)
         let texts = [
             "MOVED 12182 127.0.0.1:17003", "ASK 3999 [::1]:6379", "MOVED 0 redis-1.internal:7000", "g:1764300000000", "r:1764300120000",
@@ -235,6 +240,7 @@ struct ReplyMutationTests {
         ].map { Array($0.utf8) }
         var parsed = 0
         for round in 0..<20_000 {
+            if round % 500 == 0 { await Task.yield() }
             let mutant = Self.mutate(texts[round % texts.count], &random)
             parsed += Self.readEverything(.error(String(decoding: mutant, as: UTF8.self)))
             parsed += Self.readEverything(.bulkString(mutant))
