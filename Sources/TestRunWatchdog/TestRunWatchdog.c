@@ -1,6 +1,6 @@
 // Ends a test process that has run far longer than the suite ever takes, after printing every
 // thread's stack: a hang then fails CI within its budget with the stacks that say where, instead of
-// running it out of its 90 minutes with nothing to read (the thirteenth session's submission).
+// running it out of its 90 minutes with nothing to read.
 //
 // C, and armed by a constructor, because a hang can come before any Swift helper runs: a stalled
 // cooperative pool stops every test at once. Disarmed outside a test bundle (`ksm` links the
