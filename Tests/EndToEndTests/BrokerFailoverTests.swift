@@ -3,7 +3,7 @@ import KSMOperations
 import KSMTestSupport
 import Testing
 
-/// Issue 19, "Kafka broker failover": the fleet (redis-server, two `ksm serve` workers) on a
+/// Kafka broker failover (docs/faults.md): the fleet (redis-server, two `ksm serve` workers) on a
 /// three-broker `ksm broker` whose topics are replicated on all three, leaders spread
 /// (partition p on broker p mod 3 + 1). In the middle of a storm one broker is killed: set down,
 /// and after a controller's delay its leadership (and in two cases the group coordinator) moves to

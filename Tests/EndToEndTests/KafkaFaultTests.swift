@@ -8,7 +8,8 @@ import KSMTestSupport
 import Kafka
 import Testing
 
-/// Issue 16, items 1, 4 and 5, against the real binary: `ksm broker` (librdkafka's mock cluster),
+/// Faults 1, 4 and 5 of docs/faults.md (oversize messages, Kafka trouble logged and counted, SIGTERM bounded),
+/// against the real binary: `ksm broker` (librdkafka's mock cluster),
 /// redis-server and `ksm serve`. Readiness and outcomes come from the admin port, Kafka topics and
 /// exit codes, never from log text.
 @Suite(.serialized, .timeLimit(.minutes(4))) struct KafkaFaultTests {

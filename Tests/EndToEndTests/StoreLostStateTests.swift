@@ -10,7 +10,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// Issue 16, item 3: Redis restarted without persistence comes back empty. The worker must notice
+/// Redis restarted without persistence comes back empty (docs/faults.md, fault 3). The worker must notice
 /// (`/readyz` 503, `ksm_store_provisioned 0`) and answer jobs retriable instead of a final
 /// `unknownTenant` that would be stored and outlive the re-provisioning; once the operator seeds
 /// the store again, the same job IDs get their licenses.
