@@ -70,6 +70,8 @@ let package = Package(
 
         // The one way the project starts an OS thread for blocking work (docs/worker.md, "Threads").
         .target(name: "OwnedThreads"),
+        // The one way the project binds a loopback port: a test server's free port, a mock broker's return.
+        .target(name: "Loopback"),
         // Wire formats shared by every layer: JSON parser and writer, base64, hex.
         .target(name: "Wire", dependencies: [.product(name: "ExtrasBase64", package: "swift-extras-base64")]),
         // The protocol: pure and synchronous, OpenSSL for every primitive.
@@ -81,7 +83,10 @@ let package = Package(
         // librdkafka wrapper: group consumer, idempotent producer, mock cluster.
         .target(
             name: "Kafka",
-            dependencies: ["CRdKafka", "OwnedThreads", .product(name: "Logging", package: "swift-log"), .product(name: "DequeModule", package: "swift-collections")]
+            dependencies: [
+                "CRdKafka", "Loopback", "OwnedThreads", .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
         ),
         // hiredis wrapper and the Redis-backed license store.
         .target(
@@ -94,7 +99,7 @@ let package = Package(
         .target(
             name: "KSMService",
             dependencies: [
-                "FairPlay", "Licensing", "Kafka", "RedisStore", "Wire", "OwnedThreads",
+                "FairPlay", "Licensing", "Kafka", "Wire", "OwnedThreads",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -113,25 +118,31 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "OTel", package: "swift-otel"),
             ]
         ),
-        // A real redis-server on a free loopback port, for the tests and `ksm bench`.
-        .target(name: "KSMTestSupport", dependencies: ["RedisStore", "OwnedThreads", "TestRunWatchdog"]),
+        // Child processes for the tools and the tests: a command run to its end (bounded, both pipes
+        // drained), a child's exit read from the kernel, a real redis-server on a free loopback port.
+        // No test code: `ksm bench` and `ksm demo` link it.
+        .target(name: "ChildProcesses", dependencies: ["RedisStore", "OwnedThreads", "Loopback"]),
+        // Fixtures for test targets only (a Redis Cluster, an OTLP collector, generated secrets), with
+        // `ChildProcesses` and `Loopback` re-exported. `TestRunWatchdog` is linked for its constructors,
+        // never imported: every test bundle that uses the fixtures gets the watchdog.
+        .target(name: "KSMTestSupport", dependencies: ["ChildProcesses", "Loopback", "RedisStore", "OwnedThreads", "TestRunWatchdog"]),
         // Ends a test process that hangs, with every thread's stack, and lifts its descriptor limit and
-        // ignores SIGPIPE (constructors that act only in a test bundle).
+        // ignores SIGPIPE (constructors that act only in a test bundle). Test targets only: a
+        // test (`ShippingBinaryTests`) holds `ksm` free of it.
         .target(name: "TestRunWatchdog"),
         // Load and benchmarks: the load generator, `ksm bench`'s runs and reports, the demo catalogue
         // and the test credentials. The only library that simulates devices or starts servers.
         .target(
             name: "KSMLoad",
             dependencies: [
-                "KSMService", "KSMOperations", "FairPlay", "FairPlayDevice", "Licensing", "Kafka", "RedisStore", "Wire", "KSMTestSupport", "OwnedThreads",
+                "KSMService", "KSMOperations", "FairPlay", "FairPlayDevice", "Licensing", "Kafka", "RedisStore", "Wire", "ChildProcesses", "OwnedThreads",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
         .executableTarget(
@@ -141,23 +152,24 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
 
         .testTarget(name: "FairPlayTests", dependencies: ["FairPlay", "FairPlayDevice", "Wire", "KSMTestSupport"]),
-        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "KSMTestSupport", "OwnedThreads"]),
+        .testTarget(
+            name: "KafkaTests", dependencies: ["Kafka", "KSMTestSupport", "Loopback", "OwnedThreads", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "OwnedThreadsTests", dependencies: ["OwnedThreads"]),
         .testTarget(name: "KSMTestSupportTests", dependencies: ["KSMTestSupport", "OwnedThreads", "TestRunWatchdog"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "KSMTestSupport"]),
-        .testTarget(name: "LicensingTests", dependencies: ["Licensing", "Wire", "KSMTestSupport"]),
-        .testTarget(name: "RedisStoreTests", dependencies: ["RedisStore", "Wire", "KSMTestSupport"]),
+        .testTarget(name: "LicensingTests", dependencies: ["Licensing", "FairPlay", "Wire", "KSMTestSupport"]),
+        .testTarget(name: "RedisStoreTests", dependencies: ["RedisStore", "Licensing", "Wire", "KSMTestSupport", "OwnedThreads"]),
         .testTarget(
             name: "KSMServiceTests",
             dependencies: [
-                "KSMService", "KSMOperations", "FairPlayDevice", "Licensing", "RedisStore", "Kafka", "Wire", "KSMTestSupport",
+                "KSMService", "KSMOperations", "FairPlay", "FairPlayDevice", "Licensing", "RedisStore", "Kafka", "Wire", "KSMTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -167,9 +179,8 @@ let package = Package(
         .testTarget(
             name: "KSMOperationsTests",
             dependencies: [
-                "KSMOperations", "KSMService", "Licensing", "RedisStore", "Kafka", "Wire", "KSMTestSupport",
+                "KSMOperations", "KSMService", "Licensing", "RedisStore", "Kafka", "KSMTestSupport",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "OTel", package: "swift-otel"),
@@ -178,7 +189,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "FairPlay", "FairPlayDevice", "KSMService", "KSMOperations", "KSMLoad", "Kafka", "RedisStore", "Licensing", "Wire", "KSMTestSupport", "OwnedThreads", "ksm",
+                "FairPlay", "FairPlayDevice", "KSMService", "KSMOperations", "KSMLoad", "Kafka", "RedisStore", "Licensing", "Wire", "KSMTestSupport",
+                "OwnedThreads", "ksm",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),

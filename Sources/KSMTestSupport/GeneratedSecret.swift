@@ -1,13 +1,13 @@
 /// Secrets for redaction tests: random base64 text with every character a URL, a shell or a
 /// `KEY=VALUE` list treats specially, so a redactor or parser that stops at one of them shows the
 /// rest. Generated per run, so no output can contain one by chance.
-public enum GeneratedSecret {
+package enum GeneratedSecret {
     /// The characters that end or split a URL's parts, a query, a list or a quoted string.
-    public static let specials = Array("/?#%:@+[]!$&'()*,;= ")
+    package static let specials = Array("/?#%:@+[]!$&'()*,;= ")
 
     /// Base64 text of `length` characters with each special inserted at a random place; with
     /// `everySpecial` false, each special only by a coin toss (for many varied secrets).
-    public static func password(length: Int = 24, everySpecial: Bool = true) -> String {
+    package static func password(length: Int = 24, everySpecial: Bool = true) -> String {
         var random = SystemRandomNumberGenerator()
         let base64 = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
         var characters = (0..<length).map { _ in base64[Int.random(in: 0..<base64.count, using: &random)] }
@@ -18,7 +18,7 @@ public enum GeneratedSecret {
     }
 
     /// RFC 3986 percent-encoding of everything but unreserved characters (upper-case hex).
-    public static func percentEncoded(_ text: String) -> String {
+    package static func percentEncoded(_ text: String) -> String {
         let hex = Array("0123456789ABCDEF")
         var out = ""
         for byte in text.utf8 {

@@ -1,4 +1,5 @@
 import Foundation
+import Loopback
 
 #if canImport(Glibc)
     import Glibc
@@ -11,47 +12,47 @@ import Foundation
 ///
 /// Parses requests itself (request line, headers, `Content-Length` or chunked body) and keeps the
 /// connection open between requests unless the client asks to close it.
-public final class OTLPTestCollector: Sendable {
+package final class OTLPTestCollector: Sendable {
 
     /// One answer: status, extra headers (e.g. `Retry-After`) and a body.
-    public struct Response: Sendable {
-        public var status: Int
-        public var headers: [(String, String)]
-        public var body: String
+    package struct Response: Sendable {
+        package var status: Int
+        package var headers: [(String, String)]
+        package var body: String
 
-        public init(status: Int, headers: [(String, String)] = [], body: String = "{}") {
+        package init(status: Int, headers: [(String, String)] = [], body: String = "{}") {
             self.status = status
             self.headers = headers
             self.body = body
         }
 
-        public static let ok = Response(status: 200)
+        package static let ok = Response(status: 200)
     }
 
     /// One request as received.
-    public struct Request: Sendable {
-        public var method: String
-        public var target: String
+    package struct Request: Sendable {
+        package var method: String
+        package var target: String
         /// Names lowercased.
-        public var headers: [(String, String)]
-        public var body: [UInt8]
-        public var receivedAt: ContinuousClock.Instant
+        package var headers: [(String, String)]
+        package var body: [UInt8]
+        package var receivedAt: ContinuousClock.Instant
 
-        public func header(_ name: String) -> String? { headers.last { $0.0 == name.lowercased() }?.1 }
+        package func header(_ name: String) -> String? { headers.last { $0.0 == name.lowercased() }?.1 }
     }
 
     private let core: Core
 
     /// The loopback port it listens on.
-    public var port: Int { core.port }
+    package var port: Int { core.port }
 
     /// The traces URL to give an exporter.
-    public var tracesURL: String { "http://127.0.0.1:\(port)/v1/traces" }
+    package var tracesURL: String { "http://127.0.0.1:\(port)/v1/traces" }
 
     /// - Parameters:
     ///   - script: answers for the first requests, in order.
     ///   - fallback: the answer once the script is used up. Default: 200 with `{}`.
-    public init(script: [Response] = [], fallback: Response = .ok) throws {
+    package init(script: [Response] = [], fallback: Response = .ok) throws {
         core = try Core(script: script, fallback: fallback)
     }
 
@@ -59,14 +60,14 @@ public final class OTLPTestCollector: Sendable {
     deinit { core.stop() }
 
     /// Stops accepting and closes the listener; waits for the thread to finish.
-    public func stop() { core.stop() }
+    package func stop() { core.stop() }
 
     /// Every request so far.
-    public var requests: [Request] { core.requests }
+    package var requests: [Request] { core.requests }
 
     /// Waits until `condition` holds for the requests received (polling every 20 ms).
     @discardableResult
-    public func wait(timeout: Duration = .seconds(10), until condition: ([Request]) -> Bool) async throws -> [Request] {
+    package func wait(timeout: Duration = .seconds(10), until condition: ([Request]) -> Bool) async throws -> [Request] {
         let deadline = ContinuousClock.now + timeout
         while true {
             let now = requests
@@ -78,8 +79,8 @@ public final class OTLPTestCollector: Sendable {
         }
     }
 
-    public struct CollectorTimeout: Error, CustomStringConvertible {
-        public var description: String
+    package struct CollectorTimeout: Error, CustomStringConvertible {
+        package var description: String
     }
 }
 

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import RedisStore
 
@@ -13,17 +14,17 @@ import RedisStore
 ///
 /// `@unchecked Sendable`: the node list is fixed after `init`; the processes are touched only by
 /// the test that owns the cluster.
-public final class RedisClusterProcess: @unchecked Sendable {
-    public let nodes: [RedisServerProcess]
+package final class RedisClusterProcess: @unchecked Sendable {
+    package let nodes: [RedisServerProcess]
     /// Every node's `requirepass` and `masterauth` (one for the whole cluster: replicas log in to
     /// their masters, and a client follows redirects with one login).
-    public let password: String
+    package let password: String
     /// Node configuration and RDB files in the temporary directory, removed at ``stop()``.
     package let nodeFiles: [String]
 
     /// Starts the nodes and creates the cluster; throws (with every node stopped) if it does not
     /// become healthy.
-    public init(masters: Int = 3, replicasPerMaster: Int = 1, nodeTimeoutMilliseconds: Int = 1000) async throws {
+    package init(masters: Int = 3, replicasPerMaster: Int = 1, nodeTimeoutMilliseconds: Int = 1000) async throws {
         var nodes: [RedisServerProcess] = []
         var files: [String] = []
         let password = RedisServerProcess.newPassword()
@@ -71,54 +72,54 @@ public final class RedisClusterProcess: @unchecked Sendable {
     }
 
     /// Kills every node that still runs and removes the node files.
-    public func stop() {
+    package func stop() {
         for node in nodes { node.stop() }
         Self.remove(nodeFiles)
     }
 
     /// Every node as a seed.
-    public var seeds: [RedisNodeAddress] {
+    package var seeds: [RedisNodeAddress] {
         nodes.map { RedisNodeAddress(host: "127.0.0.1", port: $0.port) }
     }
 
     /// `redis-cluster://:password@127.0.0.1:p1,127.0.0.1:p2,...`.
-    public var url: String {
+    package var url: String {
         "redis-cluster://:\(password)@" + nodes.map { "127.0.0.1:\($0.port)" }.joined(separator: ",")
     }
 
     /// A cluster client configuration with the same generous timeouts as ``RedisServerProcess``.
-    public func configuration(poolSize: Int = 2) -> RedisClusterConfiguration {
+    package func configuration(poolSize: Int = 2) -> RedisClusterConfiguration {
         var configuration = RedisClusterConfiguration(seeds: seeds, node: nodes[0].configuration(poolSize: poolSize))
         configuration.maximumRetries = 12
         return configuration
     }
 
     /// A single-node client of node `index` (for `CLUSTER` commands and per-node checks).
-    public func nodeClient(_ index: Int) throws -> RedisClient {
+    package func nodeClient(_ index: Int) throws -> RedisClient {
         try RedisClient(configuration: nodes[index].configuration(poolSize: 1))
     }
 
     /// The index in ``nodes`` of the node listening on `port`.
-    public func index(ofPort port: Int) -> Int? {
+    package func index(ofPort port: Int) -> Int? {
         nodes.firstIndex { $0.port == port }
     }
 
     /// Deletes every key on every master (replicas follow), between tests sharing the cluster.
-    public func flushAll() async throws {
+    package func flushAll() async throws {
         for index in nodes.indices where try await role(index) == "master" {
             _ = try await nodeClient(index).send(["FLUSHALL"])
         }
     }
 
     /// `master` or `slave`, from `ROLE`.
-    public func role(_ index: Int) async throws -> String {
+    package func role(_ index: Int) async throws -> String {
         try await nodeClient(index).send(["ROLE"]).arrayValue?.first?.string ?? ""
     }
 
     /// Waits until every running node says `cluster_state:ok`, knows every running node and sees all
     /// slots assigned, and every replica's master link is up. Bounded by attempts (see
     /// ``RedisServerProcess``: a loaded host may stall the waits themselves).
-    public func waitUntilHealthy(runningNodes: [Int]? = nil) async throws {
+    package func waitUntilHealthy(runningNodes: [Int]? = nil) async throws {
         let indices = runningNodes ?? Array(nodes.indices)
         var problem = ""
         for _ in 0..<500 {

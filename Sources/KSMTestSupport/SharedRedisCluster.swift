@@ -8,7 +8,7 @@ import Synchronization
 /// before each: creating a cluster takes seconds, so suites that run the same contract against
 /// every backend share it. Tests that change the topology (migrations, failovers) start their own
 /// ``RedisClusterProcess``. The nodes are killed at process exit (`atexit`).
-public actor SharedRedisCluster {
+package actor SharedRedisCluster {
     private static let instance = SharedRedisCluster()
     /// The node process IDs and files for the exit hook (it cannot capture state).
     private static let nodeProcesses = Mutex<(pids: [Int32], files: [String])>(([], []))
@@ -18,7 +18,7 @@ public actor SharedRedisCluster {
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
     /// Runs `body` with the shared cluster, started on first use, empty, and used by nobody else.
-    public static func with<Result: Sendable>(_ body: (RedisClusterProcess) async throws -> Result) async throws -> Result {
+    package static func with<Result: Sendable>(_ body: (RedisClusterProcess) async throws -> Result) async throws -> Result {
         let cluster = try await instance.acquire()
         do {
             try await cluster.flushAll()

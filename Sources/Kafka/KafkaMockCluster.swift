@@ -1,5 +1,6 @@
 internal import CRdKafka
 import Logging
+import Loopback
 import OwnedThreads
 
 #if canImport(Glibc)
@@ -161,7 +162,7 @@ package final class KafkaMockCluster: @unchecked Sendable {
 
     /// True when 127.0.0.1:`port` can be bound as librdkafka binds it (`SO_REUSEADDR`).
     private static func canBind(port: UInt16) -> Bool {
-        guard let fd = LoopbackPort.bind(port) else { return false }
+        guard let (fd, _) = try? LoopbackSocket.bound(port: Int(port)) else { return false }
         close(fd)
         return true
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Loopback
 import Synchronization
 import Testing
 
@@ -438,7 +439,7 @@ struct KafkaTests {
 
     /// A socket listening on 127.0.0.1:`port` (bound as the mock broker binds), or nil.
     private func listeningSocket(port: UInt16) -> Int32? {
-        guard let fd = LoopbackPort.bind(port) else { return nil }
+        guard let (fd, _) = try? LoopbackSocket.bound(port: Int(port)) else { return nil }
         guard listen(fd, 1) == 0 else {
             close(fd)
             return nil

@@ -1,5 +1,5 @@
+import ChildProcesses
 import Foundation
-import KSMTestSupport
 import OwnedThreads
 
 /// Where a pinned storm runs: the workers on CPUs of their own, and everything else (the bench's

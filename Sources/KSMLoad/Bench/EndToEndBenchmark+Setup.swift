@@ -1,6 +1,6 @@
+import ChildProcesses
 import FairPlay
 import KSMService
-import KSMTestSupport
 import Kafka
 import Licensing
 import Logging

@@ -1,7 +1,7 @@
+import ChildProcesses
 import FairPlay
 import Foundation
 import KSMService
-import KSMTestSupport
 import Kafka
 import Licensing
 import Logging

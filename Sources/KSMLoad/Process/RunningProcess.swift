@@ -1,5 +1,5 @@
+import ChildProcesses
 import Foundation
-import KSMTestSupport
 import OwnedThreads
 
 #if canImport(Glibc)

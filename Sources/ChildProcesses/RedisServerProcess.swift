@@ -1,4 +1,5 @@
 import Foundation
+import Loopback
 import OwnedThreads
 import RedisStore
 
@@ -15,17 +16,17 @@ import RedisStore
 /// touches the disk. `--enable-debug-command yes` lets tests use `DEBUG SLEEP` (Redis 7 disables
 /// DEBUG by default). `@unchecked Sendable`: the process handle is only touched by the one test
 /// that owns the server, never concurrently.
-public final class RedisServerProcess: @unchecked Sendable {
-    public private(set) var port: Int
+package final class RedisServerProcess: @unchecked Sendable {
+    package private(set) var port: Int
     /// The server's `requirepass`.
-    public let password: String
+    package let password: String
     private let extraArguments: [String]
     private var process: Process?
 
     /// Picks a free port and starts the server; returns once it answers PING. A server that exits
     /// at once (another process took the port between the pick and its bind: tests start many
     /// servers at the same moment) is started again on another port, up to five times.
-    public init(password: String = RedisServerProcess.newPassword(), extraArguments: [String] = []) async throws {
+    package init(password: String = RedisServerProcess.newPassword(), extraArguments: [String] = []) async throws {
         self.port = try Self.freeLoopbackPort()
         self.password = password
         self.extraArguments = extraArguments
@@ -48,7 +49,7 @@ public final class RedisServerProcess: @unchecked Sendable {
     }
 
     /// Starts (or restarts) the server on the same port and waits until it answers.
-    public func start() async throws {
+    package func start() async throws {
         precondition(process == nil, "already running")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.serverPath)
@@ -69,7 +70,7 @@ public final class RedisServerProcess: @unchecked Sendable {
 
     /// Kills the server (SIGKILL: no goodbye to clients) and waits for it to exit (bounded: a
     /// killed server is gone within milliseconds, and a test never hangs on a missed exit).
-    public func stop() {
+    package func stop() {
         guard let process else { return }
         self.process = nil
         if process.isAlive {
@@ -79,25 +80,25 @@ public final class RedisServerProcess: @unchecked Sendable {
     }
 
     /// The server's process ID while it runs (for CPU accounting in benchmarks).
-    public var processIdentifier: Int32? {
+    package var processIdentifier: Int32? {
         process.map(\.processIdentifier)
     }
 
     /// A client configuration pointing at this server. Timeouts far beyond any stall of a loaded CI
     /// host, so a slow moment never fails a command; a test about timeouts sets its own.
-    public func configuration(poolSize: Int = 2) -> RedisClientConfiguration {
+    package func configuration(poolSize: Int = 2) -> RedisClientConfiguration {
         RedisClientConfiguration(
             host: "127.0.0.1", port: port, password: password, connectTimeout: .seconds(10), commandTimeout: .seconds(30),
             poolSize: poolSize, reconnectBackoff: .init(base: .milliseconds(10), cap: .milliseconds(100)))
     }
 
     /// `redis://` URL of database 0 on this server, password included, for `ksm` command lines.
-    public var url: String {
+    package var url: String {
         "redis://:\(password)@127.0.0.1:\(port)/0"
     }
 
     /// A random password of 32 hex digits (URL-safe as it stands).
-    public static func newPassword() -> String {
+    package static func newPassword() -> String {
         (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
     }
 
@@ -136,12 +137,10 @@ public final class RedisServerProcess: @unchecked Sendable {
         return "/usr/bin/redis-server"
     }
 
-    /// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, read back, released),
-    /// and never handed out before in this process: a port a test freed (a killed server, a
-    /// stopped worker's admin port) may still have clients knocking on it.
-    public static func freeLoopbackPort() throws -> Int {
-        let (fd, port) = try LoopbackSocket.boundOnUnusedPort()
-        close(fd)
-        return port
+    /// A TCP port on 127.0.0.1 that was free a moment ago and never handed out before in this
+    /// process (``LoopbackSocket/unusedPort()``), for this server and for the other servers a test
+    /// or a benchmark starts beside it.
+    package static func freeLoopbackPort() throws(LoopbackSocketError) -> Int {
+        try LoopbackSocket.unusedPort()
     }
 }
