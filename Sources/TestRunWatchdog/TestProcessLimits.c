@@ -6,10 +6,10 @@
 // open a socket (an assertion on the broker's re-bound listener), so a host whose soft limit is
 // 1024 would turn a busy moment into a crash of every test. SIGPIPE is otherwise ignored only by
 // whichever part of the code gets there first. Children inherit both; a `ksm serve` ignores SIGPIPE
-// itself anyway (its Redis client and SwiftNIO do), so it runs as in production.
+// itself anyway (its Redis client and SwiftNIO do), so it runs as in production. Only test targets
+// link this module, so the constructor acts in every process that has it.
 #define _GNU_SOURCE
 #include "TestProcessLimits.h"
-#include "TestBundle.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -27,7 +27,6 @@ long ksm_test_open_files_limit(void) {
 }
 
 __attribute__((constructor)) static void set_up_test_process(void) {
-    if (!ksm_is_test_bundle()) return;
     signal(SIGPIPE, SIG_IGN);
     struct rlimit limit;
     if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {

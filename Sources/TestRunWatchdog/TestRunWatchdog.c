@@ -3,11 +3,10 @@
 // running it out of its 90 minutes with nothing to read.
 //
 // C, and armed by a constructor, because a hang can come before any Swift helper runs: a stalled
-// cooperative pool stops every test at once. Disarmed outside a test bundle (`ksm` links the
-// same libraries and may run as long as it likes).
+// cooperative pool stops every test at once. Armed in whatever process links it, which is a test
+// bundle only: `ksm` runs as long as it likes and links none of this (`ShippingBinaryTests`).
 #define _GNU_SOURCE
 #include "TestRunWatchdog.h"
-#include "TestBundle.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -54,7 +53,6 @@ static void *watch(void *unused) {
 }
 
 __attribute__((constructor)) static void arm(void) {
-    if (!ksm_is_test_bundle()) return;
     unsigned seconds = 1800;  // the suite takes 3.5 minutes here; a CI host three times slower stays far below
     const char *setting = getenv("KSM_TEST_WATCHDOG_SECONDS");
     if (setting != NULL && atoi(setting) > 0) seconds = (unsigned)atoi(setting);

@@ -2,7 +2,7 @@
 #define KSM_TEST_PROCESS_LIMITS_H
 
 /// 1 once the test bundle's constructor has raised the descriptor limit and ignored SIGPIPE; 0
-/// outside a test bundle.
+/// before it ran.
 int ksm_test_process_limits_set(void);
 
 /// This process's soft limit on open descriptors, or -1 when it is unlimited or unknown.

@@ -5,7 +5,7 @@
 #include "TestProcessLimits.h"
 
 /// Seconds after which this test process prints every thread's stack and exits 1, or 0 when the
-/// watchdog is not armed (not a test bundle). Armed by a constructor before any test runs.
+/// watchdog could not start its thread. Armed by a constructor before any test runs.
 unsigned ksm_test_watchdog_seconds(void);
 
 #endif
