@@ -125,13 +125,13 @@ let package = Package(
             ]
         ),
         // Child processes for the tools and the tests: a command run to its end (bounded, both pipes
-        // drained), a child's exit read from the kernel, a real redis-server on a free loopback port.
-        // No test code: `ksm bench` and `ksm demo` link it.
+        // drained), a child's exit read from the kernel, a real redis-server or Redis Cluster on free
+        // loopback ports. No test code: `ksm bench` and `ksm demo` link it.
         .target(name: "ChildProcesses", dependencies: ["RedisStore", "OwnedThreads", "Loopback"]),
-        // Fixtures for test targets only (a Redis Cluster, an OTLP collector, generated secrets), with
+        // Fixtures for test targets only (a shared Redis Cluster, an OTLP collector, generated secrets), with
         // `ChildProcesses` and `Loopback` re-exported. `TestRunWatchdog` is linked for its constructors,
         // never imported: every test bundle that uses the fixtures gets the watchdog.
-        .target(name: "KSMTestSupport", dependencies: ["ChildProcesses", "Loopback", "RedisStore", "OwnedThreads", "TestRunWatchdog"]),
+        .target(name: "KSMTestSupport", dependencies: ["ChildProcesses", "Loopback", "OwnedThreads", "TestRunWatchdog"]),
         // Ends a test process that hangs, with every thread's stack, and lifts its descriptor limit and
         // ignores SIGPIPE (constructors that act only in a test bundle). Test targets only: a
         // test (`ShippingBinaryTests`) holds `ksm` free of it.

@@ -16,6 +16,11 @@ import RedisStore
 /// touches the disk. `--enable-debug-command yes` lets tests use `DEBUG SLEEP` (Redis 7 disables
 /// DEBUG by default). `@unchecked Sendable`: the process handle is only touched by the one test
 /// that owns the server, never concurrently.
+///
+/// Foundation's `Process`, not swift-subprocess: the server lives as long as this object and is
+/// killed and reaped from `stop()` and `deinit`, synchronously, at any moment; swift-subprocess
+/// ties a child's life to an async closure's scope, and spawns where ``SpawnGate`` cannot be held
+/// (``ProcessRunner`` has the measurement).
 package final class RedisServerProcess: @unchecked Sendable {
     package private(set) var port: Int
     /// The server's `requirepass`.

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Synchronization
 
 #if canImport(Glibc)

@@ -13,6 +13,11 @@ import OwnedThreads
 /// error is kept in memory, its last 100-200 kB, or written to a file for a benchmark that should not
 /// spend its own CPU reading a worker's logs. Progress of a worker comes from its admin port
 /// (``status()``), never from the text of its logs.
+///
+/// Foundation's `Process`, not swift-subprocess: the child runs while its owner signals it
+/// (SIGTERM, SIGKILL), writes to its input and reads its output, and is reaped from `deinit`;
+/// swift-subprocess ties a child's life to an async closure's scope, and spawns where
+/// ``SpawnGate`` cannot be held (`ProcessRunner` in `ChildProcesses` has the measurement).
 package final class RunningProcess: @unchecked Sendable {
     // @unchecked: the collected output is guarded by `lock`; the Process is touched by the owner only.
     package let process = Process()

@@ -1,4 +1,3 @@
-import ChildProcesses
 import Foundation
 import RedisStore
 
