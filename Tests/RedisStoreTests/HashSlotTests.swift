@@ -83,14 +83,16 @@ struct HashSlotTests {
         plainRenewal.rentalAssetID = nil
         let member = lease.slotMember
         let calls: [RedisCommand] = [
-            RedisLicenseStore.leaseCommand(lease, member: member),
-            RedisLicenseStore.renewalCommand(plainRenewal, member: member),
-            RedisCommand.evalScript(
-                RedisLicenseStore.admissionScript,
-                keys: [RedisKeys.reply(t, account: a, jobID: Self.id("j")), RedisKeys.rateCounter(t, account: a, window: 1)], arguments: ["2"]),
-            RedisCommand.evalScript(RedisLicenseStore.claimScript, keys: [RedisKeys.spcClaim(t, transactionID: 1, digest: [1])], arguments: ["j", "1"]),
+            LeaseScriptCall(lease, member: member).command,
+            RenewalScriptCall(plainRenewal, member: member)?.command,
+            AdmissionScriptCall(
+                replyKey: RedisKeys.reply(t, account: a, jobID: Self.id("j")), counterKey: RedisKeys.rateCounter(t, account: a, window: 1),
+                counterTTLMilliseconds: 2
+            ).command,
+            ClaimScriptCall(claimKey: RedisKeys.spcClaim(t, transactionID: 1, digest: [1]), jobID: "j", windowMilliseconds: 1).command,
+            StoreReplyScriptCall(replyKey: RedisKeys.reply(t, account: a, jobID: Self.id("j")), reply: [1], ttlMilliseconds: 1).command,
         ].compactMap { $0 }
-        #expect(calls.count == 4)
+        #expect(calls.count == 5)
         for call in calls {
             let keyCount = Int(String(decoding: call.arguments.argument(at: 0) ?? [], as: UTF8.self)) ?? 0
             #expect(keyCount > 0)

@@ -61,26 +61,26 @@ struct RedisCommandEncoderTests {
         #expect(String(decoding: eval, as: UTF8.self).hasPrefix("*5\r\n$4\r\nEVAL\r\n"))
     }
 
-    /// The lease script's arguments as the store built them before they were written directly:
-    /// one `RedisArgument` each, through `evalScript(keys:arguments:)`.
+    /// The lease script's call listed one `RedisArgument` per key and argument, in the order its
+    /// header names them, through `evalScript(keys:arguments:)`.
     private func argumentList(_ r: LeaseRequest) -> RedisCommand {
         var arguments: [RedisArgument] = [
             RedisArgument(r.nowMilliseconds), RedisArgument(r.slotMember), RedisArgument(r.expiresAtMilliseconds),
             RedisArgument(r.maxConcurrentStreams), RedisArgument(leaseIdempotencyWindowMilliseconds),
             RedisArgument(r.slot == .none ? "n" : r.slot == .hold ? "h" : "a"), RedisArgument(r.endOldestWhenFull ? "1" : "0"),
             RedisArgument(r.deviceLimit.map { String($0) } ?? ""), RedisArgument(HexEncoding.encode(r.deviceID)),
-            RedisArgument(r.rentalAssetID.map { HexEncoding.encode($0) } ?? ""), RedisArgument(r.offlineRecords.count),
+            RedisArgument(r.rentalAssetID.map { HexEncoding.encode($0) } ?? ""),
+            RedisArgument(RedisLicenseStore.accountRecordRetentionMilliseconds), RedisArgument(r.offlineRecords.count),
+            RedisArgument(r.invalidatedStreamIDs.count),
         ]
         for record in r.offlineRecords {
             arguments.append(RedisArgument(HexEncoding.encode(record.streamID)))
             arguments.append(RedisArgument(record.jsonBytes()))
         }
-        arguments.append(RedisArgument(r.invalidatedStreamIDs.count))
         arguments += r.invalidatedStreamIDs.map { RedisArgument(HexEncoding.encode($0)) }
-        arguments.append(RedisArgument(RedisLicenseStore.accountRecordRetentionMilliseconds))
         let (t, a) = (r.tenant, r.account)
         return RedisCommand.evalScript(
-            RedisLicenseStore.leaseScript,
+            LeaseScriptCall.script,
             keys: [
                 RedisKeys.slots(t, account: a), RedisKeys.leaseRequest(t, account: a, requestID: r.requestID),
                 RedisKeys.slotStarts(t, account: a), RedisKeys.endedSlots(t, account: a), RedisKeys.devices(t, account: a),
@@ -89,7 +89,7 @@ struct RedisCommandEncoderTests {
             arguments: arguments)
     }
 
-    @Test("The lease script call written directly is byte for byte the argument list it replaced", arguments: 0..<4)
+    @Test("The lease script call written directly is byte for byte the listed keys and arguments", arguments: 0..<4)
     func leaseCommandMatchesTheArgumentList(shape: Int) throws {
         let record = OfflineLicenseRecord(
             streamID: [UInt8](repeating: 0xa5, count: 16), titleID: nil, assetID: "skd://movie",
@@ -103,7 +103,7 @@ struct RedisCommandEncoderTests {
             offlineRecords: shape == 1 ? [record, record] : [], invalidatedStreamIDs: shape == 3 ? [[1], [0xff, 0]] : [])
         // The encoded key count, keys and arguments (the EVALSHA/EVAL prefix depends on whether
         // another test loaded the shared script meanwhile; `scripts()` covers it).
-        let direct = RedisLicenseStore.leaseCommand(request).arguments
+        let direct = LeaseScriptCall(request, member: request.slotMember).command.arguments
         let listed = argumentList(request).arguments
         #expect(direct.count == listed.count && direct.count >= 21)
         #expect(direct.bytes == listed.bytes)

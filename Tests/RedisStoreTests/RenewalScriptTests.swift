@@ -116,7 +116,7 @@ struct RenewalScriptTests {
             let client = try await space(index)
             // Both scripts loaded up front on every master, so every script call below is one EVALSHA.
             for node in try await client.masterClients() {
-                for script in [RedisLicenseStore.leaseScript, RedisLicenseStore.renewalScript] {
+                for script in [LeaseScriptCall.script, RenewalScriptCall.script] {
                     _ = try await node.send(["SCRIPT", "LOAD", RedisArgument(script.source)])
                 }
             }
@@ -172,7 +172,7 @@ struct RenewalScriptTests {
         // only the renewal script loaded, the first round succeeds and the second is refused.
         _ = try await admin.send(["ACL", "SETUSER", "worker", "on", ">secret", "~*", "&*", "+@all", "-eval"])
         _ = try await admin.send(["SCRIPT", "FLUSH"])
-        _ = try await admin.send(["SCRIPT", "LOAD", RedisArgument(RedisLicenseStore.renewalScript.source)])
+        _ = try await admin.send(["SCRIPT", "LOAD", RedisArgument(RenewalScriptCall.script.source)])
         var configuration = server.configuration()
         configuration.username = "worker"
         configuration.password = "secret"

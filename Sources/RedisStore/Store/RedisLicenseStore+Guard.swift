@@ -4,36 +4,6 @@ import Wire
 /// The job guards over Redis: every call is one pipelined round trip, one small script per job on
 /// keys of one hash tag (the account's for replies and rate counters; the SPC's own for claims).
 extension RedisLicenseStore: JobGuardStore {
-    /// KEYS: [1] the job's stored reply, [2] the account's counter for this rate window.
-    /// ARGV: [1] counter TTL (ms). Returns `{1, reply}` for a stored reply (nothing counted), else
-    /// `{0, count}` after `INCR` (the TTL set on the window's first job).
-    static let admissionScript = RedisScript(
-        """
-        local stored = redis.call('GET', KEYS[1])
-        if stored then return {1, stored} end
-        local n = redis.call('INCR', KEYS[2])
-        if n == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[1]) end
-        return {0, n}
-        """)
-
-    /// KEYS: [1] the SPC's claim. ARGV: [1] job ID, [2] window (ms). Returns 1 when the SPC is new
-    /// or was claimed by this same job ID (a redelivery), 0 for a replay.
-    static let claimScript = RedisScript(
-        """
-        if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
-        if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
-        return 0
-        """)
-
-    /// KEYS: [1] the job's stored reply. ARGV: [1] reply bytes, [2] TTL (ms). Returns nil when
-    /// stored, else the bytes another worker stored first (published instead, byte-identical).
-    /// Only for servers before Redis 7.0; newer ones get the same from `SET ... NX PX ... GET`.
-    static let storeReplyScript = RedisScript(
-        """
-        if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end
-        return redis.call('GET', KEYS[1])
-        """)
-
     public func admit(_ requests: [AdmissionRequest], nowMilliseconds: Int64, rateWindowMilliseconds: Int64) async throws(LicenseStoreError) -> AdmissionBatch {
         if requests.isEmpty { return AdmissionBatch(admissions: [], settings: [:]) }
         let length = max(1, rateWindowMilliseconds)
@@ -48,14 +18,12 @@ extension RedisLicenseStore: JobGuardStore {
                 get.append(RedisKeys.accountPrefix(request.tenant, account: request.account), RedisKeys.Account.reply, request.jobID.value)
                 return RedisCommand(get)
             }
-            return RedisCommand.evalScript(
-                Self.admissionScript,
-                keys: [
-                    RedisKeys.reply(request.tenant, account: request.account, jobID: request.jobID),
-                    RedisKeys.rateCounter(request.tenant, account: request.account, window: window),
-                ],
+            return AdmissionScriptCall(
+                replyKey: RedisKeys.reply(request.tenant, account: request.account, jobID: request.jobID),
+                counterKey: RedisKeys.rateCounter(request.tenant, account: request.account, window: window),
                 // Twice the window: a counter outlives its window a little, never a live one.
-                arguments: [RedisArgument(2 * length)])
+                counterTTLMilliseconds: 2 * length
+            ).command
         }
         var tenants: [StoreIdentifier] = []
         for request in requests where !tenants.contains(request.tenant) { tenants.append(request.tenant) }
@@ -101,10 +69,10 @@ extension RedisLicenseStore: JobGuardStore {
         if claims.isEmpty { return [] }
         let replies = try await run(
             claims.map { claim in
-                RedisCommand.evalScript(
-                    Self.claimScript,
-                    keys: [RedisKeys.spcClaim(claim.tenant, transactionID: claim.transactionID, digest: claim.digest)],
-                    arguments: [RedisArgument(claim.jobID.value), RedisArgument(max(1, claim.windowMilliseconds))])
+                ClaimScriptCall(
+                    claimKey: RedisKeys.spcClaim(claim.tenant, transactionID: claim.transactionID, digest: claim.digest),
+                    jobID: claim.jobID.value, windowMilliseconds: max(1, claim.windowMilliseconds)
+                ).command
             })
         var fresh: [Bool] = []
         for reply in replies {
@@ -121,10 +89,10 @@ extension RedisLicenseStore: JobGuardStore {
         let values = replies.map(\.answer.redisValue)
         func script(_ position: Int) -> RedisCommand {
             let reply = replies[position]
-            return RedisCommand.evalScript(
-                Self.storeReplyScript,
-                keys: [RedisKeys.reply(reply.tenant, account: reply.account, jobID: reply.jobID)],
-                arguments: [RedisArgument(values[position]), RedisArgument(max(1, reply.ttlMilliseconds))])
+            return StoreReplyScriptCall(
+                replyKey: RedisKeys.reply(reply.tenant, account: reply.account, jobID: reply.jobID),
+                reply: values[position], ttlMilliseconds: max(1, reply.ttlMilliseconds)
+            ).command
         }
         guard compatibility.usesSetNXGet else { return try Self.earlierReplies(try await run(replies.indices.map(script))) }
         // One plain command per reply (Redis 7.0+): stored unless one exists, the existing one

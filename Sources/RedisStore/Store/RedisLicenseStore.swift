@@ -120,14 +120,14 @@ public struct RedisLicenseStore: LicenseStore {
         // Each slot's member name once, for the lease scripts and the viewer count.
         let members = requests.map(\.slotMember)
         // A session that says it holds a slot tries the short renewal script first
-        // (RedisLicenseStore+RenewalScript); everything else goes straight to the lease script. Only
+        // (``RenewalScriptCall``); everything else goes straight to the lease script. Only
         // for an account alone in the batch: what the shortcut declines runs in a second round trip,
         // and within one account that would change the order, and so the answers, of its requests.
         let soleAccount = Self.accountsAloneInBatch(requests)
         let renewals = requests.indices.map { index in
-            soleAccount[index] ? Self.renewalCommand(requests[index], member: members[index]) : nil
+            soleAccount[index] ? RenewalScriptCall(requests[index], member: members[index])?.command : nil
         }
-        let commands = renewals.indices.map { renewals[$0] ?? Self.leaseCommand(requests[$0], member: members[$0]) }
+        let commands = renewals.indices.map { renewals[$0] ?? LeaseScriptCall(requests[$0], member: members[$0]).command }
         // Viewer counts for the rotation load ride in the same round trip (RedisLicenseStore+Rotation).
         let replies = try await run(commands + Self.viewerCommands(requests, members: members), durability: durability)
         var results: [LeaseResult?] = []
@@ -145,7 +145,7 @@ public struct RedisLicenseStore: LicenseStore {
         // What the renewal script declined, the lease script decides, in a second round trip. Each of
         // those accounts has no other request in the batch, so no request of it runs out of order.
         if !declined.isEmpty {
-            let again = try await run(declined.map { Self.leaseCommand(requests[$0], member: members[$0]) }, durability: durability)
+            let again = try await run(declined.map { LeaseScriptCall(requests[$0], member: members[$0]).command }, durability: durability)
             if let error = LicenseStoreError.answerCount(again.count, of: declined.count, "requests", from: "lease scripts", code: .corruptRecord) {
                 throw error
             }
