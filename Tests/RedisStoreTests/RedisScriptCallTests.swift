@@ -127,7 +127,7 @@ struct RedisScriptCallTests {
     func misorderIsCaught() {
         #expect(Misordered().encodedNames.outOfOrder == ["k"])
         #expect(Header("local a = ARGV[2]\nreturn a").problems == ["a is ARGV[2], expected ARGV[1]"])
-        #expect(Header("local a = ARGV[1]\nreturn ARGV[2]").problems.count == 1)
+        #expect(Header("local a = ARGV[1]\nreturn a .. ARGV[2]").problems.count == 1)
         #expect(Header("local a = ARGV[1]\nlocal b = ARGV[2]\nreturn a").problems == ["b is declared and never used"])
     }
 }
