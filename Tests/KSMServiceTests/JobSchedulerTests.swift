@@ -1,3 +1,4 @@
+import KSMTestSupport
 import Kafka
 import Licensing
 import Testing
@@ -138,6 +139,54 @@ struct JobSchedulerTests {
         s.revoke([TopicPartition(topic: "jobs", partition: 1)])
         #expect(s.count == 3)
         #expect(Self.ids(s.nextBatch(limit: 10, now: now)) == ["j0", "j2", "j4"])
+    }
+
+    @Test(
+        "a tenant's jobs leave earliest deadline first, equal deadlines in arrival order, across interleaved arrivals and batches (20 random histories against a sorted list)"
+    )
+    func tenantOrderAgainstModel() {
+        for seed in UInt64(1)...20 {
+            // Seeded, so a failing history can be replayed from the seed in the expectation's message.
+            var random = SplitMix64(state: seed)
+            var s = JobScheduler(policy: SchedulingPolicy())
+            // (deadline or max for none, arrival) of each queued job, and its ID.
+            var model: [(order: (Int64, Int), id: String)] = []
+            var arrival = 0
+            for _ in 0..<300 {
+                if Int.random(in: 0..<3, using: &random) < 2 || model.isEmpty {
+                    // Few distinct deadlines, so ties (and ties among jobs without one) are common.
+                    let step = Int.random(in: 0..<6, using: &random)
+                    let deadline: Int64? = step == 5 ? nil : now + 1_000 * Int64(step + 1)
+                    s.push(Self.message("j\(arrival)", priority: .continuity, deadline: deadline), inFlight: 0, rate: nil, now: now)
+                    model.append(((deadline ?? .max, arrival), "j\(arrival)"))
+                    arrival += 1
+                } else {
+                    let limit = Int.random(in: 1...8, using: &random)
+                    model.sort { $0.order < $1.order }
+                    let expected = model.prefix(limit).map(\.id)
+                    model.removeFirst(expected.count)
+                    #expect(Self.ids(s.nextBatch(limit: limit, now: now)) == expected, "seed \(seed)")
+                }
+                #expect(s.count == model.count)
+            }
+            model.sort { $0.order < $1.order }
+            #expect(Self.ids(s.nextBatch(limit: model.count, now: now)) == model.map(\.id), "seed \(seed)")
+        }
+    }
+
+    @Test("revoking a partition of a large backlog keeps exactly the other jobs, still in deadline and arrival order")
+    func revokeKeepsOrderOfTheRest() {
+        var s = JobScheduler(policy: SchedulingPolicy())
+        var kept: [(order: (Int64, Int), id: String)] = []
+        for i in 0..<500 {
+            let deadline = now + 1_000 * Int64((i * 7919) % 101)
+            s.push(Self.message("j\(i)", priority: .continuity, deadline: deadline, partition: Int32(i % 3)), inFlight: 0, rate: nil, now: now)
+            if i % 3 != 0 { kept.append(((deadline, i), "j\(i)")) }
+        }
+        s.revoke([TopicPartition(topic: "jobs", partition: 0)])
+        #expect(s.count == kept.count)
+        kept.sort { $0.order < $1.order }
+        #expect(Self.ids(s.nextBatch(limit: 500, now: now)) == kept.map(\.id))
     }
 
     @Test("queuing and draining a 30,000-job storm stays near linear (no copy of a queue per job)")
