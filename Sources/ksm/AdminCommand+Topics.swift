@@ -49,7 +49,7 @@ extension AdminCommand {
             // librdkafka's own warnings (a broker not reachable yet) go to standard error, keeping
             // standard output the one line per topic; as JSON where the workers log JSON (the Job
             // shares their ConfigMap's KSM_LOG_FORMAT).
-            let format = ServeSetting.byKey["log-format"]?.environment.flatMap { ProcessInfo.processInfo.environment[$0] }
+            let format = ProcessInfo.processInfo.environment[ServeSetting.logFormat.environment]
             if format == LogFormat.json.rawValue {
                 LoggingSystem.bootstrap { JSONLogHandler(label: $0) }
             } else {
@@ -64,7 +64,7 @@ extension AdminCommand {
 
         /// A setting's value: the flag, else the variable `ksm serve` reads for it.
         private func value(_ flag: String?, _ key: String, _ environment: [String: String]) -> String? {
-            flag ?? ServeSetting.byKey[key]?.environment.flatMap { environment[$0] }
+            flag ?? ServeSetting.byKey[key].flatMap { environment[$0.environment] }
         }
 
         /// `KEY=VALUE` items as a map; an item without a key is a configuration problem named without

@@ -4,7 +4,8 @@ import Licensing
 import Logging
 import RedisStore
 
-/// `ksm serve`'s resolved settings, typed and checked: what the worker runs with.
+/// `ksm serve`'s resolved settings, typed and checked: what the worker runs with. Every duration is
+/// a `Duration`; the defaults are the declarations' (``ServeSetting``), applied by the resolver.
 ///
 /// ``resolve(flags:environment:configFile:defaultInstanceID:)`` layers flags over environment
 /// variables over the JSON config file (swift-configuration's provider order) and refuses every
@@ -13,7 +14,7 @@ public struct ServeConfiguration: Sendable {
     public var worker: WorkerConfiguration
     public var redisURL: String
     /// Replicas that must acknowledge every lease batch (`WAIT`), and for how long it may wait;
-    /// nil (`redis-wait-replicas` 0, the default): Redis's asynchronous replication (docs/redis.md).
+    /// nil (`redis-wait-replicas` 0): Redis's asynchronous replication (docs/redis.md).
     public var redisDurability: RedisDurability?
     public var credentials: String
     public var fpscryptoLibrary: String?
@@ -21,22 +22,28 @@ public struct ServeConfiguration: Sendable {
     /// Key-encryption key ID to file path (`kek`, `KSM_KEK_FILES`, `--kek`).
     public var keyEncryptionKeyFiles: [String: String] = [:]
     public var cryptoThreads: Int
+    /// Empty: any version, as Apple's SDK.
     public var protocolVersions: [UInt32] = []
     public var logLevel: Logger.Level = .info
     public var logFormat: LogFormat = .text
-    public var slotCountInterval: Duration = .seconds(15)
+    /// Between counts of the lease slots in use, for `/metrics` (with an admin port).
+    public var slotCountInterval: Duration = .zero
     /// Nil: no admin server.
     public var adminPort: Int?
     /// Zero: no cache.
-    public var cacheTTL: Duration = .seconds(2)
+    public var cacheTTL: Duration = .zero
     /// Nil: no rotation prefetch.
-    public var rotation: RotationPrefetchConfiguration? = RotationPrefetchConfiguration()
-    /// The window advertised in successful replies on rotating streams (`next-key`); needs the
-    /// rotation prefetcher (cache on, `rotation-lead` above 0), whose passes read the schedules.
-    package var prefetchWindow = PrefetchWindow()
+    public var rotation: RotationPrefetchConfiguration?
+    /// The window advertised in successful replies on rotating streams (`next-key`); zero advertises
+    /// none. Needs the rotation prefetcher (cache on, `rotation-lead` above 0), whose passes read the schedules.
+    public var prefetchWindow: Duration = .zero
+    /// Between the advertised window's end and the rotation boundary.
+    public var prefetchMargin: Duration = .zero
     public var guardsEnabled = true
-    public var replyTTLMilliseconds: Int64 = 15 * 60 * 1000
-    public var rateWindowMilliseconds: Int64 = 1000
+    /// How long a reply is kept so a redelivered job gets the same bytes.
+    public var replyTTL: Duration = .zero
+    /// One rate window: tenants' rate limits count jobs per account per window.
+    public var rateWindow: Duration = .zero
     /// Nil: spans are not exported (no endpoint, or tracing off).
     public var otlp: OTLPTracingConfiguration?
     /// An endpoint was configured without `--tracing`: worth a warning.
@@ -51,11 +58,21 @@ public struct ServeConfiguration: Sendable {
         self.cryptoThreads = cryptoThreads
     }
 
+    /// The advertised window as the worker's processor takes it, in milliseconds.
+    package var prefetchAdvice: PrefetchWindow {
+        PrefetchWindow(windowMilliseconds: Self.milliseconds(prefetchWindow), marginMilliseconds: Self.milliseconds(prefetchMargin))
+    }
+
+    /// A duration in whole milliseconds, for the worker's millisecond fields.
+    package static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+    }
+
     /// One line of `--check-config`: a key, its value (secrets redacted) and where it came from.
     public struct ResolvedSetting: Sendable, Equatable {
         public var key: String
         public var value: String
-        /// `--flag`, `ENV_NAME`, `config file` or `default`.
+        /// `--flag`, `ENV_NAME`, `"key" in FILE` or `default`.
         public var source: String
     }
 
@@ -71,7 +88,7 @@ public struct ServeConfiguration: Sendable {
     ///
     /// - Parameters:
     ///   - flags: Values given on the command line, by config-file key (``ServeSetting/key``); map
-    ///     settings as `.stringArray` of `KEY=VALUE`.
+    ///     settings as `.list` of `KEY=VALUE`.
     ///   - configFile: The JSON config file's path; nil uses `KSM_CONFIG` if set, else no file.
     ///   - defaultInstanceID: The OTLP service instance when no `instance-id` is set.
     public static func resolve(
@@ -80,21 +97,28 @@ public struct ServeConfiguration: Sendable {
     ) throws(ServeConfigurationError) -> ServeConfiguration {
         var resolver = ServeConfigurationResolver(
             flags: flags, environment: environment,
-            configFile: configFile ?? environment[ServeSetting.configFileEnvironment])
+            configFile: configFile ?? environment[ServeSetting.config.environment])
         let configuration = resolver.resolve(defaultInstanceID: defaultInstanceID)
-        guard let configuration, resolver.problems.isEmpty else {
-            throw ServeConfigurationError(problems: resolver.problems)
-        }
+        guard resolver.problems.isEmpty else { throw ServeConfigurationError(problems: resolver.problems) }
         return configuration
     }
-}
 
-/// A value from the command line, before it is checked.
-public enum ConfigFlagValue: Sendable, Equatable {
-    case string(String)
-    case integer(Int)
-    case number(Double)
-    case boolean(Bool)
-    /// Repeatable flags: `--kek ID=PATH`, `--kafka-property K=V`, `--tenant-weight T=W`, `--protocol-versions`.
-    case list([String])
+    /// Resolves `ksm serve`'s command-line arguments (read against ``ServeSetting/all``) over the
+    /// environment over the config file (`--config`, else `KSM_CONFIG`); a malformed command line
+    /// is reported with the configuration's other problems.
+    package static func resolve(
+        arguments: [String], environment: [String: String], defaultInstanceID: String = "ksm"
+    ) throws(ServeConfigurationError) -> ServeConfiguration {
+        let commandLine = ServeCommandLine(arguments)
+        var configFile: String?
+        if case .string(let path) = commandLine.flags[ServeSetting.config.key] { configFile = path }
+        do throws(ServeConfigurationError) {
+            let configuration = try resolve(
+                flags: commandLine.flags, environment: environment, configFile: configFile, defaultInstanceID: defaultInstanceID)
+            guard commandLine.problems.isEmpty else { throw ServeConfigurationError(problems: commandLine.problems) }
+            return configuration
+        } catch {
+            throw ServeConfigurationError(problems: commandLine.problems + error.problems.filter { !commandLine.problems.contains($0) })
+        }
+    }
 }
