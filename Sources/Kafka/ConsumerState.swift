@@ -1,3 +1,4 @@
+import OwnedThreads
 import Synchronization
 
 /// What the poll thread, the events iterator and API calls share: the `ConsumerStateMachine` under one
@@ -73,27 +74,10 @@ final class ConsumerState: Sendable {
     }
 
     /// ``waitUntilFinished()``, at most `timeout`; true if it finished. The wait that loses the race
-    /// stays parked (a suspended task, no thread) until the poll thread finishes, if it ever does.
+    /// stays parked (a suspended task, no thread) until the poll thread finishes, if it ever does: the
+    /// poll thread may sit in librdkafka for ever, leaving a group whose coordinator is gone.
     func waitUntilFinished(timeout: Duration) async -> Bool {
-        let first = FirstAnswer()
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            first.set(continuation)
-            Task {
-                await self.waitUntilFinished()
-                first.answer(true)
-            }
-            Task {
-                try? await Task.sleep(for: timeout)
-                first.answer(false)
-            }
-        }
-    }
-
-    /// Resumes one continuation with whichever answer comes first.
-    private final class FirstAnswer: Sendable {
-        private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
-        func set(_ c: CheckedContinuation<Bool, Never>) { continuation.withLock { $0 = c } }
-        func answer(_ value: Bool) { continuation.withLock { $0.take() }?.resume(returning: value) }
+        await BoundedWait.result(within: timeout) { await self.waitUntilFinished() } != nil
     }
 
     /// Runs a pause or resume transition and makes its librdkafka call, in decision order (see

@@ -129,7 +129,7 @@ struct JobDecoderMutationTests {
         let messages = payloads.enumerated().map { n, value in
             KafkaMessage(topic: "jobs", partition: 0, offset: Int64(n), key: nil, value: value, headers: [("correlation-id", Array("c-\(n)".utf8))])
         }
-        let outcomes = await worker.answer(messages.enumerated().map { ScheduledJob(message: $1, sequence: UInt64($0)) })
+        let outcomes = await worker.answerer.outcomes(for: messages.enumerated().map { ScheduledJob(message: $1, sequence: UInt64($0)) })
         #expect(outcomes.count == payloads.count)
         func reply(_ n: Int) -> LicenseReply? { if case .reply(let r) = outcomes[n] { r } else { nil } }
         #expect(reply(0)?.status == .ok)
@@ -139,7 +139,7 @@ struct JobDecoderMutationTests {
             return
         }
         #expect(reason.contains("exceeds"))
-        #expect(worker.record(outcomes[1], for: messages[1]).topic == worker.configuration.deadLetterTopic)
+        #expect(worker.routing.record(outcomes[1], for: messages[1]).topic == worker.configuration.deadLetterTopic)
         for (n, field) in [(2, "account"), (3, "tenant"), (4, "deadline"), (5, "persistent")] {
             #expect(reply(n)?.status == .invalidJob && reply(n)?.rule == "job:\(field)", "\(String(describing: reply(n)))")
         }
@@ -151,7 +151,7 @@ struct JobDecoderMutationTests {
             return
         }
         // Replies keep the job's correlation ID.
-        let record = worker.record(outcomes[2], for: messages[2])
+        let record = worker.routing.record(outcomes[2], for: messages[2])
         #expect(record.headers.first { $0.0 == "correlation-id" }?.1 == Array("c-2".utf8))
         #expect(!record.headers.contains { $0.0 == "ksm-duplicate" })
     }
@@ -166,9 +166,9 @@ struct JobDecoderMutationTests {
         let worker = LicenseWorker(configuration: WorkerConfiguration(brokers: "unused:9092"), processor: processor, logger: quietLogger)
         let job = try World.job("wire-1", device: world.deviceA, World.options(World.hdAsset)).job
         let message = KafkaMessage(topic: "jobs", partition: 0, offset: 0, key: nil, value: job.jsonBytes(), headers: [])
-        let first = await worker.answer([ScheduledJob(message: message, sequence: 0)])
-        let second = await worker.answer([ScheduledJob(message: message, sequence: 1)])
-        let (a, b) = (worker.record(first[0], for: message), worker.record(second[0], for: message))
+        let first = await worker.answerer.outcomes(for: [ScheduledJob(message: message, sequence: 0)])
+        let second = await worker.answerer.outcomes(for: [ScheduledJob(message: message, sequence: 1)])
+        let (a, b) = (worker.routing.record(first[0], for: message), worker.routing.record(second[0], for: message))
         #expect(a.value == b.value, "the redelivered job's reply must be byte-identical")
         #expect(!a.headers.contains { $0.0 == "ksm-duplicate" })
         #expect(b.headers.first { $0.0 == "ksm-duplicate" }?.1 == Array("1".utf8))

@@ -74,8 +74,8 @@ import Testing
                 topic: "jobs", partition: 0, offset: Int64(n), key: nil, value: job.jsonBytes(),
                 headers: topic.map { [("reply-topic", Array($0.utf8))] } ?? [])
         }
-        let outcomes = await worker.answer(messages.enumerated().map { ScheduledJob(message: $1, sequence: UInt64($0)) })
-        let records = zip(outcomes, messages).map { worker.record($0, for: $1) }
+        let outcomes = await worker.answerer.outcomes(for: messages.enumerated().map { ScheduledJob(message: $1, sequence: UInt64($0)) })
+        let records = zip(outcomes, messages).map { worker.routing.record($0, for: $1) }
         func reply(_ n: Int) -> LicenseReply? { if case .reply(let r) = outcomes[n] { r } else { nil } }
         #expect(reply(0)?.status == .ok && records[0].topic == "acme.out")
         // acme has entries of its own, so the shared prefix is not acme's.

@@ -80,9 +80,9 @@ struct RetriableReplyTests {
 
     /// The outcomes as a client reads them off the reply topic, each checked for fail-closed: a
     /// retriable reply has no CKC, and the `ksm-status` header says what the body says.
-    func published(_ outcomes: [LicenseWorker.Outcome], for messages: [KafkaMessage], by worker: LicenseWorker) throws -> [LicenseReply] {
+    func published(_ outcomes: [JobOutcome], for messages: [KafkaMessage], by worker: LicenseWorker) throws -> [LicenseReply] {
         try zip(outcomes, messages).map { outcome, message in
-            let record = worker.record(outcome, for: message)
+            let record = worker.routing.record(outcome, for: message)
             let reply = try LicenseReply(json: record.value)
             #expect(!(reply.isRetriable && reply.ckc != nil), "a retriable reply carried a license: \(reply.id) \(reply.status)")
             #expect(record.headers.first { $0.0 == "ksm-status" }?.1 == Array(String(reply.status.rawValue).utf8))
@@ -100,7 +100,7 @@ struct RetriableReplyTests {
         var batch = messages.enumerated().map { ScheduledJob(message: $1, sequence: UInt64($0)) }
         batch[0].retryAfterMilliseconds = 1_500
         batch[2].retryAfterMilliseconds = 900
-        let replies = try published(await worker.answer(batch), for: messages, by: worker)
+        let replies = try published(await worker.answerer.outcomes(for: batch), for: messages, by: worker)
         #expect(replies.map(\.status) == [.overloaded, .ok, .overloaded])
         #expect(replies[0].ckc == nil && replies[0].leaseExpiresAt == nil && replies[0].retryAfterMilliseconds == 1_500)
         #expect(replies[2].ckc == nil && replies[2].retryAfterMilliseconds == 900)
@@ -120,12 +120,12 @@ struct RetriableReplyTests {
         let batch = messages.enumerated().map { ScheduledJob(message: $1, sequence: UInt64($0)) }
         // The fetch fails: nothing was decided.
         store.failFetch = LicenseStoreError(.unavailable, "connection refused", isRetriable: true)
-        var replies = try published(await worker.answer(batch), for: messages, by: worker)
+        var replies = try published(await worker.answerer.outcomes(for: batch), for: messages, by: worker)
         #expect(replies.allSatisfy { $0.status == .storeUnavailable && $0.ckc == nil && (1_000...2_000).contains($0.retryAfterMilliseconds ?? 0) })
         // The lease round trip fails: the keys were unwrapped and the policy said yes, yet no license.
         store.failFetch = nil
         store.failLeases = LicenseStoreError(.unavailable, "timeout", isRetriable: true)
-        replies = try published(await worker.answer(batch), for: messages, by: worker)
+        replies = try published(await worker.answerer.outcomes(for: batch), for: messages, by: worker)
         #expect(replies.allSatisfy { $0.status == .storeUnavailable && $0.ckc == nil && $0.leaseExpiresAt == nil }, "\(replies.map(\.status))")
     }
 
@@ -139,7 +139,7 @@ struct RetriableReplyTests {
         let job = try World.job("unstored-1", device: world.deviceA, World.options(World.hdAsset)).job
         let messages = [Self.message(job, offset: 0)]
         // Every attempt builds a CKC and then fails to keep it.
-        let replies = try published(await worker.answer([ScheduledJob(message: messages[0], sequence: 0)]), for: messages, by: worker)
+        let replies = try published(await worker.answerer.outcomes(for: [ScheduledJob(message: messages[0], sequence: 0)]), for: messages, by: worker)
         #expect(replies.map(\.status) == [.storeUnavailable])
         #expect(replies[0].ckc == nil && replies[0].leaseExpiresAt == nil && replies[0].rule == "store:unavailable")
         #expect(guards.storeAttempts == 3, "the first answer and the worker's two retries")

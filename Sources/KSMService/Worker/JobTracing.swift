@@ -122,7 +122,7 @@ public enum JobTracing {
     /// Records a job's answer on its span: `fps.status` (and `fps.status_code`), and an error status
     /// when the worker, not the request, failed: a dead letter, or `storeUnavailable`, `internalErr`,
     /// `keyUnwrapFailed`. Policy refusals are correct answers and leave the status unset.
-    static func recordOutcome(_ outcome: LicenseWorker.Outcome, on span: any Span) {
+    static func recordOutcome(_ outcome: JobOutcome, on span: any Span) {
         guard span.isRecording else { return }
         span.addEvent("processed")
         switch outcome {

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// How a worker spends its shutdown timeout: in-flight work first, then a reserve for the final
 /// commit, leaving the group and flushing the producer.
 ///
@@ -25,30 +23,5 @@ struct ShutdownPlan: Sendable {
     /// even try).
     func remaining(until end: ContinuousClock.Instant, atLeast floor: Duration) -> Duration {
         max(end - .now, floor)
-    }
-
-    /// Runs `body` in a task of its own and returns its result, or nil once `limit` passed (the task
-    /// then runs on unobserved: used for calls that block on librdkafka and cannot be cancelled).
-    static func within<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async -> T) async -> T? {
-        let gate = FirstResult<T?>()
-        return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
-            gate.set(continuation)
-            Task { gate.resume(with: await body()) }
-            Task {
-                try? await Task.sleep(for: limit)
-                gate.resume(with: nil)
-            }
-        }
-    }
-}
-
-/// Resumes a continuation with whichever result comes first; later ones are ignored.
-private final class FirstResult<T: Sendable>: Sendable {
-    private let continuation = Mutex<CheckedContinuation<T, Never>?>(nil)
-
-    func set(_ c: CheckedContinuation<T, Never>) { continuation.withLock { $0 = c } }
-
-    func resume(with value: T) {
-        continuation.withLock { $0.take() }?.resume(returning: value)
     }
 }
