@@ -3,6 +3,8 @@ import KSMOperations
 import KSMService
 import Logging
 import Prometheus
+import ServiceLifecycle
+import Synchronization
 import Testing
 
 /// `ServeRunner`, the worker process `ksm serve` composes, called directly: start-up refusals say
@@ -58,5 +60,33 @@ enum KSMTestCredentials {
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: directory.appendingPathComponent(name).path)
         }
         return (directory.path, directory.appendingPathComponent("certificates.json").path)
+    }
+}
+
+/// The worker process's long-lived pieces are Services of one group: when another service fails,
+/// the group cancels them and the pool is handed back, with nothing left running.
+@Suite(.timeLimit(.minutes(1))) struct ServeServicesTests {
+    struct Failing: Service {
+        struct Failure: Error {}
+        func run() async throws {
+            try await Task.sleep(for: .milliseconds(50))
+            throw Failure()
+        }
+    }
+
+    @Test("a failing service stops the monitors and hands the crypto pool back")
+    func failureStopsEverything() async throws {
+        let stopped = Mutex(false)
+        let monitor = MonitorService("test") {
+            while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(10)) }
+            stopped.withLock { $0 = true }
+        }
+        let pool = CryptoPool(threadCount: 1)
+        let group = ServiceGroup(
+            configuration: .init(services: [CryptoPoolService(pool: pool), monitor, Failing()], logger: ServeRunnerTests.logger))
+        await #expect(throws: Failing.Failure.self) { try await group.run() }
+        #expect(stopped.withLock { $0 })
+        // Work after the shutdown still runs (on the caller's thread), never dropped.
+        #expect(await pool.run { 7 } == 7)
     }
 }

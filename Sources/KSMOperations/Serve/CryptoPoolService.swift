@@ -4,12 +4,14 @@ import ServiceLifecycle
 /// Holds the crypto pool's threads for the worker process's `ServiceGroup` and hands them back when
 /// the group shuts down, on every path: a graceful shutdown, a cancellation, or another service's
 /// failure. Placed before the worker in the group, it shuts down after the worker has drained.
-struct CryptoPoolService: Service, CustomStringConvertible {
-    let pool: CryptoPool
+package struct CryptoPoolService: Service, CustomStringConvertible {
+    package let pool: CryptoPool
 
-    var description: String { "CryptoPool" }
+    package init(pool: CryptoPool) { self.pool = pool }
 
-    func run() async {
+    package var description: String { "CryptoPool" }
+
+    package func run() async {
         // Throws on cancellation, which ends the wait all the same; work submitted after the
         // shutdown runs on the caller's thread, so a batch still in flight is never dropped.
         try? await gracefulShutdown()
