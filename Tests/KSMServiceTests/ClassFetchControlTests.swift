@@ -5,12 +5,12 @@ import Testing
 @testable import KSMService
 
 /// Which request topics a worker fetches (``ClassFetchControl``): room in memory goes to continuity
-/// first, new sessions and prefetch keep a floor, and the single requests topic behaves as before.
+/// first, new sessions and prefetch keep a floor, and the single requests topic pauses and resumes on the in-flight limit alone.
 @Suite("Class fetch control")
 struct ClassFetchControlTests {
     static let all: [ClassFetchControl.FetchClass] = [.mixed, .priority(.continuity), .priority(.new), .priority(.prefetch)]
 
-    @Test("the single requests topic pauses at the in-flight limit and resumes at half, as before class topics")
+    @Test("the single requests topic pauses at the in-flight limit and resumes at half")
     func requestsTopicAsBefore() {
         var control = ClassFetchControl(maximumInFlight: 100, round: 8)
         #expect(control.decide(inFlight: 99, queued: [:], classes: [.mixed]).isEmpty)

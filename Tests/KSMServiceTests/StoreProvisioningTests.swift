@@ -35,7 +35,7 @@ struct StoreProvisioningTests {
         let again = try #require(await processor.process([hd.job], now: t0 + 1_000).first)
         #expect(again.status == .ok && !again.isDuplicate, "\(again.status) \(again.reason)")
         #expect(try CKCOpener.open(try #require(again.ckc), session: hd.session).contentKey == world.keys[World.hdAsset]?.key)
-        // In a provisioned store an unknown tenant is a final answer, as before.
+        // In a provisioned store an unknown tenant is a final answer.
         let stranger = try World.job("lost-2", tenant: "nobody", device: world.deviceA, World.options(World.hdAsset))
         let unknown = try #require(await processor.process([stranger.job], now: t0 + 2_000).first)
         #expect(unknown.status == .unknownTenant && !unknown.isRetriable)

@@ -8,7 +8,7 @@ import Synchronization
 
 /// Publishes a worker's figures to swift-metrics: counters, gauges and latency timers.
 ///
-/// The hot path stays as cheap as before: the worker counts in ``WorkerStatistics`` under one lock
+/// The hot path pays nothing for metrics: the worker counts in ``WorkerStatistics`` under one lock
 /// per batch, never per job. ``publish()`` (called by `ksm serve` before each `/metrics` scrape, or
 /// every few seconds by ``run()`` for an embedder whose backend pushes) reads one snapshot and hands
 /// swift-metrics what changed since the last publish: counter deltas, gauge values, and latency

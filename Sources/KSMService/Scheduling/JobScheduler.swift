@@ -1,4 +1,5 @@
 import DequeModule
+import HeapModule
 import Kafka
 import Wire
 
@@ -22,7 +23,7 @@ struct JobScheduler: Sendable {
     static let classes: [LicenseJob.Priority] = [.continuity, .new, .prefetch]
 
     private struct TenantQueue: Sendable {
-        var heap = PriorityHeap<ScheduledJob>()
+        var heap = Heap<QueuedJob>()
         var virtualTime: Double = 0
 
         mutating func admit(_ job: ScheduledJob, virtualClock: Double) {
@@ -30,7 +31,7 @@ struct JobScheduler: Sendable {
                 // A tenant that was idle starts at the class's current virtual time: no banked credit.
                 virtualTime = max(virtualTime, virtualClock)
             }
-            heap.push(job)
+            heap.insert(QueuedJob(job))
         }
     }
 
@@ -193,8 +194,8 @@ struct JobScheduler: Sendable {
         for index in queues.indices where queues[index].count > 0 {
             for name in Array(queues[index].tenants.keys) {
                 var popped = 0
-                while let deadline = queues[index].tenants[name]?.heap.first?.deadline, deadline <= now,
-                    let job = queues[index].tenants[name]?.heap.pop()
+                while let deadline = queues[index].tenants[name]?.heap.min?.job.deadline, deadline <= now,
+                    let job = queues[index].tenants[name]?.heap.popMin()?.job
                 {
                     batch.append(job)
                     popped += 1
@@ -218,7 +219,7 @@ struct JobScheduler: Sendable {
             }
         }
         // In place (see `push`): no copy of the heap.
-        guard let name = chosen, let job = queues[index].tenants[name]?.heap.pop() else { return nil }
+        guard let name = chosen, let job = queues[index].tenants[name]?.heap.popMin()?.job else { return nil }
         queues[index].virtualClock = smallest
         queues[index].tenants[name]?.virtualTime += 1 / policy.weight(name)
         queues[index].count -= 1
@@ -235,7 +236,7 @@ struct JobScheduler: Sendable {
             var total = 0
             for name in Array(queues[index].tenants.keys) {
                 guard var tenant = queues[index].tenants[name] else { continue }
-                tenant.heap.filter { !partitions.contains($0.message.topicPartition) }
+                tenant.heap = Heap(tenant.heap.unordered.filter { !partitions.contains($0.job.message.topicPartition) })
                 total += tenant.heap.count
                 queues[index].tenants[name] = tenant.heap.isEmpty ? nil : tenant
             }

@@ -7,7 +7,7 @@ import Wire
 /// The message and the decoded job live in one shared box: the scheduler's heaps move jobs around
 /// on every push and pop, and a moved value should be a pointer and a few integers, not two byte
 /// arrays and a dozen strings to retain and release.
-struct ScheduledJob: Sendable, HeapOrdered {
+struct ScheduledJob: Sendable {
     private final class Box: Sendable {
         let message: KafkaMessage
         let decoded: Result<LicenseJob, LicenseJobError>
@@ -85,15 +85,16 @@ struct ScheduledJob: Sendable, HeapOrdered {
         }
     }
 
-    /// Earliest deadline first; no deadline sorts last; arrival order breaks ties.
-    struct HeapKey: Comparable, Sendable {
+    /// Earliest deadline first; no deadline sorts last; arrival order breaks ties, so jobs of equal
+    /// deadlines (no deadline included) leave in the order they came.
+    struct QueueOrder: Comparable, Sendable {
         let deadline: Int64
         let sequence: UInt64
 
-        static func < (a: HeapKey, b: HeapKey) -> Bool {
+        static func < (a: QueueOrder, b: QueueOrder) -> Bool {
             a.deadline != b.deadline ? a.deadline < b.deadline : a.sequence < b.sequence
         }
     }
 
-    var heapKey: HeapKey { HeapKey(deadline: deadline ?? .max, sequence: sequence) }
+    var queueOrder: QueueOrder { QueueOrder(deadline: deadline ?? .max, sequence: sequence) }
 }

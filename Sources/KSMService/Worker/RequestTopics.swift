@@ -4,7 +4,7 @@ import Kafka
 ///
 /// With class topics the edge puts each request on its class's topic, so the backlog of one class
 /// cannot sit in front of another's in a partition; the requests topic stays readable for edges that
-/// have not moved (there the job's `priority` field decides, as before).
+/// have not moved (there the job's `priority` field decides).
 public struct RequestTopics: Sendable, Hashable {
     /// The single requests topic every worker reads.
     public let requests: String

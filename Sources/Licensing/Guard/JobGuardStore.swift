@@ -2,7 +2,7 @@
 /// redelivered job gets the same bytes), per-account rate counters and the SPC anti-replay window.
 ///
 /// Kept apart from ``LicenseStore`` on purpose: the guards are optional (a worker without them
-/// behaves as before), every method is one pipelined round trip for a whole batch, and the answers
+/// answers without consulting them), every method is one pipelined round trip for a whole batch, and the answers
 /// come back in request order. Methods throw only for the batch as a whole, like ``LicenseStore``.
 public protocol JobGuardStore: Sendable {
     /// Before any RSA work: each job's stored reply if there is one, else the account's job count in
