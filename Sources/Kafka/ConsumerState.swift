@@ -134,6 +134,7 @@ final class ConsumerState: Sendable {
     }
 
     var hasJoined: Bool { machine.withLock { $0.hasJoined } }
+    var isLeaving: Bool { machine.withLock { $0.isLeaving } }
     var isHoldingBack: Bool { machine.withLock { $0.fetching == .heldBack } }
     var partitionsToSample: [TopicPartition] { machine.withLock { $0.partitionsToSample } }
     func recordLag(_ sample: [TopicPartition: Int64]) { machine.withLock { $0.recordLag(sample) } }

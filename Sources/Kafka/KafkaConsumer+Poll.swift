@@ -221,6 +221,14 @@ final class ConsumerContext: RdKafkaContext, @unchecked Sendable {
         state.enqueue(.error(error))
     }
 
+    /// librdkafka 2.0.2 commits the stored offsets once more inside `rd_kafka_consumer_close`, even
+    /// when they equal the committed ones; when another member's leaving has started a rebalance,
+    /// that repeat fails with `REBALANCE_IN_PROGRESS`. The worker's own final commit ran before close
+    /// and reports its own outcome, so this failure loses nothing and is not worth a warning.
+    override func commitFailureLevel(_ err: rd_kafka_resp_err_t) -> Logger.Level {
+        err == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS && state.isLeaving ? .debug : .warning
+    }
+
     /// Blocks the poll thread (ours, never the cooperative pool), checking every 2 ms, until the worker
     /// acknowledges the revocation or `revocationDeadline` passes.
     private func waitForRevocationAck() {
@@ -270,6 +278,7 @@ func offsetCommitTrampoline(
     guard let opaque, err != RD_KAFKA_RESP_ERR_NO_ERROR, err != RD_KAFKA_RESP_ERR__NO_OFFSET else { return }
     let context = RdKafkaContext.from(opaque)
     let error = KafkaError(err, context: "offset commit", kind: .commitFailed)
-    context.logger.warning("kafka offset commit failed", metadata: ["error": "\(error.code)", "reason": "\(error.message)"])
+    context.logger.log(
+        level: context.commitFailureLevel(err), "kafka offset commit failed", metadata: ["error": "\(error.code)", "reason": "\(error.message)"])
     context.report(error)
 }

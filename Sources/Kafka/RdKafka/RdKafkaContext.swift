@@ -33,6 +33,10 @@ class RdKafkaContext: @unchecked Sendable {
     /// producers through their `onError`). Runs on librdkafka's threads; keep it short.
     func report(_ error: KafkaError) {}
 
+    /// How loudly a failed offset commit is logged: a warning, since a commit that fails loses
+    /// progress (records are delivered again after a restart). Consumers lower it where nothing is lost.
+    func commitFailureLevel(_ err: rd_kafka_resp_err_t) -> Logger.Level { .warning }
+
     /// librdkafka's syslog levels: 0-3 become error, 4 (warning) warning, 5-6 debug, 7 trace. A
     /// warning from librdkafka means something an operator should see (offset resets that
     /// skipped messages and `COMMITFAIL` were invisible at debug). An offset reset is also reported

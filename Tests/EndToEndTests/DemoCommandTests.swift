@@ -1,0 +1,21 @@
+import Foundation
+import Testing
+
+/// `ksm demo` is a newcomer's first run: it must show what happened and nothing else. Several
+/// workers in one process leave the group one after another, the case in which librdkafka's commit
+/// on close meets a rebalance; and each Kafka client must get only the properties it reads.
+@Suite struct DemoCommandTests {
+    @Test("a short demo answers every viewer and prints no warning or error")
+    func demoPrintsNoWarning() async throws {
+        let result = try await KSMBinary.run(["demo", "--viewers", "60", "--rotations", "1"], timeout: .seconds(300))
+        let stdout = String(decoding: result.stdout, as: UTF8.self)
+        let stderr = String(decoding: result.stderr, as: UTF8.self)
+        #expect(result.status == 0, "\(stdout.suffix(2000))\n\(stderr.suffix(2000))")
+        #expect(stdout.contains("result:           every reply correct"), "\(stdout.suffix(2000))")
+        let noisy = (stdout + "\n" + stderr).split(separator: "\n").filter {
+            let line = $0.lowercased()
+            return line.contains("warning") || line.contains("error")
+        }
+        #expect(noisy.isEmpty, "\(noisy.prefix(10).joined(separator: "\n"))")
+    }
+}
