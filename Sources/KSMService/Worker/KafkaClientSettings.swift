@@ -7,7 +7,7 @@ import Kafka
 /// ("session.timeout.ms is a consumer property and will be ignored by this producer instance"), so
 /// each client gets the pass-through properties less those only the other kind reads. The lists
 /// follow librdkafka's CONFIGURATION.md (the `C` and `P` columns); a property on neither list goes
-/// to both, as before.
+/// to both, since librdkafka may read it in either.
 struct KafkaClientSettings: Sendable {
     let configuration: WorkerConfiguration
 
