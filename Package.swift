@@ -13,9 +13,7 @@ let package = Package(
         .library(name: "KSMService", targets: ["KSMService"]),
         .library(name: "KSMOperations", targets: ["KSMOperations"]),
         .library(name: "Licensing", targets: ["Licensing"]),
-        .library(name: "Wire", targets: ["Wire"]),
         .library(name: "RedisStore", targets: ["RedisStore"]),
-        .library(name: "Kafka", targets: ["Kafka"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

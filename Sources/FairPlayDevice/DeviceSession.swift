@@ -8,10 +8,10 @@ public struct DeviceSession: Sendable {
     public let antiReplaySeed: [UInt8]
     public let assetID: [UInt8]
     /// The whole blocks the CKC must return unchanged, by tag.
-    public let requestedBlocks: [TLLVTag: [UInt8]]
-    public let capabilities: Capabilities?
+    package let requestedBlocks: [TLLVTag: [UInt8]]
+    package let capabilities: Capabilities?
 
-    public init(
+    package init(
         sessionKey: [UInt8], hu: [UInt8], r1: [UInt8], antiReplaySeed: [UInt8], assetID: [UInt8], requestedBlocks: [TLLVTag: [UInt8]],
         capabilities: Capabilities?
     ) {

@@ -7,14 +7,14 @@ public struct DeviceTrust: Sendable {
     public let certificateHash: [UInt8]
     /// SHA-256 of the certificate: what SPC version 3 names it by.
     public let certificateSHA256: [UInt8]
-    public let publicKey1024: RSAPublicKey?
-    public let publicKey2048: RSAPublicKey?
+    package let publicKey1024: RSAPublicKey?
+    package let publicKey2048: RSAPublicKey?
     public let ask: [UInt8]
 
     /// - Parameters:
     ///   - certificateDER: the Application Certificate; its key is taken as the 1024-bit key when it has 1024 bits.
     ///   - publicKey2048: the SPC v2 key, when the certificate's own key is not 2048-bit.
-    public init(certificateDER: [UInt8], publicKey2048: RSAPublicKey? = nil, ask: [UInt8]) throws(FairPlayError) {
+    package init(certificateDER: [UInt8], publicKey2048: RSAPublicKey? = nil, ask: [UInt8]) throws(FairPlayError) {
         let certKey = try RSAPublicKey(certificateDER: certificateDER)
         self.certificateHash = FairPlayCrypto.sha1(certificateDER)
         self.certificateSHA256 = FairPlayCrypto.sha256(certificateDER)

@@ -11,7 +11,7 @@ public struct OpenedCKC: Sendable {
     /// The session-key version used TLLV's key kind, when present.
     public let sessionKeyKind: UInt64?
     /// Every tag in the CKC payload, in order.
-    public let tags: [TLLVTag]
+    package let tags: [TLLVTag]
 }
 
 /// Why a device refuses a CKC. The device reports -42668 (invalid CKC) for all of them.

@@ -11,30 +11,30 @@ public struct SPCOptions: Sendable {
     public var transactionID: UInt64? = 0x0102_0304_0506_0708
     public var protocolVersionsSupported: [UInt32]? = [1, 2]
     public var protocolVersionUsed: UInt32? = 1
-    public var streamingIndicator: StreamingIndicator? = nil
-    public var playback: MediaPlaybackInfo? = nil
-    public var capabilities: Capabilities? = Capabilities(
+    package var streamingIndicator: StreamingIndicator? = nil
+    package var playback: MediaPlaybackInfo? = nil
+    package var capabilities: Capabilities? = Capabilities(
         low: Capabilities.hdcpEnforcementBit | Capabilities.offlineKeyBit | Capabilities.secureInvalidationBit | Capabilities.offlineKeyV2Bit
             | Capabilities.securityLevelBaselineBit)
-    public var deviceIdentity: DeviceIdentity? = DeviceIdentity(
+    package var deviceIdentity: DeviceIdentity? = DeviceIdentity(
         deviceClass: 2, vendorHash: 0x0a0b_0c0d_0e0f_1011, productHash: 0x1213_1415_1617_1819, fairPlayVersionREE: 0x0005_0001, fairPlayVersionTEE: 0x0005_0001,
         osVersion: 0x0011_0200)
-    public var deviceInfo: DeviceInfo? = nil
-    public var sync: SyncRequest? = nil
+    package var deviceInfo: DeviceInfo? = nil
+    package var sync: SyncRequest? = nil
     public var kextDenyListVersion: UInt32? = nil
     /// A plaintext (version 1) security level report, as older clients send; nil sends none.
     public var securityLevelReport: SecurityLevelReport? = nil
     /// The 32-byte encrypted security level report current clients send (random bytes here: only the
     /// device and Apple can read it, and Apple's SDK 26 ignores it).
     public var encryptedSecurityLevelReport = true
-    public var vmDeviceInfo: VMDeviceInfo? = nil
+    package var vmDeviceInfo: VMDeviceInfo? = nil
     /// Key formats, sent in Apple's layout `{version 1, reserved 0, count, formats}`; nil sends none.
     public var supportedKeyFormats: [UInt64]? = [TLLVTag.encryptedContentKey.rawValue]
     /// The version field of the supported key formats TLLV (Apple's KSM reads only version 1).
     public var supportedKeyFormatsVersion: UInt32 = 1
     /// Tags the CKC must return unchanged; they must name TLLVs this SPC carries. The TLLV itself is
     /// always sent (Apple's KSM requires it), empty when no tag is asked for.
-    public var returnRequest: [TLLVTag] = []
+    package var returnRequest: [TLLVTag] = []
     /// Reserved TLLVs with tags the guide does not list, as Apple's SPCs carry; a KSM must skip them.
     public var reservedTLLVCount: Int = 3
     /// Extra random 16-byte padding blocks per TLLV, up to this many (the guide allows random extension).
@@ -44,11 +44,11 @@ public struct SPCOptions: Sendable {
 
     // Fault injection for negative tests.
     /// TLLVs to leave out.
-    public var omit: Set<TLLVTag> = []
+    package var omit: Set<TLLVTag> = []
     /// Values to send in place of the ones the device would compute.
-    public var overrideValues: [TLLVTag: [UInt8]] = [:]
+    package var overrideValues: [TLLVTag: [UInt8]] = [:]
     /// Extra blocks appended as-is (a duplicate tag, say).
-    public var extraTLLVs: [(TLLVTag, [UInt8])] = []
+    package var extraTLLVs: [(TLLVTag, [UInt8])] = []
     /// Makes the [SK..R1] integrity TLLV disagree with the encrypted block.
     public var corruptIntegrity = false
     /// Rewrites the plaintext payload before encryption (length lies, truncation); its output is padded

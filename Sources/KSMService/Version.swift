@@ -2,6 +2,6 @@
 ///
 /// A constant rather than `git describe` at build time: SwiftPM has no build-time hook without a
 /// plugin, and a release bumps this line in the same commit as its tag.
-public enum KSMVersion {
-    public static let current = "0.1.0"
+package enum KSMVersion {
+    package static let current = "0.1.0"
 }

@@ -4,10 +4,10 @@ import OwnedThreads
 
 /// Read-only questions about a consumer group, answered by the broker without joining the group:
 /// for tests and tools that check what a fleet committed.
-public enum KafkaAdmin {
+package enum KafkaAdmin {
     /// Per partition `0..<partitions` of `topic`: (log end offset, offset `group` committed; -1 for
     /// none), asked on a thread of its own (both calls block up to `timeout`).
-    public static func committedOffsets(
+    package static func committedOffsets(
         bootstrap: String, group: String, topic: String, partitions: Int, timeout: Duration = .seconds(10)
     ) async throws(KafkaError) -> [(high: Int64, committed: Int64)] {
         let config = RdKafkaConfig()

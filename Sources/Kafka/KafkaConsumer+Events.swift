@@ -1,6 +1,6 @@
 extension KafkaConsumer {
     /// What the poll thread reports, in order (except `revoked`, which jumps the queue: see `Events`).
-    public enum Event: Sendable {
+    package enum Event: Sendable {
         case message(KafkaMessage)
         /// Partitions added to this member (incrementally, with cooperative-sticky).
         case assigned([TopicPartition])
@@ -17,19 +17,19 @@ extension KafkaConsumer {
     /// Backpressure: once `eventBufferSize` messages wait here, the poll thread pauses the whole
     /// assignment (it keeps polling to serve rebalances) and resumes it when half drained. Ends after
     /// `close()` (or deinit) once the consumer left the group.
-    public struct Events: AsyncSequence, Sendable {
-        public typealias Element = Event
-        public typealias Failure = Never
+    package struct Events: AsyncSequence, Sendable {
+        package typealias Element = Event
+        package typealias Failure = Never
         let state: ConsumerState
 
-        public struct AsyncIterator: AsyncIteratorProtocol {
+        package struct AsyncIterator: AsyncIteratorProtocol {
             let state: ConsumerState
-            public mutating func next() async -> Event? {
+            package mutating func next() async -> Event? {
                 await state.next()
             }
         }
 
-        public func makeAsyncIterator() -> AsyncIterator {
+        package func makeAsyncIterator() -> AsyncIterator {
             AsyncIterator(state: state)
         }
     }
@@ -38,22 +38,22 @@ extension KafkaConsumer {
 extension KafkaConsumer {
     /// The consumer's events in batches of at most `limit` (see ``Events``): one wake-up of the reading
     /// task per batch rather than per message, for workers that batch anyway.
-    public struct EventBatches: AsyncSequence, Sendable {
-        public typealias Element = [Event]
-        public typealias Failure = Never
+    package struct EventBatches: AsyncSequence, Sendable {
+        package typealias Element = [Event]
+        package typealias Failure = Never
         let state: ConsumerState
         let limit: Int
 
-        public struct AsyncIterator: AsyncIteratorProtocol {
+        package struct AsyncIterator: AsyncIteratorProtocol {
             let state: ConsumerState
             let limit: Int
-            public mutating func next() async -> [Event]? {
+            package mutating func next() async -> [Event]? {
                 let batch = await state.nextBatch(limit: limit)
                 return batch.isEmpty ? nil : batch
             }
         }
 
-        public func makeAsyncIterator() -> AsyncIterator {
+        package func makeAsyncIterator() -> AsyncIterator {
             AsyncIterator(state: state, limit: Swift.max(1, limit))
         }
     }

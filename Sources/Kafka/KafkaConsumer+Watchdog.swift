@@ -8,16 +8,16 @@ extension KafkaConsumer {
     /// keeps polling while the worker is stuck, so the broker never notices. Progress means storing an
     /// offset; idle time with nothing outstanding never counts. Every method takes `now` so tests can
     /// drive it without sleeping.
-    public final class Watchdog: Sendable {
-        public struct Stall: Sendable, CustomStringConvertible {
+    package final class Watchdog: Sendable {
+        package struct Stall: Sendable, CustomStringConvertible {
             /// How long there has been outstanding work without a stored offset.
-            public var stalledFor: Duration
+            package var stalledFor: Duration
             /// Per partition: handed-out offsets above the last stored one (an upper bound: gaps count).
-            public var outstanding: [TopicPartition: Int64]
+            package var outstanding: [TopicPartition: Int64]
             /// The last stored offset's time, nil if none was ever stored.
-            public var lastProgress: ContinuousClock.Instant?
+            package var lastProgress: ContinuousClock.Instant?
 
-            public var description: String {
+            package var description: String {
                 "stalled for \(stalledFor) with \(outstanding.values.reduce(0, +)) outstanding message(s)"
             }
         }
@@ -41,20 +41,20 @@ extension KafkaConsumer {
             }
         }
 
-        public let threshold: Duration
+        package let threshold: Duration
         private let state = Mutex(State())
 
-        public init(threshold: Duration) {
+        package init(threshold: Duration) {
             self.threshold = threshold
         }
 
         /// The time of the last stored offset (the `lastProgress` hook), nil before the first.
-        public var lastProgress: ContinuousClock.Instant? {
+        package var lastProgress: ContinuousClock.Instant? {
             state.withLock { $0.lastProgress }
         }
 
         /// A message was handed to the worker.
-        public func messageDelivered(_ tp: TopicPartition, offset: Int64, at now: ContinuousClock.Instant = .now) {
+        package func messageDelivered(_ tp: TopicPartition, offset: Int64, at now: ContinuousClock.Instant = .now) {
             state.withLock { s in
                 // No work outstanding before this message: a new stretch starts (checked without
                 // building the `outstanding` map: this runs for every message).
@@ -66,7 +66,7 @@ extension KafkaConsumer {
         }
 
         /// The worker stored `offset` (the processed message's own offset).
-        public func offsetStored(_ tp: TopicPartition, offset: Int64, at now: ContinuousClock.Instant = .now) {
+        package func offsetStored(_ tp: TopicPartition, offset: Int64, at now: ContinuousClock.Instant = .now) {
             state.withLock { s in
                 var progress = s.partitions[tp] ?? Progress(delivered: offset, stored: offset - 1)
                 guard offset > progress.stored else { return }
@@ -80,7 +80,7 @@ extension KafkaConsumer {
         }
 
         /// Partitions revoked: their outstanding work is no longer ours to finish.
-        public func forget(_ partitions: [TopicPartition], at now: ContinuousClock.Instant = .now) {
+        package func forget(_ partitions: [TopicPartition], at now: ContinuousClock.Instant = .now) {
             state.withLock { s in
                 for tp in partitions { s.partitions[tp] = nil }
                 s.since = now
@@ -89,7 +89,7 @@ extension KafkaConsumer {
         }
 
         /// The current stall, if any (for health checks).
-        public func check(at now: ContinuousClock.Instant = .now) -> Stall? {
+        package func check(at now: ContinuousClock.Instant = .now) -> Stall? {
             state.withLock { s in Self.stall(in: s, now: now, threshold: threshold) }
         }
 

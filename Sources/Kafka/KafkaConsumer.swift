@@ -9,35 +9,35 @@ import Synchronization
 /// fills the bounded `events` buffer and finally leaves the group; `commit()` runs on a one-shot thread.
 /// Offsets: nothing is stored automatically (`enable.auto.offset.store=false`); call `storeOffset`
 /// once a job's reply was acknowledged, and auto-commit (or `commit()`) sends stored offsets.
-public final class KafkaConsumer: Sendable {
-    public struct Configuration: Sendable {
+package final class KafkaConsumer: Sendable {
+    package struct Configuration: Sendable {
         /// `bootstrap.servers`.
-        public var bootstrapServers: String
+        package var bootstrapServers: String
         /// `group.id`.
-        public var groupID: String
+        package var groupID: String
         /// Subscribed topics (names starting with `^` are regexes, as in librdkafka).
-        public var topics: [String]
+        package var topics: [String]
         /// `auto.commit.interval.ms`; nil disables auto-commit (`enable.auto.commit=false`): call
         /// `commit()` yourself (revocations and close then commit synchronously). Default: 1 s.
-        public var autoCommitInterval: Duration? = .seconds(1)
+        package var autoCommitInterval: Duration? = .seconds(1)
         /// Messages buffered ahead of the worker before the poll thread pauses fetching. Default: 256.
-        public var eventBufferSize = 256
+        package var eventBufferSize = 256
         /// How long a revocation waits for the worker to ask for its next event. Default: 2 s.
-        public var revocationDeadline: Duration = .seconds(2)
+        package var revocationDeadline: Duration = .seconds(2)
         /// `rd_kafka_consumer_poll` timeout; bounds how quickly close and backpressure react. Default: 100 ms.
-        public var pollTimeout: Duration = .milliseconds(100)
+        package var pollTimeout: Duration = .milliseconds(100)
         /// nil (default): no watchdog. Otherwise a stall is reported after this long (see `Watchdog`).
-        public var watchdogThreshold: Duration? = nil
+        package var watchdogThreshold: Duration? = nil
         /// Called on the poll thread, once per stall; keep it short (flip a health flag, log).
-        public var onStall: (@Sendable (Watchdog.Stall) -> Void)? = nil
+        package var onStall: (@Sendable (Watchdog.Stall) -> Void)? = nil
         /// How often a thread of the consumer's own samples ``KafkaConsumer/lag`` (one watermark
         /// query per assigned partition). nil turns sampling off. Default: 2 s.
-        public var lagSampleInterval: Duration? = .seconds(2)
+        package var lagSampleInterval: Duration? = .seconds(2)
         /// Any librdkafka property, applied last so it overrides the typed settings and the defaults
         /// (`partition.assignment.strategy=cooperative-sticky`, `auto.offset.reset=earliest`). Default: empty.
-        public var properties: [String: String] = [:]
+        package var properties: [String: String] = [:]
 
-        public init(bootstrapServers: String, groupID: String, topics: [String], properties: [String: String] = [:]) {
+        package init(bootstrapServers: String, groupID: String, topics: [String], properties: [String: String] = [:]) {
             self.bootstrapServers = bootstrapServers
             self.groupID = groupID
             self.topics = topics
@@ -50,7 +50,7 @@ public final class KafkaConsumer: Sendable {
     private let logger: Logger
 
     /// Creates the consumer, subscribes and starts the poll thread.
-    public init(configuration: Configuration, logger: Logger = Logger(label: "kafka.consumer")) throws(KafkaError) {
+    package init(configuration: Configuration, logger: Logger = Logger(label: "kafka.consumer")) throws(KafkaError) {
         let config = RdKafkaConfig()
         try config.set("bootstrap.servers", configuration.bootstrapServers)
         try config.set("group.id", configuration.groupID)
@@ -124,23 +124,23 @@ public final class KafkaConsumer: Sendable {
     }
 
     /// The events; iterate from one task only (see `Events`).
-    public var events: Events { Events(state: state) }
+    package var events: Events { Events(state: state) }
 
     /// The same events in batches of at most `limit`; use either this or ``events``, from one task.
-    public func eventBatches(limit: Int) -> EventBatches { EventBatches(state: state, limit: limit) }
+    package func eventBatches(limit: Int) -> EventBatches { EventBatches(state: state, limit: limit) }
 
     /// Consumer lag per assigned partition (high watermark minus fetch position), as last sampled
     /// (every `lagSampleInterval`); empty before the first sample, without an assignment, or with
     /// sampling off. Cheap: a lock and a copy, safe to call from a metrics scrape.
-    public var lag: [TopicPartition: Int64] { state.lag }
+    package var lag: [TopicPartition: Int64] { state.lag }
 
     /// The watchdog, when `watchdogThreshold` is set; `check()` it from a health probe.
-    public var watchdog: Watchdog? { state.watchdog }
+    package var watchdog: Watchdog? { state.watchdog }
 
     /// Marks `offset` as processed: librdkafka stores `offset + 1` (the next one to read), which the next
     /// commit sends. Pass the processed message's own offset. Throws `.state` (or an unknown-partition
     /// code) if the partition is no longer assigned: the job will be redelivered to its new owner.
-    public func storeOffset(topic: String, partition: Int32, offset: Int64) throws(KafkaError) {
+    package func storeOffset(topic: String, partition: Int32, offset: Int64) throws(KafkaError) {
         let tp = TopicPartition(topic: topic, partition: partition)
         let list = RdKafkaTopicPartitionList(capacity: 1)
         list.add(tp, offset: offset + 1)
@@ -154,13 +154,13 @@ public final class KafkaConsumer: Sendable {
     }
 
     /// Convenience for `storeOffset(topic:partition:offset:)` with the processed message.
-    public func storeOffset(for message: KafkaMessage) throws(KafkaError) {
+    package func storeOffset(for message: KafkaMessage) throws(KafkaError) {
         try storeOffset(topic: message.topic, partition: message.partition, offset: message.offset)
     }
 
     /// Commits the stored offsets of the current assignment and waits for the broker's answer
     /// (on a thread of its own). Nothing stored since the last commit is not an error.
-    public func commit() async throws(KafkaError) {
+    package func commit() async throws(KafkaError) {
         let handle = try currentHandle()
         let err = await OwnedThread.run(name: "kafka-commit") {
             handle.withRaw { rk in rd_kafka_commit(rk, nil, 0) }
@@ -177,7 +177,7 @@ public final class KafkaConsumer: Sendable {
     /// `_UNKNOWN_PARTITION` for one it holds no state for, and pauses the rest); empty when it took
     /// every one. Throws when the call itself failed (the consumer is closed): nothing was paused.
     @discardableResult
-    public func pause(_ partitions: [TopicPartition]) throws(KafkaError) -> [TopicPartition: KafkaError] {
+    package func pause(_ partitions: [TopicPartition]) throws(KafkaError) -> [TopicPartition: KafkaError] {
         let handle = try currentHandle()
         return try handle.withRaw { (rk) throws(KafkaError) in
             try state.changeFetching(rk, { $0.pauseRequested(partitions) }, refused: { $0.pauseRefused($1) })
@@ -187,7 +187,7 @@ public final class KafkaConsumer: Sendable {
     /// Fetches these partitions again (unless backpressure currently holds the whole assignment: its
     /// own resume then includes them). Returns and throws as ``pause(_:)`` does.
     @discardableResult
-    public func resume(_ partitions: [TopicPartition]) throws(KafkaError) -> [TopicPartition: KafkaError] {
+    package func resume(_ partitions: [TopicPartition]) throws(KafkaError) -> [TopicPartition: KafkaError] {
         let handle = try currentHandle()
         return try handle.withRaw { (rk) throws(KafkaError) in
             try state.changeFetching(rk) { $0.resumeRequested(partitions) }
@@ -205,7 +205,7 @@ public final class KafkaConsumer: Sendable {
     }
 
     /// The partitions currently assigned to this member.
-    public func assignment() throws(KafkaError) -> [TopicPartition] {
+    package func assignment() throws(KafkaError) -> [TopicPartition] {
         let handle = try currentHandle()
         return try handle.withRaw { (rk) throws(KafkaError) in
             var raw: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>? = nil
@@ -218,7 +218,7 @@ public final class KafkaConsumer: Sendable {
     /// Each partition's log end offset (high watermark) as the broker gives it now, asked on a thread
     /// of its own (`rd_kafka_query_watermark_offsets` blocks). A partition the broker did not answer
     /// for within `timeout` is left out; a closed consumer answers nothing.
-    public func logEndOffsets(_ partitions: [TopicPartition], timeout: Duration = .seconds(2)) async -> [TopicPartition: Int64] {
+    package func logEndOffsets(_ partitions: [TopicPartition], timeout: Duration = .seconds(2)) async -> [TopicPartition: Int64] {
         guard !partitions.isEmpty, let handle = try? currentHandle() else { return [:] }
         let ms = Int32(clamping: timeout.milliseconds)
         return await OwnedThread.run(name: "kafka-log-end") {
@@ -243,7 +243,7 @@ public final class KafkaConsumer: Sendable {
     /// coordinator that is gone (confluentinc/librdkafka#3740). The caller goes on; the poll thread
     /// stays inside librdkafka and destroys the client if that call ever returns.
     @discardableResult
-    public func close(timeout: Duration = .seconds(60)) async -> Bool {
+    package func close(timeout: Duration = .seconds(60)) async -> Bool {
         state.stop.set()
         let finished = await state.waitUntilFinished(timeout: timeout)
         if !finished {

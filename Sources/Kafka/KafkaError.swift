@@ -4,50 +4,50 @@ internal import CRdKafka
 ///
 /// A struct with an extensible code rather than an enum, so new librdkafka codes never break callers.
 /// `description` carries librdkafka's text, which never contains payloads or secrets.
-public struct KafkaError: Error, Sendable, CustomStringConvertible {
+package struct KafkaError: Error, Sendable, CustomStringConvertible {
     /// librdkafka's `rd_kafka_resp_err_t` value (negative: client-side, positive: broker-side), or one of
     /// this module's own codes below -10_000.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: Int32
-        public init(rawValue: Int32) { self.rawValue = rawValue }
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
+        package let rawValue: Int32
+        package init(rawValue: Int32) { self.rawValue = rawValue }
 
-        public static let noError = Code(rawValue: 0)
-        public static let queueFull = Code(rawValue: RD_KAFKA_RESP_ERR__QUEUE_FULL.rawValue)
-        public static let timedOut = Code(rawValue: RD_KAFKA_RESP_ERR__TIMED_OUT.rawValue)
-        public static let messageTimedOut = Code(rawValue: RD_KAFKA_RESP_ERR__MSG_TIMED_OUT.rawValue)
-        public static let transport = Code(rawValue: RD_KAFKA_RESP_ERR__TRANSPORT.rawValue)
-        public static let allBrokersDown = Code(rawValue: RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN.rawValue)
-        public static let invalidArgument = Code(rawValue: RD_KAFKA_RESP_ERR__INVALID_ARG.rawValue)
-        public static let state = Code(rawValue: RD_KAFKA_RESP_ERR__STATE.rawValue)
-        public static let purged = Code(rawValue: RD_KAFKA_RESP_ERR__PURGE_QUEUE.rawValue)
-        public static let purgedInFlight = Code(rawValue: RD_KAFKA_RESP_ERR__PURGE_INFLIGHT.rawValue)
-        public static let unknownTopicOrPartition = Code(rawValue: RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART.rawValue)
-        public static let notLeaderForPartition = Code(rawValue: RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION.rawValue)
-        public static let leaderNotAvailable = Code(rawValue: RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE.rawValue)
-        public static let notEnoughReplicas = Code(rawValue: RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS.rawValue)
-        public static let requestTimedOut = Code(rawValue: RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT.rawValue)
-        public static let fatal = Code(rawValue: RD_KAFKA_RESP_ERR__FATAL.rawValue)
+        package static let noError = Code(rawValue: 0)
+        package static let queueFull = Code(rawValue: RD_KAFKA_RESP_ERR__QUEUE_FULL.rawValue)
+        package static let timedOut = Code(rawValue: RD_KAFKA_RESP_ERR__TIMED_OUT.rawValue)
+        package static let messageTimedOut = Code(rawValue: RD_KAFKA_RESP_ERR__MSG_TIMED_OUT.rawValue)
+        package static let transport = Code(rawValue: RD_KAFKA_RESP_ERR__TRANSPORT.rawValue)
+        package static let allBrokersDown = Code(rawValue: RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN.rawValue)
+        package static let invalidArgument = Code(rawValue: RD_KAFKA_RESP_ERR__INVALID_ARG.rawValue)
+        package static let state = Code(rawValue: RD_KAFKA_RESP_ERR__STATE.rawValue)
+        package static let purged = Code(rawValue: RD_KAFKA_RESP_ERR__PURGE_QUEUE.rawValue)
+        package static let purgedInFlight = Code(rawValue: RD_KAFKA_RESP_ERR__PURGE_INFLIGHT.rawValue)
+        package static let unknownTopicOrPartition = Code(rawValue: RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART.rawValue)
+        package static let notLeaderForPartition = Code(rawValue: RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION.rawValue)
+        package static let leaderNotAvailable = Code(rawValue: RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE.rawValue)
+        package static let notEnoughReplicas = Code(rawValue: RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS.rawValue)
+        package static let requestTimedOut = Code(rawValue: RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT.rawValue)
+        package static let fatal = Code(rawValue: RD_KAFKA_RESP_ERR__FATAL.rawValue)
         /// The record (value, key and headers) is larger than the producer's `message.max.bytes` or the
         /// broker's limit: trying again never helps.
-        public static let messageSizeTooLarge = Code(rawValue: RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE.rawValue)
+        package static let messageSizeTooLarge = Code(rawValue: RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE.rawValue)
         /// The fetch position was reset by `auto.offset.reset`: messages may have been skipped.
-        public static let autoOffsetReset = Code(rawValue: RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET.rawValue)
-        public static let offsetOutOfRange = Code(rawValue: RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE.rawValue)
+        package static let autoOffsetReset = Code(rawValue: RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET.rawValue)
+        package static let offsetOutOfRange = Code(rawValue: RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE.rawValue)
         /// Nothing was stored to commit (not a failure).
-        public static let noOffset = Code(rawValue: RD_KAFKA_RESP_ERR__NO_OFFSET.rawValue)
+        package static let noOffset = Code(rawValue: RD_KAFKA_RESP_ERR__NO_OFFSET.rawValue)
         /// The client was closed or destroyed (librdkafka's `_DESTROY`).
-        public static let closed = Code(rawValue: RD_KAFKA_RESP_ERR__DESTROY.rawValue)
+        package static let closed = Code(rawValue: RD_KAFKA_RESP_ERR__DESTROY.rawValue)
         /// Wrapper code: the processing loop stopped storing offsets (see `KafkaConsumer.Watchdog`).
-        public static let processingStalled = Code(rawValue: -10_001)
+        package static let processingStalled = Code(rawValue: -10_001)
         /// Wrapper code: a configuration key or value was rejected.
-        public static let configuration = Code(rawValue: -10_002)
+        package static let configuration = Code(rawValue: -10_002)
         /// Wrapper code: the sending task was cancelled before the record's delivery report came. The
         /// record may still be delivered; the caller must not count it as delivered.
-        public static let deliveryWaitCancelled = Code(rawValue: -10_003)
+        package static let deliveryWaitCancelled = Code(rawValue: -10_003)
 
         /// The code librdkafka names `name` (`NOT_LEADER_FOR_PARTITION`, `_TRANSPORT`; an `ERR_` prefix
         /// and case are ignored), or nil when no code has that name. For fault injection from text.
-        public init?(name: String) {
+        package init?(name: String) {
             var wanted = name.uppercased()
             if wanted.hasPrefix("ERR_") { wanted.removeFirst(4) }
             // librdkafka's codes are contiguous ranges between these bounds; unknown values name themselves "ERR_<n>?".
@@ -57,7 +57,7 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
         }
 
         /// librdkafka's symbolic name, e.g. `_QUEUE_FULL`.
-        public var description: String {
+        package var description: String {
             switch self {
             case .processingStalled: return "PROCESSING_STALLED"
             case .configuration: return "CONFIGURATION"
@@ -68,7 +68,7 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
     }
 
     /// What an operator alerts on, in a handful of values (a metrics label): see ``Kind``.
-    public enum Kind: String, Sendable, CaseIterable {
+    package enum Kind: String, Sendable, CaseIterable {
         /// The fetch position jumped (`auto.offset.reset`): messages were skipped or will be read again.
         case offsetReset = "offset_reset"
         /// Stored offsets did not reach the broker: progress since the last commit may be redone.
@@ -85,18 +85,18 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
         case other
     }
 
-    public var code: Code
+    package var code: Code
     /// The alerting category; derived from `code` unless the reporter knows better (a commit failure
     /// keeps its broker code but is `.commitFailed`).
-    public var kind: Kind
+    package var kind: Kind
     /// Human-readable detail (librdkafka's error string plus context).
-    public var message: String
+    package var message: String
     /// True when the same operation may succeed if tried again later (broker down, queue full, timeout).
-    public var isRetriable: Bool
-    public var file: String
-    public var line: UInt
+    package var isRetriable: Bool
+    package var file: String
+    package var line: UInt
 
-    public init(code: Code, message: String, isRetriable: Bool? = nil, kind: Kind? = nil, file: String = #fileID, line: UInt = #line) {
+    package init(code: Code, message: String, isRetriable: Bool? = nil, kind: Kind? = nil, file: String = #fileID, line: UInt = #line) {
         self.code = code
         self.kind = kind ?? Self.kind(of: code)
         self.message = message
@@ -107,7 +107,7 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
 
     /// A sentence for logs and people: librdkafka's message and its code; where it was raised
     /// (`file`, `line`) stays in the value for debugging, out of the text.
-    public var description: String { "Kafka: \(message) (\(code))" }
+    package var description: String { "Kafka: \(message) (\(code))" }
 
     /// Codes that are transient by nature; librdkafka's own `rd_kafka_error_is_retriable` wins where available.
     static let retriableCodes: Set<Code> = [

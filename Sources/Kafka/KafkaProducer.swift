@@ -8,24 +8,24 @@ import Synchronization
 ///
 /// Threads: a dedicated poll thread calls `rd_kafka_poll`, which runs the delivery-report callback;
 /// `flush` and `close` run on one-shot threads of their own. Nothing blocks Swift's cooperative pool.
-public final class KafkaProducer: Sendable {
-    public struct Configuration: Sendable {
+package final class KafkaProducer: Sendable {
+    package struct Configuration: Sendable {
         /// `bootstrap.servers`.
-        public var bootstrapServers: String
+        package var bootstrapServers: String
         /// How long each `rd_kafka_poll` waits for callbacks; bounds how fast `close` stops polling.
         /// Default: 100 ms.
-        public var pollTimeout: Duration = .milliseconds(100)
+        package var pollTimeout: Duration = .milliseconds(100)
         /// How long `send` waits between attempts while librdkafka's local queue is full. Default: 5 ms.
-        public var queueFullBackoff: Duration = .milliseconds(5)
+        package var queueFullBackoff: Duration = .milliseconds(5)
         /// Any librdkafka property, applied after the defaults (`enable.idempotence=true`, `acks=all`)
         /// and so able to override them. Default: empty.
-        public var properties: [String: String] = [:]
+        package var properties: [String: String] = [:]
         /// Called for global errors (brokers down, transport failures): librdkafka's error callback,
         /// on the poll thread; keep it short (count, flag). Failed deliveries are `send`'s outcomes,
         /// not reported here. Default: nil.
-        public var onError: (@Sendable (KafkaError) -> Void)? = nil
+        package var onError: (@Sendable (KafkaError) -> Void)? = nil
 
-        public init(bootstrapServers: String, properties: [String: String] = [:]) {
+        package init(bootstrapServers: String, properties: [String: String] = [:]) {
             self.bootstrapServers = bootstrapServers
             self.properties = properties
         }
@@ -38,7 +38,7 @@ public final class KafkaProducer: Sendable {
     private let configuration: Configuration
     private let logger: Logger
 
-    public init(configuration: Configuration, logger: Logger = Logger(label: "kafka.producer")) throws(KafkaError) {
+    package init(configuration: Configuration, logger: Logger = Logger(label: "kafka.producer")) throws(KafkaError) {
         let config = RdKafkaConfig()
         try config.set("bootstrap.servers", configuration.bootstrapServers)
         try config.set("enable.idempotence", "true")
@@ -80,7 +80,7 @@ public final class KafkaProducer: Sendable {
     /// (e.g. `message.timeout.ms` elapsed) throw with `isRetriable` set where trying again makes sense.
     /// - Parameter key: nil for no key (partitioner picks by round robin/sticky); records with the same
     ///   key go to the same partition.
-    public func send(
+    package func send(
         topic: String, key: [UInt8]?, value: [UInt8], headers: [(String, [UInt8])] = []
     ) async throws(KafkaError) -> KafkaDeliveryReport {
         // One record is a batch of one: the same produce, queue-full and delivery path.
@@ -90,13 +90,13 @@ public final class KafkaProducer: Sendable {
     }
 
     /// One record of a ``send(_:)`` batch.
-    public struct Record: Sendable {
-        public var topic: String
-        public var key: [UInt8]?
-        public var value: [UInt8]
-        public var headers: [(String, [UInt8])]
+    package struct Record: Sendable {
+        package var topic: String
+        package var key: [UInt8]?
+        package var value: [UInt8]
+        package var headers: [(String, [UInt8])]
 
-        public init(topic: String, key: [UInt8]?, value: [UInt8], headers: [(String, [UInt8])] = []) {
+        package init(topic: String, key: [UInt8]?, value: [UInt8], headers: [(String, [UInt8])] = []) {
             self.topic = topic
             self.key = key
             self.value = value
@@ -110,7 +110,7 @@ public final class KafkaProducer: Sendable {
     /// one continuation per batch instead of a task and a continuation per record. A full local
     /// queue is waited out (records are never dropped for it); any other failure is that record's
     /// outcome, so the caller retries only what failed.
-    public func send(_ records: [Record]) async -> [Result<KafkaDeliveryReport, KafkaError>] {
+    package func send(_ records: [Record]) async -> [Result<KafkaDeliveryReport, KafkaError>] {
         if records.isEmpty { return [] }
         let batch = BatchDelivery(count: records.count)
         for (index, record) in records.enumerated() {
@@ -152,7 +152,7 @@ public final class KafkaProducer: Sendable {
     /// (and the idempotent producer's ID) while a request waits. Errors are returned, not thrown:
     /// a topic that does not exist yet is created or found on first send as usual.
     @discardableResult
-    public func warmUp(topics: [String], timeout: Duration = .seconds(5)) async -> [String: KafkaError] {
+    package func warmUp(topics: [String], timeout: Duration = .seconds(5)) async -> [String: KafkaError] {
         guard let handle = try? currentHandle() else { return [:] }
         let ms = Int32(timeout.milliseconds)
         return await OwnedThread.run(name: "kafka-warmup") {
@@ -172,7 +172,7 @@ public final class KafkaProducer: Sendable {
     }
 
     /// Waits until every queued record got its delivery report, or `timeout` passed (throws `.timedOut`).
-    public func flush(timeout: Duration) async throws(KafkaError) {
+    package func flush(timeout: Duration) async throws(KafkaError) {
         let handle = try currentHandle()
         let ms = Int32(timeout.milliseconds)
         let err = await OwnedThread.run(name: "kafka-flush") {
@@ -183,7 +183,7 @@ public final class KafkaProducer: Sendable {
 
     /// Flushes (up to `timeout`), purges what is left (those `send`s throw `.purged`), stops the poll
     /// thread and destroys the client. Later calls throw `.closed`. Safe to call twice.
-    public func close(timeout: Duration = .seconds(10)) async {
+    package func close(timeout: Duration = .seconds(10)) async {
         guard let owner = self.handle.withLock({ $0.take() }).map(LastReference.init) else { return }
         let thread = pollThread.withLock { $0.take() }
         let stop = stopPolling

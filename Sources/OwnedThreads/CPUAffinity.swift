@@ -5,14 +5,14 @@ import Foundation
 ///
 /// Why `/proc` and not `sched_getaffinity`: Swift's Glibc module does not expose it, and the status
 /// file says the same for any process or thread, which the storm bench needs for its workers.
-public enum CPUAffinity {
+package enum CPUAffinity {
     /// A CPU list that does not parse, naming the part.
-    public struct InvalidList: Error, CustomStringConvertible {
-        public let description: String
+    package struct InvalidList: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// Parses a CPU list: comma-separated CPU numbers and `first-last` ranges; ascending, no repeats.
-    public static func parseList(_ text: String) throws(InvalidList) -> [Int] {
+    package static func parseList(_ text: String) throws(InvalidList) -> [Int] {
         var cpus: Set<Int> = []
         for part in text.split(separator: ",", omittingEmptySubsequences: false) {
             let bounds = part.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map { Int($0.trimmingCharacters(in: .whitespaces)) }
@@ -25,13 +25,13 @@ public enum CPUAffinity {
     }
 
     /// A list as `taskset -c` takes it.
-    public static func listText(_ cpus: [Int]) -> String {
+    package static func listText(_ cpus: [Int]) -> String {
         cpus.map(String.init).joined(separator: ",")
     }
 
     /// The CPUs a process (or, with `task`, one of its threads) may run on, from the
     /// `Cpus_allowed_list` line of its `/proc` status; nil when that cannot be read.
-    public static func allowedCPUs(of pid: String = "self", task: String? = nil) -> [Int]? {
+    package static func allowedCPUs(of pid: String = "self", task: String? = nil) -> [Int]? {
         let path = task.map { "/proc/\(pid)/task/\($0)/status" } ?? "/proc/\(pid)/status"
         guard let status = try? String(contentsOfFile: path, encoding: .utf8),
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") })
@@ -42,7 +42,7 @@ public enum CPUAffinity {
     /// How many threads of CPU work this process can run at once: `cores` (what swift-nio's
     /// `System.coreCount` reads from cgroup quotas and cpusets) capped by the CPUs its affinity mask
     /// allows, which `taskset` and `numactl` set and cgroups do not show.
-    public static func usableCores(_ cores: Int) -> Int {
+    package static func usableCores(_ cores: Int) -> Int {
         guard let allowed = allowedCPUs(), !allowed.isEmpty else { return cores }
         return max(1, min(cores, allowed.count))
     }

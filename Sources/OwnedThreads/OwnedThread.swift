@@ -9,7 +9,7 @@ import Foundation
 /// An OS thread of the project's own, for blocking work that must never occupy Swift's cooperative
 /// pool: librdkafka's polls, RSA on the crypto threads, reading a control channel, a test server's
 /// accept loop. The one way the project starts a thread (docs/worker.md, "Threads").
-public final class OwnedThread: @unchecked Sendable {
+package final class OwnedThread: @unchecked Sendable {
     // @unchecked: `thread` is written once before the object is shared and only read by `join`/`detach`.
     private let thread: pthread_t
 
@@ -29,7 +29,7 @@ public final class OwnedThread: @unchecked Sendable {
     /// Starts `body` on a new joinable thread named `name`; the caller must `join()` or `detach()`
     /// it exactly once.
     /// - Parameter stackSize: bytes; nil keeps the system's default.
-    public static func start(name: String, stackSize: Int? = nil, _ body: @escaping @Sendable () -> Void) -> OwnedThread {
+    package static func start(name: String, stackSize: Int? = nil, _ body: @escaping @Sendable () -> Void) -> OwnedThread {
         let box = Unmanaged.passRetained(Body(name: name, body)).toOpaque()
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
@@ -61,17 +61,17 @@ public final class OwnedThread: @unchecked Sendable {
     }
 
     /// Blocks the calling thread until the thread ends; never call it from async code.
-    public func join() {
+    package func join() {
         _ = pthread_join(thread, nil)
     }
 
     /// For threads nobody joins: their resources are reclaimed when they end.
-    public func detach() {
+    package func detach() {
         _ = pthread_detach(thread)
     }
 
     /// Runs one blocking call on a fresh thread and resumes the caller with its result.
-    public static func run<T: Sendable>(name: String, _ body: @escaping @Sendable () -> T) async -> T {
+    package static func run<T: Sendable>(name: String, _ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
             OwnedThread.start(name: name) {
                 continuation.resume(returning: body())
@@ -82,11 +82,11 @@ public final class OwnedThread: @unchecked Sendable {
     /// True on a thread started by ``start(name:stackSize:_:)``: a blocking call there holds up no
     /// one else, whereas on Swift's cooperative pool (two threads on a two-core host) it holds up
     /// every task. Owners of C handles whose teardown can block use it to decide where to tear down.
-    public static var isCurrent: Bool { pthread_getspecific(markerKey) != nil }
+    package static var isCurrent: Bool { pthread_getspecific(markerKey) != nil }
 
     /// Runs blocking teardown off the cooperative pool: here when the caller is already a thread of
     /// ours, else on a new detached one (for a `deinit`, which runs wherever the last reference drops).
-    public static func runOffPool(name: String, _ body: @escaping @Sendable () -> Void) {
+    package static func runOffPool(name: String, _ body: @escaping @Sendable () -> Void) {
         if isCurrent {
             body()
         } else {
@@ -105,7 +105,7 @@ public final class OwnedThread: @unchecked Sendable {
     /// Names the calling thread (Linux keeps 15 bytes). Profilers and `CPUAccount` group threads by
     /// name; Linux applies a name only when the thread sets its own, and `pthread_setname_np` is not
     /// exported to Swift, so the thread writes its comm file.
-    public static func nameCurrent(_ name: String) {
+    package static func nameCurrent(_ name: String) {
         #if os(Linux)
             try? Data(name.prefix(15).utf8).write(to: URL(fileURLWithPath: "/proc/thread-self/comm"))
         #endif

@@ -1,11 +1,11 @@
 /// Hexadecimal, the project's one codec for it: store keys and records (lower case), Apple's JSON
 /// interface (upper case), key files and command-line values (either case, white space allowed).
-public enum HexEncoding {
+package enum HexEncoding {
     private static let lower = Array("0123456789abcdef".utf8)
     private static let upper = Array("0123456789ABCDEF".utf8)
 
     /// Hex of `bytes`, two digits a byte; empty input gives "".
-    public static func encode(_ bytes: [UInt8], uppercase: Bool = false) -> String {
+    package static func encode(_ bytes: [UInt8], uppercase: Bool = false) -> String {
         // Straight into the string's storage, and not generic (an unspecialized generic loop across
         // modules costs a witness call per byte): lease scripts hex-encode a few IDs per job.
         bytes.withUnsafeBufferPointer { input in
@@ -16,13 +16,13 @@ public enum HexEncoding {
     }
 
     /// Hex of any byte sequence (copied to an array first).
-    public static func encode(_ bytes: some Sequence<UInt8>, uppercase: Bool = false) -> String {
+    package static func encode(_ bytes: some Sequence<UInt8>, uppercase: Bool = false) -> String {
         encode(Array(bytes), uppercase: uppercase)
     }
 
     /// Writes the hex of `input` into `out` from `offset`; returns the offset after it. `out` must
     /// have room for `2 * input.count` bytes there (callers size it exactly).
-    public static func write(
+    package static func write(
         _ input: UnsafeRawBufferPointer, into out: UnsafeMutableBufferPointer<UInt8>, at offset: Int,
         uppercase: Bool = false
     ) -> Int {
@@ -38,7 +38,7 @@ public enum HexEncoding {
     }
 
     /// Appends the hex of `bytes` to `output` (Redis commands and JSON written in place).
-    public static func append(_ bytes: [UInt8], to output: inout [UInt8], uppercase: Bool = false) {
+    package static func append(_ bytes: [UInt8], to output: inout [UInt8], uppercase: Bool = false) {
         let start = output.count
         output.append(contentsOf: repeatElement(0, count: 2 * bytes.count))
         output.withUnsafeMutableBufferPointer { out in
@@ -49,7 +49,7 @@ public enum HexEncoding {
     /// Decodes hex digits (either case). Nil for an odd number of digits or any other character,
     /// except that with `allowingWhitespace` spaces, tabs and line breaks between digits are skipped
     /// (key files end in a newline; people paste keys in groups).
-    public static func decode(_ text: some StringProtocol, allowingWhitespace: Bool = false) -> [UInt8]? {
+    package static func decode(_ text: some StringProtocol, allowingWhitespace: Bool = false) -> [UInt8]? {
         // On the UTF-8 bytes in place: through the generic view, every byte was a protocol witness call.
         text.utf8.withContiguousStorageIfAvailable { decode($0, allowingWhitespace: allowingWhitespace) }
             ?? Array(text.utf8).withUnsafeBufferPointer { decode($0, allowingWhitespace: allowingWhitespace) }
@@ -57,7 +57,7 @@ public enum HexEncoding {
 
     /// Decodes hex digits held as UTF-8 bytes, with the rules of ``decode(_:allowingWhitespace:)``;
     /// for secrets kept out of `String`s, whose storage cannot be wiped.
-    public static func decode(utf8 bytes: ArraySlice<UInt8>, allowingWhitespace: Bool = false) -> [UInt8]? {
+    package static func decode(utf8 bytes: ArraySlice<UInt8>, allowingWhitespace: Bool = false) -> [UInt8]? {
         bytes.withUnsafeBufferPointer { decode($0, allowingWhitespace: allowingWhitespace) }
     }
 
@@ -95,13 +95,13 @@ public enum HexEncoding {
 
 extension Collection where Element == UInt8 {
     /// Lower-case hex, two digits a byte (``HexEncoding``).
-    public var hexString: String { HexEncoding.encode(self) }
+    package var hexString: String { HexEncoding.encode(self) }
 }
 
 extension Array where Element == UInt8 {
     /// Parses hex, upper or lower case, white space allowed between digits (``HexEncoding``); nil
     /// for anything else.
-    public init?(hexString: some StringProtocol) {
+    package init?(hexString: some StringProtocol) {
         guard let bytes = HexEncoding.decode(hexString, allowingWhitespace: true) else { return nil }
         self = bytes
     }

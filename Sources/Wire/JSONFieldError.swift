@@ -1,13 +1,13 @@
 /// A field of a JSON document that is missing or has the wrong type or value.
-public struct JSONFieldError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct JSONFieldError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The dotted path of the field; "" for the document itself.
-    public let field: String
-    public let reason: String
+    package let field: String
+    package let reason: String
 
-    public init(field: String, reason: String) {
+    package init(field: String, reason: String) {
         self.field = field
         self.reason = reason
     }
 
-    public var description: String { field.isEmpty ? "document \(reason)" : "\"\(field)\" \(reason)" }
+    package var description: String { field.isEmpty ? "document \(reason)" : "\"\(field)\" \(reason)" }
 }

@@ -4,18 +4,18 @@
 /// documents through it, so every decoder says "which field, what was wrong" in the same words.
 /// Every reader returns nil for an absent member; JSON `null` counts as absent too, so a writer can
 /// say "no opinion".
-public struct JSONFields: Sendable {
-    public let members: [String: JSONValue]
+package struct JSONFields: Sendable {
+    package let members: [String: JSONValue]
     /// The dotted path of this object inside its document; "" for the root.
-    public let prefix: String
+    package let prefix: String
 
-    public init(_ members: [String: JSONValue], prefix: String = "") {
+    package init(_ members: [String: JSONValue], prefix: String = "") {
         self.members = members
         self.prefix = prefix
     }
 
     /// - Throws: ``JSONFieldError`` (field `prefix`) when `value` is not an object.
-    public init(_ value: JSONValue, prefix: String = "") throws(JSONFieldError) {
+    package init(_ value: JSONValue, prefix: String = "") throws(JSONFieldError) {
         guard case .object(let members) = value else {
             throw JSONFieldError(field: prefix, reason: "must be a JSON object, not \(value.kind)")
         }
@@ -23,34 +23,34 @@ public struct JSONFields: Sendable {
     }
 
     /// The member's dotted path, for error messages.
-    public func path(_ key: String) -> String { prefix.isEmpty ? key : prefix + "." + key }
+    package func path(_ key: String) -> String { prefix.isEmpty ? key : prefix + "." + key }
 
     /// The member, or nil when it is absent or `null`.
-    public func value(_ key: String) -> JSONValue? {
+    package func value(_ key: String) -> JSONValue? {
         guard let v = members[key] else { return nil }
         if case .null = v { return nil }
         return v
     }
 
     /// An error for member `key` with the given reason.
-    public func error(_ key: String, _ reason: String) -> JSONFieldError {
+    package func error(_ key: String, _ reason: String) -> JSONFieldError {
         JSONFieldError(field: path(key), reason: reason)
     }
 
-    public func string(_ key: String) throws(JSONFieldError) -> String? {
+    package func string(_ key: String) throws(JSONFieldError) -> String? {
         guard let v = value(key) else { return nil }
         guard case .string(let s) = v else { throw error(key, "must be a string, not \(v.kind)") }
         return s
     }
 
-    public func bool(_ key: String) throws(JSONFieldError) -> Bool? {
+    package func bool(_ key: String) throws(JSONFieldError) -> Bool? {
         guard let v = value(key) else { return nil }
         guard case .bool(let b) = v else { throw error(key, "must be true or false, not \(v.kind)") }
         return b
     }
 
     /// An integer inside `range`; `expected` replaces "an integer in a...b" in the error.
-    public func integer(_ key: String, in range: ClosedRange<Int64>, expected: String? = nil) throws(JSONFieldError) -> Int64? {
+    package func integer(_ key: String, in range: ClosedRange<Int64>, expected: String? = nil) throws(JSONFieldError) -> Int64? {
         guard let v = value(key) else { return nil }
         guard case .integer(let n) = v, range.contains(n) else {
             let description = expected ?? "an integer in \(range.lowerBound)...\(range.upperBound)"
@@ -61,7 +61,7 @@ public struct JSONFields: Sendable {
     }
 
     /// A string that `make` turns into a value; `allowed` names the accepted spellings in the error.
-    public func choice<T>(_ key: String, _ allowed: String, _ make: (String) -> T?) throws(JSONFieldError) -> T? {
+    package func choice<T>(_ key: String, _ allowed: String, _ make: (String) -> T?) throws(JSONFieldError) -> T? {
         guard let v = value(key) else { return nil }
         guard case .string(let text) = v, let result = make(text) else {
             throw error(key, "must be one of \(allowed)")
@@ -70,21 +70,21 @@ public struct JSONFields: Sendable {
     }
 
     /// A nested object, read with its own path prefix.
-    public func object(_ key: String) throws(JSONFieldError) -> JSONFields? {
+    package func object(_ key: String) throws(JSONFieldError) -> JSONFields? {
         guard let v = value(key) else { return nil }
         guard case .object(let o) = v else { throw error(key, "must be an object, not \(v.kind)") }
         return JSONFields(o, prefix: path(key))
     }
 
     /// An array of any elements.
-    public func array(_ key: String) throws(JSONFieldError) -> [JSONValue]? {
+    package func array(_ key: String) throws(JSONFieldError) -> [JSONValue]? {
         guard let v = value(key) else { return nil }
         guard case .array(let elements) = v else { throw error(key, "must be an array, not \(v.kind)") }
         return elements
     }
 
     /// What `read` finds for `key`, or an error saying the field is missing.
-    public func required<T>(_ key: String, _ read: (String) throws(JSONFieldError) -> T?) throws(JSONFieldError) -> T {
+    package func required<T>(_ key: String, _ read: (String) throws(JSONFieldError) -> T?) throws(JSONFieldError) -> T {
         guard let found = try read(key) else { throw error(key, "required field is missing") }
         return found
     }

@@ -5,21 +5,21 @@
 /// many parsers on purpose: a duplicate object key is an error (two `spc` fields must not mean
 /// whichever one a given parser keeps), invalid UTF-8 and unpaired surrogates are errors, and nesting
 /// is bounded so hostile input cannot exhaust the stack.
-public struct JSONParser {
+package struct JSONParser {
     /// Why bytes are not JSON: what was wrong and at which byte offset. Never quotes the input.
-    public struct Error: Swift.Error, Sendable, Hashable, CustomStringConvertible {
-        public var offset: Int
-        public var reason: String
-        public var description: String { "\(reason) at byte \(offset)" }
+    package struct Error: Swift.Error, Sendable, Hashable, CustomStringConvertible {
+        package var offset: Int
+        package var reason: String
+        package var description: String { "\(reason) at byte \(offset)" }
 
-        public init(offset: Int, reason: String) {
+        package init(offset: Int, reason: String) {
             self.offset = offset
             self.reason = reason
         }
     }
 
     /// Deep enough for any envelope or policy; shallow enough for a 1 MiB thread stack.
-    public static let defaultMaximumDepth = 64
+    package static let defaultMaximumDepth = 64
 
     private let bytes: [UInt8]
     private var index = 0
@@ -42,7 +42,7 @@ public struct JSONParser {
     /// With `allowingTrailingCommas`, one comma may follow the last member of an object or the last
     /// element of an array (`[1, 2,]`, `{"a": 1,}`), as in JSON5 and Apple's sample requests for its
     /// server JSON interface. An empty `[,]` or `{,}`, or two commas in a row, stay errors. Default: false.
-    public static func parse(
+    package static func parse(
         _ input: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth, allowingTrailingCommas: Bool = false
     ) throws(Error) -> JSONValue {
         try parse(input, rawStringMember: nil, maximumDepth: maximumDepth, allowingTrailingCommas: allowingTrailingCommas).value
@@ -53,7 +53,7 @@ public struct JSONParser {
     /// string comes back as a slice of the input (its entry in the object is `""`), not as a `String`.
     /// A job's base64 SPC is most of its bytes and is only ever decoded: making a `String` of it
     /// first cost a copy and a validation per job. Any other string takes the usual path.
-    public static func parse(
+    package static func parse(
         _ input: some Collection<UInt8>, rawStringMember: String?, maximumDepth: Int = defaultMaximumDepth, allowingTrailingCommas: Bool = false
     ) throws(Error) -> (value: JSONValue, rawString: ArraySlice<UInt8>?) {
         var parser = JSONParser(Array(input), maximumDepth: maximumDepth, rawMember: rawStringMember, trailingCommas: allowingTrailingCommas)

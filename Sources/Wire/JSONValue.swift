@@ -6,7 +6,7 @@
 /// refused) and written with ``encoded()`` (``JSONWriter``: compact, keys sorted by UTF-8 bytes).
 /// Both work on bytes directly: jobs and replies are on the hot path of every license.
 /// Integers that fit `Int64` read as ``integer``; every other number as ``number``.
-public enum JSONValue: Sendable, Hashable {
+package enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -16,12 +16,12 @@ public enum JSONValue: Sendable, Hashable {
     case object([String: JSONValue])
 
     /// Parses one JSON document (surrounding white space allowed, nothing else after it).
-    public init(parsing bytes: some Collection<UInt8>, maximumDepth: Int = JSONParser.defaultMaximumDepth) throws(JSONParser.Error) {
+    package init(parsing bytes: some Collection<UInt8>, maximumDepth: Int = JSONParser.defaultMaximumDepth) throws(JSONParser.Error) {
         self = try JSONParser.parse(bytes, maximumDepth: maximumDepth)
     }
 
     /// The JSON Schema type name, for error messages.
-    public var kind: String {
+    package var kind: String {
         switch self {
         case .null: "null"
         case .bool: "boolean"
@@ -34,7 +34,7 @@ public enum JSONValue: Sendable, Hashable {
     }
 
     /// Compact JSON with keys sorted by their UTF-8 bytes and unescaped slashes.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var writer = JSONWriter()
         writer.write(self)
         return writer.bytes

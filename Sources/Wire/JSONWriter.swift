@@ -8,30 +8,30 @@
 /// Written member by member, objects and arrays nest: the writer puts the comma before every value
 /// but the first of its object or array, so a caller only says where each begins and ends, and which
 /// key comes next. Keys come out in the order written.
-public struct JSONWriter {
-    public private(set) var bytes: [UInt8] = []
+package struct JSONWriter {
+    package private(set) var bytes: [UInt8] = []
 
     /// Whether the next value or key follows a sibling and so needs a comma first.
     private var needsComma = false
 
-    public init(reservingCapacity capacity: Int = 512) {
+    package init(reservingCapacity capacity: Int = 512) {
         bytes.reserveCapacity(capacity)
     }
 
     /// Reserves room for `count` more bytes (a caller that knows what it is about to write).
-    public mutating func reserveCapacity(adding count: Int) {
+    package mutating func reserveCapacity(adding count: Int) {
         bytes.reserveCapacity(bytes.count + count)
     }
 
     /// A whole value; objects with their keys sorted by UTF-8 bytes.
-    public mutating func write(_ value: JSONValue) {
+    package mutating func write(_ value: JSONValue) {
         separate()
         writeTree(value, indent: nil)
     }
 
     /// A whole value over several lines, each level indented two spaces further, for people reading
     /// a command's output; the same members in the same order as ``write(_:)``.
-    public mutating func writeIndented(_ value: JSONValue) {
+    package mutating func writeIndented(_ value: JSONValue) {
         separate()
         writeTree(value, indent: 0)
     }
@@ -94,14 +94,14 @@ public struct JSONWriter {
     /// Opens an object written member by member, for documents written once per job or result, where
     /// a `[String: JSONValue]` and its key sort cost more than the content. Keys come out in the order
     /// the caller writes them: in UTF-8 byte order, the bytes equal ``write(_:)`` of the same object.
-    public mutating func beginObject() {
+    package mutating func beginObject() {
         separate()
         bytes.append(UInt8(ascii: "{"))
         needsComma = false
     }
 
     /// A member's key (and the comma before it, from the second member on); then write its value.
-    public mutating func key(_ key: StaticString) {
+    package mutating func key(_ key: StaticString) {
         separate()
         bytes.append(UInt8(ascii: "\""))
         // `withUTF8Buffer`, not `utf8Start`: a one-scalar literal has no pointer representation.
@@ -111,56 +111,56 @@ public struct JSONWriter {
         needsComma = false
     }
 
-    public mutating func endObject() {
+    package mutating func endObject() {
         bytes.append(UInt8(ascii: "}"))
         needsComma = true
     }
 
     /// Opens an array written element by element: each value written until ``endArray()`` is one.
-    public mutating func beginArray() {
+    package mutating func beginArray() {
         separate()
         bytes.append(UInt8(ascii: "["))
         needsComma = false
     }
 
-    public mutating func endArray() {
+    package mutating func endArray() {
         bytes.append(UInt8(ascii: "]"))
         needsComma = true
     }
 
     /// A line feed, after a document (its last line, or between JSON Lines); not inside one.
-    public mutating func newline() {
+    package mutating func newline() {
         bytes.append(0x0A)
         needsComma = false
     }
 
     /// An integer value.
-    public mutating func write(integer: Int64) {
+    package mutating func write(integer: Int64) {
         separate()
         appendDecimal(integer)
     }
 
     /// An unsigned integer value, all 64 bits of it (a FairPlay session ID or transaction ID as it is).
-    public mutating func write(unsigned: UInt64) {
+    package mutating func write(unsigned: UInt64) {
         separate()
         appendDecimal(unsigned)
     }
 
     /// A boolean value.
-    public mutating func write(bool: Bool) {
+    package mutating func write(bool: Bool) {
         separate()
         append(bool ? "true" : "false")
     }
 
     /// `null`.
-    public mutating func writeNull() {
+    package mutating func writeNull() {
         separate()
         append("null")
     }
 
     /// A string value holding the padded base64 of `binary`, encoded straight into the output
     /// (base64 needs no escaping).
-    public mutating func write(base64 binary: [UInt8]) {
+    package mutating func write(base64 binary: [UInt8]) {
         separate()
         bytes.append(UInt8(ascii: "\""))
         Base64.append(binary, to: &bytes)
@@ -168,7 +168,7 @@ public struct JSONWriter {
     }
 
     /// A string value holding `binary` in upper-case hex, two digits a byte (needs no escaping).
-    public mutating func write(upperHex binary: [UInt8]) {
+    package mutating func write(upperHex binary: [UInt8]) {
         separate()
         bytes.append(UInt8(ascii: "\""))
         HexEncoding.append(binary, to: &bytes, uppercase: true)
@@ -177,7 +177,7 @@ public struct JSONWriter {
 
     /// A string value holding `value` in upper-case hex, zero-padded to at least `digits` digits
     /// (`write(upperHex: 0xF0100, digits: 8)` writes `"000F0100"`; a wider value keeps all its digits).
-    public mutating func write(upperHex value: UInt64, digits: Int) {
+    package mutating func write(upperHex value: UInt64, digits: Int) {
         separate()
         let significant = value == 0 ? 1 : (67 - value.leadingZeroBitCount) / 4
         bytes.append(UInt8(ascii: "\""))
@@ -189,7 +189,7 @@ public struct JSONWriter {
     }
 
     /// A quoted string; runs that need no escape are copied in one piece.
-    public mutating func write(string: String) {
+    package mutating func write(string: String) {
         separate()
         appendQuoted(string)
     }

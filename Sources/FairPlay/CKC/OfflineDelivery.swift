@@ -8,7 +8,7 @@
 /// (`populateTagServerOfflineKey`) to a bit-3 client and to any other client a content key duration
 /// (`populateTagServerKeyDuration`) of `{lease 0, storage, persistence-and-duration}`, or
 /// `persistence` when both durations are 0; the playback duration then has no field to travel in.
-public enum OfflineDelivery: Hashable, Sendable {
+package enum OfflineDelivery: Hashable, Sendable {
     /// The offline key TLLV, with both durations.
     case offlineKey
     /// A content key duration TLLV of a persistable type, in place of the offline key.
@@ -18,7 +18,7 @@ public enum OfflineDelivery: Hashable, Sendable {
 
     /// Decides how offline terms of `storageSeconds` and `playbackSeconds` (0 = no limit) reach a
     /// client with `capabilities` (nil: the SPC has no capabilities TLLV, read as no bits).
-    public init(storageSeconds: UInt32, playbackSeconds: UInt32, capabilities: Capabilities?, hasPlaybackState: Bool) {
+    package init(storageSeconds: UInt32, playbackSeconds: UInt32, capabilities: Capabilities?, hasPlaybackState: Bool) {
         guard hasPlaybackState else {
             self = .noTerms
             return

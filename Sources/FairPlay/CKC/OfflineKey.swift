@@ -26,7 +26,7 @@ public struct OfflineKey: Hashable, Sendable {
     }
 
     /// How a CKC carries these terms to a client (``OfflineDelivery``, SDK 26 `populateTagsCustom`).
-    public func delivery(capabilities: Capabilities?, hasPlaybackState: Bool) -> OfflineDelivery {
+    package func delivery(capabilities: Capabilities?, hasPlaybackState: Bool) -> OfflineDelivery {
         OfflineDelivery(storageSeconds: storageDuration, playbackSeconds: playbackDuration, capabilities: capabilities, hasPlaybackState: hasPlaybackState)
     }
 

@@ -10,11 +10,11 @@ public struct ApplicationCredential: Sendable {
     public let certificateHash: [UInt8]
     /// SHA-256 of `certificateDER`: the value SPC version 3 carries in place of the SHA-1. Computed once here.
     public let certificateSHA256: [UInt8]
-    public let privateKey1024: RSAPrivateKey?
-    public let privateKey2048: RSAPrivateKey?
-    public let sessionKeySource: SessionKeySource
+    package let privateKey1024: RSAPrivateKey?
+    package let privateKey2048: RSAPrivateKey?
+    package let sessionKeySource: SessionKeySource
 
-    public init(name: String, certificateDER: [UInt8], privateKey1024: RSAPrivateKey?, privateKey2048: RSAPrivateKey?, sessionKeySource: SessionKeySource)
+    package init(name: String, certificateDER: [UInt8], privateKey1024: RSAPrivateKey?, privateKey2048: RSAPrivateKey?, sessionKeySource: SessionKeySource)
         throws(FairPlayError)
     {
         guard privateKey1024 != nil || privateKey2048 != nil else {
@@ -41,7 +41,7 @@ public struct ApplicationCredential: Sendable {
     }
 
     /// The private key for an SPC container version (1: 1024-bit; 2 and 3: 2048-bit); nil if this credential lacks it.
-    public func privateKey(forSPCVersion version: UInt32) -> RSAPrivateKey? {
+    package func privateKey(forSPCVersion version: UInt32) -> RSAPrivateKey? {
         version == 1 ? privateKey1024 : privateKey2048
     }
 }

@@ -5,7 +5,7 @@ internal import COpenSSL
 extension FairPlayCrypto {
     /// The 16-byte AES-CMAC of `message` under `key`.
     /// - Throws: `parameterError` for a key that is not 16 bytes; `internalError` when OpenSSL fails.
-    public static func aes128CMAC(key: some Collection<UInt8>, _ message: some Collection<UInt8>) throws(FairPlayError) -> [UInt8] {
+    package static func aes128CMAC(key: some Collection<UInt8>, _ message: some Collection<UInt8>) throws(FairPlayError) -> [UInt8] {
         var keyBytes = Array(key)
         defer { cleanse(&keyBytes) }
         guard keyBytes.count == 16 else { throw .param("AES-128-CMAC key must be 16 bytes, got \(keyBytes.count)") }

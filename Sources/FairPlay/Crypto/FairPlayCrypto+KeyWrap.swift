@@ -10,7 +10,7 @@ extension FairPlayCrypto {
     /// Wraps `key` under `kek` (RFC 3394 section 2.2.1).
     /// - Throws: `parameterError` for a KEK that is not 16 or 32 bytes or a key that is not n x 8
     ///   bytes with n >= 2; `internalError` when OpenSSL fails.
-    public static func aesKeyWrap(kek: some Collection<UInt8>, key: some Collection<UInt8>) throws(FairPlayError) -> [UInt8] {
+    package static func aesKeyWrap(kek: some Collection<UInt8>, key: some Collection<UInt8>) throws(FairPlayError) -> [UInt8] {
         var kekBytes = Array(kek)
         var keyBytes = Array(key)
         defer {
@@ -28,7 +28,7 @@ extension FairPlayCrypto {
     /// - Throws: `parameterError` for a KEK that is not 16 or 32 bytes or wrapped bytes that are not
     ///   n x 8 bytes with n >= 3; `internalError` "integrity check failed" when the KEK is wrong or the
     ///   wrapped bytes were altered.
-    public static func aesKeyUnwrap(kek: some Collection<UInt8>, wrapped: some Collection<UInt8>) throws(FairPlayError) -> [UInt8] {
+    package static func aesKeyUnwrap(kek: some Collection<UInt8>, wrapped: some Collection<UInt8>) throws(FairPlayError) -> [UInt8] {
         var kekBytes = Array(kek)
         defer { cleanse(&kekBytes) }
         let input = Array(wrapped)
@@ -39,7 +39,7 @@ extension FairPlayCrypto {
     }
 
     /// Overwrites key material in a buffer the caller owns, in a way the optimizer cannot drop.
-    public static func cleanse(_ buffer: UnsafeMutableRawBufferPointer) {
+    package static func cleanse(_ buffer: UnsafeMutableRawBufferPointer) {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
         OPENSSL_cleanse(base, buffer.count)
     }

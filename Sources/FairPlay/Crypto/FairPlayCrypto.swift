@@ -4,39 +4,39 @@ internal import COpenSSL
 ///
 /// All block operations are unpadded: FairPlay sizes every buffer to whole AES blocks itself, and a
 /// length that is not a multiple of 16 is a caller error reported as `parameterError`.
-public enum FairPlayCrypto {
-    public static let blockSize = 16
+package enum FairPlayCrypto {
+    package static let blockSize = 16
 
-    public static func aes128CBCEncrypt(key: some Collection<UInt8>, iv: some Collection<UInt8>, _ input: some Collection<UInt8>) throws(FairPlayError)
+    package static func aes128CBCEncrypt(key: some Collection<UInt8>, iv: some Collection<UInt8>, _ input: some Collection<UInt8>) throws(FairPlayError)
         -> [UInt8]
     {
         try cipher(try OpenSSLAlgorithms.get().aes128CBC, encrypt: true, key: Array(key), iv: Array(iv), input: Array(input))
     }
 
-    public static func aes128CBCDecrypt(key: some Collection<UInt8>, iv: some Collection<UInt8>, _ input: some Collection<UInt8>) throws(FairPlayError)
+    package static func aes128CBCDecrypt(key: some Collection<UInt8>, iv: some Collection<UInt8>, _ input: some Collection<UInt8>) throws(FairPlayError)
         -> [UInt8]
     {
         try cipher(try OpenSSLAlgorithms.get().aes128CBC, encrypt: false, key: Array(key), iv: Array(iv), input: Array(input))
     }
 
-    public static func aes128ECBEncrypt(key: some Collection<UInt8>, _ input: some Collection<UInt8>) throws(FairPlayError) -> [UInt8] {
+    package static func aes128ECBEncrypt(key: some Collection<UInt8>, _ input: some Collection<UInt8>) throws(FairPlayError) -> [UInt8] {
         try cipher(try OpenSSLAlgorithms.get().aes128ECB, encrypt: true, key: Array(key), iv: nil, input: Array(input))
     }
 
-    public static func aes128ECBDecrypt(key: some Collection<UInt8>, _ input: some Collection<UInt8>) throws(FairPlayError) -> [UInt8] {
+    package static func aes128ECBDecrypt(key: some Collection<UInt8>, _ input: some Collection<UInt8>) throws(FairPlayError) -> [UInt8] {
         try cipher(try OpenSSLAlgorithms.get().aes128ECB, encrypt: false, key: Array(key), iv: nil, input: Array(input))
     }
 
-    public static func sha1(_ input: some Collection<UInt8>) -> [UInt8] {
+    package static func sha1(_ input: some Collection<UInt8>) -> [UInt8] {
         digest(OpenSSLAlgorithms.shared?.sha1, length: 20, Array(input))
     }
 
-    public static func sha256(_ input: some Collection<UInt8>) -> [UInt8] {
+    package static func sha256(_ input: some Collection<UInt8>) -> [UInt8] {
         digest(OpenSSLAlgorithms.shared?.sha256, length: 32, Array(input))
     }
 
     /// Cryptographically strong random bytes from OpenSSL's per-thread DRBG.
-    public static func randomBytes(_ count: Int) -> [UInt8] {
+    package static func randomBytes(_ count: Int) -> [UInt8] {
         guard count > 0 else { return [] }
         var out = [UInt8](repeating: 0, count: count)
         let ok = out.withUnsafeMutableBytes { RAND_bytes($0.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32($0.count)) }
@@ -46,7 +46,7 @@ public enum FairPlayCrypto {
     }
 
     /// Compares two byte strings in time that does not depend on where they differ.
-    public static func constantTimeEqual(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Bool {
+    package static func constantTimeEqual(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Bool {
         let x = Array(a)
         let y = Array(b)
         guard x.count == y.count else { return false }
@@ -55,7 +55,7 @@ public enum FairPlayCrypto {
     }
 
     /// Overwrites a buffer that held key material, in a way the optimizer cannot drop.
-    public static func cleanse(_ bytes: inout [UInt8]) {
+    package static func cleanse(_ bytes: inout [UInt8]) {
         let count = bytes.count
         bytes.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, count) }
     }

@@ -2,7 +2,7 @@ internal import COpenSSL
 import Synchronization
 
 /// The OAEP hash pair an SPC version uses: v1 SHA-1 with MGF1-SHA-1, v2 SHA-256 with MGF1-SHA-256.
-public enum OAEPDigest: Sendable {
+package enum OAEPDigest: Sendable {
     case sha1
     case sha256
 }
@@ -12,10 +12,10 @@ public enum OAEPDigest: Sendable {
 /// Parsing a key per request throws away OpenSSL's cached blinding and Montgomery values; this type
 /// parses once and reuses `EVP_PKEY_CTX`s (each used by one thread at a time, taken from a locked pool).
 /// `@unchecked Sendable`: the `EVP_PKEY` is never mutated after parsing and the pools are behind a Mutex.
-public final class RSAPrivateKey: @unchecked Sendable {
+package final class RSAPrivateKey: @unchecked Sendable {
     private let pkey: OpaquePointer
     /// Modulus size in bits (1024 for SPC v1 credentials, 2048 for v2).
-    public let bits: Int
+    package let bits: Int
     private let sha1Contexts = Mutex<[PooledContext]>([])
     private let sha256Contexts = Mutex<[PooledContext]>([])
 
@@ -23,7 +23,7 @@ public final class RSAPrivateKey: @unchecked Sendable {
     private struct PooledContext: @unchecked Sendable { let raw: OpaquePointer }
 
     /// Parses a PEM (PKCS#1 or PKCS#8) or DER private key.
-    public init(pemOrDER bytes: [UInt8]) throws(FairPlayError) {
+    package init(pemOrDER bytes: [UInt8]) throws(FairPlayError) {
         let isPEM = bytes.starts(with: Array("-----BEGIN".utf8))
         let parsed: OpaquePointer? = bytes.withUnsafeBufferPointer { buf -> OpaquePointer? in
             if isPEM {
@@ -51,7 +51,7 @@ public final class RSAPrivateKey: @unchecked Sendable {
 
     /// RSA-OAEP decryption; throws `invalidCertificate` when the ciphertext does not decrypt under this
     /// key (SDK 26 `decryptKeyRSACustom`: the SPC was made for another certificate or is damaged).
-    public func decryptOAEP(_ ciphertext: some Collection<UInt8>, digest: OAEPDigest) throws(FairPlayError) -> [UInt8] {
+    package func decryptOAEP(_ ciphertext: some Collection<UInt8>, digest: OAEPDigest) throws(FairPlayError) -> [UInt8] {
         let ctx: OpaquePointer
         if let pooled = take(digest) {
             ctx = pooled.raw

@@ -3,12 +3,12 @@ internal import COpenSSL
 /// The RSA public key of an Application Certificate, for what a device does: wrap the SPC key.
 ///
 /// `@unchecked Sendable`: the `EVP_PKEY` is read-only after parsing; each encryption builds its own context.
-public final class RSAPublicKey: @unchecked Sendable {
+package final class RSAPublicKey: @unchecked Sendable {
     private let pkey: OpaquePointer
-    public let bits: Int
+    package let bits: Int
 
     /// Reads the public key from a DER X.509 certificate.
-    public init(certificateDER: [UInt8]) throws(FairPlayError) {
+    package init(certificateDER: [UInt8]) throws(FairPlayError) {
         let cert: OpaquePointer? = certificateDER.withUnsafeBufferPointer { buf in
             var cursor: UnsafePointer<UInt8>? = buf.baseAddress
             return d2i_X509(nil, &cursor, buf.count)
@@ -25,7 +25,7 @@ public final class RSAPublicKey: @unchecked Sendable {
     }
 
     /// Reads a PEM or DER SubjectPublicKeyInfo ("BEGIN PUBLIC KEY").
-    public init(publicKeyPEMOrDER bytes: [UInt8]) throws(FairPlayError) {
+    package init(publicKeyPEMOrDER bytes: [UInt8]) throws(FairPlayError) {
         let isPEM = bytes.starts(with: Array("-----BEGIN".utf8))
         let parsed: OpaquePointer? = bytes.withUnsafeBufferPointer { buf -> OpaquePointer? in
             if isPEM {
@@ -47,7 +47,7 @@ public final class RSAPublicKey: @unchecked Sendable {
 
     deinit { EVP_PKEY_free(pkey) }
 
-    public func encryptOAEP(_ plaintext: some Collection<UInt8>, digest: OAEPDigest) throws(FairPlayError) -> [UInt8] {
+    package func encryptOAEP(_ plaintext: some Collection<UInt8>, digest: OAEPDigest) throws(FairPlayError) -> [UInt8] {
         let algorithms = try OpenSSLAlgorithms.get()
         let md = digest == .sha1 ? algorithms.sha1 : algorithms.sha256
         guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else { throw .internal("EVP_PKEY_CTX_new failed") }

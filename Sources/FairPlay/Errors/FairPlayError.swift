@@ -5,9 +5,9 @@
 public struct FairPlayError: Error, Hashable, Sendable, CustomStringConvertible {
     public var status: FairPlayStatus
     public var reason: String
-    public var tag: TLLVTag?
+    package var tag: TLLVTag?
 
-    public init(_ status: FairPlayStatus, _ reason: String, tag: TLLVTag? = nil) {
+    package init(_ status: FairPlayStatus, _ reason: String, tag: TLLVTag? = nil) {
         self.status = status
         self.reason = reason
         self.tag = tag

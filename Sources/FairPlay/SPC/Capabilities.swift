@@ -1,37 +1,37 @@
 /// The capabilities TLLV (guide table 3-1): two big-endian u64s, feature bits in the low one.
-public struct Capabilities: Hashable, Sendable {
-    public var high: UInt64
-    public var low: UInt64
+package struct Capabilities: Hashable, Sendable {
+    package var high: UInt64
+    package var low: UInt64
 
-    public init(high: UInt64 = 0, low: UInt64) {
+    package init(high: UInt64 = 0, low: UInt64) {
         self.high = high
         self.low = low
     }
 
     /// Bit 0: the device enforces the HDCP enforcement TLLV (needed for HDCP type 1).
-    public var hdcpEnforcement: Bool { low & 1 != 0 }
+    package var hdcpEnforcement: Bool { low & 1 != 0 }
     /// Bit 1: offline key support as SDK 26 names the bit; its `checkSupportedFeatures` reads it as dual
     /// expiry support, which no CKC TLLV depends on. The offline key TLLV itself needs bit 3
     /// (``OfflineDelivery``).
-    public var offlineKey: Bool { low & 2 != 0 }
+    package var offlineKey: Bool { low & 2 != 0 }
     /// Bit 2: secure invalidation requests.
-    public var secureInvalidation: Bool { low & 4 != 0 }
+    package var secureInvalidation: Bool { low & 4 != 0 }
     /// Bit 3: offline key TLLV, versions 1 and 2 (SDK 26 `supportsOfflineKeyTLLV` and its v2 flag).
-    public var offlineKeyV2: Bool { low & 8 != 0 }
+    package var offlineKeyV2: Bool { low & 8 != 0 }
     /// Bit 4: enforces security level Baseline.
-    public var securityLevelBaseline: Bool { low & 16 != 0 }
+    package var securityLevelBaseline: Bool { low & 16 != 0 }
     /// Bit 5: enforces security level Main.
-    public var securityLevelMain: Bool { low & 32 != 0 }
+    package var securityLevelMain: Bool { low & 32 != 0 }
 
-    public static let hdcpEnforcementBit: UInt64 = 1 << 0
-    public static let offlineKeyBit: UInt64 = 1 << 1
-    public static let secureInvalidationBit: UInt64 = 1 << 2
-    public static let offlineKeyV2Bit: UInt64 = 1 << 3
-    public static let securityLevelBaselineBit: UInt64 = 1 << 4
-    public static let securityLevelMainBit: UInt64 = 1 << 5
+    package static let hdcpEnforcementBit: UInt64 = 1 << 0
+    package static let offlineKeyBit: UInt64 = 1 << 1
+    package static let secureInvalidationBit: UInt64 = 1 << 2
+    package static let offlineKeyV2Bit: UInt64 = 1 << 3
+    package static let securityLevelBaselineBit: UInt64 = 1 << 4
+    package static let securityLevelMainBit: UInt64 = 1 << 5
 
     /// The names of the feature bits that are set, for reports.
-    public var featureNames: [String] {
+    package var featureNames: [String] {
         var names: [String] = []
         if hdcpEnforcement { names.append("hdcp-enforcement") }
         if offlineKey { names.append("offline-key") }

@@ -1,17 +1,17 @@
 /// The device identity TLLV (guide table 3-3).
-public struct DeviceIdentity: Hashable, Sendable {
-    public var version: UInt32
+package struct DeviceIdentity: Hashable, Sendable {
+    package var version: UInt32
     /// 0 unknown, 1 Apple living room, 2 Apple mobile, 3 Apple desktop, 4 Apple spatial, 127 Apple
     /// unknown, 128 partner living room, 255 partner unknown.
-    public var deviceClass: UInt32
-    public var vendorHash: UInt64
-    public var productHash: UInt64
-    public var fairPlayVersionREE: UInt32
-    public var fairPlayVersionTEE: UInt32
+    package var deviceClass: UInt32
+    package var vendorHash: UInt64
+    package var productHash: UInt64
+    package var fairPlayVersionREE: UInt32
+    package var fairPlayVersionTEE: UInt32
     /// `00 major minor patch`.
-    public var osVersion: UInt32
+    package var osVersion: UInt32
 
-    public init(
+    package init(
         version: UInt32 = 1, deviceClass: UInt32, vendorHash: UInt64, productHash: UInt64, fairPlayVersionREE: UInt32, fairPlayVersionTEE: UInt32,
         osVersion: UInt32
     ) {
@@ -28,23 +28,23 @@ public struct DeviceIdentity: Hashable, Sendable {
 }
 
 /// The legacy device info TLLV (guide table 3-4).
-public struct DeviceInfo: Hashable, Sendable {
-    public var deviceType: UInt64
-    public var osVersion: UInt32
-    public var version: UInt32
+package struct DeviceInfo: Hashable, Sendable {
+    package var deviceType: UInt64
+    package var osVersion: UInt32
+    package var version: UInt32
 
-    public static let mac: UInt64 = 0x358c_41b1_ec78_f599
-    public static let appleTV: UInt64 = 0xc150_0767_c86c_1fae
-    public static let iOS: UInt64 = 0x8551_fd5e_31f4_79b3
-    public static let watch: UInt64 = 0x5da8_6ac0_c571_55dc
+    package static let mac: UInt64 = 0x358c_41b1_ec78_f599
+    package static let appleTV: UInt64 = 0xc150_0767_c86c_1fae
+    package static let iOS: UInt64 = 0x8551_fd5e_31f4_79b3
+    package static let watch: UInt64 = 0x5da8_6ac0_c571_55dc
 
-    public init(deviceType: UInt64, osVersion: UInt32, version: UInt32 = 1) {
+    package init(deviceType: UInt64, osVersion: UInt32, version: UInt32 = 1) {
         self.deviceType = deviceType
         self.osVersion = osVersion
         self.version = version
     }
 
-    public var deviceTypeName: String {
+    package var deviceTypeName: String {
         switch deviceType {
         case Self.mac: "mac"
         case Self.appleTV: "apple-tv"
@@ -58,16 +58,16 @@ public struct DeviceInfo: Hashable, Sendable {
 }
 
 /// The VM device information TLLV (guide table 3-14). Version 0 means not in a virtual machine.
-public struct VMDeviceInfo: Hashable, Sendable {
-    public var version: UInt32
-    public var hostDeviceClass: UInt32
-    public var hostOSVersion: UInt32
-    public var hostVirtualizationProtocol: UInt32
-    public var guestDeviceClass: UInt32
-    public var guestOSVersion: UInt32
-    public var guestVirtualizationProtocol: UInt32
+package struct VMDeviceInfo: Hashable, Sendable {
+    package var version: UInt32
+    package var hostDeviceClass: UInt32
+    package var hostOSVersion: UInt32
+    package var hostVirtualizationProtocol: UInt32
+    package var guestDeviceClass: UInt32
+    package var guestOSVersion: UInt32
+    package var guestVirtualizationProtocol: UInt32
 
-    public init(
+    package init(
         version: UInt32 = 1, hostDeviceClass: UInt32, hostOSVersion: UInt32, hostVirtualizationProtocol: UInt32, guestDeviceClass: UInt32,
         guestOSVersion: UInt32, guestVirtualizationProtocol: UInt32
     ) {
@@ -81,7 +81,7 @@ public struct VMDeviceInfo: Hashable, Sendable {
     }
 
     /// True when the SPC says the device runs inside a virtual machine.
-    public var isVirtualMachine: Bool { version != 0 }
+    package var isVirtualMachine: Bool { version != 0 }
 
     static let minimumLength = 28
 }

@@ -15,19 +15,19 @@ import Wire
 /// skipped bytes of the length field are not authenticated (SDK 26 ignores them; so does this server).
 extension SPCContainer {
     /// SDK 26's `V3_PROTOCOL_VERSION_UUID`: any other value is versionErr.
-    public static let version3ProtocolUUID: [UInt8] = [
+    package static let version3ProtocolUUID: [UInt8] = [
         0x66, 0x44, 0xff, 0x2b, 0xa8, 0x7c, 0x99, 0xb6, 0xff, 0x96, 0x55, 0x27, 0x0c, 0xd0, 0x68, 0xa6,
     ]
     /// SDK 26's `V3_PROTOCOL_ENCRYPTION_KEY_SEED`: AES-ECB of it under the master key is the payload key.
-    public static let version3EncryptionKeySeed: [UInt8] = [
+    package static let version3EncryptionKeySeed: [UInt8] = [
         0x70, 0xd1, 0xe6, 0xc3, 0x4f, 0x07, 0xe8, 0x49, 0xb3, 0xa6, 0x24, 0x34, 0x0f, 0x4f, 0x17, 0x6d,
     ]
     /// SDK 26's `V3_PROTOCOL_INTEGRITY_KEY_SEED`: AES-ECB of it under the master key is the CMAC key.
-    public static let version3IntegrityKeySeed: [UInt8] = [
+    package static let version3IntegrityKeySeed: [UInt8] = [
         0x96, 0xd3, 0x43, 0x5f, 0x6e, 0xf0, 0x8d, 0x7d, 0x12, 0x1f, 0xa8, 0x6b, 0x25, 0x3e, 0x4a, 0xc9,
     ]
     /// SDK 26's `V3_PROTOCOL_ENCRYPTION_IV_SEED`: AES-ECB of it under the master key is the payload IV.
-    public static let version3EncryptionIVSeed: [UInt8] = [
+    package static let version3EncryptionIVSeed: [UInt8] = [
         0xc1, 0x1b, 0x3e, 0xd1, 0xa3, 0x80, 0x3f, 0x4e, 0x13, 0x22, 0xa0, 0x88, 0x03, 0x14, 0x5a, 0xc6,
     ]
 
@@ -71,7 +71,7 @@ extension SPCContainer {
 
     /// The bytes the version 3 integrity tag covers: wrapped key, certificate hash, the length as 16
     /// bytes (8 zero bytes, then a big-endian u64) and the encrypted TLLVs.
-    public static func version3AuthenticatedBytes(
+    package static func version3AuthenticatedBytes(
         wrappedKey: some Collection<UInt8>, certificateHash: some Collection<UInt8>, encryptedPayload: some Collection<UInt8>
     ) -> [UInt8] {
         var message: [UInt8] = []
@@ -93,7 +93,7 @@ extension SPCContainer {
     ///   `decryptKeyRSACustom`); `parameterError` for a master key under 16 bytes, bytes after the tag or a
     ///   TLLV length that is not whole AES blocks (SDK 26's `encryptDecryptWithAES`); `integrityError`
     ///   when the tag does not match.
-    public func decryptVersion3Payload(with privateKey: RSAPrivateKey) throws(FairPlayError) -> [UInt8] {
+    package func decryptVersion3Payload(with privateKey: RSAPrivateKey) throws(FairPlayError) -> [UInt8] {
         guard version == 3 else { throw .internal("decryptVersion3Payload called on an SPC version \(version) container") }
         // A key that does not decrypt is invalidCertificateErr, as `decryptOAEP` throws it.
         var unwrapped = try privateKey.decryptOAEP(wrappedKey, digest: .sha256)

@@ -1,28 +1,28 @@
 /// The cleartext header of an SPC (guide table 2-3; SDK 26 for version 3) and its still-encrypted payload.
-public struct SPCContainer: Sendable {
+package struct SPCContainer: Sendable {
     /// 1 (RSA-1024, OAEP SHA-1), 2 (RSA-2048, OAEP SHA-256) or 3 (SDK 26: RSA-2048 OAEP SHA-256, AES-CMAC).
-    public let version: UInt32
+    package let version: UInt32
     /// The payload IV of versions 1 and 2. Empty for version 3, whose IV is derived from the master key.
-    public let iv: ArraySlice<UInt8>
+    package let iv: ArraySlice<UInt8>
     /// The payload key (SPCK; for version 3 the master key) wrapped with RSA-OAEP under the certificate's key.
-    public let wrappedKey: ArraySlice<UInt8>
+    package let wrappedKey: ArraySlice<UInt8>
     /// Selects the private key: SHA-1 of the DER Application Certificate (versions 1 and 2), SHA-256 (version 3).
-    public let certificateHash: ArraySlice<UInt8>
+    package let certificateHash: ArraySlice<UInt8>
     /// Every byte after the header: SDK 26 decrypts all of it and reads TLLVs from the first `payloadLength`.
-    public let encryptedPayload: ArraySlice<UInt8>
+    package let encryptedPayload: ArraySlice<UInt8>
     /// The payload length the header declares.
-    public let payloadLength: Int
+    package let payloadLength: Int
     /// Version 3: the 16-byte AES-CMAC tag after the encrypted TLLVs. Empty for versions 1 and 2.
-    public let integrityTag: ArraySlice<UInt8>
+    package let integrityTag: ArraySlice<UInt8>
     /// Version 3: bytes after the integrity tag, refused once the tag is checked (see `SPCContainer+V3`).
     /// Always empty for versions 1 and 2, whose parse refuses them.
-    public let trailingBytes: ArraySlice<UInt8>
+    package let trailingBytes: ArraySlice<UInt8>
 
     /// Largest SPC accepted; Apple's SPCs are a few KiB. Checked before anything is allocated (a
     /// deliberate cap that Apple's SDK does not have: docs/apple-fidelity.md).
-    public static let maximumSize = 64 * 1024
+    package static let maximumSize = 64 * 1024
 
-    public var oaepDigest: OAEPDigest { version == 1 ? .sha1 : .sha256 }
+    package var oaepDigest: OAEPDigest { version == 1 ? .sha1 : .sha256 }
 
     init(
         version: UInt32, iv: ArraySlice<UInt8>, wrappedKey: ArraySlice<UInt8>, certificateHash: ArraySlice<UInt8>,
@@ -45,7 +45,7 @@ public struct SPCContainer: Sendable {
     ///   version 3 what ``parseVersion3(_:spcSize:)`` throws. Bytes after a v1/v2 payload are kept:
     ///   SDK 26 decrypts them with the payload and ignores them, so the whole rest must be a non-empty
     ///   multiple of 16 (checked when it is decrypted, after the certificate, as there).
-    public static func parse(_ spc: ArraySlice<UInt8>) throws(FairPlayError) -> SPCContainer {
+    package static func parse(_ spc: ArraySlice<UInt8>) throws(FairPlayError) -> SPCContainer {
         guard spc.count <= maximumSize else {
             throw FairPlayError(.memoryError, "SPC of \(spc.count) bytes exceeds the \(maximumSize)-byte limit")
         }

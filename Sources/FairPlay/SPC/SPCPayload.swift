@@ -3,64 +3,64 @@
 /// The nine blocks SDK 26 requires are non-optional; the rest are nil when absent or, where SDK 26
 /// ignores a version it does not know, when of such a version. Unknown tags stay in `tllvs` and are
 /// otherwise ignored. docs/apple-fidelity.md lists each rule with the SDK 26 function it follows.
-public struct SPCPayload: Sendable {
-    public let tllvs: TLLVList
+package struct SPCPayload: Sendable {
+    package let tllvs: TLLVList
 
     /// IV (16) then the 96 encrypted bytes of SK, HU, R1 and the integrity value.
-    public let encryptedSessionKeyR1: ArraySlice<UInt8>
-    public let sessionKeyR1Integrity: ArraySlice<UInt8>
-    public let antiReplaySeed: ArraySlice<UInt8>
-    public let r2: ArraySlice<UInt8>
-    public let assetID: ArraySlice<UInt8>
-    public let transactionID: UInt64
+    package let encryptedSessionKeyR1: ArraySlice<UInt8>
+    package let sessionKeyR1Integrity: ArraySlice<UInt8>
+    package let antiReplaySeed: ArraySlice<UInt8>
+    package let r2: ArraySlice<UInt8>
+    package let assetID: ArraySlice<UInt8>
+    package let transactionID: UInt64
     /// The tags the CKC must return, in request order, each once (SDK 26 drops a repeat).
-    public let returnRequest: [TLLVTag]
-    public let protocolVersionsSupported: [UInt32]
-    public let protocolVersionUsed: UInt32
-    public let streamingIndicator: StreamingIndicator?
-    public let playback: MediaPlaybackInfo?
-    public let capabilities: Capabilities?
-    public let deviceIdentity: DeviceIdentity?
-    public let deviceInfo: DeviceInfo?
+    package let returnRequest: [TLLVTag]
+    package let protocolVersionsSupported: [UInt32]
+    package let protocolVersionUsed: UInt32
+    package let streamingIndicator: StreamingIndicator?
+    package let playback: MediaPlaybackInfo?
+    package let capabilities: Capabilities?
+    package let deviceIdentity: DeviceIdentity?
+    package let deviceInfo: DeviceInfo?
     /// A sync TLLV of version 1 or 2; nil for none or another version (see `syncVersion`).
-    public let sync: SyncRequest?
+    package let sync: SyncRequest?
     /// The version field of any sync TLLV, known or not: SDK 26 reports it in `offline-sync` whatever it is.
-    public let syncVersion: UInt32?
+    package let syncVersion: UInt32?
     /// The KDL TLLV's own value, if the SPC has one.
-    public let kextDenyListVersion: UInt32?
+    package let kextDenyListVersion: UInt32?
     /// The Kext Deny List version that counts, as SDK 26 keeps it: 0 when none was reported.
-    public let kdlVersion: UInt32
+    package let kdlVersion: UInt32
     /// A plaintext (version 1) security level report; nil for none, the encrypted form or another version.
-    public let securityLevelReport: SecurityLevelReport?
+    package let securityLevelReport: SecurityLevelReport?
     /// True when the SPC carried the 32-byte encrypted security level report, which SDK 26 ignores.
-    public let hasEncryptedSecurityLevelReport: Bool
+    package let hasEncryptedSecurityLevelReport: Bool
     /// A version 1 VM device info TLLV; SDK 26 treats any other version as no VM information.
-    public let vmDeviceInfo: VMDeviceInfo?
+    package let vmDeviceInfo: VMDeviceInfo?
     /// Key formats from a version 1 supported key formats TLLV; empty for none or another version.
-    public let supportedKeyFormats: [UInt64]
+    package let supportedKeyFormats: [UInt64]
     /// [SK..R1] v3 and R2 v3 of SDK 26 clients, handed to Apple's library.
-    public let sessionKeyR1V3: ArraySlice<UInt8>?
-    public let r2V3: ArraySlice<UInt8>?
+    package let sessionKeyR1V3: ArraySlice<UInt8>?
+    package let r2V3: ArraySlice<UInt8>?
 
     /// The KDL version that counts, nil when none was reported (0).
-    public var effectiveKDLVersion: UInt32? { kdlVersion == 0 ? nil : kdlVersion }
+    package var effectiveKDLVersion: UInt32? { kdlVersion == 0 ? nil : kdlVersion }
 
     /// Tags SDK 26's `validateTLLVs` requires in every SPC.
-    public static let requiredTags: [TLLVTag] = [
+    package static let requiredTags: [TLLVTag] = [
         .sessionKeyR1, .antiReplaySeed, .r2, .assetID, .transactionID, .protocolVersionUsed,
         .protocolVersionsSupported, .returnRequest, .sessionKeyR1Integrity,
     ]
 
     /// Largest number of key formats SDK 26 accepts in the supported key formats TLLV.
-    public static let maximumKeyFormats = 64
+    package static let maximumKeyFormats = 64
     /// SDK 26 refuses a versions-supported list once it reaches this many entries.
-    public static let maximumProtocolVersions = 100
+    package static let maximumProtocolVersions = 100
     /// SDK 26 refuses a sync v2 TLLV that claims more invalidated records than this (internalErr).
-    public static let maximumInvalidatedRecords = 250
+    package static let maximumInvalidatedRecords = 250
 
     /// Reads the blocks in payload order, as SDK 26's `parseSPCData` does, so that of two faults the
     /// first in the payload decides; then the tag return request; then the required tags.
-    public init(_ tllvs: TLLVList) throws(FairPlayError) {
+    package init(_ tllvs: TLLVList) throws(FairPlayError) {
         self.tllvs = tllvs
         var skR1: ArraySlice<UInt8>?
         var integrity: ArraySlice<UInt8>?

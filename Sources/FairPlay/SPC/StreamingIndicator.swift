@@ -1,5 +1,5 @@
 /// Where the content will be shown, from the streaming indicator TLLV (guide table 2-5, corrected values).
-public enum StreamingIndicator: Hashable, Sendable {
+package enum StreamingIndicator: Hashable, Sendable {
     /// The requesting device plays the content itself (any value but the two below).
     case device(UInt64)
     /// AirPlay to an Apple TV or an FPS-enabled TV or set-top box.
@@ -7,10 +7,10 @@ public enum StreamingIndicator: Hashable, Sendable {
     /// An Apple digital AV adapter; the HU then identifies the adapter, not the device.
     case avAdapter
 
-    public static let airPlayValue: UInt64 = 0xabb0_256a_3184_3974
-    public static let avAdapterValue: UInt64 = 0x5f9c_8132_b59f_2fde
+    package static let airPlayValue: UInt64 = 0xabb0_256a_3184_3974
+    package static let avAdapterValue: UInt64 = 0x5f9c_8132_b59f_2fde
 
-    public init(rawValue: UInt64) {
+    package init(rawValue: UInt64) {
         switch rawValue {
         case Self.airPlayValue: self = .airPlay
         case Self.avAdapterValue: self = .avAdapter
@@ -18,7 +18,7 @@ public enum StreamingIndicator: Hashable, Sendable {
         }
     }
 
-    public var rawValue: UInt64 {
+    package var rawValue: UInt64 {
         switch self {
         case .device(let v): v
         case .airPlay: Self.airPlayValue
@@ -26,7 +26,7 @@ public enum StreamingIndicator: Hashable, Sendable {
         }
     }
 
-    public var name: String {
+    package var name: String {
         switch self {
         case .device: "device"
         case .airPlay: "airplay"

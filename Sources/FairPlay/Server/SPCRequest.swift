@@ -3,12 +3,12 @@
 /// A final class of immutable fields: a server passes one request through several stages (policy,
 /// lease, CKC), and a struct of this many arrays retained and released every field on every copy.
 public final class SPCRequest: Sendable {
-    public let container: SPCContainer
-    public let payload: SPCPayload
-    public let secrets: SessionSecrets
+    package let container: SPCContainer
+    package let payload: SPCPayload
+    package let secrets: SessionSecrets
     public let credential: ApplicationCredential
 
-    public init(container: SPCContainer, payload: SPCPayload, secrets: SessionSecrets, credential: ApplicationCredential) {
+    package init(container: SPCContainer, payload: SPCPayload, secrets: SessionSecrets, credential: ApplicationCredential) {
         self.container = container
         self.payload = payload
         self.secrets = secrets

@@ -3,9 +3,9 @@
 /// H is stated in ../shared/vectors/dfunction-vectors.md: a 64-byte block holding R2 and a 0x80
 /// terminator, two words folded from its fourteen big-endian words, sixteen rounds of a Collatz-like
 /// step on each, stored little-endian at offsets 56 and 60, then the first 16 bytes of SHA-1.
-public enum DFunction {
+package enum DFunction {
     /// The 16-byte hash of R2 (1 to 55 bytes).
-    public static func hash(r2: some Collection<UInt8>) throws(FairPlayError) -> [UInt8] {
+    package static func hash(r2: some Collection<UInt8>) throws(FairPlayError) -> [UInt8] {
         guard (1...55).contains(r2.count) else { throw .param("R2 of \(r2.count) bytes is outside 1...55") }
         var block = [UInt8](repeating: 0, count: 64)
         var i = 0
@@ -32,7 +32,7 @@ public enum DFunction {
     }
 
     /// DASk for one SPC from its R2 and the Application Secret Key.
-    public static func derivedApplicationSecretKey(r2: some Collection<UInt8>, ask: some Collection<UInt8>) throws(FairPlayError) -> [UInt8] {
+    package static func derivedApplicationSecretKey(r2: some Collection<UInt8>, ask: some Collection<UInt8>) throws(FairPlayError) -> [UInt8] {
         guard ask.count == 16 else { throw .param("ASk must be 16 bytes, got \(ask.count)") }
         return try FairPlayCrypto.aes128ECBEncrypt(key: ask, try hash(r2: r2))
     }

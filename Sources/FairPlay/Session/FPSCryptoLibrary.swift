@@ -16,8 +16,8 @@ public final class FPSCryptoLibrary: @unchecked Sendable {
     /// The `KSMCreateKeyPayload` signature: the struct's address in, Apple's status out.
     package typealias CreateKeyPayload = @convention(c) (UnsafeMutableRawPointer) -> Int32
 
-    public let path: String
-    public let generation: Generation
+    package let path: String
+    package let generation: Generation
     /// Nil for an in-process stand-in (tests); otherwise owned here and closed in `deinit`.
     private let handle: UnsafeMutableRawPointer?
     private let createKeyPayload: CreateKeyPayload
@@ -30,7 +30,7 @@ public final class FPSCryptoLibrary: @unchecked Sendable {
     /// Loads the library.
     /// - Parameter generation: which SDK's library the file is. Default: ``Generation/sdk26``.
     /// - Throws: `notImplemented` when the file cannot be loaded or lacks `KSMCreateKeyPayload`.
-    public init(path: String, generation: Generation = .default) throws(FairPlayError) {
+    package init(path: String, generation: Generation = .default) throws(FairPlayError) {
         guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
             let reason = dlerror().map { String(cString: $0) } ?? "unknown dlopen error"
             throw FairPlayError(.notImplemented, "Apple's libfpscrypto could not be loaded from \(path): \(reason)")
@@ -58,16 +58,16 @@ public final class FPSCryptoLibrary: @unchecked Sendable {
     }
 
     /// What one call returns: the content key TLLV to put in the CKC and the session values.
-    public struct KeyPayload: Sendable {
-        public var contentKeyTLLVTag: TLLVTag
-        public var contentKeyTLLVValue: [UInt8]
+    package struct KeyPayload: Sendable {
+        package var contentKeyTLLVTag: TLLVTag
+        package var contentKeyTLLVValue: [UInt8]
         /// R1 for the CKC; with the video R1 key it differs from the generic session's R1.
-        public var r1: [UInt8]
-        public var hu: [UInt8]
+        package var r1: [UInt8]
+        package var hu: [UInt8]
         /// The session key the library used: the CKC's session-key version used TLLV carries it.
-        public var sessionKey: SessionKeyKind
+        package var sessionKey: SessionKeyKind
         /// 2 when the library returned the video R1 key (SDK 26's `R1KeyToUse` video), else 1.
-        public var ckcVersion: UInt32
+        package var ckcVersion: UInt32
     }
 
     /// Runs `KSMCreateKeyPayload` for one SPC and content key.
@@ -86,7 +86,7 @@ public final class FPSCryptoLibrary: @unchecked Sendable {
     /// - Throws: the library's own status (it uses Apple's KSM codes) with a reason naming the call;
     ///   `internalError` when the library reports more bytes than a buffer holds or a content key TLLV
     ///   payload of 16 bytes or less (SDK 26 refuses that too).
-    public func createKeyPayload(
+    package func createKeyPayload(
         payload: SPCPayload, certificateHash: [UInt8], provisioningData: [UInt8],
         contentKey: [UInt8], contentIV: [UInt8], contentType: UInt64, encryptionScheme: EncryptionScheme? = nil
     ) throws(FairPlayError) -> KeyPayload {

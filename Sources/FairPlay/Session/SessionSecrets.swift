@@ -1,21 +1,21 @@
 /// What the decrypted [SK..R1] block holds (guide table 2-7).
 ///
 /// Never logged; `description` names no byte of it.
-public struct SessionSecrets: Sendable, CustomStringConvertible {
+package struct SessionSecrets: Sendable, CustomStringConvertible {
     /// SK: encrypts the content key. Nil when Apple's library encrypts the content key itself.
-    public let sessionKey: [UInt8]?
+    package let sessionKey: [UInt8]?
     /// The anonymized device ID (the AV adapter's, when the streaming indicator says so).
-    public let hu: [UInt8]
+    package let hu: [UInt8]
     /// 44 random bytes returned in the CKC; SHA-1(R1) keys the anti-replay step.
-    public let r1: [UInt8]
+    package let r1: [UInt8]
 
-    public init(sessionKey: [UInt8]?, hu: [UInt8], r1: [UInt8]) {
+    package init(sessionKey: [UInt8]?, hu: [UInt8], r1: [UInt8]) {
         self.sessionKey = sessionKey
         self.hu = hu
         self.r1 = r1
     }
 
-    public var description: String { "SessionSecrets(redacted)" }
+    package var description: String { "SessionSecrets(redacted)" }
 
     /// Opens [SK..R1] with DASk and checks it against the integrity TLLV (guide, "Session Key and Random
     /// Value Integrity Block").

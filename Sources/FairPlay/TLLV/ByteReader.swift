@@ -1,13 +1,13 @@
 /// A cursor over big-endian bytes. Every read returns nil, without moving, if too few bytes remain.
-public struct ByteReader: Sendable {
-    public private(set) var bytes: ArraySlice<UInt8>
+package struct ByteReader: Sendable {
+    package private(set) var bytes: ArraySlice<UInt8>
 
-    public init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
-    public init(_ bytes: [UInt8]) { self.bytes = bytes[...] }
+    package init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
+    package init(_ bytes: [UInt8]) { self.bytes = bytes[...] }
 
-    public var remaining: Int { bytes.count }
+    package var remaining: Int { bytes.count }
 
-    public mutating func readUInt32() -> UInt32? {
+    package mutating func readUInt32() -> UInt32? {
         guard bytes.count >= 4 else { return nil }
         let i = bytes.startIndex
         let v = UInt32(bytes[i]) << 24 | UInt32(bytes[i + 1]) << 16 | UInt32(bytes[i + 2]) << 8 | UInt32(bytes[i + 3])
@@ -15,12 +15,12 @@ public struct ByteReader: Sendable {
         return v
     }
 
-    public mutating func readUInt64() -> UInt64? {
+    package mutating func readUInt64() -> UInt64? {
         guard bytes.count >= 8, let hi = readUInt32(), let lo = readUInt32() else { return nil }
         return UInt64(hi) << 32 | UInt64(lo)
     }
 
-    public mutating func readBytes(_ count: Int) -> ArraySlice<UInt8>? {
+    package mutating func readBytes(_ count: Int) -> ArraySlice<UInt8>? {
         guard count >= 0, bytes.count >= count else { return nil }
         let out = bytes.prefix(count)
         bytes = bytes.dropFirst(count)
@@ -31,7 +31,7 @@ public struct ByteReader: Sendable {
 extension Array where Element == UInt8 {
     /// Appends `value` in network byte order.
     @inlinable
-    public mutating func appendBigEndian(_ value: UInt32) {
+    package mutating func appendBigEndian(_ value: UInt32) {
         append(UInt8(truncatingIfNeeded: value >> 24))
         append(UInt8(truncatingIfNeeded: value >> 16))
         append(UInt8(truncatingIfNeeded: value >> 8))
@@ -40,7 +40,7 @@ extension Array where Element == UInt8 {
 
     /// Appends `value` in network byte order.
     @inlinable
-    public mutating func appendBigEndian(_ value: UInt64) {
+    package mutating func appendBigEndian(_ value: UInt64) {
         appendBigEndian(UInt32(truncatingIfNeeded: value >> 32))
         appendBigEndian(UInt32(truncatingIfNeeded: value))
     }

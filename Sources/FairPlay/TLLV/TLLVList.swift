@@ -1,17 +1,17 @@
 /// The TLLV blocks of one decrypted payload, in payload order, with lookup by tag.
-public struct TLLVList: Sendable {
-    public let blocks: [TLLVBlock]
+package struct TLLVList: Sendable {
+    package let blocks: [TLLVBlock]
 
-    public init(blocks: [TLLVBlock]) { self.blocks = blocks }
+    package init(blocks: [TLLVBlock]) { self.blocks = blocks }
 
     /// The block with this tag; nil when absent. Tags are unique (the parser rejects duplicates).
-    public subscript(tag: TLLVTag) -> TLLVBlock? {
+    package subscript(tag: TLLVTag) -> TLLVBlock? {
         // A payload holds a few dozen blocks: a linear scan beats building a dictionary per request.
         for block in blocks where block.tag == tag { return block }
         return nil
     }
 
-    public var tags: [TLLVTag] { blocks.map(\.tag) }
+    package var tags: [TLLVTag] { blocks.map(\.tag) }
 
     /// Parses the first `declaredLength` bytes of a decrypted payload into blocks, with the framing
     /// checks of Apple's SDK 26 (`readNextTLLV`, `parseTLLV`); the bytes past it are ignored, as there.
@@ -20,7 +20,7 @@ public struct TLLVList: Sendable {
     ///   value longer than its block; `duplicateTag` for a tag seen twice ("Any TLLV must appear only
     ///   once in the SPC payload"). A block length that is not a multiple of 16 is accepted, as Apple's
     ///   SDK accepts it, although the guide's table 2-2 asks devices for one.
-    public static func parse(_ payload: ArraySlice<UInt8>, declaredLength: Int? = nil) throws(FairPlayError) -> TLLVList {
+    package static func parse(_ payload: ArraySlice<UInt8>, declaredLength: Int? = nil) throws(FairPlayError) -> TLLVList {
         let length = min(declaredLength ?? payload.count, payload.count)
         var reader = ByteReader(payload.prefix(length))
         var blocks: [TLLVBlock] = []

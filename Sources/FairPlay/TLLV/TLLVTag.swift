@@ -1,55 +1,55 @@
 /// The 8-byte tag that opens every TLLV block. Values from the guide, corrected by fps-facts.md.
-public struct TLLVTag: RawRepresentable, Hashable, Sendable, CustomStringConvertible, Comparable {
-    public let rawValue: UInt64
-    public init(rawValue: UInt64) { self.rawValue = rawValue }
-    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+package struct TLLVTag: RawRepresentable, Hashable, Sendable, CustomStringConvertible, Comparable {
+    package let rawValue: UInt64
+    package init(rawValue: UInt64) { self.rawValue = rawValue }
+    package init(_ rawValue: UInt64) { self.rawValue = rawValue }
 
-    public var description: String {
+    package var description: String {
         let hex = String(rawValue, radix: 16)
         return "0x" + String(repeating: "0", count: 16 - hex.count) + hex
     }
 
-    public static func < (lhs: TLLVTag, rhs: TLLVTag) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: TLLVTag, rhs: TLLVTag) -> Bool { lhs.rawValue < rhs.rawValue }
 
     // MARK: SPC (guide table 2-4, fps-facts.md)
     /// [SK..R1]; the guide's table drops a digit of this value.
-    public static let sessionKeyR1 = TLLVTag(0x3d1a_10b8_bffa_c2ec)
-    public static let sessionKeyR1Integrity = TLLVTag(0xb349_d480_9e91_0687)
-    public static let antiReplaySeed = TLLVTag(0x89c9_0f12_2041_06b2)
-    public static let r2 = TLLVTag(0x71b5_595a_c152_1133)
-    public static let returnRequest = TLLVTag(0x19f9_d4e5_ab76_09cb)
-    public static let assetID = TLLVTag(0x1bf7_f53f_5d5d_5a1f)
-    public static let transactionID = TLLVTag(0x47aa_7ad3_4405_77de)
-    public static let protocolVersionsSupported = TLLVTag(0x67b8_fb79_ecce_1a13)
-    public static let protocolVersionUsed = TLLVTag(0x5d81_bcbc_c7f6_1703)
+    package static let sessionKeyR1 = TLLVTag(0x3d1a_10b8_bffa_c2ec)
+    package static let sessionKeyR1Integrity = TLLVTag(0xb349_d480_9e91_0687)
+    package static let antiReplaySeed = TLLVTag(0x89c9_0f12_2041_06b2)
+    package static let r2 = TLLVTag(0x71b5_595a_c152_1133)
+    package static let returnRequest = TLLVTag(0x19f9_d4e5_ab76_09cb)
+    package static let assetID = TLLVTag(0x1bf7_f53f_5d5d_5a1f)
+    package static let transactionID = TLLVTag(0x47aa_7ad3_4405_77de)
+    package static let protocolVersionsSupported = TLLVTag(0x67b8_fb79_ecce_1a13)
+    package static let protocolVersionUsed = TLLVTag(0x5d81_bcbc_c7f6_1703)
     /// Streaming indicator; the guide's table drops a digit of this value.
-    public static let streamingIndicator = TLLVTag(0xabb0_256a_3184_3974)
-    public static let mediaPlaybackState = TLLVTag(0xeb8e_fdf2_b25a_b3a0)
-    public static let capabilities = TLLVTag(0x9c02_af32_53c0_7fb2)
-    public static let deviceIdentity = TLLVTag(0x94c1_7cd6_76c6_9b59)
-    public static let deviceInfo = TLLVTag(0xd43f_c6ab_c596_aae7)
-    public static let sync = TLLVTag(0x7796_6de1_dc10_83ad)
-    public static let kextDenyList = TLLVTag(0x70ec_a657_3388_e329)
-    public static let securityLevelReport = TLLVTag(0xb18e_e16e_a50f_6c02)
-    public static let vmDeviceInfo = TLLVTag(0x7564_40e2_4049_9f70)
-    public static let supportedKeyFormats = TLLVTag(0x8d8e_84fa_6cc3_5eb7)
+    package static let streamingIndicator = TLLVTag(0xabb0_256a_3184_3974)
+    package static let mediaPlaybackState = TLLVTag(0xeb8e_fdf2_b25a_b3a0)
+    package static let capabilities = TLLVTag(0x9c02_af32_53c0_7fb2)
+    package static let deviceIdentity = TLLVTag(0x94c1_7cd6_76c6_9b59)
+    package static let deviceInfo = TLLVTag(0xd43f_c6ab_c596_aae7)
+    package static let sync = TLLVTag(0x7796_6de1_dc10_83ad)
+    package static let kextDenyList = TLLVTag(0x70ec_a657_3388_e329)
+    package static let securityLevelReport = TLLVTag(0xb18e_e16e_a50f_6c02)
+    package static let vmDeviceInfo = TLLVTag(0x7564_40e2_4049_9f70)
+    package static let supportedKeyFormats = TLLVTag(0x8d8e_84fa_6cc3_5eb7)
     /// [SK..R1] and R2 of SPC version 3 clients; their session key needs Apple's library.
-    public static let sessionKeyR1V3 = TLLVTag(0x697a_f621_3858_562f)
-    public static let r2V3 = TLLVTag(0xdb30_b89d_cb58_34b3)
+    package static let sessionKeyR1V3 = TLLVTag(0x697a_f621_3858_562f)
+    package static let r2V3 = TLLVTag(0xdb30_b89d_cb58_34b3)
 
     // MARK: CKC (guide table 2-11, fps-facts.md)
-    public static let encryptedContentKey = TLLVTag(0x58b3_8165_af0e_3d5a)
-    public static let r1 = TLLVTag(0xea74_c464_5d5e_fee9)
-    public static let contentKeyDuration = TLLVTag(0x47ac_f6a4_18cd_091a)
-    public static let requiredSecurityLevel = TLLVTag(0x644c_b1da_c031_3250)
-    public static let offlineKey = TLLVTag(0x6375_d972_7060_218c)
-    public static let hdcpEnforcement = TLLVTag(0x2e52_f153_0d8d_db4a)
-    public static let sessionKeyVersionUsed = TLLVTag(0x42ca_089e_8e9f_a924)
+    package static let encryptedContentKey = TLLVTag(0x58b3_8165_af0e_3d5a)
+    package static let r1 = TLLVTag(0xea74_c464_5d5e_fee9)
+    package static let contentKeyDuration = TLLVTag(0x47ac_f6a4_18cd_091a)
+    package static let requiredSecurityLevel = TLLVTag(0x644c_b1da_c031_3250)
+    package static let offlineKey = TLLVTag(0x6375_d972_7060_218c)
+    package static let hdcpEnforcement = TLLVTag(0x2e52_f153_0d8d_db4a)
+    package static let sessionKeyVersionUsed = TLLVTag(0x42ca_089e_8e9f_a924)
     /// Appears in Apple's reference CKCs with an 8-byte value; ignored when parsing.
-    public static let appleReservedCKC = TLLVTag(0xe6d0_a3e7_2c92_a4ef)
+    package static let appleReservedCKC = TLLVTag(0xe6d0_a3e7_2c92_a4ef)
 
     /// Names of the tags this project knows, for `ksm inspect` and logs.
-    public var name: String? { Self.names[self] }
+    package var name: String? { Self.names[self] }
 
     static let names: [TLLVTag: String] = [
         .sessionKeyR1: "sk-r1", .sessionKeyR1Integrity: "sk-r1-integrity", .antiReplaySeed: "anti-replay-seed",

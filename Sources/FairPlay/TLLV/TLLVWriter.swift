@@ -1,21 +1,21 @@
 /// Builds a payload of TLLV blocks with random padding, as the guide's table 2-2 requires.
 ///
 /// Randomness is drawn from OpenSSL in chunks, not per block, to keep system work off the hot path.
-public struct TLLVWriter {
-    public private(set) var bytes: [UInt8] = []
+package struct TLLVWriter {
+    package private(set) var bytes: [UInt8] = []
     private var randomPool: [UInt8] = []
     private var randomIndex = 0
 
-    public init(capacity: Int = 512) { bytes.reserveCapacity(capacity) }
+    package init(capacity: Int = 512) { bytes.reserveCapacity(capacity) }
 
     /// The encoded size of a block with a value of `valueLength` bytes and `extraPaddingBlocks` extra blocks.
-    public static func blockSize(valueLength: Int, extraPaddingBlocks: Int = 0) -> Int {
+    package static func blockSize(valueLength: Int, extraPaddingBlocks: Int = 0) -> Int {
         16 + (valueLength + 15) / 16 * 16 + 16 * extraPaddingBlocks
     }
 
     /// Appends one block. Padding fills the value to a multiple of 16, plus `extraPaddingBlocks` x 16
     /// random bytes (the guide allows random extension); it is never all 0x00 or all 0xFF.
-    public mutating func append(_ tag: TLLVTag, _ value: some Collection<UInt8>, extraPaddingBlocks: Int = 0) {
+    package mutating func append(_ tag: TLLVTag, _ value: some Collection<UInt8>, extraPaddingBlocks: Int = 0) {
         let valueLength = value.count
         let paddedLength = (valueLength + 15) / 16 * 16 + 16 * max(0, extraPaddingBlocks)
         bytes.appendBigEndian(tag.rawValue)
@@ -26,12 +26,12 @@ public struct TLLVWriter {
     }
 
     /// Appends an already encoded block unchanged (a block returned at the SPC's request).
-    public mutating func appendRaw(_ block: some Collection<UInt8>) {
+    package mutating func appendRaw(_ block: some Collection<UInt8>) {
         bytes.append(contentsOf: block)
     }
 
     /// `count` random bytes from the writer's pool.
-    public mutating func random(_ count: Int) -> [UInt8] {
+    package mutating func random(_ count: Int) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(count)
         for _ in 0..<count { out.append(nextRandomByte()) }

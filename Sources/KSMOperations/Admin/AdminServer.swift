@@ -18,31 +18,31 @@ import Synchronization
 /// `::`, which on Linux is dual-stack (IPv4 too, `net.ipv6.bindv6only=0`); where the host has no
 /// IPv6 it falls back to `0.0.0.0`. A `Service`: it stops accepting on graceful shutdown, after the
 /// worker (it sits before the worker in the group) so probes keep answering while the worker drains.
-public final class AdminServer: Service, Sendable {
+package final class AdminServer: Service, Sendable {
     /// What a probe gets: HTTP status and a one-line body.
-    public struct Probe: Sendable {
-        public var ok: Bool
-        public var detail: String
-        public init(ok: Bool, detail: String) {
+    package struct Probe: Sendable {
+        package var ok: Bool
+        package var detail: String
+        package init(ok: Bool, detail: String) {
             self.ok = ok
             self.detail = detail
         }
     }
 
     /// The admin port could not be opened: the message names the port and the reason.
-    public struct BindError: Error, CustomStringConvertible {
-        public var port: Int
-        public var reason: String
+    package struct BindError: Error, CustomStringConvertible {
+        package var port: Int
+        package var reason: String
         /// The socket error, if that is what it was.
         var code: Int32?
-        public init(port: Int, reason: String) {
+        package init(port: Int, reason: String) {
             self.port = port
             self.reason = reason
         }
-        public var description: String { "admin port \(port) cannot be opened: \(reason); choose another --admin-port" }
+        package var description: String { "admin port \(port) cannot be opened: \(reason); choose another --admin-port" }
     }
 
-    public let port: Int
+    package let port: Int
     /// Nil: `::` (dual-stack), falling back to `0.0.0.0` without IPv6.
     let host: String?
     let health: @Sendable () -> Probe
@@ -54,7 +54,7 @@ public final class AdminServer: Service, Sendable {
     /// Connections idle this long are closed. Default: 60 s.
     let idleTimeout: Duration
 
-    public init(
+    package init(
         port: Int, host: String? = nil, idleTimeout: Duration = .seconds(60),
         health: @escaping @Sendable () -> Probe, readiness: @escaping @Sendable () -> Probe,
         metrics: @escaping @Sendable () -> String, status: (@Sendable () -> WorkerStatus)? = nil, logger: Logger
@@ -69,7 +69,7 @@ public final class AdminServer: Service, Sendable {
         self.logger = logger
     }
 
-    public func run() async throws {
+    package func run() async throws {
         guard (0...65535).contains(port) else { throw BindError(port: port, reason: "a port is a number from 1 to 65535") }
         if let host {
             try await serve(on: host)

@@ -2,17 +2,17 @@ import KSMService
 import Synchronization
 
 /// The last result of a periodic store check (Redis PING), read by `/readyz` without blocking.
-public final class StoreHealth: Sendable {
+package final class StoreHealth: Sendable {
     private let state = Mutex<(up: Bool, detail: String)>((false, "not checked yet"))
 
-    public init() {}
+    package init() {}
 
-    public var isUp: Bool { state.withLock { $0.up } }
-    public var detail: String { state.withLock { $0.detail } }
+    package var isUp: Bool { state.withLock { $0.up } }
+    package var detail: String { state.withLock { $0.detail } }
 
     /// Runs `check` every `interval` until the task is cancelled; `check` returns nil when healthy,
     /// else the reason.
-    public func monitor(every interval: Duration = .seconds(2), _ check: @Sendable () async -> String?) async {
+    package func monitor(every interval: Duration = .seconds(2), _ check: @Sendable () async -> String?) async {
         while !Task.isCancelled {
             let failure = await check()
             state.withLock { $0 = failure.map { (false, $0) } ?? (true, "ok") }

@@ -3,17 +3,17 @@ import Wire
 
 /// What `/status` answers: the worker's state as one JSON object, the channel tests, benchmarks and
 /// scripts read instead of log lines (docs/operations.md lists the fields).
-public struct WorkerStatus: Sendable, Hashable {
+package struct WorkerStatus: Sendable, Hashable {
     /// What `/readyz` says (partitions owned, Redis up and provisioned).
-    public var ready: Bool
-    public var stalled: Bool
-    public var assignedPartitions: Int
+    package var ready: Bool
+    package var stalled: Bool
+    package var assignedPartitions: Int
     /// Assignment changes so far (``WorkerStatistics/Snapshot/partitionChanges``).
-    public var partitionChanges: Int
-    public var received: Int
-    public var replied: Int
+    package var partitionChanges: Int
+    package var received: Int
+    package var replied: Int
 
-    public init(ready: Bool, stalled: Bool, assignedPartitions: Int, partitionChanges: Int, received: Int, replied: Int) {
+    package init(ready: Bool, stalled: Bool, assignedPartitions: Int, partitionChanges: Int, received: Int, replied: Int) {
         self.ready = ready
         self.stalled = stalled
         self.assignedPartitions = assignedPartitions
@@ -22,7 +22,7 @@ public struct WorkerStatus: Sendable, Hashable {
         self.replied = replied
     }
 
-    public var jsonBytes: [UInt8] {
+    package var jsonBytes: [UInt8] {
         JSONValue.object([
             "ready": .bool(ready), "stalled": .bool(stalled), "assigned_partitions": .integer(Int64(assignedPartitions)),
             "partition_changes": .integer(Int64(partitionChanges)), "received": .integer(Int64(received)), "replied": .integer(Int64(replied)),
@@ -30,7 +30,7 @@ public struct WorkerStatus: Sendable, Hashable {
     }
 
     /// Reads what ``jsonBytes`` wrote; nil for anything else.
-    public init?(json: some Collection<UInt8>) {
+    package init?(json: some Collection<UInt8>) {
         guard case .object(let o)? = try? JSONValue(parsing: json),
             case .bool(let ready)? = o["ready"], case .bool(let stalled)? = o["stalled"],
             case .integer(let assigned)? = o["assigned_partitions"], case .integer(let changes)? = o["partition_changes"],

@@ -4,7 +4,7 @@ import KSMService
 ///
 /// ``ServeCommandLine`` gives every scalar as ``string(_:)``, the text as written, which the resolver
 /// reads like an environment variable's; callers that build flags in code may give typed values.
-public enum ConfigFlagValue: Sendable, Equatable {
+package enum ConfigFlagValue: Sendable, Equatable {
     case string(String)
     case integer(Int)
     case number(Double)

@@ -4,8 +4,8 @@ import KSMService
 ///
 /// ``message`` is a sentence for a person: it names the flag, environment variable or config-file
 /// key exactly as written, so the operator can find it, and says what would be accepted.
-public struct ConfigurationProblem: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: String, Sendable, Equatable {
+package struct ConfigurationProblem: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Kind: String, Sendable, Equatable {
         /// A config-file key `ksm serve` does not know (a typo such as `redsi-url`).
         case unknownKey
         /// A value of the wrong JSON type, or text that is not the number or boolean expected.
@@ -20,37 +20,37 @@ public struct ConfigurationProblem: Error, Sendable, Equatable, CustomStringConv
         case unreadableFile
     }
 
-    public var kind: Kind
+    package var kind: Kind
     /// Where the value was written: `--admin-port`, `KSM_ADMIN_PORT`, or `"admin-port" in ksm.json`.
-    public var source: String
-    public var message: String
+    package var source: String
+    package var message: String
 
-    public init(_ kind: Kind, source: String, message: String) {
+    package init(_ kind: Kind, source: String, message: String) {
         self.kind = kind
         self.source = source
         self.message = message
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }
 
 /// Every problem found while resolving `ksm serve`'s configuration; resolution goes on past the first
 /// so one run names them all.
-public struct ServeConfigurationError: Error, Sendable, CustomStringConvertible {
+package struct ServeConfigurationError: Error, Sendable, CustomStringConvertible {
     /// The process exit status for a configuration mistake: sysexits' `EX_USAGE` (64), the status
     /// swift-argument-parser gives a malformed command line, so scripts see one code for both.
-    public static let exitCode: Int32 = 64
+    package static let exitCode: Int32 = 64
 
-    public var problems: [ConfigurationProblem]
+    package var problems: [ConfigurationProblem]
 
-    public init(problems: [ConfigurationProblem]) { self.problems = problems }
+    package init(problems: [ConfigurationProblem]) { self.problems = problems }
 
-    public var description: String {
+    package var description: String {
         problems.map(\.message).joined(separator: "\n")
     }
 
     /// True if some problem concerns `source` (a flag, variable or key name, as written).
-    public func names(_ source: String) -> Bool {
+    package func names(_ source: String) -> Bool {
         problems.contains { $0.source.contains(source) }
     }
 }

@@ -1,8 +1,8 @@
 import KSMService
 
 /// What `--check-config` hides: passwords in URLs, librdkafka secrets, header values.
-public enum Redaction {
-    public static let placeholder = "<redacted>"
+package enum Redaction {
+    package static let placeholder = "<redacted>"
 
     /// `redis://user:secret@host:6379/0` becomes `redis://<redacted>@host:6379/0`.
     ///
@@ -12,7 +12,7 @@ public enum Redaction {
     /// holding a `:` cannot leave its first part on show as a user. A query or fragment (refused
     /// by the parser, but `?password=` is still text to hide) is hidden whole; when one starts
     /// before the last `@`, nothing after the scheme is shown. A value with no scheme is treated alike.
-    public static func redactedURL(_ url: String) -> String {
+    package static func redactedURL(_ url: String) -> String {
         var schemeEnd = url.range(of: "://").map(\.upperBound) ?? url.startIndex
         // An `@` before the `://` means the `://` is no scheme's: all of it is user info then.
         if let last = url.lastIndex(of: "@"), last < schemeEnd { schemeEnd = url.startIndex }
@@ -31,7 +31,7 @@ public enum Redaction {
     }
 
     /// librdkafka properties that hold secrets: passwords, SASL/OAuth settings, private keys, JAAS.
-    public static func isSecretKafkaProperty(_ name: String) -> Bool {
+    package static func isSecretKafkaProperty(_ name: String) -> Bool {
         let lower = name.lowercased()
         return ["password", "secret", "jaas", "oauthbearer.config", "key.pem", "ssl.key", "token"].contains { lower.contains($0) }
     }

@@ -10,48 +10,48 @@ import RedisStore
 /// ``resolve(flags:environment:configFile:defaultInstanceID:)`` layers flags over environment
 /// variables over the JSON config file (swift-configuration's provider order) and refuses every
 /// mistake it finds with a ``ServeConfigurationError`` naming each one.
-public struct ServeConfiguration: Sendable {
-    public var worker: WorkerConfiguration
-    public var redisURL: String
+package struct ServeConfiguration: Sendable {
+    package var worker: WorkerConfiguration
+    package var redisURL: String
     /// Replicas that must acknowledge every lease batch (`WAIT`), and for how long it may wait;
     /// nil (`redis-wait-replicas` 0): Redis's asynchronous replication (docs/redis.md).
-    public var redisDurability: RedisDurability?
-    public var credentials: String
-    public var fpscryptoLibrary: String?
-    public var fpscryptoGeneration: FPSCryptoLibrary.Generation = .default
+    package var redisDurability: RedisDurability?
+    package var credentials: String
+    package var fpscryptoLibrary: String?
+    package var fpscryptoGeneration: FPSCryptoLibrary.Generation = .default
     /// Key-encryption key ID to file path (`kek`, `KSM_KEK_FILES`, `--kek`).
-    public var keyEncryptionKeyFiles: [String: String] = [:]
-    public var cryptoThreads: Int
+    package var keyEncryptionKeyFiles: [String: String] = [:]
+    package var cryptoThreads: Int
     /// Empty: any version, as Apple's SDK.
-    public var protocolVersions: [UInt32] = []
-    public var logLevel: Logger.Level = .info
-    public var logFormat: LogFormat = .text
+    package var protocolVersions: [UInt32] = []
+    package var logLevel: Logger.Level = .info
+    package var logFormat: LogFormat = .text
     /// Between counts of the lease slots in use, for `/metrics` (with an admin port).
-    public var slotCountInterval: Duration = .zero
+    package var slotCountInterval: Duration = .zero
     /// Nil: no admin server.
-    public var adminPort: Int?
+    package var adminPort: Int?
     /// Zero: no cache.
-    public var cacheTTL: Duration = .zero
+    package var cacheTTL: Duration = .zero
     /// Nil: no rotation prefetch.
-    public var rotation: RotationPrefetchConfiguration?
+    package var rotation: RotationPrefetchConfiguration?
     /// The window advertised in successful replies on rotating streams (`next-key`); zero advertises
     /// none. Needs the rotation prefetcher (cache on, `rotation-lead` above 0), whose passes read the schedules.
-    public var prefetchWindow: Duration = .zero
+    package var prefetchWindow: Duration = .zero
     /// Between the advertised window's end and the rotation boundary.
-    public var prefetchMargin: Duration = .zero
-    public var guardsEnabled = true
+    package var prefetchMargin: Duration = .zero
+    package var guardsEnabled = true
     /// How long a reply is kept so a redelivered job gets the same bytes.
-    public var replyTTL: Duration = .zero
+    package var replyTTL: Duration = .zero
     /// One rate window: tenants' rate limits count jobs per account per window.
-    public var rateWindow: Duration = .zero
+    package var rateWindow: Duration = .zero
     /// Nil: spans are not exported (no endpoint, or tracing off).
-    public var otlp: OTLPTracingConfiguration?
+    package var otlp: OTLPTracingConfiguration?
     /// An endpoint was configured without `--tracing`: worth a warning.
-    public var otlpWithoutTracing = false
+    package var otlpWithoutTracing = false
     /// Each setting as resolved, its value already redacted, for `--check-config`.
-    public var report: [ResolvedSetting] = []
+    package var report: [ResolvedSetting] = []
 
-    public init(worker: WorkerConfiguration, redisURL: String, credentials: String, cryptoThreads: Int) {
+    package init(worker: WorkerConfiguration, redisURL: String, credentials: String, cryptoThreads: Int) {
         self.worker = worker
         self.redisURL = redisURL
         self.credentials = credentials
@@ -69,15 +69,15 @@ public struct ServeConfiguration: Sendable {
     }
 
     /// One line of `--check-config`: a key, its value (secrets redacted) and where it came from.
-    public struct ResolvedSetting: Sendable, Equatable {
-        public var key: String
-        public var value: String
+    package struct ResolvedSetting: Sendable, Equatable {
+        package var key: String
+        package var value: String
         /// `--flag`, `ENV_NAME`, `"key" in FILE` or `default`.
-        public var source: String
+        package var source: String
     }
 
     /// The settings as `--check-config` prints them: one `key = value  (source)` line each.
-    public var summary: String {
+    package var summary: String {
         let width = report.map(\.key.count).max() ?? 0
         return report.map { line in
             line.key.padding(toLength: width, withPad: " ", startingAt: 0) + " = " + line.value + "  (" + line.source + ")"
@@ -91,7 +91,7 @@ public struct ServeConfiguration: Sendable {
     ///     settings as `.list` of `KEY=VALUE`.
     ///   - configFile: The JSON config file's path; nil uses `KSM_CONFIG` if set, else no file.
     ///   - defaultInstanceID: The OTLP service instance when no `instance-id` is set.
-    public static func resolve(
+    package static func resolve(
         flags: [String: ConfigFlagValue], environment: [String: String], configFile: String? = nil,
         defaultInstanceID: String = "ksm"
     ) throws(ServeConfigurationError) -> ServeConfiguration {

@@ -2,7 +2,7 @@ import KSMService
 
 extension ServeSetting {
     /// Every setting, in the order `--help` lists them and `--check-config` prints them.
-    public static let all: [ServeSetting] = [
+    package static let all: [ServeSetting] = [
         .brokers, .group, .requestsTopic, .classTopics, .repliesTopic, .dlqTopic, .replyTopics, .instanceID,
         .kafkaProperties, .kafkaPropertyFiles,
         .redisURL, .redisWaitReplicas, .redisWaitTimeout,
@@ -16,15 +16,15 @@ extension ServeSetting {
     ]
 
     /// Settings by config-file key.
-    public static let byKey: [String: ServeSetting] = Dictionary(uniqueKeysWithValues: all.map { ($0.key, $0) })
+    package static let byKey: [String: ServeSetting] = Dictionary(uniqueKeysWithValues: all.map { ($0.key, $0) })
 
     /// The config file itself: a flag and an environment variable, never a key of the file.
-    public static let config = ServeSetting(
+    package static let config = ServeSetting(
         "config", env: "KSM_CONFIG", .string(default: nil), default: "none", example: "/etc/ksm/ksm.json",
         help:
             "JSON config file with the same keys as the long flags (e.g. \"brokers\", \"redis-url\", \"kek\": {\"id\": \"path\"}); unknown keys are refused."
     )
 
     /// The environment variable naming the config file itself (`--config`).
-    public static var configFileEnvironment: String { config.environment }
+    package static var configFileEnvironment: String { config.environment }
 }

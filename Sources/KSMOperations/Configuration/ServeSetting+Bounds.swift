@@ -2,18 +2,18 @@ import KSMService
 
 extension ServeSetting {
     /// A range of numbers, with a unit for messages.
-    public struct NumberBounds: Sendable {
-        public var lower: Double
+    package struct NumberBounds: Sendable {
+        package var lower: Double
         /// False: the lower bound itself is refused ("more than 0").
-        public var lowerIncluded: Bool
-        public var upper: Double
-        public var unit: String
+        package var lowerIncluded: Bool
+        package var upper: Double
+        package var unit: String
 
-        public func contains(_ value: Double) -> Bool {
+        package func contains(_ value: Double) -> Bool {
             value.isFinite && (lowerIncluded ? value >= lower : value > lower) && value <= upper
         }
 
-        public var sentence: String {
+        package var sentence: String {
             let low = lowerIncluded ? "from \(Self.format(lower))" : "more than \(Self.format(lower))"
             return "\(low) to \(Self.format(upper))\(unit.isEmpty ? "" : " \(unit)")"
         }
@@ -29,21 +29,21 @@ extension ServeSetting {
 
     /// How a duration is written: a number of seconds (fractions allowed), or whole milliseconds
     /// for the settings whose key ends in `-ms`.
-    public enum DurationUnit: Sendable, Equatable {
+    package enum DurationUnit: Sendable, Equatable {
         case seconds, milliseconds
     }
 
     /// A range of durations, written in one unit; resolved values are `Duration`s.
-    public struct DurationBounds: Sendable {
-        public var unit: DurationUnit
+    package struct DurationBounds: Sendable {
+        package var unit: DurationUnit
         /// Lower and upper bounds in `unit`.
-        public var numbers: NumberBounds
+        package var numbers: NumberBounds
 
-        public static func seconds(_ lower: Double, included: Bool = false, _ upper: Double) -> DurationBounds {
+        package static func seconds(_ lower: Double, included: Bool = false, _ upper: Double) -> DurationBounds {
             DurationBounds(unit: .seconds, numbers: NumberBounds(lower: lower, lowerIncluded: included, upper: upper, unit: "seconds"))
         }
 
-        public static func milliseconds(_ range: ClosedRange<Int>) -> DurationBounds {
+        package static func milliseconds(_ range: ClosedRange<Int>) -> DurationBounds {
             DurationBounds(
                 unit: .milliseconds,
                 numbers: NumberBounds(lower: Double(range.lowerBound), lowerIncluded: true, upper: Double(range.upperBound), unit: "milliseconds"))

@@ -3,7 +3,7 @@ import KSMService
 extension ServeSetting {
     /// The help sentences with the default and the environment variable appended:
     /// "Admin port for /healthz, /readyz and /metrics. Default: off. Environment: KSM_ADMIN_PORT."
-    public var helpSentences: String {
+    package var helpSentences: String {
         var text = help
         if let defaultText { text += " Default: \(defaultText)." }
         switch (flag, kind) {
@@ -16,7 +16,7 @@ extension ServeSetting {
     }
 
     /// How the flag is written in `--help`: `--admin-port <n>`, `--no-guards`; nil without a flag.
-    public var flagUsage: String? {
+    package var flagUsage: String? {
         guard let flagName else { return nil }
         switch flag {
         case .option:
@@ -37,7 +37,7 @@ extension ServeSetting {
     /// environment variable indented below, wrapped to `width` columns; then the settings only the
     /// config file and the environment set. Below 80 columns: swift-argument-parser wraps the
     /// discussion again at 80 columns on a terminal it cannot measure, and breaks a line of exactly 80.
-    public static func helpText(width: Int = 79) -> String {
+    package static func helpText(width: Int = 79) -> String {
         var lines: [String] = ["SETTINGS (flags win over the environment, which wins over the config file):"]
         for setting in [config] + all {
             guard let usage = setting.flagUsage else { continue }

@@ -8,7 +8,7 @@ extension ServeSetting {
     }
 
     /// What a value must look like, and the default used when no source gives one.
-    public enum Kind: Sendable {
+    package enum Kind: Sendable {
         /// Text; `default` nil: none (required, or off).
         case string(default: String?)
         /// One of a fixed set of words.
@@ -76,7 +76,7 @@ extension ServeSetting {
     }
 
     /// What the values of a map setting must be.
-    public enum MapValues: Sendable {
+    package enum MapValues: Sendable {
         /// Strings only (file paths, header values).
         case strings
         /// librdkafka properties: strings, and numbers or booleans written as librdkafka's strings.

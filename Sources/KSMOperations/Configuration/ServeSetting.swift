@@ -8,26 +8,26 @@ import KSMService
 /// (``ServeConfigurationResolver``), `ksm serve --help` (``helpEntry``) and `--check-config` with its
 /// redaction all follow ``all``: adding a setting is one declaration in a `ServeSetting+*.swift`
 /// file and one line where the resolver puts its value into ``ServeConfiguration``.
-public struct ServeSetting: Sendable {
+package struct ServeSetting: Sendable {
     /// The config-file key, also the key read through swift-configuration and printed by `--check-config`.
-    public let key: String
+    package let key: String
     /// How the command line sets it.
-    public let flag: Flag
+    package let flag: Flag
     /// The environment variable.
-    public let environment: String
+    package let environment: String
     /// What a value must look like, its bounds and unit, and its default.
-    public let kind: Kind
+    package let kind: Kind
     /// Values never printed whole (`--check-config` redacts them, problems never quote them).
-    public let isSecret: Bool
+    package let isSecret: Bool
     /// The setting must be given somewhere: start-up refuses a configuration without it.
-    public let isRequired: Bool
+    package let isRequired: Bool
     /// One or more sentences for `--help`, without the default or the environment variable.
-    public let help: String
+    package let help: String
     /// The default in words where it is not one fixed value (derived at start-up, or "off"); nil:
     /// the kind's default value, or none.
-    public let defaultDescription: String?
+    package let defaultDescription: String?
     /// A value that shows the expected shape, for `--help` and tests; nil: any text of the kind.
-    public let example: String?
+    package let example: String?
 
     init(
         _ key: String, flag: Flag? = nil, env: String, _ kind: Kind, secret: Bool = false, required: Bool = false,
@@ -45,7 +45,7 @@ public struct ServeSetting: Sendable {
     }
 
     /// How a setting appears on the command line.
-    public enum Flag: Sendable, Equatable {
+    package enum Flag: Sendable, Equatable {
         /// No flag: only the config file and the environment set it.
         case none
         /// `--NAME VALUE` or `--NAME=VALUE`; repeatable for lists and maps.
@@ -56,7 +56,7 @@ public struct ServeSetting: Sendable {
         case setsFalse(String)
 
         /// The name without dashes; nil for ``none``.
-        public var name: String? {
+        package var name: String? {
             switch self {
             case .none: nil
             case .option(let name), .setsTrue(let name), .setsFalse(let name): name
@@ -65,10 +65,10 @@ public struct ServeSetting: Sendable {
     }
 
     /// `--redis-url` style name of the flag; nil when only the file and the environment set it.
-    public var flagName: String? { flag.name.map { "--\($0)" } }
+    package var flagName: String? { flag.name.map { "--\($0)" } }
 
     /// The default as `--help` and `--check-config` show it; nil when there is none.
-    public var defaultText: String? { defaultDescription ?? kind.defaultText }
+    package var defaultText: String? { defaultDescription ?? kind.defaultText }
 
     /// Largest number of seconds most durations accept: a day.
     static let maximumSeconds = 86_400.0

@@ -13,25 +13,25 @@ import Logging
 /// strings the code logged: the same lines, and so the same secrets discipline, as the text
 /// format (no key, SPC or CKC is ever put in metadata). One `write` per line under a lock, so lines
 /// from concurrent tasks never interleave.
-public struct JSONLogHandler: LogHandler {
-    public var logLevel: Logger.Level = .info
-    public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
+package struct JSONLogHandler: LogHandler {
+    package var logLevel: Logger.Level = .info
+    package var metadata: Logger.Metadata = [:]
+    package var metadataProvider: Logger.MetadataProvider?
     let label: String
     let output: JSONLogOutput
 
-    public init(label: String, output: JSONLogOutput = .standardError, metadataProvider: Logger.MetadataProvider? = nil) {
+    package init(label: String, output: JSONLogOutput = .standardError, metadataProvider: Logger.MetadataProvider? = nil) {
         self.label = label
         self.output = output
         self.metadataProvider = metadataProvider
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var merged = metadata
         if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }

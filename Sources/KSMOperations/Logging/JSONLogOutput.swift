@@ -8,15 +8,15 @@ import Synchronization
 
 /// Where ``JSONLogHandler`` writes: standard error, or a closure (tests). Lines are written whole,
 /// one at a time.
-public final class JSONLogOutput: Sendable {
+package final class JSONLogOutput: Sendable {
     private let sink: Mutex<@Sendable (String) -> Void>
 
-    public init(_ sink: @escaping @Sendable (String) -> Void) {
+    package init(_ sink: @escaping @Sendable (String) -> Void) {
         self.sink = Mutex(sink)
     }
 
     /// Standard error, unbuffered: a line is on its way before the next log call returns.
-    public static let standardError = JSONLogOutput { line in
+    package static let standardError = JSONLogOutput { line in
         let bytes = Array(line.utf8)
         var written = 0
         while written < bytes.count {

@@ -8,12 +8,12 @@ import Prometheus
 /// Why not `PrometheusMetricsFactory` alone: it registers every family with an empty help text
 /// (`promtool check metrics` reports each one) and its default buckets jump from 1 s to 2.5 s.
 /// Names not in the catalog (a library's own metrics) go to the wrapped factory unchanged.
-public struct DescribedPrometheusFactory: MetricsFactory, Sendable {
-    public let registry: PrometheusCollectorRegistry
+package struct DescribedPrometheusFactory: MetricsFactory, Sendable {
+    package let registry: PrometheusCollectorRegistry
     private let fallback: PrometheusMetricsFactory
     private let latencyBuckets: [Duration]
 
-    public init(registry: PrometheusCollectorRegistry) {
+    package init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
         var fallback = PrometheusMetricsFactory(registry: registry)
         latencyBuckets = LatencyHistogram.bounds.map(LatencyHistogram.duration(seconds:))
@@ -23,34 +23,34 @@ public struct DescribedPrometheusFactory: MetricsFactory, Sendable {
 
     private func help(_ label: String) -> String? { MetricCatalog.byName[label]?.help }
 
-    public func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
+    package func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
         guard let help = help(label) else { return fallback.makeCounter(label: label, dimensions: dimensions) }
         return registry.makeCounter(name: label, labels: dimensions, help: help)
     }
 
-    public func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
+    package func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
         guard let help = help(label) else { return fallback.makeFloatingPointCounter(label: label, dimensions: dimensions) }
         return registry.makeCounter(name: label, labels: dimensions, help: help)
     }
 
-    public func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
+    package func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
         guard let help = help(label), !aggregate else { return fallback.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate) }
         return registry.makeGauge(name: label, labels: dimensions, help: help)
     }
 
-    public func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
+    package func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
         guard let help = help(label) else { return fallback.makeMeter(label: label, dimensions: dimensions) }
         return registry.makeGauge(name: label, labels: dimensions, help: help)
     }
 
-    public func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
+    package func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
         guard let help = help(label) else { return fallback.makeTimer(label: label, dimensions: dimensions) }
         return registry.makeDurationHistogram(name: label, labels: dimensions, buckets: latencyBuckets, help: help)
     }
 
-    public func destroyCounter(_ handler: any CounterHandler) { fallback.destroyCounter(handler) }
-    public func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) { fallback.destroyFloatingPointCounter(handler) }
-    public func destroyRecorder(_ handler: any RecorderHandler) { fallback.destroyRecorder(handler) }
-    public func destroyMeter(_ handler: any MeterHandler) { fallback.destroyMeter(handler) }
-    public func destroyTimer(_ handler: any TimerHandler) { fallback.destroyTimer(handler) }
+    package func destroyCounter(_ handler: any CounterHandler) { fallback.destroyCounter(handler) }
+    package func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) { fallback.destroyFloatingPointCounter(handler) }
+    package func destroyRecorder(_ handler: any RecorderHandler) { fallback.destroyRecorder(handler) }
+    package func destroyMeter(_ handler: any MeterHandler) { fallback.destroyMeter(handler) }
+    package func destroyTimer(_ handler: any TimerHandler) { fallback.destroyTimer(handler) }
 }

@@ -8,20 +8,20 @@ import KSMService
 /// looks the name up here when `ksm serve` exposes them with swift-prometheus.
 /// `scripts/check-observability.py` reads the names below (`counter("ksm_…"`, `gauge(…`,
 /// `histogram(…`), so the dashboard and the alerts cannot name a series the worker does not export.
-public enum MetricCatalog {
-    public enum Kind: Sendable { case counter, gauge, histogram }
+package enum MetricCatalog {
+    package enum Kind: Sendable { case counter, gauge, histogram }
 
-    public struct Entry: Sendable {
-        public var name: String
-        public var kind: Kind
-        public var help: String
+    package struct Entry: Sendable {
+        package var name: String
+        package var kind: Kind
+        package var help: String
     }
 
     static func counter(_ name: String, _ help: String) -> Entry { Entry(name: name, kind: .counter, help: help) }
     static func gauge(_ name: String, _ help: String) -> Entry { Entry(name: name, kind: .gauge, help: help) }
     static func histogram(_ name: String, _ help: String) -> Entry { Entry(name: name, kind: .histogram, help: help) }
 
-    public static let entries: [Entry] = [
+    package static let entries: [Entry] = [
         gauge("ksm_build_info", "Always 1; the version label says which ksm build runs."),
         counter("ksm_jobs_received_total", "License jobs consumed from Kafka."),
         counter("ksm_replies_total", "Replies published, by status."),
@@ -77,5 +77,5 @@ public enum MetricCatalog {
     ]
 
     /// Entries by name.
-    public static let byName: [String: Entry] = Dictionary(entries.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    package static let byName: [String: Entry] = Dictionary(entries.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
 }

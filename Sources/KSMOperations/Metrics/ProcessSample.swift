@@ -12,16 +12,16 @@ import Foundation
 /// Nil fields: not on Linux, or `/proc` unreadable.
 public struct ProcessSample: Sendable, Hashable {
     /// User + system CPU time, in seconds.
-    public var cpuSeconds: Double
-    public var residentBytes: Int
-    public var openFileDescriptors: Int
-    public var maxFileDescriptors: Int
+    package var cpuSeconds: Double
+    package var residentBytes: Int
+    package var openFileDescriptors: Int
+    package var maxFileDescriptors: Int
     /// Seconds since the Unix epoch.
-    public var startTimeSeconds: Double
+    package var startTimeSeconds: Double
 
     /// Reads `/proc/self/stat`, `/proc/stat` (boot time) and `/proc/self/fd`. Returns nil where
     /// `/proc` is missing or unreadable.
-    public static func read() -> ProcessSample? {
+    package static func read() -> ProcessSample? {
         #if os(Linux)
             // Fields after "pid (comm) " (CPUAccount reads the same file): index 0 is field 3 (state);
             // utime is field 14, stime 15, starttime 22, rss 24 (proc(5)).

@@ -27,17 +27,17 @@ public final class WorkerMetrics: Service, Sendable {
         public var storeProvisioned: Bool
         public var stalled: Bool
         /// Per assigned partition (``KafkaConsumer/lag``).
-        public var lag: [TopicPartition: Int64]
+        package var lag: [TopicPartition: Int64]
         /// Summed per class topic, and `requests` for the requests topic (``LicenseWorker/consumerLagByClass``).
         public var lagByClass: [String: Int64] = [:]
         /// Nil when the cache is off.
-        public var cache: CacheStatistics?
+        package var cache: CacheStatistics?
         /// Nil until the first lease slot count finished.
-        public var slots: LeaseSlotGauge.Sample?
+        package var slots: LeaseSlotGauge.Sample?
         /// Nil when rotation prefetch is off.
-        public var rotation: RotationStatus.Snapshot?
+        package var rotation: RotationStatus.Snapshot?
         /// Nil where `/proc` cannot be read (``ProcessSample/read()``).
-        public var process: ProcessSample?
+        package var process: ProcessSample?
 
         public init(
             statistics: WorkerStatistics.Snapshot, storeUp: Bool, storeProvisioned: Bool = true, stalled: Bool, lag: [TopicPartition: Int64] = [:],

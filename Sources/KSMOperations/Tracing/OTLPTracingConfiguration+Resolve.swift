@@ -2,16 +2,16 @@ import KSMService
 
 extension OTLPTracingConfiguration {
     /// One layer of settings, from flags or from the config file; nil means "not set here".
-    public struct Settings: Sendable {
+    package struct Settings: Sendable {
         /// Signal-specific: used as it is (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` semantics).
-        public var endpoint: String?
-        public var headers: [String: String]?
-        public var timeoutMilliseconds: Int?
-        public var scheduleDelayMilliseconds: Int?
-        public var sampleRatio: Double?
-        public var serviceName: String?
+        package var endpoint: String?
+        package var headers: [String: String]?
+        package var timeoutMilliseconds: Int?
+        package var scheduleDelayMilliseconds: Int?
+        package var sampleRatio: Double?
+        package var serviceName: String?
 
-        public init(
+        package init(
             endpoint: String? = nil, headers: [String: String]? = nil, timeoutMilliseconds: Int? = nil,
             scheduleDelayMilliseconds: Int? = nil, sampleRatio: Double? = nil, serviceName: String? = nil
         ) {
@@ -40,7 +40,7 @@ extension OTLPTracingConfiguration {
     /// (`parentbased_traceidratio`, the default here, `parentbased_always_on`, `parentbased_always_off`)
     /// and `OTEL_TRACES_SAMPLER_ARG` (the root ratio, 0...1, default 1); `OTEL_BSP_SCHEDULE_DELAY`,
     /// `OTEL_BSP_MAX_QUEUE_SIZE`, `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, `OTEL_TRACES_EXPORTER`, `OTEL_SDK_DISABLED`.
-    public static func resolve(
+    package static func resolve(
         flags: Settings, environment env: [String: String], file: Settings,
         serviceInstanceID: String
     ) throws(OTLPConfigurationError) -> OTLPTracingConfiguration? {

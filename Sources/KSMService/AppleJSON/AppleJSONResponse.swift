@@ -15,16 +15,16 @@ public struct AppleJSONResponse: Sendable {
     public struct Result: Sendable {
         /// The operation's `id`, echoed as given (Apple's tool takes numbers or numeric strings); 0
         /// when the operation had none.
-        public var id: JSONValue
+        package var id: JSONValue
         public var status: FairPlayStatus
         /// What the SPC says; nil when it could not be opened.
-        public var info: ClientInfo?
+        package var info: ClientInfo?
         /// The CKC, written as base64; nil for `get-client-info`, a check-in and every failure.
         public var ckc: [UInt8]?
         /// This project's addition on failures: why, in words (never a key or SPC content).
         public var reason: String?
 
-        public init(id: JSONValue, status: FairPlayStatus = .noError, info: ClientInfo? = nil, ckc: [UInt8]? = nil, reason: String? = nil) {
+        package init(id: JSONValue, status: FairPlayStatus = .noError, info: ClientInfo? = nil, ckc: [UInt8]? = nil, reason: String? = nil) {
             self.id = id
             self.status = status
             self.info = info
@@ -33,12 +33,12 @@ public struct AppleJSONResponse: Sendable {
         }
 
         /// A failed operation: its status and the error's description as the reason.
-        public init(id: JSONValue, failure: FairPlayError) {
+        package init(id: JSONValue, failure: FairPlayError) {
             self.init(id: id, status: failure.status, reason: failure.description)
         }
 
         /// One object, members in a fixed order: `id`, `status`, the ``ClientInfo`` fields, `ckc`, `reason`.
-        public func write(to w: inout JSONWriter) {
+        package func write(to w: inout JSONWriter) {
             w.beginObject()
             w.key("id")
             w.write(id)

@@ -6,32 +6,32 @@ import Wire
 /// (`get-client-info` and the informational fields of `create-ckc`, SDK 26).
 ///
 /// The SPC's own typed values; ``write(to:)`` is the one place they become JSON.
-public struct ClientInfo: Sendable {
+package struct ClientInfo: Sendable {
     /// Text when the asset ID is printable UTF-8 (`skd://...`), lower-case hex otherwise.
-    public var assetID: String
-    public var hu: [UInt8]
+    package var assetID: String
+    package var hu: [UInt8]
     /// Zeros when the SPC has none (SDK 26 reports a playback state always).
-    public var playback: MediaPlaybackInfo
+    package var playback: MediaPlaybackInfo
     /// The streaming indicator's raw value; 0 when the SPC has none.
-    public var streamingIndicator: UInt64
+    package var streamingIndicator: UInt64
     /// 0 when the SPC has none.
-    public var transactionID: UInt64
+    package var transactionID: UInt64
     /// The plaintext security level report's level; nil for none (or only the encrypted report), which
     /// SDK 26 writes as 16 zero digits.
-    public var securityLevel: SecurityLevel?
+    package var securityLevel: SecurityLevel?
     /// 0 when the SPC reports none.
-    public var kdlVersion: UInt32
+    package var kdlVersion: UInt32
     /// All false when the SPC has no capabilities TLLV.
-    public var capabilities: Capabilities
-    public var deviceIdentity: DeviceIdentity?
-    public var deviceInfo: DeviceInfo?
-    public var vmDeviceInfo: VMDeviceInfo?
-    public var sync: SyncRequest?
+    package var capabilities: Capabilities
+    package var deviceIdentity: DeviceIdentity?
+    package var deviceInfo: DeviceInfo?
+    package var vmDeviceInfo: VMDeviceInfo?
+    package var sync: SyncRequest?
     /// The version field of any sync TLLV (SDK 26 reports `offline-sync` for every version above 0).
-    public var syncVersion: UInt32?
+    package var syncVersion: UInt32?
 
     /// The fields Apple's reference KSM reports for an opened SPC.
-    public init(_ request: SPCRequest) {
+    package init(_ request: SPCRequest) {
         let p = request.payload
         assetID = Self.assetIDString(request.assetID)
         hu = request.hu
@@ -53,7 +53,7 @@ public struct ClientInfo: Sendable {
     /// `security-level` (`main`, `baseline` or 16 upper-case hex digits), `kdl-version`, `capabilities`,
     /// then `device-identity`, `device-info`, `vm-device-info` and `offline-sync` when present.
     /// Versions and hashes are upper-case hex, zero-padded (8 digits for 32 bits, 16 for 64).
-    public func write(to w: inout JSONWriter) {
+    package func write(to w: inout JSONWriter) {
         w.key("asset-id")
         w.write(string: assetID)
         w.key("playback-state")
@@ -185,7 +185,7 @@ public struct ClientInfo: Sendable {
 
     /// The fields as members (what ``write(to:)`` writes, read back), for callers that add their own
     /// (`ksm inspect`).
-    public static func fields(_ request: SPCRequest) -> [String: JSONValue] {
+    package static func fields(_ request: SPCRequest) -> [String: JSONValue] {
         var w = JSONWriter()
         w.beginObject()
         ClientInfo(request).write(to: &w)
@@ -196,7 +196,7 @@ public struct ClientInfo: Sendable {
     }
 
     /// Asset IDs are usually text (`skd://...`); bytes that are not UTF-8 are shown as hex.
-    public static func assetIDString(_ bytes: some Collection<UInt8>) -> String {
+    package static func assetIDString(_ bytes: some Collection<UInt8>) -> String {
         let array = Array(bytes)
         if let s = String(validating: array, as: UTF8.self), s.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) { return s }
         return array.hexString

@@ -9,17 +9,17 @@ import Foundation
 /// refused when someone other than this process's user and groups could read them (``SecretFileAccess``), and the read buffer is cleansed
 /// (`OPENSSL_cleanse`) once copied, so the only copy left is the one the caller owns (and should
 /// cleanse after use with ``FairPlayCrypto/cleanse(_:)-(inout [UInt8])``).
-public enum SecretFile {
+package enum SecretFile {
     /// The largest secret file read: keys, certificates and provisioning data are a few KB, so
     /// anything larger is a wrong path (a log, a device) rather than a secret.
-    public static let maximumBytes = 1 << 20
+    package static let maximumBytes = 1 << 20
 
     /// Opens the file once and judges what was opened: its `fstat` (owner, group, mode, a regular
     /// file) through ``SecretFileAccess``, then reads it from the same descriptor. Judging the path
     /// and then reading it would leave a window in which the path could be swapped for another
     /// file; a descriptor cannot be. The file a symlink chain ends at is the one judged (Kubernetes
     /// mounts each key of a Secret as a symlink). A failed `fstat` is a refusal, never a pass.
-    public static func read(_ path: String, access: SecretFileAccess = .ownerOnly) throws(SecretFileError) -> [UInt8] {
+    package static func read(_ path: String, access: SecretFileAccess = .ownerOnly) throws(SecretFileError) -> [UInt8] {
         let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard descriptor >= 0 else {
             throw SecretFileError(path: path, reason: "cannot open secret file \(path): \(String(cString: strerror(errno)))")

@@ -6,111 +6,111 @@ import Licensing
 /// deadlines, the store. Every code is documented in docs/status-codes.md.
 ///
 /// A struct with static members rather than an enum, so codes can be added without breaking callers.
-public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    public let rawValue: Int32
-    public init(rawValue: Int32) { self.rawValue = rawValue }
+package struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    package let rawValue: Int32
+    package init(rawValue: Int32) { self.rawValue = rawValue }
 
     /// Wraps one of Apple's codes.
-    public init(_ status: FairPlayStatus) { self.rawValue = status.rawValue }
+    package init(_ status: FairPlayStatus) { self.rawValue = status.rawValue }
 
     /// The license was issued (Apple's noErr).
-    public static let ok = KSMStatus(.noError)
+    package static let ok = KSMStatus(.noError)
 
     /// The job names a tenant the store does not know.
-    public static let unknownTenant = KSMStatus(rawValue: -43001)
+    package static let unknownTenant = KSMStatus(rawValue: -43001)
     /// The SPC was made for an Application Certificate that this server holds but that belongs to
     /// another tenant than the job's (not in `TenantRecord.certificateHashes`).
-    public static let certificateNotOwnedByTenant = KSMStatus(rawValue: -43002)
+    package static let certificateNotOwnedByTenant = KSMStatus(rawValue: -43002)
     /// The store has no content key for the SPC's asset ID (and key period).
-    public static let noContentKey = KSMStatus(rawValue: -43003)
+    package static let noContentKey = KSMStatus(rawValue: -43003)
     /// The account already holds its maximum number of concurrent-stream leases.
-    public static let tooManyStreams = KSMStatus(rawValue: -43004)
+    package static let tooManyStreams = KSMStatus(rawValue: -43004)
     /// The job's deadline had passed when the worker took it up; answered without any RSA work.
-    public static let deadlineExpired = KSMStatus(rawValue: -43005)
+    package static let deadlineExpired = KSMStatus(rawValue: -43005)
     /// The store could not be reached or timed out. Retriable; the worker fails closed (no license
     /// without policy) and the caller may retry the job.
-    public static let storeUnavailable = KSMStatus(rawValue: -43006)
+    package static let storeUnavailable = KSMStatus(rawValue: -43006)
     /// The job envelope is malformed: not JSON, a field missing or of the wrong type, bad base64,
     /// too large. The reason names the field.
-    public static let invalidJob = KSMStatus(rawValue: -43007)
+    package static let invalidJob = KSMStatus(rawValue: -43007)
     /// The wrapped content key could not be unwrapped: unknown key-encryption key ID, wrong KEK,
     /// altered bytes, or a key or IV of the wrong size.
-    public static let keyUnwrapFailed = KSMStatus(rawValue: -43008)
+    package static let keyUnwrapFailed = KSMStatus(rawValue: -43008)
     /// Neither the asset nor the tenant has a policy document; the worker fails closed.
-    public static let noPolicy = KSMStatus(rawValue: -43009)
+    package static let noPolicy = KSMStatus(rawValue: -43009)
     /// The policy document does not follow schemas/policy.schema.json.
-    public static let invalidPolicy = KSMStatus(rawValue: -43010)
+    package static let invalidPolicy = KSMStatus(rawValue: -43010)
     /// Playback through AirPlay, and the policy says `airplay: deny`.
-    public static let airPlayDenied = KSMStatus(rawValue: -43011)
+    package static let airPlayDenied = KSMStatus(rawValue: -43011)
     /// Playback through Apple's digital AV adapter, and the policy says `av-adapter: deny`.
-    public static let avAdapterDenied = KSMStatus(rawValue: -43012)
+    package static let avAdapterDenied = KSMStatus(rawValue: -43012)
     /// The client runs in a virtual machine (VM device info), and the policy says `virtual-machine: deny`.
-    public static let virtualMachineDenied = KSMStatus(rawValue: -43013)
+    package static let virtualMachineDenied = KSMStatus(rawValue: -43013)
     /// The rental window has not opened yet (`rental.not-before`).
-    public static let rentalNotYetValid = KSMStatus(rawValue: -43014)
+    package static let rentalNotYetValid = KSMStatus(rawValue: -43014)
     /// The rental window has closed (`rental.not-after`).
-    public static let rentalExpired = KSMStatus(rawValue: -43015)
+    package static let rentalExpired = KSMStatus(rawValue: -43015)
     /// The account's rental period (`rental.duration` from its first license) is over, for a new playback or download.
-    public static let rentalPeriodOver = KSMStatus(rawValue: -43016)
+    package static let rentalPeriodOver = KSMStatus(rawValue: -43016)
     /// The job asks for a download and the policy allows neither offline keys nor persistable keys.
-    public static let offlineNotAllowed = KSMStatus(rawValue: -43017)
+    package static let offlineNotAllowed = KSMStatus(rawValue: -43017)
     /// Retired, never sent: SDK 26 answers an offline download from a client without the offline key
     /// (capability bit 3) with a persistable content key duration, and so does the worker. The number
     /// stays reserved so a platform that maps it never reads it as something else.
-    public static let offlineNeedsCapability = KSMStatus(rawValue: -43018)
+    package static let offlineNeedsCapability = KSMStatus(rawValue: -43018)
     /// Playback state 3 asks to renew and `lease.renewal` is false; or state 2 finds no live slot to hold.
-    public static let leaseRenewalNotAllowed = KSMStatus(rawValue: -43019)
+    package static let leaseRenewalNotAllowed = KSMStatus(rawValue: -43019)
     /// A new device and the account has registered `device-limit` devices.
-    public static let deviceLimitReached = KSMStatus(rawValue: -43020)
+    package static let deviceLimitReached = KSMStatus(rawValue: -43020)
     /// This stream was ended by a newer one (`when-full: end-oldest`); its renewal is refused.
-    public static let streamEnded = KSMStatus(rawValue: -43021)
+    package static let streamEnded = KSMStatus(rawValue: -43021)
     /// The policy requires an entitlement token and the job carries none.
-    public static let tokenMissing = KSMStatus(rawValue: -43022)
+    package static let tokenMissing = KSMStatus(rawValue: -43022)
     /// The entitlement token is malformed, or its `alg` is not HS256.
-    public static let tokenMalformed = KSMStatus(rawValue: -43023)
+    package static let tokenMalformed = KSMStatus(rawValue: -43023)
     /// The token's `kid` is missing or names no secret of the tenant.
-    public static let tokenUnknownKeyID = KSMStatus(rawValue: -43024)
+    package static let tokenUnknownKeyID = KSMStatus(rawValue: -43024)
     /// The token's HMAC-SHA256 does not verify.
-    public static let tokenBadSignature = KSMStatus(rawValue: -43025)
+    package static let tokenBadSignature = KSMStatus(rawValue: -43025)
     /// The token's `exp` has passed.
-    public static let tokenExpired = KSMStatus(rawValue: -43026)
+    package static let tokenExpired = KSMStatus(rawValue: -43026)
     /// The token's `nbf` is still ahead.
-    public static let tokenNotYetValid = KSMStatus(rawValue: -43027)
+    package static let tokenNotYetValid = KSMStatus(rawValue: -43027)
     /// The token's `sub` is not the job's account.
-    public static let tokenWrongAccount = KSMStatus(rawValue: -43028)
+    package static let tokenWrongAccount = KSMStatus(rawValue: -43028)
     /// The token covers neither this asset nor a pattern matching it.
-    public static let tokenWrongAsset = KSMStatus(rawValue: -43029)
+    package static let tokenWrongAsset = KSMStatus(rawValue: -43029)
     /// The token names another tenant.
-    public static let tokenWrongTenant = KSMStatus(rawValue: -43030)
+    package static let tokenWrongTenant = KSMStatus(rawValue: -43030)
     /// The worker sheds load: a prefetch or new-session job would wait longer than the scheduling
     /// policy allows. Retriable; the reply's `retry-after-ms` says when (jittered, so shed clients
     /// spread out instead of returning together).
-    public static let overloaded = KSMStatus(rawValue: -43031)
+    package static let overloaded = KSMStatus(rawValue: -43031)
     /// The SPC was already answered for another job (same transaction ID and SPC digest) within the
     /// tenant's anti-replay window: a captured SPC sent again. A redelivered job (same job ID) is not
     /// a replay; it gets its stored reply.
-    public static let replayedSPC = KSMStatus(rawValue: -43032)
+    package static let replayedSPC = KSMStatus(rawValue: -43032)
     /// The account sent more jobs in the current rate window than its tenant allows. Retriable; the
     /// reply's `retry-after-ms` says when the window ends.
-    public static let rateLimited = KSMStatus(rawValue: -43033)
+    package static let rateLimited = KSMStatus(rawValue: -43033)
     /// A v2 sync SPC did not carry the server challenge the job names (`server-challenge`): nothing
     /// is recorded or invalidated.
-    public static let syncChallengeMismatch = KSMStatus(rawValue: -43034)
+    package static let syncChallengeMismatch = KSMStatus(rawValue: -43034)
     /// The job ID was answered before for a different request (another SPC, or other fields that
     /// shape the CKC) within the stored-reply window: the earlier answer would not open on this
     /// device, and a new one under the same ID would break redelivery. Send it under a new job ID.
-    public static let jobIdReused = KSMStatus(rawValue: -43035)
+    package static let jobIdReused = KSMStatus(rawValue: -43035)
     /// The job's `reply-topic` header names a topic outside the worker's allowed reply topics
     /// (``ReplyTopicPolicy``): the job is not processed, and this answer goes to the default replies
     /// topic instead. Final: the same job would be refused again.
-    public static let replyTopicRefused = KSMStatus(rawValue: -43036)
+    package static let replyTopicRefused = KSMStatus(rawValue: -43036)
 
     /// The status a policy refusal is answered with (the engine's codes travel as raw values,
     /// since Licensing cannot see this type).
-    public init(_ refusal: PolicyRefusal) { self.rawValue = refusal.status }
+    package init(_ refusal: PolicyRefusal) { self.rawValue = refusal.status }
 
     /// The project's own codes, in code order.
-    public static let projectCodes: [KSMStatus] = [
+    package static let projectCodes: [KSMStatus] = [
         .unknownTenant, .certificateNotOwnedByTenant, .noContentKey, .tooManyStreams, .deadlineExpired,
         .storeUnavailable, .invalidJob, .keyUnwrapFailed, .noPolicy, .invalidPolicy,
         .airPlayDenied, .avAdapterDenied, .virtualMachineDenied, .rentalNotYetValid, .rentalExpired, .rentalPeriodOver,
@@ -121,17 +121,17 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
     ]
 
     /// Every code a reply can carry: Apple's server codes, then the project's.
-    public static let allKnown: [KSMStatus] = FairPlayStatus.allKnown.map(KSMStatus.init) + projectCodes
+    package static let allKnown: [KSMStatus] = FairPlayStatus.allKnown.map(KSMStatus.init) + projectCodes
 
     /// True when the same job may succeed if sent again later (``storeUnavailable``, ``overloaded``,
     /// ``rateLimited``).
-    public var isRetriable: Bool { self == .storeUnavailable || self == .overloaded || self == .rateLimited }
+    package var isRetriable: Bool { self == .storeUnavailable || self == .overloaded || self == .rateLimited }
 
     /// True for the project's codes, false for Apple's.
-    public var isProjectCode: Bool { (-43999 ... -43001).contains(rawValue) }
+    package var isProjectCode: Bool { (-43999 ... -43001).contains(rawValue) }
 
     /// A stable name: Apple's spelling for Apple's codes, lowerCamelCase for the project's.
-    public var name: String {
+    package var name: String {
         switch rawValue {
         case -43001: "unknownTenant"
         case -43002: "certificateNotOwnedByTenant"
@@ -158,5 +158,5 @@ public struct KSMStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
         }
     }
 
-    public var description: String { "\(name) (\(rawValue))" }
+    package var description: String { "\(name) (\(rawValue))" }
 }

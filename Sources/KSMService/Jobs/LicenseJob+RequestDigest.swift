@@ -8,7 +8,7 @@ extension LicenseJob {
     /// Left out: the deadline and priority (they decide when, not what), and tenant and account
     /// (the stored answer's key holds them already). Each field is written with its length, so no
     /// two different jobs write the same bytes.
-    public var requestDigest: [UInt8] {
+    package var requestDigest: [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(spc.count + entitlement.utf8.count + 96)
         func field(_ value: some Collection<UInt8>) {

@@ -12,46 +12,46 @@ import Wire
 /// (16 hex digits)}`. Unknown fields are ignored, so the edge can add
 /// fields before every worker knows them. The reply topic and correlation ID are not in the body:
 /// they travel as Kafka headers.
-public struct LicenseJob: Sendable, Hashable {
+package struct LicenseJob: Sendable, Hashable {
     /// The request ID, also the lease idempotency key: a redelivered job with the same ID gets the
     /// same lease result and never takes a second slot. 1...128 UTF-8 bytes, no white space, `:`, `{`, `}`.
-    public var id: StoreIdentifier
-    public var tenant: StoreIdentifier
-    public var account: StoreIdentifier
+    package var id: StoreIdentifier
+    package var tenant: StoreIdentifier
+    package var account: StoreIdentifier
     /// The SPC bytes as the device sent them (decoded from base64).
-    public var spc: [UInt8]
+    package var spc: [UInt8]
     /// When the answer stops being useful, in milliseconds since 1970; nil means no deadline.
-    public var deadline: Int64?
+    package var deadline: Int64?
     /// Default: ``Priority/new``.
-    public var priority: Priority
+    package var priority: Priority
     /// The platform's entitlement token (docs/policy.md: a JWT, HS256); "" when none. Checked
     /// against the tenant's token secrets; the policy decides whether one is required.
-    public var entitlement: String
+    package var entitlement: String
     /// True when the platform asks for a download: a persistable key or an offline (dual expiry)
     /// key, as the policy allows. Default: false (a stream).
-    public var persistent: Bool
+    package var persistent: Bool
     /// True when the platform asks for a check-in (secure invalidation report) with a sync SPC, as
     /// Apple's JSON `check-in`: answered without a CKC, and refused (paramErr) unless the SPC carries
     /// a sync v2 TLLV with flags. Default: false; a sync SPC without it is an ordinary request.
-    public var checkIn: Bool
+    package var checkIn: Bool
     /// The 16-byte stream ID (offline key v1: content ID) the platform assigned to a download; the
     /// device reports it back in sync SPCs. Nil: derived from the job ID.
-    public var streamID: [UInt8]?
+    package var streamID: [UInt8]?
     /// The 16-byte title ID of a download (offline key v2). Nil: derived from the asset ID.
-    public var titleID: [UInt8]?
+    package var titleID: [UInt8]?
     /// The key period the SPC's asset ID is asked for (live rotation): selects the period's stored key,
     /// policy layer and key-seed derivation. Nil: the asset's single key.
-    public var keyPeriod: StoreIdentifier?
+    package var keyPeriod: StoreIdentifier?
     /// For a sync SPC (v2): the 64-bit server challenge the platform issued to this device; the sync
     /// is refused unless the SPC carries exactly it. Nil: not checked.
-    public var serverChallenge: UInt64?
+    package var serverChallenge: UInt64?
 
     /// The largest encoded job accepted: 256 KiB. Larger inputs are refused before parsing.
-    public static let maximumEncodedSize = 256 * 1024
+    package static let maximumEncodedSize = 256 * 1024
     /// The longest entitlement accepted, in UTF-8 bytes.
-    public static let maximumEntitlementLength = 16 * 1024
+    package static let maximumEntitlementLength = 16 * 1024
 
-    public init(
+    package init(
         id: StoreIdentifier, tenant: StoreIdentifier, account: StoreIdentifier, spc: [UInt8],
         deadline: Int64? = nil, priority: Priority = .new, entitlement: String = "",
         persistent: Bool = false, checkIn: Bool = false, streamID: [UInt8]? = nil, titleID: [UInt8]? = nil,
@@ -73,24 +73,24 @@ public struct LicenseJob: Sendable, Hashable {
     }
 
     /// How urgent a job is; an open set.
-    public struct Priority: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: String
+    package struct Priority: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        package let rawValue: String
         /// Only the known values; use the static members.
-        public init?(rawValue: String) {
+        package init?(rawValue: String) {
             guard Self.known.contains(rawValue) else { return nil }
             self.rawValue = rawValue
         }
         private init(known: String) { self.rawValue = known }
 
         /// A viewer already watching needs the next key (key rotation, lease renewal): never starve.
-        public static let continuity = Priority(known: "continuity")
+        package static let continuity = Priority(known: "continuity")
         /// A viewer pressing play.
-        public static let new = Priority(known: "new")
+        package static let new = Priority(known: "new")
         /// A player fetching a key ahead of need; first to shed under load.
-        public static let prefetch = Priority(known: "prefetch")
+        package static let prefetch = Priority(known: "prefetch")
 
         static let known: Set<String> = ["continuity", "new", "prefetch"]
-        public var description: String { rawValue }
+        package var description: String { rawValue }
     }
 }
 
@@ -98,17 +98,17 @@ public struct LicenseJob: Sendable, Hashable {
 /// and why. Carries what could be read of the job's identity, so the reply can still be routed.
 ///
 /// `description` quotes no field value longer than a few characters and never SPC bytes.
-public struct LicenseJobError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct LicenseJobError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The JSON field at fault, e.g. "spc"; nil when the body itself is at fault (size, syntax).
-    public var field: String?
-    public var reason: String
+    package var field: String?
+    package var reason: String
     /// The job's `id`, `tenant`, `account` when they were readable strings of at most 128 bytes,
     /// whether or not they were otherwise valid.
-    public var id: String?
-    public var tenant: String?
-    public var account: String?
+    package var id: String?
+    package var tenant: String?
+    package var account: String?
 
-    public init(field: String?, _ reason: String, id: String? = nil, tenant: String? = nil, account: String? = nil) {
+    package init(field: String?, _ reason: String, id: String? = nil, tenant: String? = nil, account: String? = nil) {
         self.field = field
         self.reason = reason
         self.id = id
@@ -116,7 +116,7 @@ public struct LicenseJobError: Error, Sendable, Hashable, CustomStringConvertibl
         self.account = account
     }
 
-    public var description: String {
+    package var description: String {
         if let field { return "invalid job: field \"\(field)\": \(reason)" }
         return "invalid job: \(reason)"
     }
@@ -128,7 +128,7 @@ extension LicenseJob {
     ///   ``maximumEncodedSize`` (checked before parsing), not JSON, not an object, a required field
     ///   missing, a wrong type, an identifier out of range or with a reserved character, bad base64,
     ///   an empty SPC, a negative deadline, an unknown priority.
-    public init(json bytes: some Collection<UInt8>) throws(LicenseJobError) {
+    package init(json bytes: some Collection<UInt8>) throws(LicenseJobError) {
         guard bytes.count <= Self.maximumEncodedSize else {
             throw LicenseJobError(field: nil, "body of \(bytes.count) bytes exceeds the \(Self.maximumEncodedSize)-byte limit")
         }
@@ -216,7 +216,7 @@ extension LicenseJob {
     }
 
     /// The job as JSON (used by tests, load generators and the demo).
-    public func jsonBytes() -> [UInt8] {
+    package func jsonBytes() -> [UInt8] {
         var object: [String: JSONValue] = [
             "id": .string(id.value), "tenant": .string(tenant.value), "account": .string(account.value),
             "spc": .string(Base64.encode(spc)), "priority": .string(priority.rawValue),

@@ -7,38 +7,38 @@ import Wire
 /// Every job gets exactly one reply. `ckc` is set only when a license was issued (`status` 0);
 /// `lease-expires-at` only when a lease was granted or renewed. `reason` is for people: it names
 /// what was wrong, never a key, an SPC byte or a CKC byte.
-public struct LicenseReply: Sendable, Hashable {
+package struct LicenseReply: Sendable, Hashable {
     /// The job's request ID; "" when the job could not be parsed far enough to read one.
-    public var id: String
-    public var status: KSMStatus
-    public var reason: String
+    package var id: String
+    package var status: KSMStatus
+    package var reason: String
     /// The CKC, when a license was issued.
-    public var ckc: [UInt8]?
+    package var ckc: [UInt8]?
     /// When the granted or renewed lease ends, in milliseconds since 1970.
-    public var leaseExpiresAt: Int64?
+    package var leaseExpiresAt: Int64?
     /// The SPC's asset ID, when the SPC opened.
-    public var assetID: [UInt8]?
+    package var assetID: [UInt8]?
     /// The device's anonymized ID (HU), when the SPC opened.
-    public var hu: [UInt8]?
-    public var tenant: String?
-    public var account: String?
+    package var hu: [UInt8]?
+    package var tenant: String?
+    package var account: String?
     /// Which rule decided, e.g. "lease:granted", "token:expired", "lease:too-many-streams", "deadline".
-    public var rule: String
+    package var rule: String
     /// For a retriable refusal: when to ask again, in milliseconds (jittered by the worker).
-    public var retryAfterMilliseconds: Int64?
+    package var retryAfterMilliseconds: Int64?
     /// For a success on a rotating stream: the next boundary and when this viewer should fetch the
     /// next key (``NextKeyAdvice``); nil otherwise.
-    public var nextKey: NextKeyAdvice?
+    package var nextKey: NextKeyAdvice?
     /// The exact bytes kept for this answer: on a duplicate, the bytes stored when the job was first
     /// answered; on a first answer, the bytes this worker just stored (so they are not written twice).
     /// ``jsonBytes()`` returns them verbatim, so every copy of an answer is byte-identical (a CKC
     /// rebuilt would differ: fresh random IVs). Once set, the other fields must not change.
-    public var storedJSON: [UInt8]?
+    package var storedJSON: [UInt8]?
     /// True when this answer repeats bytes stored for an earlier delivery of the job (a redelivered
     /// job); the worker marks it `ksm-duplicate: 1`.
-    public var isDuplicate = false
+    package var isDuplicate = false
 
-    public init(
+    package init(
         id: String, status: KSMStatus, reason: String, ckc: [UInt8]? = nil, leaseExpiresAt: Int64? = nil,
         assetID: [UInt8]? = nil, hu: [UInt8]? = nil, tenant: String? = nil, account: String? = nil, rule: String,
         retryAfterMilliseconds: Int64? = nil
@@ -57,18 +57,18 @@ public struct LicenseReply: Sendable, Hashable {
     }
 
     /// A reply for bytes that did not decode into a job (status ``KSMStatus/invalidJob``).
-    public init(invalidJob error: LicenseJobError) {
+    package init(invalidJob error: LicenseJobError) {
         self.init(
             id: error.id ?? "", status: .invalidJob, reason: error.description, tenant: error.tenant,
             account: error.account, rule: error.field.map { "job:\($0)" } ?? "job")
     }
 
     /// True when the same job may succeed if sent again later.
-    public var isRetriable: Bool { status.isRetriable }
+    package var isRetriable: Bool { status.isRetriable }
 
     /// A duplicate answer: the stored bytes decoded for the caller's bookkeeping, published verbatim.
     /// Nil when the bytes are not a reply (a corrupt record: the job is then answered afresh).
-    public init?(duplicate bytes: [UInt8]) {
+    package init?(duplicate bytes: [UInt8]) {
         guard let decoded = try? LicenseReply(json: bytes) else { return nil }
         self = decoded
         storedJSON = bytes
@@ -77,7 +77,7 @@ public struct LicenseReply: Sendable, Hashable {
 
     /// The asset ID as text when it is UTF-8 without control characters (the usual `skd://...`),
     /// else nil; `asset-id-hex` always carries the exact bytes.
-    public var assetIDText: String? {
+    package var assetIDText: String? {
         guard let assetID, let text = String(validating: assetID, as: UTF8.self),
             !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
         else { return nil }
@@ -91,7 +91,7 @@ extension LicenseReply {
     /// Fields: `id`, `status`, `status-name`, `retriable`, `reason`, `rule`, and when known `ckc`
     /// (base64), `lease-expires-at`, `asset-id` (text), `asset-id-hex`, `hu` (hex), `tenant`, `account`,
     /// for a retriable refusal `retry-after-ms`, and on a rotating stream `next-key`.
-    public func jsonBytes() -> [UInt8] {
+    package func jsonBytes() -> [UInt8] {
         if let storedJSON { return storedJSON }
         // Member by member in sorted key order: the same bytes as `jsonValue.encoded()` (a test
         // holds them equal), without building and sorting a dictionary for every reply.
@@ -155,7 +155,7 @@ extension LicenseReply {
     }
 
     /// The reply as a JSON tree: what ``jsonBytes()`` writes (without ``storedJSON``).
-    public var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         var o: [String: JSONValue] = [
             "id": .string(id), "status": .integer(Int64(status.rawValue)), "status-name": .string(status.name),
             "retriable": .bool(status.isRetriable), "reason": .string(reason), "rule": .string(rule),
@@ -177,13 +177,13 @@ extension LicenseReply {
     }
 
     /// Why bytes are not a reply this version understands.
-    public struct DecodingError: Error, Sendable, CustomStringConvertible {
-        public let reason: String
-        public var description: String { "invalid reply: \(reason)" }
+    package struct DecodingError: Error, Sendable, CustomStringConvertible {
+        package let reason: String
+        package var description: String { "invalid reply: \(reason)" }
     }
 
     /// Reads a reply back (for the edge, tools and tests). Unknown fields are ignored.
-    public init(json bytes: some Collection<UInt8>) throws(DecodingError) {
+    package init(json bytes: some Collection<UInt8>) throws(DecodingError) {
         let object: [String: JSONValue]
         switch try? JSONValue(parsing: bytes) {
         case .object(let o)?: object = o

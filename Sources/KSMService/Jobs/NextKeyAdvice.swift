@@ -3,13 +3,13 @@
 ///
 /// The fetch time lies in the worker's prefetch window before the boundary, placed per viewer, so a
 /// rotation's audience asks spread over the window instead of within a second of the boundary.
-public struct NextKeyAdvice: Sendable, Hashable {
+package struct NextKeyAdvice: Sendable, Hashable {
     /// When the next key period starts, in milliseconds since 1970.
-    public var boundaryMilliseconds: Int64
+    package var boundaryMilliseconds: Int64
     /// When to ask for the next key (at priority `prefetch`), in milliseconds since 1970.
-    public var fetchAtMilliseconds: Int64
+    package var fetchAtMilliseconds: Int64
 
-    public init(boundaryMilliseconds: Int64, fetchAtMilliseconds: Int64) {
+    package init(boundaryMilliseconds: Int64, fetchAtMilliseconds: Int64) {
         self.boundaryMilliseconds = boundaryMilliseconds
         self.fetchAtMilliseconds = fetchAtMilliseconds
     }

@@ -7,23 +7,23 @@ import Licensing
 /// tenant's token keyring); the output is the engine's decision, the layers and effective policy that
 /// led to it, and the per-account write the decision needs (``write``), which the worker sends in the
 /// batch's single write round trip and `explain` never sends.
-public struct LicenseEvaluation: Sendable {
+package struct LicenseEvaluation: Sendable {
     /// The engine's decision (or a refusal made before the engine: invalid policy, token keyring).
-    public var decision: PolicyDecision
+    package var decision: PolicyDecision
     /// The resolved policy; nil when the layers did not resolve.
-    public var policy: EffectivePolicy?
+    package var policy: EffectivePolicy?
     /// The layers as read (the entitlement layer from a verified token's `policy` claim).
-    public var layers: PolicyLayers
+    package var layers: PolicyLayers
     /// What the token amounted to.
-    public var entitlement: EntitlementState
+    package var entitlement: EntitlementState
     /// The status when refused before or by the engine; nil when issued.
-    public var refusalStatus: KSMStatus?
+    package var refusalStatus: KSMStatus?
     /// The per-account write (lease slot, device, rental start, offline records); nil when the
     /// decision needs none.
-    public var write: LeaseRequest?
+    package var write: LeaseRequest?
     /// The offline key's stream and title IDs (dual expiry only).
-    public var streamID: [UInt8] = []
-    public var titleID: [UInt8] = []
+    package var streamID: [UInt8] = []
+    package var titleID: [UInt8] = []
 
     /// Judges one job.
     /// - Parameters:

@@ -5,7 +5,7 @@ extension LicenseProcessor {
     /// Judges one job against the stored policy exactly as ``process(_:now:)`` would, and stops
     /// before anything has an effect: no lease slot, device, rental start or offline record is
     /// written and no CKC is built. Reads are the batch's single `fetch`. For `ksm admin explain`.
-    public func explain(_ job: LicenseJob, now: Int64 = LicenseProcessor.currentTimeMilliseconds()) async -> PolicyExplanation {
+    package func explain(_ job: LicenseJob, now: Int64 = LicenseProcessor.currentTimeMilliseconds()) async -> PolicyExplanation {
         var out = PolicyExplanation(job: job, now: now)
         let request: SPCRequest
         do throws(FairPlayError) { request = try keyServer.open(job.spc) } catch {

@@ -62,7 +62,7 @@ public struct LicenseProcessor: Sendable {
 
     /// Decodes each payload as a ``LicenseJob`` and processes the batch; a payload that does not
     /// decode gets an ``KSMStatus/invalidJob`` reply naming the field. One reply per payload, in order.
-    public func process(encoded payloads: [[UInt8]], now: Int64 = LicenseProcessor.currentTimeMilliseconds()) async -> [LicenseReply] {
+    package func process(encoded payloads: [[UInt8]], now: Int64 = LicenseProcessor.currentTimeMilliseconds()) async -> [LicenseReply] {
         await process(
             decoded: payloads.map { payload in
                 Result { () throws(LicenseJobError) in try LicenseJob(json: payload) }
@@ -75,7 +75,7 @@ public struct LicenseProcessor: Sendable {
     ///   rate limit (the worker's retries after a store outage); nil: none.
     /// - Parameter firstDeliveries: per entry, true when no reply can be stored for it yet (see
     ///   ``AdmissionRequest/mayHaveStoredReply``); nil: none is known to be.
-    public func process(
+    package func process(
         decoded entries: [Result<LicenseJob, LicenseJobError>], now: Int64 = LicenseProcessor.currentTimeMilliseconds(),
         ledger: RateCountLedger? = nil, firstDeliveries: [Bool]? = nil
     ) async -> [LicenseReply] {
@@ -111,7 +111,7 @@ public struct LicenseProcessor: Sendable {
     /// Processes a batch of decoded jobs; one reply per job, in input order. Never throws: every
     /// failure is a reply with a status and a reason.
     /// - Parameter now: the clock for deadlines and leases, in milliseconds since 1970.
-    public func process(
+    package func process(
         _ jobs: [LicenseJob], now: Int64 = LicenseProcessor.currentTimeMilliseconds(), ledger: RateCountLedger? = nil,
         firstDeliveries: [Bool]? = nil
     ) async -> [LicenseReply] {

@@ -4,16 +4,16 @@ import Wire
 
 /// What `ksm admin explain` prints: the decision for one job, the terms, the effective policy with
 /// the layer that set each field, and the write the worker would make. Never key material.
-public struct PolicyExplanation: Sendable {
-    public var job: LicenseJob
-    public var now: Int64
-    public var assetID: [UInt8]?
-    public var client: ClientFacts?
-    public var rentalStartedAt: Int64?
+package struct PolicyExplanation: Sendable {
+    package var job: LicenseJob
+    package var now: Int64
+    package var assetID: [UInt8]?
+    package var client: ClientFacts?
+    package var rentalStartedAt: Int64?
     /// Set when the job reached the policy engine.
-    public var evaluation: LicenseEvaluation?
+    package var evaluation: LicenseEvaluation?
     /// Set when the job was refused before the engine (SPC, tenant, certificate, key, store).
-    public var early: (status: KSMStatus, rule: String, reason: String)?
+    package var early: (status: KSMStatus, rule: String, reason: String)?
 
     init(job: LicenseJob, now: Int64) {
         self.job = job
@@ -24,16 +24,16 @@ public struct PolicyExplanation: Sendable {
 
     /// The reply status the worker would send (before the write round trip, which may still refuse
     /// on the device limit or a full account).
-    public var status: KSMStatus {
+    package var status: KSMStatus {
         if let early { return early.status }
         return evaluation?.refusalStatus ?? .ok
     }
 
-    public var rule: String { early?.rule ?? evaluation?.decision.rule ?? "" }
-    public var reason: String { early?.reason ?? evaluation?.decision.reason ?? "" }
+    package var rule: String { early?.rule ?? evaluation?.decision.rule ?? "" }
+    package var reason: String { early?.reason ?? evaluation?.decision.reason ?? "" }
 
     /// The explanation as JSON (sorted keys).
-    public var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         var o: [String: JSONValue] = [
             "id": .string(job.id.value), "tenant": .string(job.tenant.value), "account": .string(job.account.value),
             "now": .integer(now), "status": .integer(Int64(status.rawValue)), "status-name": .string(status.name),

@@ -5,18 +5,18 @@ import Synchronization
 /// worker's own retries after a store outage (``LicenseWorker``, up to two) do not count them again.
 /// One per batch, shared by its attempts; a job whose first admission never reached Redis is not in
 /// it and is counted when it does.
-public final class RateCountLedger: Sendable {
+package final class RateCountLedger: Sendable {
     private let counted = Mutex<Set<StoreIdentifier>>([])
 
-    public init() {}
+    package init() {}
 
     /// True when the job (by ID) was counted by an earlier attempt.
-    public func contains(_ jobID: StoreIdentifier) -> Bool {
+    package func contains(_ jobID: StoreIdentifier) -> Bool {
         counted.withLock { $0.contains(jobID) }
     }
 
     /// Notes jobs whose admission counted them.
-    public func record(_ jobIDs: some Sequence<StoreIdentifier>) {
+    package func record(_ jobIDs: some Sequence<StoreIdentifier>) {
         counted.withLock { $0.formUnion(jobIDs) }
     }
 }

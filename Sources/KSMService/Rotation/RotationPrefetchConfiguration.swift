@@ -1,16 +1,16 @@
 /// When and how far ahead a worker's rotation prefetcher looks.
-public struct RotationPrefetchConfiguration: Sendable, Hashable {
+package struct RotationPrefetchConfiguration: Sendable, Hashable {
     /// How far before a boundary the next key is read, and the horizon of the expected load.
     /// Default: 30 s (a few playlist refreshes: players fetch the next key when it appears).
-    public var leadTime: Duration = .seconds(30)
+    package var leadTime: Duration = .seconds(30)
     /// Time between passes. Each pass re-reads every due key, so this is also how fast a key or
     /// policy changed in Redis reaches a held entry. Default: 5 s.
-    public var interval: Duration = .seconds(5)
+    package var interval: Duration = .seconds(5)
     /// How long after its boundary a prefetched key stays held in the cache: the storm's length
     /// plus stragglers. Default: 15 s.
-    public var holdAfterBoundary: Duration = .seconds(15)
+    package var holdAfterBoundary: Duration = .seconds(15)
 
-    public init(leadTime: Duration = .seconds(30), interval: Duration = .seconds(5), holdAfterBoundary: Duration = .seconds(15)) {
+    package init(leadTime: Duration = .seconds(30), interval: Duration = .seconds(5), holdAfterBoundary: Duration = .seconds(15)) {
         self.leadTime = leadTime
         self.interval = interval
         self.holdAfterBoundary = holdAfterBoundary

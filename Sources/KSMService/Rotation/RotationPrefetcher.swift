@@ -11,11 +11,11 @@ import ServiceLifecycle
 /// ``RotationStatus/Snapshot/expectedLoad``. Jobs never wait on it. A failed pass is logged and
 /// counted; the next pass retries (a storm without prefetch still costs one read per worker and key,
 /// single-flight).
-public struct RotationPrefetcher: Service {
-    public let configuration: RotationPrefetchConfiguration
-    public let schedules: any RotationScheduleStore
-    public let cache: CachingLicenseStore
-    public let status: RotationStatus
+package struct RotationPrefetcher: Service {
+    package let configuration: RotationPrefetchConfiguration
+    package let schedules: any RotationScheduleStore
+    package let cache: CachingLicenseStore
+    package let status: RotationStatus
     private let logger: Logger
     private let wallClock: @Sendable () -> Int64
     /// Where each pass leaves the schedules it read, for the replies' ``NextKeyAdvice``; nil: none.
@@ -25,7 +25,7 @@ public struct RotationPrefetcher: Service {
     package var adviceHorizon: Duration = .zero
 
     /// - Parameter wallClock: milliseconds since 1970 (boundaries are wall-clock times). Default: the system clock.
-    public init(
+    package init(
         configuration: RotationPrefetchConfiguration = .init(), schedules: any RotationScheduleStore, cache: CachingLicenseStore,
         status: RotationStatus = RotationStatus(), logger: Logger,
         wallClock: @escaping @Sendable () -> Int64 = { LicenseProcessor.currentTimeMilliseconds() }
@@ -38,7 +38,7 @@ public struct RotationPrefetcher: Service {
         self.wallClock = wallClock
     }
 
-    public func run() async throws {
+    package func run() async throws {
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             do throws(LicenseStoreError) {
                 try await pass()
@@ -59,7 +59,7 @@ public struct RotationPrefetcher: Service {
     /// publish the expected load. Public for tests and for `ksm admin` tooling.
     /// - Returns: the keys read ahead in this pass.
     @discardableResult
-    public func pass(now: Int64? = nil) async throws(LicenseStoreError) -> Int {
+    package func pass(now: Int64? = nil) async throws(LicenseStoreError) -> Int {
         let nowMilliseconds = now ?? wallClock()
         let lead = Self.milliseconds(configuration.leadTime)
         let horizon = adviceSchedules == nil ? lead : max(lead, Self.milliseconds(adviceHorizon))

@@ -7,23 +7,23 @@ public final class RotationStatus: Sendable {
     /// One pass's outcome.
     public struct Snapshot: Sendable, Hashable {
         /// License requests expected at the boundaries within the lead time (``ExpectedRotationLoad``).
-        public var expectedLoad: Int = 0
+        package var expectedLoad: Int = 0
         /// Schedules due within the lead time at the last pass.
-        public var dueSchedules: Int = 0
+        package var dueSchedules: Int = 0
         /// Keys read ahead since start.
-        public var keysPrefetched: Int = 0
+        package var keysPrefetched: Int = 0
         /// Passes that failed (Redis unavailable) since start; the next pass retries.
-        public var failedPasses: Int = 0
+        package var failedPasses: Int = 0
         /// Wall clock of the last successful pass (ms since 1970); 0 before the first.
-        public var lastPassMilliseconds: Int64 = 0
-        public init() {}
+        package var lastPassMilliseconds: Int64 = 0
+        package init() {}
     }
 
     private let state = Mutex(Snapshot())
 
-    public init() {}
+    package init() {}
 
-    public var snapshot: Snapshot { state.withLock { $0 } }
+    package var snapshot: Snapshot { state.withLock { $0 } }
 
     func update(_ body: (inout Snapshot) -> Void) { state.withLock { body(&$0) } }
 }

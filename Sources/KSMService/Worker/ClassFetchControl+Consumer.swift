@@ -102,9 +102,9 @@ extension WorkerState {
 extension WorkerStatistics {
     /// One fetch-switch failure series: the fetch class (`requests`, `continuity`, `new`,
     /// `prefetch`) and the action (`pause`, `resume`).
-    public struct FetchSwitchKey: Sendable, Hashable, Comparable {
-        public var fetchClass: String
-        public var action: String
-        public static func < (a: FetchSwitchKey, b: FetchSwitchKey) -> Bool { (a.fetchClass, a.action) < (b.fetchClass, b.action) }
+    package struct FetchSwitchKey: Sendable, Hashable, Comparable {
+        package var fetchClass: String
+        package var action: String
+        package static func < (a: FetchSwitchKey, b: FetchSwitchKey) -> Bool { (a.fetchClass, a.action) < (b.fetchClass, b.action) }
     }
 }

@@ -14,14 +14,14 @@ import W3CTraceContext
 /// `--otlp-endpoint` the bootstrapped tracer is swift-otel's (parent-based ratio sampler, W3C
 /// propagator, batch span processor, OTLP/HTTP exporter; docs/operations.md, "Tracing"); without one the no-op
 /// tracer makes spans free.
-public enum JobTracing {
+package enum JobTracing {
     /// The W3C Trace Context header names, as Kafka header keys.
-    public static let traceparent = "traceparent"
-    public static let tracestate = "tracestate"
+    package static let traceparent = "traceparent"
+    package static let tracestate = "tracestate"
 
     /// Reads Kafka headers (the last one wins, as for HTTP).
     struct HeaderExtractor: Extractor {
-        public init() {}
+        package init() {}
         func extract(key: String, from carrier: [(String, [UInt8])]) -> String? {
             carrier.last { $0.0 == key }.map { String(decoding: $0.1, as: UTF8.self) }
         }
@@ -29,7 +29,7 @@ public enum JobTracing {
 
     /// Writes Kafka headers, replacing one of the same name.
     struct HeaderInjector: Injector {
-        public init() {}
+        package init() {}
         func inject(_ value: String, forKey key: String, into carrier: inout [(String, [UInt8])]) {
             carrier.removeAll { $0.0 == key }
             carrier.append((key, Array(value.utf8)))
@@ -37,11 +37,11 @@ public enum JobTracing {
     }
 
     /// The longest `tracestate` passed on: the W3C spec lets a vendor drop a longer one (section 3.3.1.5).
-    public static let maximumTraceStateLength = 512
+    package static let maximumTraceStateLength = 512
 
     /// The trace headers to copy from a job to its reply: a well-formed `traceparent` and, with it,
     /// `tracestate` (at most 512 printable bytes, as the W3C spec lets a vendor truncate). Nothing otherwise.
-    public static func passThrough(_ headers: [(String, [UInt8])]) -> [(String, [UInt8])] {
+    package static func passThrough(_ headers: [(String, [UInt8])]) -> [(String, [UInt8])] {
         passThroughAndVersionZero(headers).headers
     }
 
@@ -59,7 +59,7 @@ public enum JobTracing {
 
     /// A `traceparent` as W3C Trace Context (section 3.2) defines it: `version-traceid-parentid-flags`
     /// in lowercase hex, neither ID all zeros, version `ff` invalid (``versionZero(_:)`` has the rules).
-    public static func isValidTraceparent(_ bytes: [UInt8]) -> Bool {
+    package static func isValidTraceparent(_ bytes: [UInt8]) -> Bool {
         versionZero(bytes) != nil
     }
 

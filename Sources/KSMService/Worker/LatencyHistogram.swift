@@ -3,24 +3,24 @@
 ///
 /// The worker's accumulator: ``WorkerMetrics`` moves what was added since its last publish into a
 /// swift-metrics `Timer` with the same bounds (``replay(since:_:)``), off the hot path.
-public struct LatencyHistogram: Sendable, Hashable {
+package struct LatencyHistogram: Sendable, Hashable {
     /// Upper bounds in seconds of every latency histogram. From 5 ms (a
     /// cache-hit batch) to 30 s (the new-session wait limit), dense from 0.5 s to 2.5 s, where a live
     /// event's p99 target sits: with 1 s -> 2.5 s and nothing between, `KSMLatencyP99OverTarget`
     /// (2 s) interpolated a p99 of 2.2 s when the real one was 1.13 s.
-    public static let bounds: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 2.5, 5, 10, 30]
+    package static let bounds: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 2.5, 5, 10, 30]
 
     /// Observations per bucket (not cumulative); the last entry is the +Inf bucket.
-    public private(set) var counts = [Int](repeating: 0, count: Self.bounds.count + 1)
+    package private(set) var counts = [Int](repeating: 0, count: Self.bounds.count + 1)
     /// Sum of the observations per bucket, in seconds: the mean of a bucket's new observations lies
     /// inside that bucket, so replaying it keeps every bucket count and the total sum.
-    public private(set) var sums = [Double](repeating: 0, count: Self.bounds.count + 1)
-    public private(set) var sum: Double = 0
-    public private(set) var count = 0
+    package private(set) var sums = [Double](repeating: 0, count: Self.bounds.count + 1)
+    package private(set) var sum: Double = 0
+    package private(set) var count = 0
 
-    public init() {}
+    package init() {}
 
-    public mutating func observe(seconds: Double) {
+    package mutating func observe(seconds: Double) {
         let index = Self.bounds.firstIndex { seconds <= $0 } ?? Self.bounds.count
         counts[index] += 1
         sums[index] += seconds
@@ -28,12 +28,12 @@ public struct LatencyHistogram: Sendable, Hashable {
         count += 1
     }
 
-    public mutating func observe(_ duration: Duration) {
+    package mutating func observe(_ duration: Duration) {
         let (s, attoseconds) = duration.components
         observe(seconds: Double(s) + Double(attoseconds) / 1e18)
     }
 
-    public mutating func merge(_ other: LatencyHistogram) {
+    package mutating func merge(_ other: LatencyHistogram) {
         for index in counts.indices {
             counts[index] += other.counts[index]
             sums[index] += other.sums[index]
@@ -43,7 +43,7 @@ public struct LatencyHistogram: Sendable, Hashable {
     }
 
     /// The cumulative counts Prometheus expects, paired with their `le` label.
-    public var cumulative: [(le: String, count: Int)] {
+    package var cumulative: [(le: String, count: Int)] {
         var running = 0
         var out: [(String, Int)] = []
         for (index, n) in counts.enumerated() {
@@ -56,7 +56,7 @@ public struct LatencyHistogram: Sendable, Hashable {
     /// Calls `record` with nanosecond values whose bucket counts equal what this histogram gained
     /// since `earlier`, and whose sum equals the sum gained (to a nanosecond per observation): each
     /// bucket's new observations are replayed at their mean, clamped into the bucket.
-    public func replay(since earlier: LatencyHistogram, _ record: (Int64) -> Void) {
+    package func replay(since earlier: LatencyHistogram, _ record: (Int64) -> Void) {
         for index in counts.indices {
             let n = counts[index] - earlier.counts[index]
             guard n > 0 else { continue }

@@ -112,7 +112,7 @@ public final class LicenseWorker: Service, Sendable {
     public var consumerLag: [TopicPartition: Int64] { consumer.withLock { $0?.lag ?? [:] } }
 
     /// The topics this worker reads requests from (``WorkerConfiguration/classTopics``).
-    public var requestTopics: RequestTopics {
+    package var requestTopics: RequestTopics {
         RequestTopics(requestsTopic: configuration.requestsTopic, classTopics: configuration.classTopics)
     }
 

@@ -3,11 +3,11 @@ import Licensing
 /// Counts a store's errors (by operation and code) into ``WorkerStatistics`` and passes every call
 /// through unchanged. Wraps the Redis store under the cache, so only real round trips that failed
 /// count; a thrown error costs one lock, a successful call nothing.
-public struct MeteredLicenseStore: LicenseStore {
-    public let inner: any LicenseStore
+package struct MeteredLicenseStore: LicenseStore {
+    package let inner: any LicenseStore
     let statistics: WorkerStatistics
 
-    public init(_ inner: any LicenseStore, statistics: WorkerStatistics) {
+    package init(_ inner: any LicenseStore, statistics: WorkerStatistics) {
         self.inner = inner
         self.statistics = statistics
     }
@@ -21,36 +21,36 @@ public struct MeteredLicenseStore: LicenseStore {
         }
     }
 
-    public func fetch(_ requests: [StoreRequest]) async throws(LicenseStoreError) -> [StoreResult] {
+    package func fetch(_ requests: [StoreRequest]) async throws(LicenseStoreError) -> [StoreResult] {
         try await metered("fetch") { () async throws(LicenseStoreError) in try await inner.fetch(requests) }
     }
 
-    public func acquireLeases(_ requests: [LeaseRequest]) async throws(LicenseStoreError) -> [LeaseResult] {
+    package func acquireLeases(_ requests: [LeaseRequest]) async throws(LicenseStoreError) -> [LeaseResult] {
         try await metered("lease") { () async throws(LicenseStoreError) in try await inner.acquireLeases(requests) }
     }
 
-    public func listSlots(tenant: StoreIdentifier, account: StoreIdentifier, nowMilliseconds: Int64) async throws(LicenseStoreError) -> [LeaseSlot] {
+    package func listSlots(tenant: StoreIdentifier, account: StoreIdentifier, nowMilliseconds: Int64) async throws(LicenseStoreError) -> [LeaseSlot] {
         try await metered("list_slots") { () async throws(LicenseStoreError) in
             try await inner.listSlots(tenant: tenant, account: account, nowMilliseconds: nowMilliseconds)
         }
     }
 
-    public func isProvisioned() async throws(LicenseStoreError) -> Bool {
+    package func isProvisioned() async throws(LicenseStoreError) -> Bool {
         try await metered("provisioned") { () async throws(LicenseStoreError) in try await inner.isProvisioned() }
     }
 
-    public func putTenant(_ tenant: TenantRecord) async throws(LicenseStoreError) {
+    package func putTenant(_ tenant: TenantRecord) async throws(LicenseStoreError) {
         try await metered("put") { () async throws(LicenseStoreError) in try await inner.putTenant(tenant) }
     }
 
-    public func putContentKey(_ key: WrappedContentKey, tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) async throws(LicenseStoreError)
+    package func putContentKey(_ key: WrappedContentKey, tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) async throws(LicenseStoreError)
     {
         try await metered("put") { () async throws(LicenseStoreError) in
             try await inner.putContentKey(key, tenant: tenant, assetID: assetID, keyPeriod: keyPeriod)
         }
     }
 
-    public func putPolicy(_ document: [UInt8], tenant: StoreIdentifier, assetID: [UInt8]?) async throws(LicenseStoreError) {
+    package func putPolicy(_ document: [UInt8], tenant: StoreIdentifier, assetID: [UInt8]?) async throws(LicenseStoreError) {
         try await metered("put") { () async throws(LicenseStoreError) in try await inner.putPolicy(document, tenant: tenant, assetID: assetID) }
     }
 }

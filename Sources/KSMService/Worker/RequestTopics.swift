@@ -5,13 +5,13 @@ import Kafka
 /// With class topics the edge puts each request on its class's topic, so the backlog of one class
 /// cannot sit in front of another's in a partition; the requests topic stays readable for edges that
 /// have not moved (there the job's `priority` field decides).
-public struct RequestTopics: Sendable, Hashable {
+package struct RequestTopics: Sendable, Hashable {
     /// The single requests topic every worker reads.
-    public let requests: String
+    package let requests: String
     /// Per class topic, its class; empty without class topics.
-    public let classes: [String: LicenseJob.Priority]
+    package let classes: [String: LicenseJob.Priority]
 
-    public init(requestsTopic: String, classTopics: Bool) {
+    package init(requestsTopic: String, classTopics: Bool) {
         requests = requestsTopic
         classes =
             classTopics
@@ -20,12 +20,12 @@ public struct RequestTopics: Sendable, Hashable {
     }
 
     /// `<requests topic>.<class>`, e.g. `fps.license.requests.continuity`.
-    public static func topic(for priority: LicenseJob.Priority, requestsTopic: String) -> String {
+    package static func topic(for priority: LicenseJob.Priority, requestsTopic: String) -> String {
         "\(requestsTopic).\(priority.rawValue)"
     }
 
     /// Every topic to subscribe to: the requests topic first, then the class topics in service order.
-    public var all: [String] {
+    package var all: [String] {
         [requests] + (classes.isEmpty ? [] : JobScheduler.classes.map { Self.topic(for: $0, requestsTopic: requests) })
     }
 
@@ -35,7 +35,7 @@ public struct RequestTopics: Sendable, Hashable {
     }
 
     /// The class a topic's jobs have whatever their `priority` field says; nil for the requests topic.
-    public func priority(ofTopic topic: String) -> LicenseJob.Priority? { classes[topic] }
+    package func priority(ofTopic topic: String) -> LicenseJob.Priority? { classes[topic] }
 
     /// The fetch group a partition belongs to (see ``ClassFetchControl``).
     func fetchClass(of partition: TopicPartition) -> ClassFetchControl.FetchClass {

@@ -14,25 +14,25 @@ import Wire
 /// equivalent names with other bytes are two tenants, each with its own slot. The metrics registry
 /// keys label values as `String`s (canonical equivalence), so the second of two such tenants is
 /// labelled `0x` and its bytes in hex, and the two series stay apart there too.
-public struct TenantLabels: Sendable, Hashable {
+package struct TenantLabels: Sendable, Hashable {
     /// The label value for tenants past the limit.
-    public static let other = "other"
+    package static let other = "other"
     /// The label value for jobs of no known tenant.
-    public static let unknown = "unknown"
+    package static let unknown = "unknown"
     /// How many tenants get their own label. Default: 20.
-    public let limit: Int
+    package let limit: Int
     /// Each admitted tenant's label, by the tenant's bytes.
     private var admitted: [ByteKey: String] = [:]
     /// The labels handed out, compared as the registry compares them (`String` equality).
     private var labelsInUse: Set<String> = []
 
-    public init(limit: Int = 20) {
+    package init(limit: Int = 20) {
         self.limit = max(0, limit)
     }
 
     /// The label value for `tenant`, admitting it while there is room.
     /// - Parameter isKnown: false when the store does not know the tenant (``KSMStatus/unknownTenant``).
-    public mutating func label(for tenant: String, isKnown: Bool = true) -> String {
+    package mutating func label(for tenant: String, isKnown: Bool = true) -> String {
         if tenant.isEmpty || !isKnown { return Self.unknown }
         let key = ByteKey(tenant)
         if let label = admitted[key] { return label }

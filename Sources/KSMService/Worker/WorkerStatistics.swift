@@ -50,11 +50,11 @@ public final class WorkerStatistics: Sendable {
         /// Replies published by status, tenant (bounded) and priority class.
         public var replies: [ReplyKey: Int] = [:]
         /// Job received from Kafka -> reply delivery report, per priority class.
-        public var endToEndLatency: [String: LatencyHistogram] = [:]
+        package var endToEndLatency: [String: LatencyHistogram] = [:]
         /// Processing time of one batch (decode to CKCs, store round trips included), per the class
         /// of the batch's first job (the scheduler hands out classes in order, so batches are mostly
         /// of one class).
-        public var batchLatency: [String: LatencyHistogram] = [:]
+        package var batchLatency: [String: LatencyHistogram] = [:]
         /// Jobs taken by a batch and not yet delivered, per class.
         public var processingByClass: [String: Int] = [:]
         /// Jobs waiting in the scheduler, per class (updated as jobs arrive and leave).
@@ -72,7 +72,7 @@ public final class WorkerStatistics: Sendable {
         /// refused a partition), by fetch class and action, each attempt once. The worker makes the
         /// switch again on every update and at least every ``WorkerState/fetchRetryInterval`` until
         /// it takes, so a count that keeps growing is a switch that keeps failing (docs/scheduling.md).
-        public var fetchSwitchFailures: [FetchSwitchKey: Int] = [:]
+        package var fetchSwitchFailures: [FetchSwitchKey: Int] = [:]
         /// Fetch classes (`requests`, `continuity`, `new`, `prefetch`) librdkafka has paused on every
         /// assigned partition.
         public var pausedFetchClasses: Set<String> = []

@@ -5,22 +5,22 @@ import Wire
 /// JSON names: `sub` (account), `asset` (exact asset ID) or `asset_pattern` (a prefix ending in `*`),
 /// `exp` and `nbf` (seconds since 1970, JWT NumericDate), `policy` (a ``PolicyDocument`` layer),
 /// `tenant`. Exactly one of `asset` and `asset_pattern`.
-public struct EntitlementClaims: Hashable, Sendable {
-    public var subject: String
+package struct EntitlementClaims: Hashable, Sendable {
+    package var subject: String
     /// Exact asset ID; nil when ``assetPattern`` is used.
-    public var asset: String?
+    package var asset: String?
     /// A prefix ending in `*` (`"match-42/*"`); `"*"` alone covers every asset of the tenant.
-    public var assetPattern: String?
+    package var assetPattern: String?
     /// Expiry, seconds since 1970.
-    public var expiresAt: Int64
+    package var expiresAt: Int64
     /// Not valid before, seconds since 1970.
-    public var notBefore: Int64?
+    package var notBefore: Int64?
     /// Overrides on top of the tenant, asset and key period layers.
-    public var policy: PolicyDocument?
+    package var policy: PolicyDocument?
     /// When present, the token is only valid for this tenant.
-    public var tenant: String?
+    package var tenant: String?
 
-    public init(
+    package init(
         subject: String, asset: String? = nil, assetPattern: String? = nil, expiresAt: Int64, notBefore: Int64? = nil, policy: PolicyDocument? = nil,
         tenant: String? = nil
     ) {
@@ -39,7 +39,7 @@ public struct EntitlementClaims: Hashable, Sendable {
     /// Bytes, not Unicode text, as the store keys assets: the NFC and NFD spellings of one name are
     /// two assets, and a token for one does not cover the other. A prefix is a byte prefix, so
     /// `"a/e*"` covers `"a/e"` followed by U+0301 as it covers `"a/ex"`.
-    public func covers(assetID: some Collection<UInt8>) -> Bool {
+    package func covers(assetID: some Collection<UInt8>) -> Bool {
         if let asset { return asset.utf8.elementsEqual(assetID) }
         if let assetPattern, assetPattern.utf8.last == UInt8(ascii: "*") {
             return ByteKey.hasPrefix(assetID, assetPattern.utf8.dropLast())
@@ -48,12 +48,12 @@ public struct EntitlementClaims: Hashable, Sendable {
     }
 
     /// ``covers(assetID:)`` for an asset ID given as text: its UTF-8 bytes.
-    public func covers(asset assetID: String) -> Bool {
+    package func covers(asset assetID: String) -> Bool {
         covers(assetID: assetID.utf8)
     }
 
     /// Reads the claims from the token's payload JSON.
-    public init(value: JSONValue) throws(EntitlementError) {
+    package init(value: JSONValue) throws(EntitlementError) {
         guard case .object(let o) = value else { throw .malformed("claims are not a JSON object") }
         // A claim given as `null` is malformed, not absent: a signed token says what it means.
         func string(_ key: String) throws(EntitlementError) -> String? {
@@ -87,7 +87,7 @@ public struct EntitlementClaims: Hashable, Sendable {
     }
 
     /// The claims as JSON (for signing in tests and admin tools).
-    public var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         var o: [String: JSONValue] = ["sub": .string(subject), "exp": .integer(expiresAt)]
         if let asset { o["asset"] = .string(asset) }
         if let assetPattern { o["asset_pattern"] = .string(assetPattern) }

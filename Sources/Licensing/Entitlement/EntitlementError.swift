@@ -1,7 +1,7 @@
 /// Why an entitlement token was refused. Each case has its own ``PolicyRefusal`` (rule and status),
 /// so a platform can tell a clock problem from a forged token from a token for another title.
 /// Descriptions name the claim at fault and never quote the token, its signature or a secret.
-public enum EntitlementError: Error, Hashable, Sendable, CustomStringConvertible {
+package enum EntitlementError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Not three base64url parts, bad base64url, not JSON, a claim missing or of the wrong type.
     case malformed(String)
     /// `alg` is not HS256 (`none` included): only HMAC-SHA256 is accepted.
@@ -24,7 +24,7 @@ public enum EntitlementError: Error, Hashable, Sendable, CustomStringConvertible
     case missing
 
     /// The rule and status this failure is answered with.
-    public var refusal: PolicyRefusal {
+    package var refusal: PolicyRefusal {
         switch self {
         case .malformed: .tokenMalformed
         case .unsupportedAlgorithm: .tokenUnsupportedAlgorithm
@@ -39,7 +39,7 @@ public enum EntitlementError: Error, Hashable, Sendable, CustomStringConvertible
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .malformed(let why): "entitlement token is malformed: \(why)"
         case .unsupportedAlgorithm(let alg): "entitlement token algorithm \(alg) is not HS256"

@@ -11,22 +11,22 @@ import Wire
 /// A class so the unwrapped secrets have one owner that wipes them when the keyring goes (a batch
 /// unwraps them per tenant and drops them at its end); `@unchecked Sendable` holds because
 /// ``secrets`` is written only in `init` and `deinit`, when no other reference exists.
-public final class EntitlementKeyring: @unchecked Sendable, CustomStringConvertible {
+package final class EntitlementKeyring: @unchecked Sendable, CustomStringConvertible {
     /// The shortest secret accepted: 32 bytes, the HMAC-SHA256 output size (RFC 7518 section 3.2).
-    public static let minimumSecretLength = 32
+    package static let minimumSecretLength = 32
 
     private var secrets: [ByteKey: [UInt8]]
     /// The key IDs as given, in byte order.
-    public let keyIDs: [String]
+    package let keyIDs: [String]
 
     /// Why a keyring cannot be built.
-    public struct InvalidKey: Error, Hashable, Sendable, CustomStringConvertible {
-        public var keyID: String
-        public var description: String { "entitlement secret \(keyID) is empty, or shorter than \(EntitlementKeyring.minimumSecretLength) bytes" }
+    package struct InvalidKey: Error, Hashable, Sendable, CustomStringConvertible {
+        package var keyID: String
+        package var description: String { "entitlement secret \(keyID) is empty, or shorter than \(EntitlementKeyring.minimumSecretLength) bytes" }
     }
 
     /// - Throws: ``InvalidKey`` for a secret under 32 bytes or an empty key ID.
-    public convenience init(_ secrets: [String: [UInt8]]) throws(InvalidKey) {
+    package convenience init(_ secrets: [String: [UInt8]]) throws(InvalidKey) {
         try self.init(keyIDsAndSecrets: secrets.map { ($0.key, $0.value) })
     }
 
@@ -56,5 +56,5 @@ public final class EntitlementKeyring: @unchecked Sendable, CustomStringConverti
     /// The secret for a key ID (its exact bytes); nil when unknown.
     func secret(for keyID: String) -> [UInt8]? { secrets[ByteKey(keyID)] }
 
-    public var description: String { "EntitlementKeyring(\(keyIDs.joined(separator: ", ")))" }
+    package var description: String { "EntitlementKeyring(\(keyIDs.joined(separator: ", ")))" }
 }

@@ -1,6 +1,6 @@
 /// What the job's entitlement token amounted to, as ``PolicyEngine`` sees it. Verification happens
 /// before the policy is resolved, because a verified token's `policy` claim is a layer.
-public enum EntitlementState: Hashable, Sendable {
+package enum EntitlementState: Hashable, Sendable {
     /// The job carried no token.
     case absent
     /// The token verified and binds this account and asset.

@@ -6,38 +6,38 @@ import Wire
 /// unpadded. The header is `{"alg": "HS256", "kid": "<key id>"}` (`typ` optional). The tenant's
 /// ``EntitlementKeyring`` picks the secret by `kid`. `alg: none` and every other algorithm are
 /// refused before any key is looked at: the verifier decides the algorithm, never the token.
-public struct EntitlementToken: Hashable, Sendable {
+package struct EntitlementToken: Hashable, Sendable {
     /// The `kid` that verified.
-    public var keyID: String
-    public var claims: EntitlementClaims
+    package var keyID: String
+    package var claims: EntitlementClaims
 
     /// The longest token accepted, in bytes.
-    public static let maximumLength = 8 * 1024
+    package static let maximumLength = 8 * 1024
 
     /// Who the job says is asking, checked against the claims byte for byte (``EntitlementClaims/covers(assetID:)``):
     /// a token names its account, asset and tenant by the bytes the store keys them by.
-    public struct Expectation: Hashable, Sendable {
-        public var account: String
+    package struct Expectation: Hashable, Sendable {
+        package var account: String
         /// The asset ID as the SPC carries it.
-        public var assetID: [UInt8]
-        public var tenant: String
+        package var assetID: [UInt8]
+        package var tenant: String
 
-        public init(account: String, assetID: [UInt8], tenant: String) {
+        package init(account: String, assetID: [UInt8], tenant: String) {
             self.account = account
             self.assetID = assetID
             self.tenant = tenant
         }
 
         /// An asset ID given as text: its UTF-8 bytes.
-        public init(account: String, asset: String, tenant: String) {
+        package init(account: String, asset: String, tenant: String) {
             self.init(account: account, assetID: Array(asset.utf8), tenant: tenant)
         }
 
-        public static func == (lhs: Self, rhs: Self) -> Bool {
+        package static func == (lhs: Self, rhs: Self) -> Bool {
             ByteKey.equal(lhs.account, rhs.account) && lhs.assetID == rhs.assetID && ByteKey.equal(lhs.tenant, rhs.tenant)
         }
 
-        public func hash(into hasher: inout Hasher) {
+        package func hash(into hasher: inout Hasher) {
             ByteKey.hash(account, into: &hasher)
             ByteKey.hash(bytes: assetID, into: &hasher)
             ByteKey.hash(tenant, into: &hasher)
@@ -52,7 +52,7 @@ public struct EntitlementToken: Hashable, Sendable {
     ///   - nowMilliseconds: the clock, epoch ms; `exp` and `nbf` are in seconds.
     ///   - leewaySeconds: clock skew tolerated on `exp` and `nbf`. Default: 0.
     /// - Throws: one ``EntitlementError`` per failure, each with its own rule and status.
-    public static func verify(
+    package static func verify(
         _ token: some StringProtocol, keyring: EntitlementKeyring, expecting job: Expectation, nowMilliseconds: Int64, leewaySeconds: Int64 = 0
     ) throws(EntitlementError) -> EntitlementToken {
         let bytes = Array(token.utf8)
@@ -87,13 +87,13 @@ public struct EntitlementToken: Hashable, Sendable {
     }
 
     /// Signs claims into a compact token (tests, `ksm admin`, and platforms written in Swift).
-    public static func sign(_ claims: EntitlementClaims, keyID: String, secret: [UInt8]) -> String {
+    package static func sign(_ claims: EntitlementClaims, keyID: String, secret: [UInt8]) -> String {
         sign(claimsJSON: claims.jsonValue, header: .object(["alg": .string("HS256"), "typ": .string("JWT"), "kid": .string(keyID)]), secret: secret)
     }
 
     /// Signs any header and claims JSON with HMAC-SHA256, whatever the header says (tests use it
     /// to forge tokens with other algorithms).
-    public static func sign(claimsJSON: JSONValue, header: JSONValue, secret: [UInt8]) -> String {
+    package static func sign(claimsJSON: JSONValue, header: JSONValue, secret: [UInt8]) -> String {
         let input = Base64URL.encode(header.encoded()) + "." + Base64URL.encode(claimsJSON.encoded())
         return input + "." + Base64URL.encode(HMACSHA256.mac(key: secret, message: Array(input.utf8)))
     }

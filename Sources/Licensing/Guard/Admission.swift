@@ -1,5 +1,5 @@
 /// What the store knows about one job before any RSA work.
-public enum Admission: Sendable, Hashable {
+package enum Admission: Sendable, Hashable {
     /// The job ID was answered before: the exact reply bytes published then, and the digest of the
     /// request they answered.
     case stored(StoredAnswer)

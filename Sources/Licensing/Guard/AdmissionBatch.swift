@@ -1,11 +1,11 @@
 /// The answer to ``JobGuardStore/admit(_:nowMilliseconds:rateWindowMilliseconds:)``: one
 /// ``Admission`` per request, in order, and the guard settings of every tenant asked about.
 public struct AdmissionBatch: Sendable, Hashable {
-    public var admissions: [Admission]
+    package var admissions: [Admission]
     /// Per tenant; a tenant with no stored settings maps to ``GuardSettings/off``.
-    public var settings: [StoreIdentifier: GuardSettings]
+    package var settings: [StoreIdentifier: GuardSettings]
 
-    public init(admissions: [Admission], settings: [StoreIdentifier: GuardSettings]) {
+    package init(admissions: [Admission], settings: [StoreIdentifier: GuardSettings]) {
         self.admissions = admissions
         self.settings = settings
     }

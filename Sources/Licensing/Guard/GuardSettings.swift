@@ -3,16 +3,16 @@
 public struct GuardSettings: Sendable, Hashable {
     /// At most this many jobs per account per rate window (the window length is the deployment's,
     /// `--rate-window-ms`); more are refused `rateLimited` with a retry-after. Nil: unlimited.
-    public var rateLimit: Int?
+    package var rateLimit: Int?
     /// How long an SPC (transaction ID and SHA-256 digest) is remembered: the same SPC under another
     /// job ID within this window is refused `replayedSPC`. 0: off. Default: 0.
-    public var replayWindowMilliseconds: Int64
+    package var replayWindowMilliseconds: Int64
 
-    public init(rateLimit: Int? = nil, replayWindowMilliseconds: Int64 = 0) {
+    package init(rateLimit: Int? = nil, replayWindowMilliseconds: Int64 = 0) {
         self.rateLimit = rateLimit
         self.replayWindowMilliseconds = replayWindowMilliseconds
     }
 
     /// Both guards off.
-    public static let off = GuardSettings()
+    package static let off = GuardSettings()
 }

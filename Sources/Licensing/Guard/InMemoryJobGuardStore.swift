@@ -5,7 +5,7 @@ import Synchronization
 /// Rate windows follow the caller's clock (`nowMilliseconds`, so tests control them); stored
 /// replies and SPC claims lapse on this process's monotonic clock, since they carry only a TTL.
 /// `Sendable`: all state sits behind one `Mutex`, held briefly and never across a suspension.
-public final class InMemoryJobGuardStore: JobGuardStore {
+package final class InMemoryJobGuardStore: JobGuardStore {
     private struct AccountKey: Hashable {
         var tenant: StoreIdentifier
         var account: StoreIdentifier
@@ -32,9 +32,10 @@ public final class InMemoryJobGuardStore: JobGuardStore {
 
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
-    public func admit(_ requests: [AdmissionRequest], nowMilliseconds: Int64, rateWindowMilliseconds: Int64) async throws(LicenseStoreError) -> AdmissionBatch {
+    package func admit(_ requests: [AdmissionRequest], nowMilliseconds: Int64, rateWindowMilliseconds: Int64) async throws(LicenseStoreError) -> AdmissionBatch
+    {
         let now = ContinuousClock.now
         let window = nowMilliseconds / max(1, rateWindowMilliseconds)
         return state.withLock { state in
@@ -61,7 +62,7 @@ public final class InMemoryJobGuardStore: JobGuardStore {
         }
     }
 
-    public func claim(_ claims: [SPCClaim]) async throws(LicenseStoreError) -> [Bool] {
+    package func claim(_ claims: [SPCClaim]) async throws(LicenseStoreError) -> [Bool] {
         let now = ContinuousClock.now
         return state.withLock { state in
             claims.map { claim in
@@ -73,7 +74,7 @@ public final class InMemoryJobGuardStore: JobGuardStore {
         }
     }
 
-    public func storeReplies(_ replies: [StoredReply]) async throws(LicenseStoreError) -> [StoredAnswer?] {
+    package func storeReplies(_ replies: [StoredReply]) async throws(LicenseStoreError) -> [StoredAnswer?] {
         let now = ContinuousClock.now
         return state.withLock { state in
             replies.map { reply in
@@ -85,7 +86,7 @@ public final class InMemoryJobGuardStore: JobGuardStore {
         }
     }
 
-    public func putGuardSettings(_ settings: GuardSettings, tenant: StoreIdentifier) async throws(LicenseStoreError) {
+    package func putGuardSettings(_ settings: GuardSettings, tenant: StoreIdentifier) async throws(LicenseStoreError) {
         state.withLock { $0.settings[tenant] = settings }
     }
 }

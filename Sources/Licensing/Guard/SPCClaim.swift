@@ -4,16 +4,16 @@
 /// random key, new transaction ID) for every request, so the same pair means the same bytes sent
 /// again. The job ID is stored as the value so a redelivered job is told apart from a replay.
 public struct SPCClaim: Sendable, Hashable {
-    public var tenant: StoreIdentifier
-    public var jobID: StoreIdentifier
+    package var tenant: StoreIdentifier
+    package var jobID: StoreIdentifier
     /// The SPC's transaction ID TLLV; nil when the SPC carries none.
-    public var transactionID: UInt64?
+    package var transactionID: UInt64?
     /// SHA-256 of the SPC bytes as received.
-    public var digest: [UInt8]
+    package var digest: [UInt8]
     /// How long to remember it (ms, > 0).
-    public var windowMilliseconds: Int64
+    package var windowMilliseconds: Int64
 
-    public init(tenant: StoreIdentifier, jobID: StoreIdentifier, transactionID: UInt64?, digest: [UInt8], windowMilliseconds: Int64) {
+    package init(tenant: StoreIdentifier, jobID: StoreIdentifier, transactionID: UInt64?, digest: [UInt8], windowMilliseconds: Int64) {
         self.tenant = tenant
         self.jobID = jobID
         self.transactionID = transactionID

@@ -3,19 +3,19 @@
 /// a CKC made for another device.
 public struct StoredAnswer: Sendable, Hashable {
     /// The reply exactly as it was published.
-    public var bytes: [UInt8]
+    package var bytes: [UInt8]
     /// SHA-256 of the fields of the job that shape its answer (the caller decides which); nil for an
     /// answer stored without one (by a worker of an earlier release), which matches any request.
-    public var requestDigest: [UInt8]?
+    package var requestDigest: [UInt8]?
 
-    public init(bytes: [UInt8], requestDigest: [UInt8]?) {
+    package init(bytes: [UInt8], requestDigest: [UInt8]?) {
         self.bytes = bytes
         self.requestDigest = requestDigest
     }
 
     /// True when this answer may be given to a request with `digest`: the same request, or one
     /// stored without a digest.
-    public func answers(requestDigest digest: [UInt8]) -> Bool {
+    package func answers(requestDigest digest: [UInt8]) -> Bool {
         requestDigest.map { $0 == digest } ?? true
     }
 }

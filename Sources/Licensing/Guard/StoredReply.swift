@@ -1,14 +1,14 @@
 /// A job's final reply, to keep so a redelivery of the job is answered with the same bytes.
 public struct StoredReply: Sendable, Hashable {
-    public var tenant: StoreIdentifier
-    public var account: StoreIdentifier
-    public var jobID: StoreIdentifier
+    package var tenant: StoreIdentifier
+    package var account: StoreIdentifier
+    package var jobID: StoreIdentifier
     /// The reply exactly as it will be published, and the digest of the request it answers.
-    public var answer: StoredAnswer
+    package var answer: StoredAnswer
     /// How long to keep it (ms): the redelivery window, not the lease idempotency window.
-    public var ttlMilliseconds: Int64
+    package var ttlMilliseconds: Int64
 
-    public init(tenant: StoreIdentifier, account: StoreIdentifier, jobID: StoreIdentifier, answer: StoredAnswer, ttlMilliseconds: Int64) {
+    package init(tenant: StoreIdentifier, account: StoreIdentifier, jobID: StoreIdentifier, answer: StoredAnswer, ttlMilliseconds: Int64) {
         self.tenant = tenant
         self.account = account
         self.jobID = jobID

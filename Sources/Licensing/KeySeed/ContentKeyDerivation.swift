@@ -14,30 +14,30 @@ import FairPlay
 /// Like PlayReady key seeds, the seed never leaves the key server and the packager; unlike
 /// PlayReady's SHA-256/XOR construction, an HMAC is a standard PRF any language has, so a packager
 /// needs no custom code. The length prefixes keep (asset, period) pairs from colliding.
-public enum ContentKeyDerivation {
+package enum ContentKeyDerivation {
     /// The seed length, in bytes.
-    public static let seedLength = 32
+    package static let seedLength = 32
     /// The domain-separation label that starts every message (version 1).
-    public static let label: [UInt8] = Array("fpsksm-keyseed-v1".utf8) + [0]
+    package static let label: [UInt8] = Array("fpsksm-keyseed-v1".utf8) + [0]
 
     /// Why a key could not be derived. Names no secret.
-    public struct InvalidInput: Error, Sendable, Hashable, CustomStringConvertible {
-        public var reason: String
-        public init(_ reason: String) { self.reason = reason }
-        public var description: String { "key seed: \(reason)" }
+    package struct InvalidInput: Error, Sendable, Hashable, CustomStringConvertible {
+        package var reason: String
+        package init(_ reason: String) { self.reason = reason }
+        package var description: String { "key seed: \(reason)" }
     }
 
     /// The derived key and IV.
-    public struct DerivedKey: Sendable, Hashable {
+    package struct DerivedKey: Sendable, Hashable {
         /// The 16-byte content key; the caller should cleanse it after use.
-        public var key: [UInt8]
+        package var key: [UInt8]
         /// The 16-byte content IV.
-        public var iv: [UInt8]
+        package var iv: [UInt8]
     }
 
     /// The message `M` for (asset, period).
     /// - Throws: an empty asset ID, or an asset ID or period longer than 65535 bytes.
-    public static func message(assetID: [UInt8], keyPeriod: String?) throws(InvalidInput) -> [UInt8] {
+    package static func message(assetID: [UInt8], keyPeriod: String?) throws(InvalidInput) -> [UInt8] {
         let period = Array((keyPeriod ?? "").utf8)
         guard !assetID.isEmpty, assetID.count <= 0xFFFF else { throw InvalidInput("asset ID is \(assetID.count) bytes, not 1...65535") }
         guard period.count <= 0xFFFF else { throw InvalidInput("key period is longer than 65535 bytes") }
@@ -50,7 +50,7 @@ public enum ContentKeyDerivation {
 
     /// Derives the key and IV of (asset, period) from `seed`.
     /// - Throws: a seed that is not ``seedLength`` bytes, or a bad asset ID or period (``message(assetID:keyPeriod:)``).
-    public static func derive(seed: [UInt8], assetID: [UInt8], keyPeriod: String? = nil) throws(InvalidInput) -> DerivedKey {
+    package static func derive(seed: [UInt8], assetID: [UInt8], keyPeriod: String? = nil) throws(InvalidInput) -> DerivedKey {
         guard seed.count == seedLength else { throw InvalidInput("seed is \(seed.count) bytes, not \(seedLength)") }
         var t = HMACSHA256.mac(key: seed, message: try message(assetID: assetID, keyPeriod: keyPeriod))
         defer { FairPlayCrypto.cleanse(&t) }

@@ -1,8 +1,8 @@
 /// The device limit per account, like a PlayReady domain: an account may register up to N devices
 /// (FairPlay HUs); a registered device always passes, a new one only while there is room.
 /// Pure: the registered set comes from the store, and the worker records a ``DeviceLimitDecision/register``.
-public enum DeviceLimit {
-    public static func decide(device: [UInt8], registered: Set<[UInt8]>, limit: PolicyLimit) -> DeviceLimitDecision {
+package enum DeviceLimit {
+    package static func decide(device: [UInt8], registered: Set<[UInt8]>, limit: PolicyLimit) -> DeviceLimitDecision {
         if registered.contains(device) { return .alreadyRegistered }
         if limit.isFull(with: registered.count) {
             return .refused(registered: registered.count, limit: limit)
@@ -12,7 +12,7 @@ public enum DeviceLimit {
 }
 
 /// The outcome of ``DeviceLimit/decide(device:registered:limit:)``.
-public enum DeviceLimitDecision: Hashable, Sendable {
+package enum DeviceLimitDecision: Hashable, Sendable {
     /// The device is already one of the account's; nothing to record.
     case alreadyRegistered
     /// There is room: record the device, then issue.
@@ -21,13 +21,13 @@ public enum DeviceLimitDecision: Hashable, Sendable {
     case refused(registered: Int, limit: PolicyLimit)
 
     /// Nil unless refused.
-    public var refusal: PolicyRefusal? {
+    package var refusal: PolicyRefusal? {
         if case .refused = self { return .deviceLimitReached }
         return nil
     }
 
     /// For the reply's reason.
-    public var reason: String {
+    package var reason: String {
         switch self {
         case .alreadyRegistered: "device already registered"
         case .register: "device registered"

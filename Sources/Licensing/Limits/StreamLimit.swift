@@ -1,7 +1,7 @@
 /// Concurrent streams per account through lease slots (guide, "Secure Lease"): a slot per device
 /// and playback session, freed when its lease runs out. Pure: the slots come from the store; the
 /// worker writes back what the decision says.
-public enum StreamLimit {
+package enum StreamLimit {
     /// Decides the slot for one request.
     ///
     /// - A slot at or past its `expiresAt` is free and counts for nothing.
@@ -9,7 +9,7 @@ public enum StreamLimit {
     ///   player asking twice must not take two slots).
     /// - `renew` for a session whose slot lapsed is a new acquisition under the limit.
     /// - A session ended by a newer stream (end-oldest) is refused on its next renewal or hold.
-    public static func decide(
+    package static func decide(
         device: [UInt8], session: UInt64, need: LeaseSlotNeed, active: [ActiveStream], limit: PolicyLimit, whenFull: WhenFull, nowMilliseconds now: Int64
     ) -> StreamDecision {
         let live = active.filter { $0.expiresAt > now }
@@ -51,7 +51,7 @@ public enum StreamLimit {
 }
 
 /// The outcome of ``StreamLimit/decide(device:session:need:active:limit:whenFull:nowMilliseconds:)``.
-public enum StreamDecision: Hashable, Sendable {
+package enum StreamDecision: Hashable, Sendable {
     /// The license needs no slot.
     case notNeeded
     /// Take a new slot until `expiresAt`; when `ending` is set, mark that stream ended (end-oldest).
@@ -62,13 +62,13 @@ public enum StreamDecision: Hashable, Sendable {
     case hold(expiresAt: Int64)
     case refused(PolicyRefusal, String)
 
-    public var refusal: PolicyRefusal? {
+    package var refusal: PolicyRefusal? {
         if case .refused(let r, _) = self { return r }
         return nil
     }
 
     /// The lease's expiry the CKC and reply should carry; nil when no slot or refused.
-    public var expiresAt: Int64? {
+    package var expiresAt: Int64? {
         switch self {
         case .admit(let e, _), .renew(let e), .hold(let e): e
         case .notNeeded, .refused: nil

@@ -7,7 +7,7 @@ import Wire
 /// "reported-expires-at"?, "last-sync-at"?}`. Stores key records by stream ID hex per account.
 extension OfflineLicenseRecord {
     /// The record as JSON bytes.
-    public func jsonBytes() -> [UInt8] {
+    package func jsonBytes() -> [UInt8] {
         var o: [String: JSONValue] = [
             "stream": .string(HexEncoding.encode(streamID)), "asset": .string(HexEncoding.encode(assetID)),
             "device": .string(HexEncoding.encode(deviceID)), "issued": .integer(issuedAt),
@@ -28,7 +28,7 @@ extension OfflineLicenseRecord {
     }
 
     /// Reads a stored record; nil when the bytes are not one (the store reports a corrupt record).
-    public init?(json bytes: some Collection<UInt8>) {
+    package init?(json bytes: some Collection<UInt8>) {
         guard case .object(let o)? = try? JSONValue(parsing: bytes) else { return nil }
         func hex(_ key: String) -> [UInt8]? {
             guard case .string(let s)? = o[key] else { return nil }

@@ -1,26 +1,26 @@
 /// One offline (dual expiry) license the server issued, as recorded for later sync SPCs.
-public struct OfflineLicenseRecord: Hashable, Sendable {
+package struct OfflineLicenseRecord: Hashable, Sendable {
     /// The 16-byte content ID (offline key v1) or stream ID (v2) the device reports back.
-    public var streamID: [UInt8]
+    package var streamID: [UInt8]
     /// The 16-byte title ID (v2 only).
-    public var titleID: [UInt8]?
+    package var titleID: [UInt8]?
     /// The asset ID as the SPC carried it: bytes, kept exactly (not always UTF-8 text).
-    public var assetID: [UInt8]
+    package var assetID: [UInt8]
     /// The device's HU.
-    public var deviceID: [UInt8]
+    package var deviceID: [UInt8]
     /// Epoch ms.
-    public var issuedAt: Int64
-    public var storageSeconds: UInt32
-    public var playbackSeconds: UInt32
-    public var state: State
+    package var issuedAt: Int64
+    package var storageSeconds: UInt32
+    package var playbackSeconds: UInt32
+    package var state: State
     /// When the license expires by the device's last report (epoch ms); nil without a report or
     /// when the device said it has no expiry.
-    public var reportedExpiresAt: Int64?
+    package var reportedExpiresAt: Int64?
     /// Epoch ms of the last sync SPC that touched this record.
-    public var lastSyncAt: Int64?
+    package var lastSyncAt: Int64?
 
     /// Where a recorded license stands.
-    public enum State: Hashable, Sendable {
+    package enum State: Hashable, Sendable {
         case active
         /// The device securely invalidated (deleted) the key at this instant (epoch ms).
         case invalidated(at: Int64)
@@ -30,7 +30,7 @@ public struct OfflineLicenseRecord: Hashable, Sendable {
         case notFoundOnDevice
     }
 
-    public init(
+    package init(
         streamID: [UInt8], titleID: [UInt8]?, assetID: [UInt8], deviceID: [UInt8], issuedAt: Int64, storageSeconds: UInt32, playbackSeconds: UInt32,
         state: State = .active, reportedExpiresAt: Int64? = nil, lastSyncAt: Int64? = nil
     ) {
@@ -47,7 +47,7 @@ public struct OfflineLicenseRecord: Hashable, Sendable {
     }
 
     /// A record whose asset ID is given as text: its UTF-8 bytes.
-    public init(
+    package init(
         streamID: [UInt8], titleID: [UInt8]?, assetID: String, deviceID: [UInt8], issuedAt: Int64, storageSeconds: UInt32, playbackSeconds: UInt32,
         state: State = .active, reportedExpiresAt: Int64? = nil, lastSyncAt: Int64? = nil
     ) {
@@ -57,14 +57,14 @@ public struct OfflineLicenseRecord: Hashable, Sendable {
     }
 
     /// ``issued(terms:streamID:titleID:assetID:deviceID:nowMilliseconds:)`` with the asset ID given as text: its UTF-8 bytes.
-    public static func issued(terms: LicenseTerms, streamID: [UInt8], titleID: [UInt8], assetID: String, deviceID: [UInt8], nowMilliseconds: Int64)
+    package static func issued(terms: LicenseTerms, streamID: [UInt8], titleID: [UInt8], assetID: String, deviceID: [UInt8], nowMilliseconds: Int64)
         -> OfflineLicenseRecord?
     {
         issued(terms: terms, streamID: streamID, titleID: titleID, assetID: Array(assetID.utf8), deviceID: deviceID, nowMilliseconds: nowMilliseconds)
     }
 
     /// The record to keep for a license the engine issued; nil unless its terms are dual expiry.
-    public static func issued(terms: LicenseTerms, streamID: [UInt8], titleID: [UInt8], assetID: [UInt8], deviceID: [UInt8], nowMilliseconds: Int64)
+    package static func issued(terms: LicenseTerms, streamID: [UInt8], titleID: [UInt8], assetID: [UInt8], deviceID: [UInt8], nowMilliseconds: Int64)
         -> OfflineLicenseRecord?
     {
         guard case .dualExpiry(let storage, let playback, let version) = terms.duration else { return nil }
@@ -74,9 +74,9 @@ public struct OfflineLicenseRecord: Hashable, Sendable {
     }
 
     /// The latest instant the storage duration allows (epoch ms); nil for no limit.
-    public var storageDeadline: Int64? {
+    package var storageDeadline: Int64? {
         storageSeconds == 0 ? nil : issuedAt + Int64(storageSeconds) * 1000
     }
 
-    public var isActive: Bool { state == .active }
+    package var isActive: Bool { state == .active }
 }

@@ -11,8 +11,8 @@ import FairPlay
 /// - v2 `secure-invalidation-all` ("delete all"): every license of the device is gone.
 /// - v2 `object-not-found` / `object-expired`: the title's licenses are marked so.
 /// A duration to expiry of 0 means expired; `0xFFFFFFFF` means no expiry.
-public enum OfflineSync {
-    public static func apply(
+package enum OfflineSync {
+    package static func apply(
         _ sync: SyncRequest, deviceID: [UInt8], records: [OfflineLicenseRecord], expectedChallenge: UInt64? = nil, nowMilliseconds now: Int64
     ) -> SyncOutcome {
         var out = SyncOutcome()
@@ -87,25 +87,25 @@ public enum OfflineSync {
 }
 
 /// What a sync SPC changes in the offline license records.
-public struct SyncOutcome: Hashable, Sendable {
+package struct SyncOutcome: Hashable, Sendable {
     /// What the device asked for, in the order applied.
-    public var actions: [SyncAction] = []
+    package var actions: [SyncAction] = []
     /// Records to write back (only those that changed).
-    public var updated: [OfflineLicenseRecord] = []
+    package var updated: [OfflineLicenseRecord] = []
     /// Stream IDs invalidated by this sync, to keep (so they are never treated as live again).
-    public var invalidatedStreamIDs: [[UInt8]] = []
+    package var invalidatedStreamIDs: [[UInt8]] = []
     /// Stream or content IDs the device named that no record of this device has.
-    public var unknownStreamIDs: [[UInt8]] = []
+    package var unknownStreamIDs: [[UInt8]] = []
     /// Whether a v2 sync carried the server challenge the caller expected; nil when not checked.
-    public var challengeMatches: Bool?
+    package var challengeMatches: Bool?
     /// A v2 sync's success flag.
-    public var deviceReportedSuccess: Bool = false
+    package var deviceReportedSuccess: Bool = false
 
-    public init() {}
+    package init() {}
 }
 
 /// A sync request's operation (guide table 6-4).
-public enum SyncAction: String, Hashable, Sendable {
+package enum SyncAction: String, Hashable, Sendable {
     case report
     case secureInvalidation = "secure-invalidation"
     case invalidateAll = "invalidate-all"

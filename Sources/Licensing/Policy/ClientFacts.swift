@@ -2,24 +2,24 @@ import FairPlay
 
 /// What the SPC says about the client, reduced to what policy needs. Built from an ``SPCPayload``
 /// by ``init(_:)``, or field by field in tests.
-public struct ClientFacts: Hashable, Sendable {
+package struct ClientFacts: Hashable, Sendable {
     /// The level of the security level report TLLV, if the client sent one.
-    public var reportedLevel: SecurityLevel?
+    package var reportedLevel: SecurityLevel?
     /// The Kext Deny List version that counts: the KDL TLLV's, else the security level report's.
-    public var kdlVersion: UInt32?
-    public var capabilities: Capabilities?
+    package var kdlVersion: UInt32?
+    package var capabilities: Capabilities?
     /// True when the SPC has a device info or device identity TLLV (older clients without a report).
-    public var hasDeviceInfo: Bool
+    package var hasDeviceInfo: Bool
     /// Nil when the SPC has no streaming indicator TLLV (the device itself plays).
-    public var streamingIndicator: StreamingIndicator?
+    package var streamingIndicator: StreamingIndicator?
     /// True when a VM device info TLLV with a version other than 0 is present.
-    public var isVirtualMachine: Bool
+    package var isVirtualMachine: Bool
     /// The media playback state TLLV, if any.
-    public var playback: MediaPlaybackInfo?
+    package var playback: MediaPlaybackInfo?
     /// A valid sync TLLV (version 1 or 2), if any: the SPC is a sync SPC.
-    public var sync: SyncRequest?
+    package var sync: SyncRequest?
 
-    public init(
+    package init(
         reportedLevel: SecurityLevel? = nil,
         kdlVersion: UInt32? = nil,
         capabilities: Capabilities? = nil,
@@ -40,7 +40,7 @@ public struct ClientFacts: Hashable, Sendable {
     }
 
     /// Reads the facts from a decrypted SPC payload.
-    public init(_ payload: SPCPayload) {
+    package init(_ payload: SPCPayload) {
         self.init(
             reportedLevel: payload.securityLevelReport?.level,
             kdlVersion: payload.effectiveKDLVersion,
@@ -57,17 +57,17 @@ public struct ClientFacts: Hashable, Sendable {
     /// (``ClientSecurity``): the security level report, else Baseline for a client whose capability
     /// bits say Baseline and not Main, else every level (older clients send no security fields).
     /// `kdlBelowMinimum` is true when a reported Kext Deny List version lies below `minimumKDL`.
-    public func derivedSecurity(minimumKDL: UInt32) -> DerivedSecurity {
+    package func derivedSecurity(minimumKDL: UInt32) -> DerivedSecurity {
         let security = ClientSecurity(reportedLevel: reportedLevel, capabilities: capabilities, kdlVersion: kdlVersion)
         return DerivedSecurity(level: security.level, source: security.source, kdlBelowMinimum: security.kdlBelow(minimumKDL))
     }
 
     /// The outcome of ``derivedSecurity(minimumKDL:)``.
-    public struct DerivedSecurity: Hashable, Sendable {
-        public var level: SecurityLevel
+    package struct DerivedSecurity: Hashable, Sendable {
+        package var level: SecurityLevel
         /// "security-level-report", "capabilities" or "unreported".
-        public var source: String
+        package var source: String
         /// True when a reported Kext Deny List version is below the minimum (refused, as by SDK 26).
-        public var kdlBelowMinimum: Bool
+        package var kdlBelowMinimum: Bool
     }
 }

@@ -5,7 +5,7 @@ import FairPlay
 ///
 /// JSON: `"allow"`, `"deny"`, `"cap-baseline"` or `"cap-audio"`. A cap lowers the level the client
 /// is trusted with, so content that needs more (uhd needs Main) is refused while the rest plays.
-public enum ClientRestriction: Hashable, Sendable, CustomStringConvertible {
+package enum ClientRestriction: Hashable, Sendable, CustomStringConvertible {
     /// The situation changes nothing.
     case allow
     /// Refuse the license outright.
@@ -14,7 +14,7 @@ public enum ClientRestriction: Hashable, Sendable, CustomStringConvertible {
     case cap(SecurityLevel)
 
     /// Reads the JSON spelling; nil for anything else.
-    public init?(jsonName: String) {
+    package init?(jsonName: String) {
         switch jsonName {
         case "allow": self = .allow
         case "deny": self = .deny
@@ -25,7 +25,7 @@ public enum ClientRestriction: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The JSON spelling.
-    public var jsonName: String {
+    package var jsonName: String {
         switch self {
         case .allow: "allow"
         case .deny: "deny"
@@ -33,5 +33,5 @@ public enum ClientRestriction: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String { jsonName }
+    package var description: String { jsonName }
 }

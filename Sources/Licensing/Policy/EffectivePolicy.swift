@@ -5,49 +5,49 @@ import FairPlay
 ///
 /// "No limit" is a value, not nil: `rentalNotBefore == .min`, `rentalNotAfter == .max`, a duration
 /// of 0, ``PolicyLimit/unlimited``.
-public struct EffectivePolicy: Hashable, Sendable {
-    public var contentType: ContentType
+package struct EffectivePolicy: Hashable, Sendable {
+    package var contentType: ContentType
     /// The lowest level a client must have (after KDL, AirPlay, AV adapter and VM caps).
-    public var minimumSecurityLevel: SecurityLevel
+    package var minimumSecurityLevel: SecurityLevel
     /// A reported Kext Deny List version below this counts as Baseline. Default: 31.
-    public var minimumKDLVersion: UInt32
+    package var minimumKDLVersion: UInt32
     /// The HDCP level the CKC requires; type 1 is only released to clients with capability bit 0.
-    public var hdcp: HDCPRequirement
-    public var airPlay: ClientRestriction
-    public var avAdapter: ClientRestriction
-    public var virtualMachine: ClientRestriction
+    package var hdcp: HDCPRequirement
+    package var airPlay: ClientRestriction
+    package var avAdapter: ClientRestriction
+    package var virtualMachine: ClientRestriction
     /// No license before this instant (epoch ms); `.min` when unbounded.
-    public var rentalNotBefore: Int64
+    package var rentalNotBefore: Int64
     /// No license from this instant on (epoch ms); `.max` when unbounded.
-    public var rentalNotAfter: Int64
+    package var rentalNotAfter: Int64
     /// Seconds a rental lasts from the account's first license for the asset; 0 for none.
-    public var rentalDurationSeconds: UInt32
+    package var rentalDurationSeconds: UInt32
     /// Seconds a lease lasts; 0 for no lease.
-    public var leaseDurationSeconds: UInt32
+    package var leaseDurationSeconds: UInt32
     /// Whether playback state 3 may renew the lease. Default: true.
-    public var leaseRenewalAllowed: Bool
+    package var leaseRenewalAllowed: Bool
     /// Refuse a lease to an SPC without a media playback state (off: SDK 26 issues the key, no slot).
-    public var leaseRequiresPlaybackState: Bool
-    public var persistence: PersistencePolicy
+    package var leaseRequiresPlaybackState: Bool
+    package var persistence: PersistencePolicy
     /// Whether downloads get the offline terms (storage and playback durations): the offline key TLLV
     /// (dual expiry) for clients with capability bit 3, a persistable content key duration for others
     /// (``OfflineDelivery``). When set, `persistence` does not apply to downloads. Default: false.
-    public var offlineEnabled: Bool
+    package var offlineEnabled: Bool
     /// Offline storage duration in seconds; 0 means no limit.
-    public var offlineStorageSeconds: UInt32
+    package var offlineStorageSeconds: UInt32
     /// Offline playback duration in seconds; 0 means no limit.
-    public var offlinePlaybackSeconds: UInt32
-    public var deviceLimit: PolicyLimit
-    public var maxStreams: PolicyLimit
-    public var whenFull: WhenFull
-    public var entitlementRequired: Bool
+    package var offlinePlaybackSeconds: UInt32
+    package var deviceLimit: PolicyLimit
+    package var maxStreams: PolicyLimit
+    package var whenFull: WhenFull
+    package var entitlementRequired: Bool
     /// Which layer set each field, by its JSON name (`"hdcp"`, `"rental.not-after"`, ...), for
     /// `ksm admin explain`. Fields absent here are the engine's defaults.
-    public var origins: [String: PolicyLayer]
+    package var origins: [String: PolicyLayer]
 
     /// The engine's defaults over Apple's rules for `contentType`: HDCP type 0 asked for (raised to
     /// type 1 for uhd), KDL 31, everything allowed, no rental, lease, persistence or limits.
-    public init(defaultsFor contentType: ContentType) {
+    package init(defaultsFor contentType: ContentType) {
         self.contentType = contentType
         minimumSecurityLevel = AppleDefaultRules.requiredLevel(for: contentType)
         minimumKDLVersion = ClientSecurity.minimumKDLVersion
@@ -73,5 +73,5 @@ public struct EffectivePolicy: Hashable, Sendable {
     }
 
     /// True when the rental window or duration bounds the key.
-    public var hasRentalBound: Bool { rentalNotAfter != .max || rentalDurationSeconds > 0 }
+    package var hasRentalBound: Bool { rentalNotAfter != .max || rentalDurationSeconds > 0 }
 }

@@ -4,7 +4,7 @@ import FairPlay
 /// (lease, rental, both, persistable) or the offline key TLLV (dual expiry). One enum, so a CKC can
 /// never carry both (the guide: the client rejects such a CKC) and a lease never travels with an
 /// offline key (Apple's SDK: paramErr).
-public enum KeyDurationTerms: Hashable, Sendable {
+package enum KeyDurationTerms: Hashable, Sendable {
     /// No duration TLLV: the key is valid for this playback.
     case none
     case lease(seconds: UInt32)
@@ -18,7 +18,7 @@ public enum KeyDurationTerms: Hashable, Sendable {
     case dualExpiry(storage: UInt32, playback: UInt32, offlineKeyVersion: UInt32)
 
     /// The content key duration TLLV to send; nil for ``none`` and ``dualExpiry``.
-    public var contentKeyDuration: ContentKeyDuration? {
+    package var contentKeyDuration: ContentKeyDuration? {
         switch self {
         case .none, .dualExpiry: nil
         case .lease(let s): .lease(s)
@@ -31,13 +31,13 @@ public enum KeyDurationTerms: Hashable, Sendable {
 
     /// The offline key TLLV to send, given the 16-byte stream (content) ID and title ID the
     /// platform assigned; nil unless ``dualExpiry``.
-    public func offlineKey(streamID: [UInt8], titleID: [UInt8]) -> OfflineKey? {
+    package func offlineKey(streamID: [UInt8], titleID: [UInt8]) -> OfflineKey? {
         guard case .dualExpiry(let storage, let playback, let version) = self else { return nil }
         return OfflineKey(version: version, contentID: streamID, storageDuration: storage, playbackDuration: playback, titleID: version == 2 ? titleID : nil)
     }
 
     /// The lease seconds, if the key is leased.
-    public var leaseSeconds: UInt32? {
+    package var leaseSeconds: UInt32? {
         switch self {
         case .lease(let s): s
         case .leaseAndRental(let l, _): l
@@ -46,7 +46,7 @@ public enum KeyDurationTerms: Hashable, Sendable {
     }
 
     /// A short name for replies and logs.
-    public var kind: String {
+    package var kind: String {
         switch self {
         case .none: "none"
         case .lease: "lease"

@@ -1,6 +1,6 @@
 /// What the worker must do with the account's concurrent-stream lease slot before it may send the
 /// CKC (the slot itself lives in the store; ``StreamLimit`` decides over a snapshot of it).
-public enum LeaseSlotNeed: Hashable, Sendable {
+package enum LeaseSlotNeed: Hashable, Sendable {
     /// No lease: no slot.
     case none
     /// Playback state 1: take a slot for this device and session for `seconds`.

@@ -1,27 +1,27 @@
 import FairPlay
 
 /// What the CKC grants when the policy issues a license.
-public struct LicenseTerms: Hashable, Sendable {
+package struct LicenseTerms: Hashable, Sendable {
     /// False for playback state 2 (a duration answer without a valid key, guide table 4-2) and for
     /// sync SPCs (check-in only).
-    public var includesContentKey: Bool
+    package var includesContentKey: Bool
     /// The key's lifetime (content key duration TLLV or offline key TLLV, never both).
-    public var duration: KeyDurationTerms
+    package var duration: KeyDurationTerms
     /// The HDCP enforcement TLLV's level (Apple's SDK 26 always sends one).
-    public var hdcp: HDCPRequirement
+    package var hdcp: HDCPRequirement
     /// The required security level TLLV's level.
-    public var requiredSecurityLevel: SecurityLevel
+    package var requiredSecurityLevel: SecurityLevel
     /// The lease slot the worker must take, renew or find before sending the CKC.
-    public var leaseSlot: LeaseSlotNeed
+    package var leaseSlot: LeaseSlotNeed
     /// True when this license starts the account's rental period: the worker records `now` as the
     /// rental start for the account and asset, and passes it back as
     /// ``PolicyInput/rentalStartedAtMilliseconds`` next time.
-    public var startsRental: Bool
+    package var startsRental: Bool
     /// True when the policy limits devices per account: the worker registers the HU through
     /// ``DeviceLimit/decide(device:registered:limit:)`` before sending the CKC.
-    public var registersDevice: Bool
+    package var registersDevice: Bool
 
-    public init(
+    package init(
         includesContentKey: Bool, duration: KeyDurationTerms, hdcp: HDCPRequirement, requiredSecurityLevel: SecurityLevel, leaseSlot: LeaseSlotNeed = .none,
         startsRental: Bool = false, registersDevice: Bool = false
     ) {

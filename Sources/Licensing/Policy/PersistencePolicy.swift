@@ -2,7 +2,7 @@
 /// (guide table 5-1).
 ///
 /// JSON: `"none"`, `"unlimited"` or `"rental-duration"`.
-public enum PersistencePolicy: String, Hashable, Sendable, CaseIterable {
+package enum PersistencePolicy: String, Hashable, Sendable, CaseIterable {
     /// No persistable key: a download request is refused unless offline terms are enabled.
     case none
     /// The device may keep the key with no expiry (key type `0x3df2d9fb`); a rental window that

@@ -1,38 +1,38 @@
 /// The engine's answer: issue with ``terms``, or refuse with a ``PolicyRefusal``; either way the
 /// rule that decided and a reason a person can read (never key material).
-public struct PolicyDecision: Hashable, Sendable, CustomStringConvertible {
+package struct PolicyDecision: Hashable, Sendable, CustomStringConvertible {
     /// Set when the license is refused.
-    public var refusal: PolicyRefusal?
+    package var refusal: PolicyRefusal?
     /// Set when the license is issued.
-    public var terms: LicenseTerms?
+    package var terms: LicenseTerms?
     /// The rule that decided: the refusal's rule, or what shaped the terms ("lease:granted", ...).
-    public var rule: String
+    package var rule: String
     /// Why, in words, for the reply's `reason` and `ksm admin explain`.
-    public var reason: String
+    package var reason: String
 
     /// Memberwise; the worker uses it for refusals decided before the engine (an invalid layer).
-    public init(refusal: PolicyRefusal?, terms: LicenseTerms?, rule: String, reason: String) {
+    package init(refusal: PolicyRefusal?, terms: LicenseTerms?, rule: String, reason: String) {
         self.refusal = refusal
         self.terms = terms
         self.rule = rule
         self.reason = reason
     }
 
-    public static func issue(_ terms: LicenseTerms, rule: String, reason: String) -> PolicyDecision {
+    package static func issue(_ terms: LicenseTerms, rule: String, reason: String) -> PolicyDecision {
         PolicyDecision(refusal: nil, terms: terms, rule: rule, reason: reason)
     }
 
-    public static func refuse(_ refusal: PolicyRefusal, _ reason: String) -> PolicyDecision {
+    package static func refuse(_ refusal: PolicyRefusal, _ reason: String) -> PolicyDecision {
         PolicyDecision(refusal: refusal, terms: nil, rule: refusal.rule, reason: reason)
     }
 
-    public var isIssued: Bool { terms != nil }
+    package var isIssued: Bool { terms != nil }
 
     /// The reply status: 0 (noErr) when issued, else the refusal's code.
-    public var status: Int32 { refusal?.status ?? 0 }
+    package var status: Int32 { refusal?.status ?? 0 }
 
     /// The status name: "noErr" when issued.
-    public var statusName: String { refusal?.statusName ?? "noErr" }
+    package var statusName: String { refusal?.statusName ?? "noErr" }
 
-    public var description: String { "\(statusName) [\(rule)] \(reason)" }
+    package var description: String { "\(statusName) [\(rule)] \(reason)" }
 }

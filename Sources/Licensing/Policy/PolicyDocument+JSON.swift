@@ -3,11 +3,11 @@ import Wire
 
 extension PolicyDocument {
     /// The largest policy document read: 64 KiB.
-    public static let maximumEncodedSize = 64 * 1024
+    package static let maximumEncodedSize = 64 * 1024
 
     /// Reads a policy document from JSON bytes (strict RFC 8259, duplicate keys refused).
     /// - Throws: ``PolicyDocumentError`` naming the field at fault.
-    public init(json bytes: some Collection<UInt8>) throws(PolicyDocumentError) {
+    package init(json bytes: some Collection<UInt8>) throws(PolicyDocumentError) {
         guard bytes.count <= Self.maximumEncodedSize else {
             throw PolicyDocumentError(field: "", reason: "document of \(bytes.count) bytes is over \(Self.maximumEncodedSize)")
         }
@@ -22,7 +22,7 @@ extension PolicyDocument {
     }
 
     /// Reads a policy document from a parsed JSON value (e.g. the `policy` claim of a token).
-    public init(value: JSONValue) throws(PolicyDocumentError) {
+    package init(value: JSONValue) throws(PolicyDocumentError) {
         self.init()
         do throws(JSONFieldError) {
             try read(JSONFields(value))
@@ -78,7 +78,7 @@ extension PolicyDocument {
 
     /// The document as a JSON value, in the current spelling (legacy fields are written in their
     /// new form); nil fields are left out, so a layer stays a layer.
-    public var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         var o: [String: JSONValue] = [:]
         if let contentType { o["content-type"] = .string(contentType.rawValue) }
         if let minimumSecurityLevel { o["security-level"] = .string(minimumSecurityLevel.name) }
@@ -117,7 +117,7 @@ extension PolicyDocument {
     }
 
     /// Compact JSON with sorted keys (``JSONWriter``).
-    public func jsonBytes() -> [UInt8] { jsonValue.encoded() }
+    package func jsonBytes() -> [UInt8] { jsonValue.encoded() }
 
     static let restrictionNames = "allow, deny, cap-baseline or cap-audio"
 

@@ -11,39 +11,39 @@ import Wire
 /// Read with ``init(json:)`` / ``init(value:)`` (the strict ``JSONParser``), written with
 /// ``jsonValue`` / ``jsonBytes()`` (``JSONWriter``). Unknown fields are ignored, so a newer policy
 /// writer does not break older workers.
-public struct PolicyDocument: Hashable, Sendable {
+package struct PolicyDocument: Hashable, Sendable {
     /// Selects Apple's default rules (the base of the security level and HDCP).
-    public var contentType: ContentType?
+    package var contentType: ContentType?
     /// The lowest security level the client must have; overrides Apple's default for the content type.
-    public var minimumSecurityLevel: SecurityLevel?
+    package var minimumSecurityLevel: SecurityLevel?
     /// A Kext Deny List version below this makes a macOS client Baseline at best. Default: 31.
-    public var minimumKDLVersion: UInt32?
+    package var minimumKDLVersion: UInt32?
     /// The HDCP level the CKC requires; overrides Apple's default for the content type.
-    public var hdcp: HDCPRequirement?
+    package var hdcp: HDCPRequirement?
     /// Playback through AirPlay (streaming indicator). Default: allow.
-    public var airPlay: ClientRestriction?
+    package var airPlay: ClientRestriction?
     /// Playback through Apple's digital AV adapter (streaming indicator). Default: allow.
-    public var avAdapter: ClientRestriction?
+    package var avAdapter: ClientRestriction?
     /// A client inside a virtual machine (VM device info TLLV). Default: allow.
-    public var virtualMachine: ClientRestriction?
+    package var virtualMachine: ClientRestriction?
     /// The rental window and duration.
-    public var rental: Rental
+    package var rental: Rental
     /// The secure lease.
-    public var lease: Lease
+    package var lease: Lease
     /// Persistable keys for downloads. Default: none.
-    public var persistence: PersistencePolicy?
+    package var persistence: PersistencePolicy?
     /// Offline rental with dual expiry (offline key TLLV).
-    public var offline: Offline
+    package var offline: Offline
     /// Devices (HUs) one account may register. Default: unlimited.
-    public var deviceLimit: PolicyLimit?
+    package var deviceLimit: PolicyLimit?
     /// Concurrent streams (lease slots) one account may hold. Default: unlimited.
-    public var maxStreams: PolicyLimit?
+    package var maxStreams: PolicyLimit?
     /// What happens when the account is at `maxStreams`. Default: refuse-new.
-    public var whenFull: WhenFull?
+    package var whenFull: WhenFull?
     /// Whether a job must carry a verified entitlement token. Default: false.
-    public var entitlementRequired: Bool?
+    package var entitlementRequired: Bool?
 
-    public init(
+    package init(
         contentType: ContentType? = nil,
         minimumSecurityLevel: SecurityLevel? = nil,
         minimumKDLVersion: UInt32? = nil,
@@ -79,60 +79,60 @@ public struct PolicyDocument: Hashable, Sendable {
 
     /// The rental window (absolute, epoch milliseconds) and the rental duration (relative to the
     /// account's first license for the asset). JSON: `{"not-before", "not-after", "duration"}`.
-    public struct Rental: Hashable, Sendable {
+    package struct Rental: Hashable, Sendable {
         /// No license before this instant (epoch ms).
-        public var notBefore: Int64?
+        package var notBefore: Int64?
         /// No license from this instant on (epoch ms); also bounds the key's rental duration.
-        public var notAfter: Int64?
+        package var notAfter: Int64?
         /// Seconds the rental lasts from the first license; 0 means no rental duration.
-        public var durationSeconds: UInt32?
+        package var durationSeconds: UInt32?
 
-        public init(notBefore: Int64? = nil, notAfter: Int64? = nil, durationSeconds: UInt32? = nil) {
+        package init(notBefore: Int64? = nil, notAfter: Int64? = nil, durationSeconds: UInt32? = nil) {
             self.notBefore = notBefore
             self.notAfter = notAfter
             self.durationSeconds = durationSeconds
         }
 
         /// True when no field is set.
-        public var isEmpty: Bool { notBefore == nil && notAfter == nil && durationSeconds == nil }
+        package var isEmpty: Bool { notBefore == nil && notAfter == nil && durationSeconds == nil }
     }
 
     /// The secure lease (guide, "Secure Lease"). JSON: `{"duration", "renewal", "requires-playback-state"}`.
-    public struct Lease: Hashable, Sendable {
+    package struct Lease: Hashable, Sendable {
         /// Seconds a granted or renewed lease lasts; 0 means no lease.
-        public var durationSeconds: UInt32?
+        package var durationSeconds: UInt32?
         /// Whether playback state 3 (lease about to expire) may renew. Default: true.
-        public var renewalAllowed: Bool?
+        package var renewalAllowed: Bool?
         /// Whether an SPC without a media playback state is refused under a lease. Default: false, as
         /// Apple's SDK 26, which issues such a client its key without a duration TLLV (and no slot).
-        public var requiresPlaybackState: Bool?
+        package var requiresPlaybackState: Bool?
 
-        public init(durationSeconds: UInt32? = nil, renewalAllowed: Bool? = nil, requiresPlaybackState: Bool? = nil) {
+        package init(durationSeconds: UInt32? = nil, renewalAllowed: Bool? = nil, requiresPlaybackState: Bool? = nil) {
             self.durationSeconds = durationSeconds
             self.renewalAllowed = renewalAllowed
             self.requiresPlaybackState = requiresPlaybackState
         }
 
-        public var isEmpty: Bool { durationSeconds == nil && renewalAllowed == nil && requiresPlaybackState == nil }
+        package var isEmpty: Bool { durationSeconds == nil && renewalAllowed == nil && requiresPlaybackState == nil }
     }
 
     /// Offline rental with dual expiry (guide, "Offline Rental Support").
     /// JSON: `{"enabled", "storage-duration", "playback-duration"}`.
-    public struct Offline: Hashable, Sendable {
+    package struct Offline: Hashable, Sendable {
         /// Whether a download gets the offline terms (an offline key TLLV for capability bit 3, else a
         /// persistable content key duration: ``OfflineDelivery``). Default: false.
-        public var enabled: Bool?
+        package var enabled: Bool?
         /// Seconds the key stays valid before playback starts, from acquisition; 0 means no limit.
-        public var storageSeconds: UInt32?
+        package var storageSeconds: UInt32?
         /// Seconds the key stays valid after the first playback; 0 means no limit.
-        public var playbackSeconds: UInt32?
+        package var playbackSeconds: UInt32?
 
-        public init(enabled: Bool? = nil, storageSeconds: UInt32? = nil, playbackSeconds: UInt32? = nil) {
+        package init(enabled: Bool? = nil, storageSeconds: UInt32? = nil, playbackSeconds: UInt32? = nil) {
             self.enabled = enabled
             self.storageSeconds = storageSeconds
             self.playbackSeconds = playbackSeconds
         }
 
-        public var isEmpty: Bool { enabled == nil && storageSeconds == nil && playbackSeconds == nil }
+        package var isEmpty: Bool { enabled == nil && storageSeconds == nil && playbackSeconds == nil }
     }
 }

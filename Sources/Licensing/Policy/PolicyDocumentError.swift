@@ -1,17 +1,17 @@
 /// Why a policy document is unusable. Names the field (a dotted path such as `rental.not-after`)
 /// and what it must be; never quotes the document, which may sit inside a signed token.
-public struct PolicyDocumentError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct PolicyDocumentError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The dotted path of the offending field; empty for the document as a whole.
-    public var field: String
+    package var field: String
     /// What the field must be.
-    public var reason: String
+    package var reason: String
 
-    public init(field: String, reason: String) {
+    package init(field: String, reason: String) {
         self.field = field
         self.reason = reason
     }
 
-    public var description: String {
+    package var description: String {
         field.isEmpty ? "invalid policy: \(reason)" : "invalid policy: \"\(field)\" \(reason)"
     }
 }

@@ -21,8 +21,8 @@ import FairPlay
 /// 7. rental window (not-before, not-after) and rental period;
 /// 8. the shape of the license: a download (offline terms, as ``OfflineDelivery`` carries them to
 ///    this client; else a persistable key) or a stream (lease and rental by playback state).
-public enum PolicyEngine {
-    public static func evaluate(_ input: PolicyInput) -> PolicyDecision {
+package enum PolicyEngine {
+    package static func evaluate(_ input: PolicyInput) -> PolicyDecision {
         let p = input.policy
         let c = input.client
         let now = input.nowMilliseconds

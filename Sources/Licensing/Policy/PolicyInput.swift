@@ -1,22 +1,22 @@
 /// Everything ``PolicyEngine/evaluate(_:)`` decides on. No I/O: the worker gathers these first.
-public struct PolicyInput: Hashable, Sendable {
+package struct PolicyInput: Hashable, Sendable {
     /// The resolved policy (layers over Apple's rules).
-    public var policy: EffectivePolicy
+    package var policy: EffectivePolicy
     /// What the SPC says about the client.
-    public var client: ClientFacts
+    package var client: ClientFacts
     /// The clock, epoch milliseconds. Injected so that tests control time.
-    public var nowMilliseconds: Int64
+    package var nowMilliseconds: Int64
     /// What the job's entitlement token amounted to.
-    public var entitlement: EntitlementState
+    package var entitlement: EntitlementState
     /// True when the job asks for a persistable key (a download), from the platform's request.
-    public var requestsPersistence: Bool
+    package var requestsPersistence: Bool
     /// True when the job is a check-in (Apple's JSON `check-in`): answered from the sync TLLV, no key.
-    public var checkIn: Bool
+    package var checkIn: Bool
     /// When the account's rental of this asset started (its first license), from the store; nil when
     /// this is the first license (the decision then says ``LicenseTerms/startsRental``).
-    public var rentalStartedAtMilliseconds: Int64?
+    package var rentalStartedAtMilliseconds: Int64?
 
-    public init(
+    package init(
         policy: EffectivePolicy, client: ClientFacts, nowMilliseconds: Int64, entitlement: EntitlementState = .absent, requestsPersistence: Bool = false,
         checkIn: Bool = false, rentalStartedAtMilliseconds: Int64? = nil
     ) {

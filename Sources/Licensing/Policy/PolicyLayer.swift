@@ -1,5 +1,5 @@
 /// Where a field of an ``EffectivePolicy`` came from, lowest precedence first.
-public enum PolicyLayer: String, Hashable, Sendable, CaseIterable, Comparable {
+package enum PolicyLayer: String, Hashable, Sendable, CaseIterable, Comparable {
     /// Apple's SDK 26 rules for the content type, and the engine's documented defaults.
     case appleDefault = "apple-default"
     /// The tenant's default document.
@@ -21,5 +21,5 @@ public enum PolicyLayer: String, Hashable, Sendable, CaseIterable, Comparable {
         }
     }
 
-    public static func < (lhs: PolicyLayer, rhs: PolicyLayer) -> Bool { lhs.rank < rhs.rank }
+    package static func < (lhs: PolicyLayer, rhs: PolicyLayer) -> Bool { lhs.rank < rhs.rank }
 }

@@ -5,13 +5,13 @@
 /// A field set in a higher layer wins; a layer that leaves a field nil keeps the lower one's.
 /// Sections (`rental`, `lease`, `offline`) merge field by field, so an asset can move
 /// `rental.not-after` and keep the tenant's `rental.duration`.
-public struct PolicyLayers: Hashable, Sendable {
-    public var tenant: PolicyDocument?
-    public var asset: PolicyDocument?
-    public var keyPeriod: PolicyDocument?
-    public var entitlement: PolicyDocument?
+package struct PolicyLayers: Hashable, Sendable {
+    package var tenant: PolicyDocument?
+    package var asset: PolicyDocument?
+    package var keyPeriod: PolicyDocument?
+    package var entitlement: PolicyDocument?
 
-    public init(tenant: PolicyDocument? = nil, asset: PolicyDocument? = nil, keyPeriod: PolicyDocument? = nil, entitlement: PolicyDocument? = nil) {
+    package init(tenant: PolicyDocument? = nil, asset: PolicyDocument? = nil, keyPeriod: PolicyDocument? = nil, entitlement: PolicyDocument? = nil) {
         self.tenant = tenant
         self.asset = asset
         self.keyPeriod = keyPeriod
@@ -19,7 +19,7 @@ public struct PolicyLayers: Hashable, Sendable {
     }
 
     /// The layers present, lowest precedence first.
-    public var ordered: [(PolicyLayer, PolicyDocument)] {
+    package var ordered: [(PolicyLayer, PolicyDocument)] {
         var out: [(PolicyLayer, PolicyDocument)] = []
         if let tenant { out.append((.tenant, tenant)) }
         if let asset { out.append((.asset, asset)) }
@@ -35,7 +35,7 @@ public struct PolicyLayers: Hashable, Sendable {
     /// a layer that only changes the content type gets that type's defaults.
     /// - Throws: ``PolicyDocumentError`` when no layer names a content type, or when the stacked
     ///   result is contradictory (the field named is the one that cannot hold).
-    public func resolve() throws(PolicyDocumentError) -> EffectivePolicy {
+    package func resolve() throws(PolicyDocumentError) -> EffectivePolicy {
         let layers = ordered
         guard let (typeLayer, type) = layers.last(where: { $0.1.contentType != nil }).flatMap({ l in l.1.contentType.map { (l.0, $0) } }) else {
             throw PolicyDocumentError(field: "content-type", reason: "is set by no layer (tenant, asset, key period or entitlement)")

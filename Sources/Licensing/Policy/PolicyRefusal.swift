@@ -7,7 +7,7 @@ import FairPlay
 /// -42604, `paramErr` -42585) and the project's existing `tooManyStreams` (-43004); the rest are
 /// proposed project codes in -43011...-43030 (docs/policy.md, docs/status-codes.md). Licensing
 /// cannot see `KSMStatus`, so the code travels as a raw `Int32` with its name.
-public enum PolicyRefusal: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+package enum PolicyRefusal: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
     // Client security (Apple's clientSecurityLevelErr).
     case securityLevelBelowMinimum = "security-level:below-minimum"
     case securityLevelKDL = "security-level:kdl-below-minimum"
@@ -53,10 +53,10 @@ public enum PolicyRefusal: String, Hashable, Sendable, CaseIterable, CustomStrin
     case syncChallengeMismatch = "sync:challenge-mismatch"
 
     /// The stable rule name carried in the reply's `rule` field.
-    public var rule: String { rawValue }
+    package var rule: String { rawValue }
 
     /// The reply status code.
-    public var status: Int32 {
+    package var status: Int32 {
         switch self {
         case .securityLevelBelowMinimum, .securityLevelKDL, .hdcpType1NeedsCapability, .airPlayCapped, .avAdapterCapped,
             .virtualMachineCapped:
@@ -88,7 +88,7 @@ public enum PolicyRefusal: String, Hashable, Sendable, CaseIterable, CustomStrin
     }
 
     /// The status name: Apple's spelling for Apple's codes, lowerCamelCase for the project's.
-    public var statusName: String {
+    package var statusName: String {
         switch status {
         case FairPlayStatus.clientSecurityLevel.rawValue: "clientSecurityLevelErr"
         case FairPlayStatus.parameterError.rawValue: "paramErr"
@@ -118,5 +118,5 @@ public enum PolicyRefusal: String, Hashable, Sendable, CaseIterable, CustomStrin
         }
     }
 
-    public var description: String { "\(rule) (\(statusName) \(status))" }
+    package var description: String { "\(rule) (\(statusName) \(status))" }
 }

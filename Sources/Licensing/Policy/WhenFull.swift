@@ -1,7 +1,7 @@
 /// What happens when an account that already holds its maximum of concurrent streams starts one more.
 ///
 /// JSON: `"refuse-new"` or `"end-oldest"`.
-public enum WhenFull: String, Hashable, Sendable, CaseIterable {
+package enum WhenFull: String, Hashable, Sendable, CaseIterable {
     /// The new stream is refused; the running ones keep playing. The safe default.
     case refuseNew = "refuse-new"
     /// The new stream is admitted and the oldest one is ended: its next lease renewal is refused, so

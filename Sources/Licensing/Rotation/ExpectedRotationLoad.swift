@@ -5,13 +5,13 @@
 /// load is the sum, over the schedules due within the horizon, of live viewers (active lease slots
 /// of the current asset) times the keys each viewer needs (``RotationSchedule/keysPerViewer``).
 /// Viewers that play without a lease are not counted: the count is a lower bound for such streams.
-public enum ExpectedRotationLoad {
+package enum ExpectedRotationLoad {
     /// Sums viewers x keys over `schedules` whose boundary lies in `now...now + horizon`.
     /// - Parameters:
     ///   - viewers: one count per schedule, in the same order (``RotationScheduleStore/viewerCounts(_:nowMilliseconds:)``);
     ///     missing or negative counts count as zero.
     /// - Returns: the expected requests, saturating at `Int.max` rather than trapping.
-    public static func requests(schedules: [RotationSchedule], viewers: [Int], nowMilliseconds: Int64, horizonMilliseconds: Int64) -> Int {
+    package static func requests(schedules: [RotationSchedule], viewers: [Int], nowMilliseconds: Int64, horizonMilliseconds: Int64) -> Int {
         var total = 0
         for (index, schedule) in schedules.enumerated() {
             guard schedule.boundaryMilliseconds >= nowMilliseconds, schedule.boundaryMilliseconds - nowMilliseconds <= horizonMilliseconds else { continue }

@@ -4,23 +4,23 @@
 /// and warm their cache with the next key, so the storm of next-key requests at the boundary finds
 /// it in memory. A schedule names the next key either by a new asset ID (the usual HLS shape: each
 /// period's `skd://` URI differs) or by a key period of the same asset, or both.
-public struct RotationSchedule: Sendable, Hashable {
-    public var tenant: StoreIdentifier
+package struct RotationSchedule: Sendable, Hashable {
+    package var tenant: StoreIdentifier
     /// The asset ID viewers play now (its live lease slots are the viewers counted for the load).
-    public var assetID: [UInt8]
+    package var assetID: [UInt8]
     /// The key period playing now; nil when periods are told apart by asset ID alone.
-    public var currentPeriod: StoreIdentifier?
+    package var currentPeriod: StoreIdentifier?
     /// The asset ID of the next period's key. Default: ``assetID`` (same asset, next key period).
-    public var nextAssetID: [UInt8]
+    package var nextAssetID: [UInt8]
     /// The next key period; nil when the next key is the next asset's single key.
-    public var nextPeriod: StoreIdentifier?
+    package var nextPeriod: StoreIdentifier?
     /// When the next key takes over, in milliseconds since 1970 (wall clock).
-    public var boundaryMilliseconds: Int64
+    package var boundaryMilliseconds: Int64
     /// How many keys each viewer asks for at the boundary (e.g. 2 for separate audio and video
     /// keys). Default: 1.
-    public var keysPerViewer: Int
+    package var keysPerViewer: Int
 
-    public init(
+    package init(
         tenant: StoreIdentifier, assetID: [UInt8], currentPeriod: StoreIdentifier? = nil, nextAssetID: [UInt8]? = nil,
         nextPeriod: StoreIdentifier? = nil, boundaryMilliseconds: Int64, keysPerViewer: Int = 1
     ) {
@@ -36,12 +36,12 @@ public struct RotationSchedule: Sendable, Hashable {
     /// The store read a worker makes for the next key: tenant, next asset, next period. The
     /// account plays no part in a cached read (``CachingLicenseStore``), so a fixed placeholder
     /// stands in for it.
-    public var nextKeyRequest: StoreRequest {
+    package var nextKeyRequest: StoreRequest {
         StoreRequest(tenant: tenant, account: Self.prefetchAccount, assetID: nextAssetID, keyPeriod: nextPeriod)
     }
 
     /// The account named in prefetch reads (never used for per-account records).
-    public static let prefetchAccount: StoreIdentifier = {
+    package static let prefetchAccount: StoreIdentifier = {
         // A valid literal: no reserved character, within the length limit.
         guard let id = try? StoreIdentifier("rotation-prefetch") else { preconditionFailure("invalid literal identifier") }
         return id
@@ -51,7 +51,7 @@ public struct RotationSchedule: Sendable, Hashable {
 extension RotationSchedule {
     /// Parses a boundary as an operator writes it: milliseconds since 1970 (`1767225600000`), or
     /// relative to `nowMilliseconds` as `+90s`, `+15m` or `+2h`. Nil when the text is neither.
-    public static func parseBoundary(_ text: String, nowMilliseconds: Int64) -> Int64? {
+    package static func parseBoundary(_ text: String, nowMilliseconds: Int64) -> Int64? {
         if let absolute = Int64(text), absolute >= 0 { return absolute }
         guard text.hasPrefix("+"), let unit = text.last else { return nil }
         let scale: Int64

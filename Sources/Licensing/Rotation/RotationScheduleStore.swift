@@ -3,7 +3,7 @@
 /// Kept apart from ``LicenseStore`` so stores without rotation (the in-memory demo store) need not
 /// implement it; ``RedisLicenseStore`` does. Reads here run in a worker's background prefetch
 /// task, never per job.
-public protocol RotationScheduleStore: Sendable {
+package protocol RotationScheduleStore: Sendable {
     /// Creates or replaces the schedule of (tenant, asset) and indexes its boundary (admin).
     func putRotation(_ schedule: RotationSchedule) async throws(LicenseStoreError)
 

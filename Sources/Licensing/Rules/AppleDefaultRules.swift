@@ -9,16 +9,16 @@ import FairPlay
 ///    is clientSecurityLevelErr) and HDCP type 1 (anything else is paramErr); `hd` requires Baseline
 ///    and HDCP (none is paramErr); `sd` requires Baseline; `audio` the Audio level; no type is paramErr;
 /// 5. HDCP type 1 to a client without capability bit 0: clientSecurityLevelErr.
-public enum AppleDefaultRules {
+package enum AppleDefaultRules {
     /// What one `create-ckc` operation asks for, as far as the rules look at it.
-    public struct Request: Hashable, Sendable {
-        public var contentType: ContentType?
-        public var hdcp: HDCPRequirement
-        public var lease: Bool
-        public var offline: Bool
-        public var checkIn: Bool
+    package struct Request: Hashable, Sendable {
+        package var contentType: ContentType?
+        package var hdcp: HDCPRequirement
+        package var lease: Bool
+        package var offline: Bool
+        package var checkIn: Bool
 
-        public init(contentType: ContentType?, hdcp: HDCPRequirement = .type0, lease: Bool = false, offline: Bool = false, checkIn: Bool = false) {
+        package init(contentType: ContentType?, hdcp: HDCPRequirement = .type0, lease: Bool = false, offline: Bool = false, checkIn: Bool = false) {
             self.contentType = contentType
             self.hdcp = hdcp
             self.lease = lease
@@ -28,7 +28,7 @@ public enum AppleDefaultRules {
     }
 
     /// Applies the rules; returns the security level the CKC requires.
-    public static func check(_ request: Request, payload: SPCPayload) throws(FairPlayError) -> SecurityLevel {
+    package static func check(_ request: Request, payload: SPCPayload) throws(FairPlayError) -> SecurityLevel {
         let client = ClientSecurity(payload)
         if client.kdlBelow(ClientSecurity.minimumKDLVersion) {
             throw FairPlayError(
@@ -63,7 +63,7 @@ public enum AppleDefaultRules {
     }
 
     /// The level the CKC's required security level TLLV names for a content type.
-    public static func requiredLevel(for type: ContentType) -> SecurityLevel {
+    package static func requiredLevel(for type: ContentType) -> SecurityLevel {
         switch type {
         case .uhd: .main
         case .hd, .sd: .baseline
@@ -72,7 +72,7 @@ public enum AppleDefaultRules {
     }
 
     /// The HDCP level a policy asks for by default: the least each content type accepts.
-    public static func defaultHDCP(for type: ContentType) -> HDCPRequirement {
+    package static func defaultHDCP(for type: ContentType) -> HDCPRequirement {
         type == .uhd ? .type1 : .type0
     }
 }

@@ -6,18 +6,18 @@ import FairPlay
 /// (capability bit 4) but not Main (bit 5) is Baseline, and any other client is trusted with every
 /// level: SDK 26 lets older devices, which send no security fields, play even UHD on purpose.
 /// Levels compare by their raw values, as SDK 26 compares them.
-public struct ClientSecurity: Hashable, Sendable {
+package struct ClientSecurity: Hashable, Sendable {
     /// The level the client may receive content for.
-    public var level: SecurityLevel
+    package var level: SecurityLevel
     /// The Kext Deny List version that counted (macOS only), if reported.
-    public var kdlVersion: UInt32?
+    package var kdlVersion: UInt32?
     /// Where the level came from: "security-level-report", "capabilities" or "unreported".
-    public var source: String
+    package var source: String
 
     /// The lowest Kext Deny List version SDK 26 accepts (`MIN_KDL_VERSION`); below it, it refuses the client.
-    public static let minimumKDLVersion: UInt32 = 31
+    package static let minimumKDLVersion: UInt32 = 31
 
-    public init(reportedLevel: SecurityLevel?, capabilities: Capabilities?, kdlVersion: UInt32?) {
+    package init(reportedLevel: SecurityLevel?, capabilities: Capabilities?, kdlVersion: UInt32?) {
         if let reportedLevel {
             level = reportedLevel
             source = "security-level-report"
@@ -31,17 +31,17 @@ public struct ClientSecurity: Hashable, Sendable {
         self.kdlVersion = kdlVersion == 0 ? nil : kdlVersion
     }
 
-    public init(_ payload: SPCPayload) {
+    package init(_ payload: SPCPayload) {
         self.init(reportedLevel: payload.securityLevelReport?.level, capabilities: payload.capabilities, kdlVersion: payload.effectiveKDLVersion)
     }
 
     /// True when the client meets `required`: audio always, otherwise its level is at least `required`.
-    public func meets(_ required: SecurityLevel) -> Bool {
+    package func meets(_ required: SecurityLevel) -> Bool {
         level.satisfies(required)
     }
 
     /// True when a reported Kext Deny List version lies below `minimum` (SDK 26 refuses such a client).
-    public func kdlBelow(_ minimum: UInt32) -> Bool {
+    package func kdlBelow(_ minimum: UInt32) -> Bool {
         guard let kdlVersion else { return false }
         return kdlVersion < minimum
     }

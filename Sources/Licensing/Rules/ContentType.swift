@@ -1,4 +1,4 @@
 /// The kind of content a key protects, as Apple's server JSON names it.
-public enum ContentType: String, Hashable, Sendable, CaseIterable, Codable {
+package enum ContentType: String, Hashable, Sendable, CaseIterable, Codable {
     case sd, hd, uhd, audio
 }

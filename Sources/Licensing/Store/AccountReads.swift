@@ -2,12 +2,12 @@
 ///
 /// They are read in the same round trip as the rest, and never cached (``CachingLicenseStore``
 /// forwards them to its inner store on every call): they change with every license.
-public struct AccountReads: OptionSet, Sendable, Hashable {
-    public let rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+package struct AccountReads: OptionSet, Sendable, Hashable {
+    package let rawValue: UInt8
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// When the account's rental of the asset started (``StoreResult/rentalStartedAt``).
-    public static let rentalStart = AccountReads(rawValue: 1 << 0)
+    package static let rentalStart = AccountReads(rawValue: 1 << 0)
     /// The account's offline license records (``StoreResult/offlineRecords``), for sync SPCs.
-    public static let offlineRecords = AccountReads(rawValue: 1 << 1)
+    package static let offlineRecords = AccountReads(rawValue: 1 << 1)
 }

@@ -8,17 +8,17 @@ public final class CacheStatistics: Sendable {
     private let joinCount = Atomic<Int>(0)
     private let prefetchCount = Atomic<Int>(0)
 
-    public init() {}
+    package init() {}
 
     /// Reads answered from a fresh entry.
-    public var hits: Int { hitCount.load(ordering: .relaxed) }
+    package var hits: Int { hitCount.load(ordering: .relaxed) }
     /// Reads sent to the inner store.
-    public var misses: Int { missCount.load(ordering: .relaxed) }
+    package var misses: Int { missCount.load(ordering: .relaxed) }
     /// Reads that waited for the same read another batch already had in flight (single-flight).
-    public var joins: Int { joinCount.load(ordering: .relaxed) }
+    package var joins: Int { joinCount.load(ordering: .relaxed) }
     /// Keys loaded ahead of a rotation boundary by ``CachingLicenseStore/warm(_:holdFor:)``; counted
     /// apart from misses, since no job waited for them.
-    public var prefetched: Int { prefetchCount.load(ordering: .relaxed) }
+    package var prefetched: Int { prefetchCount.load(ordering: .relaxed) }
 
     func hit() { hitCount.add(1, ordering: .relaxed) }
     func miss() { missCount.add(1, ordering: .relaxed) }

@@ -11,7 +11,7 @@ extension CachingLicenseStore {
     /// Per-account reads are dropped: they are never cached. Failed reads are not cached.
     /// - Returns: how many distinct keys were read.
     @discardableResult
-    public func warm(_ requests: [StoreRequest], holdFor: Duration) async throws(LicenseStoreError) -> Int {
+    package func warm(_ requests: [StoreRequest], holdFor: Duration) async throws(LicenseStoreError) -> Int {
         var byKey: [Key: StoreRequest] = [:]
         var order: [Key] = []
         for request in requests {

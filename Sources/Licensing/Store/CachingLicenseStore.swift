@@ -9,15 +9,15 @@
 /// issuing their own. Lease calls are never cached. Invalidation: entries expire after `timeToLive`
 /// (default 2 s), so a changed key or policy reaches every worker within that time; admin writes
 /// through this instance also drop the entry at once. Failed reads are not cached.
-public final class CachingLicenseStore: LicenseStore {
-    public let inner: any LicenseStore
-    public let timeToLive: Duration
+package final class CachingLicenseStore: LicenseStore {
+    package let inner: any LicenseStore
+    package let timeToLive: Duration
     let cache: Cache
     /// Hits, misses and single-flight joins, for metrics.
-    public let statistics: CacheStatistics
+    package let statistics: CacheStatistics
     let now: @Sendable () -> ContinuousClock.Instant
 
-    public init(_ inner: any LicenseStore, timeToLive: Duration = .seconds(2), now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
+    package init(_ inner: any LicenseStore, timeToLive: Duration = .seconds(2), now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         self.inner = inner
         self.timeToLive = timeToLive
         self.now = now
@@ -46,11 +46,11 @@ public final class CachingLicenseStore: LicenseStore {
     }
 
     /// Reads served from the cache, and reads sent to the store, since start.
-    public var counters: (hits: Int, misses: Int) {
+    package var counters: (hits: Int, misses: Int) {
         get async { await cache.counters }
     }
 
-    public func fetch(_ requests: [StoreRequest]) async throws(LicenseStoreError) -> [StoreResult] {
+    package func fetch(_ requests: [StoreRequest]) async throws(LicenseStoreError) -> [StoreResult] {
         let keys = requests.map(Key.init)
         let plan = await cache.plan(keys, now: now())
         // Mutable per-account records are never cached. A rental start only matters under a policy
@@ -113,31 +113,31 @@ public final class CachingLicenseStore: LicenseStore {
         return out
     }
 
-    public func acquireLeases(_ requests: [LeaseRequest]) async throws(LicenseStoreError) -> [LeaseResult] {
+    package func acquireLeases(_ requests: [LeaseRequest]) async throws(LicenseStoreError) -> [LeaseResult] {
         try await inner.acquireLeases(requests)
     }
 
-    public func listSlots(tenant: StoreIdentifier, account: StoreIdentifier, nowMilliseconds: Int64) async throws(LicenseStoreError) -> [LeaseSlot] {
+    package func listSlots(tenant: StoreIdentifier, account: StoreIdentifier, nowMilliseconds: Int64) async throws(LicenseStoreError) -> [LeaseSlot] {
         try await inner.listSlots(tenant: tenant, account: account, nowMilliseconds: nowMilliseconds)
     }
 
     /// Never cached: it is asked only when a tenant is unknown, and must see a store that lost its data at once.
-    public func isProvisioned() async throws(LicenseStoreError) -> Bool {
+    package func isProvisioned() async throws(LicenseStoreError) -> Bool {
         try await inner.isProvisioned()
     }
 
-    public func putTenant(_ tenant: TenantRecord) async throws(LicenseStoreError) {
+    package func putTenant(_ tenant: TenantRecord) async throws(LicenseStoreError) {
         try await inner.putTenant(tenant)
         await cache.drop { $0.tenant == tenant.id }
     }
 
-    public func putContentKey(_ key: WrappedContentKey, tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) async throws(LicenseStoreError)
+    package func putContentKey(_ key: WrappedContentKey, tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) async throws(LicenseStoreError)
     {
         try await inner.putContentKey(key, tenant: tenant, assetID: assetID, keyPeriod: keyPeriod)
         await cache.drop { $0.tenant == tenant && $0.assetID == assetID }
     }
 
-    public func putPolicy(_ document: [UInt8], tenant: StoreIdentifier, assetID: [UInt8]?) async throws(LicenseStoreError) {
+    package func putPolicy(_ document: [UInt8], tenant: StoreIdentifier, assetID: [UInt8]?) async throws(LicenseStoreError) {
         try await inner.putPolicy(document, tenant: tenant, assetID: assetID)
         await cache.drop { $0.tenant == tenant && (assetID == nil || $0.assetID == assetID) }
     }

@@ -4,7 +4,7 @@ import Synchronization
 ///
 /// `Sendable` because all state sits behind one `Mutex`; every call holds it briefly and never
 /// suspends while holding it, so a batch is as atomic as a Redis script per request.
-public final class InMemoryLicenseStore: LicenseStore {
+package final class InMemoryLicenseStore: LicenseStore {
     private struct ContentKeyKey: Hashable {
         var tenant: StoreIdentifier
         var assetID: [UInt8]
@@ -51,9 +51,9 @@ public final class InMemoryLicenseStore: LicenseStore {
 
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
-    public func fetch(_ requests: [StoreRequest]) async throws(LicenseStoreError) -> [StoreResult] {
+    package func fetch(_ requests: [StoreRequest]) async throws(LicenseStoreError) -> [StoreResult] {
         state.withLock { state in
             requests.map { request in
                 let key = ContentKeyKey(tenant: request.tenant, assetID: request.assetID, keyPeriod: request.keyPeriod)
@@ -74,7 +74,7 @@ public final class InMemoryLicenseStore: LicenseStore {
         }
     }
 
-    public func acquireLeases(_ requests: [LeaseRequest]) async throws(LicenseStoreError) -> [LeaseResult] {
+    package func acquireLeases(_ requests: [LeaseRequest]) async throws(LicenseStoreError) -> [LeaseResult] {
         state.withLock { state in
             requests.map { Self.acquire($0, in: &state) }
         }
@@ -149,14 +149,14 @@ public final class InMemoryLicenseStore: LicenseStore {
     }
 
     /// The account's registered devices and invalidated stream IDs (tests and admin).
-    public func accountRecords(tenant: StoreIdentifier, account: StoreIdentifier) -> (devices: Set<[UInt8]>, invalidated: Set<[UInt8]>) {
+    package func accountRecords(tenant: StoreIdentifier, account: StoreIdentifier) -> (devices: Set<[UInt8]>, invalidated: Set<[UInt8]>) {
         state.withLock { state in
             let r = state.accounts[AccountKey(tenant: tenant, account: account)]
             return (r?.devices ?? [], r?.invalidated ?? [])
         }
     }
 
-    public func listSlots(tenant: StoreIdentifier, account: StoreIdentifier, nowMilliseconds: Int64) async throws(LicenseStoreError) -> [LeaseSlot] {
+    package func listSlots(tenant: StoreIdentifier, account: StoreIdentifier, nowMilliseconds: Int64) async throws(LicenseStoreError) -> [LeaseSlot] {
         let slots = state.withLock { $0.slots[AccountKey(tenant: tenant, account: account)] ?? [:] }
         return slots.compactMap { member, slot in
             slot.expiresAt > nowMilliseconds && !slot.ended ? LeaseSlot(member: member, expiresAtMilliseconds: slot.expiresAt) : nil
@@ -167,21 +167,21 @@ public final class InMemoryLicenseStore: LicenseStore {
         }
     }
 
-    public func putTenant(_ tenant: TenantRecord) async throws(LicenseStoreError) {
+    package func putTenant(_ tenant: TenantRecord) async throws(LicenseStoreError) {
         state.withLock { $0.tenants[tenant.id] = tenant }
     }
 
     /// Memory is provisioned once it holds a tenant: it cannot lose data and stay up.
-    public func isProvisioned() async throws(LicenseStoreError) -> Bool {
+    package func isProvisioned() async throws(LicenseStoreError) -> Bool {
         state.withLock { !$0.tenants.isEmpty }
     }
 
-    public func putContentKey(_ key: WrappedContentKey, tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) async throws(LicenseStoreError)
+    package func putContentKey(_ key: WrappedContentKey, tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) async throws(LicenseStoreError)
     {
         state.withLock { $0.contentKeys[ContentKeyKey(tenant: tenant, assetID: assetID, keyPeriod: keyPeriod)] = key }
     }
 
-    public func putPolicy(_ document: [UInt8], tenant: StoreIdentifier, assetID: [UInt8]?) async throws(LicenseStoreError) {
+    package func putPolicy(_ document: [UInt8], tenant: StoreIdentifier, assetID: [UInt8]?) async throws(LicenseStoreError) {
         state.withLock { $0.policies[PolicyKey(tenant: tenant, assetID: assetID)] = document }
     }
 }

@@ -34,7 +34,7 @@ public struct LeaseRequest: Sendable, Hashable {
     /// Records `now` as the account's rental start for this asset unless one is recorded already.
     public var rentalAssetID: [UInt8]?
     /// Offline license records to write (a new dual-expiry license, or records a sync SPC changed).
-    public var offlineRecords: [OfflineLicenseRecord]
+    package var offlineRecords: [OfflineLicenseRecord]
     /// Stream IDs a sync SPC invalidated, kept so they never count as live again.
     public var invalidatedStreamIDs: [[UInt8]]
 
@@ -57,7 +57,7 @@ public struct LeaseRequest: Sendable, Hashable {
         case hold
     }
 
-    public init(
+    package init(
         requestID: StoreIdentifier, tenant: StoreIdentifier, account: StoreIdentifier,
         deviceID: [UInt8], sessionID: UInt64, maxConcurrentStreams: Int,
         leaseDurationSeconds: UInt32, nowMilliseconds: Int64, slot: SlotMode = .acquireOrRenew,
@@ -81,7 +81,7 @@ public struct LeaseRequest: Sendable, Hashable {
     }
 
     /// The account whose slots and records this request writes.
-    public var accountKey: AccountKey { AccountKey(tenant: tenant, account: account) }
+    package var accountKey: AccountKey { AccountKey(tenant: tenant, account: account) }
 
     /// The slot's member name inside the account's slot set: `<device hex>/<session hex, 16 digits>`.
     public var slotMember: String {

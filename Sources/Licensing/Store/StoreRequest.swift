@@ -7,9 +7,9 @@ public struct StoreRequest: Sendable, Hashable {
     /// The key period of a rotating live stream; nil names the asset's single key.
     public var keyPeriod: StoreIdentifier?
     /// Which mutable per-account records to read in the same round trip. Default: none.
-    public var accountReads: AccountReads
+    package var accountReads: AccountReads
 
-    public init(tenant: StoreIdentifier, account: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier? = nil, accountReads: AccountReads = []) {
+    package init(tenant: StoreIdentifier, account: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier? = nil, accountReads: AccountReads = []) {
         self.tenant = tenant
         self.account = account
         self.assetID = assetID

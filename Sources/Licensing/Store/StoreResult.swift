@@ -4,9 +4,9 @@
 /// parse each distinct document once per batch.
 public struct StoreResult: Sendable, Hashable {
     /// The tenant record; nil if the tenant is unknown.
-    public var tenant: TenantRecord?
+    package var tenant: TenantRecord?
     /// The wrapped key for the asset and key period; nil if none is stored.
-    public var contentKey: WrappedContentKey?
+    package var contentKey: WrappedContentKey?
     /// The tenant's default policy document (raw JSON bytes), if stored.
     public var tenantPolicy: [UInt8]?
     /// The asset's override document, if stored.
@@ -19,9 +19,9 @@ public struct StoreResult: Sendable, Hashable {
     /// True when ``rentalStartedAt`` was read (the request asked for ``AccountReads/rentalStart``).
     public var rentalStartRead: Bool
     /// The account's offline license records, when asked for (``AccountReads/offlineRecords``).
-    public var offlineRecords: [OfflineLicenseRecord]
+    package var offlineRecords: [OfflineLicenseRecord]
 
-    public init(
+    package init(
         tenant: TenantRecord?, contentKey: WrappedContentKey?, tenantPolicy: [UInt8]? = nil, assetPolicy: [UInt8]? = nil, keyPeriodPolicy: [UInt8]? = nil,
         rentalStartedAt: Int64? = nil, rentalStartRead: Bool = false, offlineRecords: [OfflineLicenseRecord] = []
     ) {

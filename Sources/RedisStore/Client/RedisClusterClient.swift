@@ -18,8 +18,8 @@ import Synchronization
 /// ``RedisLicenseStore`` is). Scripts are loaded per node by each node's connections: a master
 /// that does not know a script (new after a failover, `SCRIPT FLUSH`) answers `NOSCRIPT` and gets
 /// it as `EVAL`.
-public final class RedisClusterClient: RedisCommandRunner {
-    public let configuration: RedisClusterConfiguration
+package final class RedisClusterClient: RedisCommandRunner {
+    package let configuration: RedisClusterConfiguration
     private let logger: Logger
     private let state: Mutex<State>
 
@@ -44,7 +44,7 @@ public final class RedisClusterClient: RedisCommandRunner {
 
     /// Validates `configuration` (seeds, the node template as ``RedisClient`` does, database 0);
     /// connects nothing yet: the slot map is read on first use.
-    public init(configuration: RedisClusterConfiguration, logger: Logger = Logger(label: "fairplayksm.redis.cluster")) throws(RedisError) {
+    package init(configuration: RedisClusterConfiguration, logger: Logger = Logger(label: "fairplayksm.redis.cluster")) throws(RedisError) {
         guard !configuration.seeds.isEmpty else {
             throw RedisError(.invalidConfiguration, "a Redis Cluster needs at least one seed node", isRetriable: false)
         }
@@ -69,7 +69,7 @@ public final class RedisClusterClient: RedisCommandRunner {
 
     /// With `durability`, every master's part is followed by `WAIT` on its connection; a master
     /// whose replicas did not all acknowledge fails the pipeline with `.notDurable`, not retried here.
-    public func pipeline(_ commands: [RedisCommand], durability: RedisDurability?) async throws(RedisError) -> [RedisValue] {
+    package func pipeline(_ commands: [RedisCommand], durability: RedisDurability?) async throws(RedisError) -> [RedisValue] {
         if commands.isEmpty { return [] }
         let units = Self.units(of: commands)
         var replies = [RedisValue](repeating: .null, count: commands.count)
@@ -166,7 +166,7 @@ public final class RedisClusterClient: RedisCommandRunner {
         }
     }
 
-    public func masterClients() async throws(RedisError) -> [RedisClient] {
+    package func masterClients() async throws(RedisError) -> [RedisClient] {
         let map = try await slotMap()
         var clients: [RedisClient] = []
         for node in map.masters { clients.append(try client(for: node)) }

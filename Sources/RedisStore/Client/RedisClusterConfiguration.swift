@@ -1,21 +1,21 @@
 /// How a ``RedisClusterClient`` finds and talks to a Redis Cluster. Plain values with documented
 /// defaults; validated by ``RedisClusterClient/init(configuration:logger:)``.
-public struct RedisClusterConfiguration: Sendable, Hashable, CustomStringConvertible {
+package struct RedisClusterConfiguration: Sendable, Hashable, CustomStringConvertible {
     /// Nodes asked for the slot map until one answers; any node of the cluster will do.
-    public var seeds: [RedisNodeAddress]
+    package var seeds: [RedisNodeAddress]
     /// AUTH, timeouts, pool size and reconnect backoff of every node's pool (its host and port are
     /// replaced by the node's). The database must be 0: a cluster has no other.
-    public var node: RedisClientConfiguration
+    package var node: RedisClientConfiguration
     /// Redirects (`MOVED`, `ASK`) followed for one pipeline before it fails. Default: 5.
-    public var maximumRedirects: Int = 5
+    package var maximumRedirects: Int = 5
     /// Rounds of `TRYAGAIN`, `CLUSTERDOWN` or an unreachable master retried for one pipeline,
     /// with ``retryBackoff`` between them, before it fails with `.clusterUnavailable`. Default: 6
     /// (with the default backoff, about 3 s: longer than a failover with a 1 s node timeout).
-    public var maximumRetries: Int = 6
+    package var maximumRetries: Int = 6
     /// The wait before each retry round. Default: base 50 ms, cap 1 s.
-    public var retryBackoff: RedisClientConfiguration.Backoff = .init(base: .milliseconds(50), cap: .seconds(1))
+    package var retryBackoff: RedisClientConfiguration.Backoff = .init(base: .milliseconds(50), cap: .seconds(1))
 
-    public init(seeds: [RedisNodeAddress], node: RedisClientConfiguration = RedisClientConfiguration()) {
+    package init(seeds: [RedisNodeAddress], node: RedisClientConfiguration = RedisClientConfiguration()) {
         self.seeds = seeds
         self.node = node
     }
@@ -23,7 +23,7 @@ public struct RedisClusterConfiguration: Sendable, Hashable, CustomStringConvert
     /// Parses `redis-cluster://[[user]:password@]host:port[,host:port...]`, the same user and
     /// password syntax as `redis://` (percent-encoded, RFC 3986) (``RedisClientConfiguration/init(url:)``); a path may only be
     /// `/0`. Other fields keep their defaults.
-    public init(url: String) throws(RedisError) {
+    package init(url: String) throws(RedisError) {
         let scheme = "redis-cluster://"
         guard url.hasPrefix(scheme) else {
             throw RedisError(.invalidConfiguration, "Redis Cluster URL: must start with \(scheme)", isRetriable: false)
@@ -57,7 +57,7 @@ public struct RedisClusterConfiguration: Sendable, Hashable, CustomStringConvert
     }
 
     /// Seeds, user and pool; the password is shown only as `***`.
-    public var description: String {
+    package var description: String {
         var text = "redis-cluster://"
         if node.username != nil || node.password != nil {
             text += "\(node.username ?? ""):\(node.password == nil ? "" : "***")@"

@@ -14,19 +14,19 @@ public struct RedisCommand: Sendable {
     private(set) var isAsking = false
 
     /// A plain command such as `["SET", "k", "v"]`.
-    public init(_ arguments: [RedisArgument]) {
+    package init(_ arguments: [RedisArgument]) {
         var encoder = RedisCommandEncoder(capacity: arguments.reduce(16) { $0 + $1.bytes.count + 16 })
         for argument in arguments { encoder.append(argument) }
         self.init(kind: .plain, arguments: encoder)
     }
 
     /// A plain command whose arguments, command name first, were written into `encoder`.
-    public init(_ encoder: RedisCommandEncoder) {
+    package init(_ encoder: RedisCommandEncoder) {
         self.init(kind: .plain, arguments: encoder)
     }
 
     /// A script call; `keys` are the script's `KEYS`, `arguments` its `ARGV`.
-    public static func evalScript(_ script: RedisScript, keys: [RedisArgument], arguments: [RedisArgument]) -> RedisCommand {
+    package static func evalScript(_ script: RedisScript, keys: [RedisArgument], arguments: [RedisArgument]) -> RedisCommand {
         var encoder = RedisCommandEncoder.script(keyCount: keys.count)
         for key in keys { encoder.append(key) }
         for argument in arguments { encoder.append(argument) }
@@ -35,7 +35,7 @@ public struct RedisCommand: Sendable {
 
     /// A script call whose key count, keys and arguments were written into `encoder`, which
     /// ``RedisCommandEncoder/script(keyCount:capacity:)`` started.
-    public static func evalScript(_ script: RedisScript, encoded encoder: RedisCommandEncoder) -> RedisCommand {
+    package static func evalScript(_ script: RedisScript, encoded encoder: RedisCommandEncoder) -> RedisCommand {
         RedisCommand(kind: .script(script), arguments: encoder)
     }
 

@@ -7,42 +7,42 @@ import Wire
 /// Why: a lease script call has two dozen arguments per job; building each as its own array and
 /// letting hiredis format them again cost more CPU than Redis spent running the script. Hot paths
 /// write keys and numbers here directly; ``RedisArgument`` arrays go through the same encoder.
-public struct RedisCommandEncoder: Sendable {
+package struct RedisCommandEncoder: Sendable {
     /// The bulk strings written so far, without the array header (`*<count>\r\n`).
     private(set) var bytes: [UInt8] = []
     /// How many arguments were written.
     private(set) var count = 0
 
-    public init(capacity: Int = 128) {
+    package init(capacity: Int = 128) {
         bytes.reserveCapacity(capacity)
     }
 
     /// Starts a script call's arguments: the key count, then the caller writes the keys and the
     /// arguments in order.
-    public static func script(keyCount: Int, capacity: Int = 512) -> RedisCommandEncoder {
+    package static func script(keyCount: Int, capacity: Int = 512) -> RedisCommandEncoder {
         var encoder = RedisCommandEncoder(capacity: capacity)
         encoder.append(keyCount)
         return encoder
     }
 
-    public mutating func append(_ argument: RedisArgument) {
+    package mutating func append(_ argument: RedisArgument) {
         append(bytes: argument.bytes)
     }
 
-    public mutating func append(bytes content: [UInt8]) {
+    package mutating func append(bytes content: [UInt8]) {
         header(length: content.count)
         bytes.append(contentsOf: content)
         trailer()
     }
 
-    public mutating func append(_ string: String) {
+    package mutating func append(_ string: String) {
         count += 1
         Self.writeBulk(string, into: &bytes)
     }
 
     /// A key made of a shared prefix (an account's hash tag), a fixed part and an optional variable
     /// tail (e.g. `...:slots`, `...:req:<request ID>`), with no intermediate string.
-    public mutating func append(_ prefix: [UInt8], _ middle: StaticString, _ tail: String = "") {
+    package mutating func append(_ prefix: [UInt8], _ middle: StaticString, _ tail: String = "") {
         var tail = tail
         middle.withUTF8Buffer { middle in
             tail.withUTF8 { tail in
@@ -57,7 +57,7 @@ public struct RedisCommandEncoder: Sendable {
 
     /// An integer in decimal, as Redis reads numbers. Signed types of at most 64 bits only, so the
     /// conversion below cannot trap (a `UInt64` above `Int64.max` would).
-    public mutating func append<Integer: SignedInteger & FixedWidthInteger>(_ value: Integer) {
+    package mutating func append<Integer: SignedInteger & FixedWidthInteger>(_ value: Integer) {
         let value = Int64(value)
         header(length: Self.decimalLength(value))
         writeDecimal(value)
@@ -65,7 +65,7 @@ public struct RedisCommandEncoder: Sendable {
     }
 
     /// Bytes as lower-case hex digits, the form the data model uses for device and asset IDs.
-    public mutating func append(hex content: [UInt8]) {
+    package mutating func append(hex content: [UInt8]) {
         header(length: 2 * content.count)
         HexEncoding.append(content, to: &bytes)
         trailer()

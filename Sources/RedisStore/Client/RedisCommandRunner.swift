@@ -16,23 +16,23 @@ public protocol RedisCommandRunner: Sendable {
 
 extension RedisCommandRunner {
     /// Sends commands as one pipeline, answered in order, without waiting for replicas.
-    public func pipeline(_ commands: [RedisCommand]) async throws(RedisError) -> [RedisValue] {
+    package func pipeline(_ commands: [RedisCommand]) async throws(RedisError) -> [RedisValue] {
         try await pipeline(commands, durability: nil)
     }
 
     /// Sends one command. An error reply throws a ``RedisError`` with code `.serverError`
     /// (non-retriable unless the server is in a transient state such as `LOADING`).
-    public func send(_ command: [RedisArgument]) async throws(RedisError) -> RedisValue {
+    package func send(_ command: [RedisArgument]) async throws(RedisError) -> RedisValue {
         try Self.throwingServerError(try await pipeline([RedisCommand(command)])[0])
     }
 
     /// Sends plain commands as one pipeline; replies in order, error replies as `.error` values.
-    public func pipeline(_ commands: [[RedisArgument]]) async throws(RedisError) -> [RedisValue] {
+    package func pipeline(_ commands: [[RedisArgument]]) async throws(RedisError) -> [RedisValue] {
         try await pipeline(commands.map { RedisCommand($0) })
     }
 
     /// Runs a script with `EVALSHA`, falling back to `EVAL` on `NOSCRIPT`. An error reply throws.
-    public func evalScript(_ script: RedisScript, keys: [RedisArgument], args: [RedisArgument]) async throws(RedisError) -> RedisValue {
+    package func evalScript(_ script: RedisScript, keys: [RedisArgument], args: [RedisArgument]) async throws(RedisError) -> RedisValue {
         try Self.throwingServerError(try await pipeline([.evalScript(script, keys: keys, arguments: args)])[0])
     }
 

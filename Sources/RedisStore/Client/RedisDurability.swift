@@ -5,11 +5,11 @@
 /// its replica got it is lost at the failover (docs/redis.md, "Durability across a failover").
 public struct RedisDurability: Sendable, Hashable {
     /// Replicas that must acknowledge; at least 1.
-    public var replicas: Int
+    package var replicas: Int
     /// How long `WAIT` may block; fewer acknowledgements by then fail the pipeline (`.notDurable`).
-    public var timeout: Duration
+    package var timeout: Duration
 
-    public init(replicas: Int, timeout: Duration) {
+    package init(replicas: Int, timeout: Duration) {
         self.replicas = replicas
         self.timeout = timeout
     }

@@ -3,13 +3,13 @@ import Logging
 /// Which Redis a URL names: one server (`redis://`) or a cluster (`redis-cluster://`), and the
 /// client for it. `ksm serve`, `ksm admin` and the benchmarks all go through here, so one setting
 /// works everywhere.
-public enum RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
+package enum RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
     case single(RedisClientConfiguration)
     case cluster(RedisClusterConfiguration)
 
     /// Parses `redis://...` (``RedisClientConfiguration/init(url:)``) or `redis-cluster://...`
     /// (``RedisClusterConfiguration/init(url:)``).
-    public init(url: String) throws(RedisError) {
+    package init(url: String) throws(RedisError) {
         if url.hasPrefix("redis-cluster://") {
             self = .cluster(try RedisClusterConfiguration(url: url))
         } else {
@@ -19,7 +19,7 @@ public enum RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
 
     /// The client: a ``RedisClient`` for one server, a ``RedisClusterClient`` for a cluster.
     /// Validates the configuration; connects nothing yet.
-    public func makeClient(logger: Logger = Logger(label: "fairplayksm.redis")) throws(RedisError) -> any RedisCommandRunner {
+    package func makeClient(logger: Logger = Logger(label: "fairplayksm.redis")) throws(RedisError) -> any RedisCommandRunner {
         switch self {
         case .single(let configuration): try RedisClient(configuration: configuration, logger: logger)
         case .cluster(let configuration): try RedisClusterClient(configuration: configuration, logger: logger)
@@ -27,7 +27,7 @@ public enum RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The URL's parts with the password masked.
-    public var description: String {
+    package var description: String {
         switch self {
         case .single(let configuration): configuration.description
         case .cluster(let configuration): configuration.description

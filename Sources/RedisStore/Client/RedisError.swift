@@ -5,38 +5,38 @@
 /// replies (`LOADING`, `BUSY`, `TRYAGAIN`, `MASTERDOWN`); false for other error replies such as
 /// `WRONGTYPE` or a script error. `description` never includes command arguments or passwords.
 public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
+    package struct Code: Sendable, Hashable, CustomStringConvertible {
         fileprivate let raw: String
         /// Could not connect (refused, unreachable, DNS), or AUTH/SELECT failed at connect.
-        public static let connectionFailed = Code(raw: "connectionFailed")
+        package static let connectionFailed = Code(raw: "connectionFailed")
         /// The connection failed mid-command (reset, EOF, write error); it was dropped.
-        public static let connectionLost = Code(raw: "connectionLost")
+        package static let connectionLost = Code(raw: "connectionLost")
         /// No reply within the command timeout; the connection was dropped.
-        public static let timeout = Code(raw: "timeout")
+        package static let timeout = Code(raw: "timeout")
         /// The connection is waiting out its reconnect backoff; nothing was sent.
-        public static let reconnecting = Code(raw: "reconnecting")
+        package static let reconnecting = Code(raw: "reconnecting")
         /// The server answered with an error reply (the message starts with its code, e.g. `WRONGTYPE`).
-        public static let serverError = Code(raw: "serverError")
+        package static let serverError = Code(raw: "serverError")
         /// A reply did not have the expected shape.
-        public static let unexpectedReply = Code(raw: "unexpectedReply")
+        package static let unexpectedReply = Code(raw: "unexpectedReply")
         /// A cluster kept answering `TRYAGAIN`, `CLUSTERDOWN` or redirects, or a node stayed
         /// unreachable, past the client's bounded retries (``RedisClusterConfiguration``); retriable.
-        public static let clusterUnavailable = Code(raw: "clusterUnavailable")
+        package static let clusterUnavailable = Code(raw: "clusterUnavailable")
         /// Fewer replicas than ``RedisDurability/replicas`` acknowledged a pipeline's writes within
         /// its timeout: the writes are on the master but might not survive a failover; retriable.
-        public static let notDurable = Code(raw: "notDurable")
+        package static let notDurable = Code(raw: "notDurable")
         /// The configuration is invalid (bad URL, port, database).
-        public static let invalidConfiguration = Code(raw: "invalidConfiguration")
-        public var description: String { raw }
+        package static let invalidConfiguration = Code(raw: "invalidConfiguration")
+        package var description: String { raw }
     }
 
-    public var code: Code
-    public var message: String
-    public var isRetriable: Bool
-    public var file: String
-    public var line: Int
+    package var code: Code
+    package var message: String
+    package var isRetriable: Bool
+    package var file: String
+    package var line: Int
 
-    public init(_ code: Code, _ message: String, isRetriable: Bool, file: String = #fileID, line: Int = #line) {
+    package init(_ code: Code, _ message: String, isRetriable: Bool, file: String = #fileID, line: Int = #line) {
         self.code = code
         self.message = message
         self.isRetriable = isRetriable
@@ -45,7 +45,7 @@ public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The error for a server error reply; transient server states are retriable.
-    public static func serverReply(_ message: String, file: String = #fileID, line: Int = #line) -> RedisError {
+    package static func serverReply(_ message: String, file: String = #fileID, line: Int = #line) -> RedisError {
         let prefix = message.prefix { $0 != " " }
         let transient: Set<Substring> = ["LOADING", "BUSY", "TRYAGAIN", "MASTERDOWN", "CLUSTERDOWN"]
         return RedisError(.serverError, message, isRetriable: transient.contains(prefix), file: file, line: line)

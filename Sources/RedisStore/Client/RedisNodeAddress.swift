@@ -1,9 +1,9 @@
 /// Where one Redis node listens: a cluster seed, or a master named by the slot map or a redirect.
-public struct RedisNodeAddress: Sendable, Hashable, CustomStringConvertible {
-    public var host: String
-    public var port: Int
+package struct RedisNodeAddress: Sendable, Hashable, CustomStringConvertible {
+    package var host: String
+    package var port: Int
 
-    public init(host: String, port: Int) {
+    package init(host: String, port: Int) {
         self.host = host
         self.port = port
     }
@@ -35,5 +35,5 @@ public struct RedisNodeAddress: Sendable, Hashable, CustomStringConvertible {
         return utf8.allSatisfy { $0 > 0x20 && $0 != 0x7F }
     }
 
-    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }

@@ -5,17 +5,17 @@ import Synchronization
 /// The SHA-1 is learnt from the server's `SCRIPT LOAD` on first use (this module does no hashing of
 /// its own) and cached here, so one script object serves every client and connection.
 /// `Sendable`: the cached SHA sits behind a `Mutex`.
-public final class RedisScript: Sendable {
+package final class RedisScript: Sendable {
     /// The Lua source.
-    public let source: String
+    package let source: String
     private let cachedSHA = Mutex<String?>(nil)
 
-    public init(_ source: String) {
+    package init(_ source: String) {
         self.source = source
     }
 
     /// The SHA-1 the server reported for this script; nil until first loaded.
-    public var sha1: String? { cachedSHA.withLock { $0 } }
+    package var sha1: String? { cachedSHA.withLock { $0 } }
 
     func remember(sha1: String) { cachedSHA.withLock { $0 = sha1 } }
 }

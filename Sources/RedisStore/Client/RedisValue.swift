@@ -13,7 +13,7 @@ public enum RedisValue: Sendable, Hashable {
     case error(String)
 
     /// The bytes of a bulk or simple string; nil for other kinds.
-    public var bytes: [UInt8]? {
+    package var bytes: [UInt8]? {
         switch self {
         case .bulkString(let bytes): bytes
         case .simpleString(let text): Array(text.utf8)
@@ -22,7 +22,7 @@ public enum RedisValue: Sendable, Hashable {
     }
 
     /// A bulk or simple string decoded as UTF-8 (invalid sequences repaired); nil for other kinds.
-    public var string: String? {
+    package var string: String? {
         switch self {
         case .bulkString(let bytes): String(decoding: bytes, as: UTF8.self)
         case .simpleString(let text): text
@@ -31,7 +31,7 @@ public enum RedisValue: Sendable, Hashable {
     }
 
     /// An integer reply, or a string reply holding a decimal integer; nil otherwise.
-    public var integerValue: Int64? {
+    package var integerValue: Int64? {
         switch self {
         case .integer(let value): value
         case .bulkString, .simpleString: string.flatMap { Int64($0) }
@@ -40,9 +40,9 @@ public enum RedisValue: Sendable, Hashable {
     }
 
     /// The elements of an array reply; nil for other kinds (including `.null`).
-    public var arrayValue: [RedisValue]? {
+    package var arrayValue: [RedisValue]? {
         if case .array(let values) = self { values } else { nil }
     }
 
-    public var isNull: Bool { self == .null }
+    package var isNull: Bool { self == .null }
 }

@@ -5,7 +5,7 @@ import Licensing
 extension LeaseResult {
     /// The text form:
     /// `g:<ms>`, `r:<ms>`, `x:<reason>:<active>:<limit>`, `g:<ms>:<ended member>`, `h:<ms>`, `n`.
-    public var encoded: String {
+    package var encoded: String {
         switch self {
         case .granted(let at): "g:\(at)"
         case .renewed(let at): "r:\(at)"
@@ -18,7 +18,7 @@ extension LeaseResult {
 
     /// Parses ``encoded``; nil if malformed. Reads the UTF-8 bytes in one pass (every lease of a
     /// storm comes back through here): no split into substrings, no generic integer parsing.
-    public init?(encoded: some StringProtocol) {
+    package init?(encoded: some StringProtocol) {
         var text = String(encoded)
         let parsed: LeaseResult? = text.withUTF8 { Self.parse($0) }
         guard let parsed else { return nil }

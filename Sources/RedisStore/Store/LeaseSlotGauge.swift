@@ -6,9 +6,9 @@ import Synchronization
 /// so a huge keyspace cannot turn the gauge into load; `isComplete` says whether it saw them all.
 public final class LeaseSlotGauge: Sendable {
     public struct Sample: Sendable, Hashable {
-        public var slots: Int
-        public var accounts: Int
-        public var isComplete: Bool
+        package var slots: Int
+        package var accounts: Int
+        package var isComplete: Bool
 
         package init(slots: Int, accounts: Int, isComplete: Bool) {
             self.slots = slots
@@ -20,15 +20,15 @@ public final class LeaseSlotGauge: Sendable {
     private let last = Mutex<Sample?>(nil)
     let maximumKeys: Int
 
-    public init(maximumKeys: Int = 200_000) {
+    package init(maximumKeys: Int = 200_000) {
         self.maximumKeys = maximumKeys
     }
 
     /// The last sample; nil until the first one finished.
-    public var sample: Sample? { last.withLock { $0 } }
+    package var sample: Sample? { last.withLock { $0 } }
 
     /// Samples until the task is cancelled. `onError` counts a failed sample (the last good one stays).
-    public func monitor(client: any RedisCommandRunner, every interval: Duration = .seconds(15), onError: @Sendable (RedisError) -> Void) async {
+    package func monitor(client: any RedisCommandRunner, every interval: Duration = .seconds(15), onError: @Sendable (RedisError) -> Void) async {
         while !Task.isCancelled {
             do throws(RedisError) {
                 let sample = try await count(client: client, nowMilliseconds: RedisLicenseStore.currentTimeMilliseconds())

@@ -6,7 +6,7 @@ import Wire
 /// device limit). Customer support removes a lost or sold device so another can take its place.
 extension RedisLicenseStore {
     /// The account's registered device HUs, sorted by their hex form; empty for an unknown account.
-    public func registeredDevices(tenant: StoreIdentifier, account: StoreIdentifier) async throws(LicenseStoreError) -> [[UInt8]] {
+    package func registeredDevices(tenant: StoreIdentifier, account: StoreIdentifier) async throws(LicenseStoreError) -> [[UInt8]] {
         let reply = try await run([RedisCommand(["SMEMBERS", RedisKeys.devices(tenant, account: account)])])[0]
         guard let members = try Self.checked(reply).arrayValue else {
             throw LicenseStoreError(.corruptRecord, "device registry of \(tenant)/\(account) is not a set")
@@ -24,7 +24,7 @@ extension RedisLicenseStore {
     /// Removes one device from the account's registry, which frees its place under the device
     /// limit at once. Its live lease slots are left to expire (or to be renewed, which registers the
     /// device again if the limit allows). Returns false when the device was not registered.
-    public func removeDevice(tenant: StoreIdentifier, account: StoreIdentifier, deviceID: [UInt8]) async throws(LicenseStoreError) -> Bool {
+    package func removeDevice(tenant: StoreIdentifier, account: StoreIdentifier, deviceID: [UInt8]) async throws(LicenseStoreError) -> Bool {
         let reply = try await run([RedisCommand(["SREM", RedisKeys.devices(tenant, account: account), RedisArgument(HexEncoding.encode(deviceID))])])[0]
         guard let removed = try Self.checked(reply).integerValue else {
             throw LicenseStoreError(.corruptRecord, "SREM on the device registry of \(tenant)/\(account) did not answer a count")

@@ -21,7 +21,7 @@ extension RedisLicenseStore {
     /// For stores provisioned before the marker existed: writes it when it is missing and some
     /// tenant record exists (found with `SCAN`, once, at worker start). A store that lost its data
     /// holds no tenant, so it stays unmarked. Returns whether the store is provisioned now.
-    public func markProvisionedIfTenantsExist() async throws(LicenseStoreError) -> Bool {
+    package func markProvisionedIfTenantsExist() async throws(LicenseStoreError) -> Bool {
         if try await isProvisioned() { return true }
         // Every master of a cluster: tenant records spread over the slots.
         let found: Bool

@@ -4,7 +4,7 @@ import Wire
 /// Rotation schedules and viewer counts in Redis. Each method is one or two pipelined round trips
 /// and runs in the background (admin, or a worker's prefetch task), never per job.
 extension RedisLicenseStore: RotationScheduleStore {
-    public func putRotation(_ schedule: RotationSchedule) async throws(LicenseStoreError) {
+    package func putRotation(_ schedule: RotationSchedule) async throws(LicenseStoreError) {
         let key = RedisKeys.rotation(schedule.tenant, assetID: schedule.assetID)
         var hset: [RedisArgument] = ["HSET", key]
         for (name, value) in schedule.fields { hset += [RedisArgument(name), RedisArgument(value)] }
@@ -22,7 +22,7 @@ extension RedisLicenseStore: RotationScheduleStore {
         for reply in replies { _ = try Self.rotationChecked(reply) }
     }
 
-    public func removeRotation(tenant: StoreIdentifier, assetID: [UInt8]) async throws(LicenseStoreError) {
+    package func removeRotation(tenant: StoreIdentifier, assetID: [UInt8]) async throws(LicenseStoreError) {
         let replies = try await rotationRun([
             RedisCommand(["DEL", RedisKeys.rotation(tenant, assetID: assetID)]),
             RedisCommand(["ZREM", RedisKeys.rotationIndex, RedisArgument(RedisKeys.rotationMember(tenant, assetID: assetID))]),
@@ -30,17 +30,17 @@ extension RedisLicenseStore: RotationScheduleStore {
         for reply in replies { _ = try Self.rotationChecked(reply) }
     }
 
-    public func rotations(tenant: StoreIdentifier?) async throws(LicenseStoreError) -> [RotationSchedule] {
+    package func rotations(tenant: StoreIdentifier?) async throws(LicenseStoreError) -> [RotationSchedule] {
         let all = try await schedules(["ZRANGE", RedisKeys.rotationIndex, "0", "-1"])
         guard let tenant else { return all }
         return all.filter { $0.tenant == tenant }
     }
 
-    public func dueRotations(from: Int64, through: Int64) async throws(LicenseStoreError) -> [RotationSchedule] {
+    package func dueRotations(from: Int64, through: Int64) async throws(LicenseStoreError) -> [RotationSchedule] {
         try await schedules(["ZRANGEBYSCORE", RedisKeys.rotationIndex, RedisArgument(from), RedisArgument(through)])
     }
 
-    public func viewerCounts(_ schedules: [RotationSchedule], nowMilliseconds: Int64) async throws(LicenseStoreError) -> [Int] {
+    package func viewerCounts(_ schedules: [RotationSchedule], nowMilliseconds: Int64) async throws(LicenseStoreError) -> [Int] {
         if schedules.isEmpty { return [] }
         var commands: [RedisCommand] = []
         for schedule in schedules {

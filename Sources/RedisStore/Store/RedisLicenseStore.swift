@@ -12,14 +12,14 @@ import Wire
 public struct RedisLicenseStore: LicenseStore {
     /// One Redis (``RedisClient``) or a Redis Cluster (``RedisClusterClient``): every command the
     /// store sends is routable by its key, and every script and transaction stays in one hash tag.
-    public let client: any RedisCommandRunner
+    package let client: any RedisCommandRunner
     /// What the server turned out not to support, shared by every copy of this store.
     let compatibility = RedisCompatibility()
 
     /// When set, a lease batch is answered only once this many replicas of each master it wrote to
     /// have its writes (`WAIT`); fewer within the timeout fail the batch as `.unavailable`
     /// (docs/redis.md, "Durability across a failover"). Nil: Redis's asynchronous replication.
-    public let durability: RedisDurability?
+    package let durability: RedisDurability?
 
     public init(client: any RedisCommandRunner, durability: RedisDurability? = nil) {
         self.client = client

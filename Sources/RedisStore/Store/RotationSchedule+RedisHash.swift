@@ -8,7 +8,7 @@ import Wire
 /// `next_period` (identifiers, absent when unset), `keys` (decimal, default 1).
 extension RotationSchedule {
     /// The hash fields to store, in a fixed order.
-    public var fields: [(String, String)] {
+    package var fields: [(String, String)] {
         var out: [(String, String)] = [
             ("boundary", String(boundaryMilliseconds)), ("next_asset", HexEncoding.encode(nextAssetID)), ("keys", String(keysPerViewer)),
         ]
@@ -20,7 +20,7 @@ extension RotationSchedule {
     /// Decodes a stored record.
     /// - Throws: `.corruptRecord` when `boundary` or `next_asset` is missing or malformed, a period
     ///   is not a valid identifier, or `keys` is not in 1...64.
-    public init(tenant: StoreIdentifier, assetID: [UInt8], fields: [String: String]) throws(LicenseStoreError) {
+    package init(tenant: StoreIdentifier, assetID: [UInt8], fields: [String: String]) throws(LicenseStoreError) {
         func corrupt(_ what: String) -> LicenseStoreError {
             LicenseStoreError(.corruptRecord, "rotation schedule of \(tenant)/\(HexEncoding.encode(assetID)): \(what)")
         }
