@@ -9,6 +9,7 @@ public struct DeviceTrust: Sendable {
     public let certificateSHA256: [UInt8]
     package let publicKey1024: RSAPublicKey?
     package let publicKey2048: RSAPublicKey?
+    /// The 16-byte Application Secret Key the device's D function shares with the server.
     public let ask: [UInt8]
 
     /// - Parameters:

@@ -7,9 +7,13 @@ public struct SPCOptions: Sendable {
     /// 1 (1024-bit key), 2 (2048-bit key) or 3 (SDK 26: 2048-bit key, certificate SHA-256, AES-CMAC tag;
     /// also carries [SK..R1] v3 and R2 v3 with random values).
     public var spcVersion: UInt32 = 2
+    /// The asset ID TLLV's bytes. Default: `skd://asset-1`.
     public var assetID: [UInt8] = Array("skd://asset-1".utf8)
+    /// The transaction ID TLLV's value; nil sends none.
     public var transactionID: UInt64? = 0x0102_0304_0506_0708
+    /// The protocol versions supported TLLV; nil sends none. Default: [1, 2].
     public var protocolVersionsSupported: [UInt32]? = [1, 2]
+    /// The protocol version used TLLV; nil sends none. Default: 1.
     public var protocolVersionUsed: UInt32? = 1
     package var streamingIndicator: StreamingIndicator? = nil
     package var playback: MediaPlaybackInfo? = nil
@@ -21,6 +25,7 @@ public struct SPCOptions: Sendable {
         osVersion: 0x0011_0200)
     package var deviceInfo: DeviceInfo? = nil
     package var sync: SyncRequest? = nil
+    /// The Kext Deny List version TLLV's value; nil (the default) sends none.
     public var kextDenyListVersion: UInt32? = nil
     /// A plaintext (version 1) security level report, as older clients send; nil sends none.
     public var securityLevelReport: SecurityLevelReport? = nil
@@ -55,5 +60,6 @@ public struct SPCOptions: Sendable {
     /// with zeros to a multiple of 16 so the container stays decryptable.
     public var payloadTransform: (@Sendable ([UInt8]) -> [UInt8])? = nil
 
+    /// The default SPC of a current iPhone (see the type's summary); set fields to vary it.
     public init() {}
 }

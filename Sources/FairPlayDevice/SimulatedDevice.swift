@@ -3,10 +3,15 @@ import FairPlay
 /// An Apple device in software: builds SPCs exactly as the guide describes a device doing, with the real
 /// legacy D function, and opens the CKCs that answer them (see `CKCOpener`).
 public struct SimulatedDevice: Sendable {
+    /// The server's certificate hashes, public keys and ASk this device builds SPCs for.
     public let trust: DeviceTrust
     /// The device's anonymized ID (20 bytes), stable across its requests.
     public let hu: [UInt8]
 
+    /// Creates a device for one server.
+    /// - Parameters:
+    ///   - trust: What the device knows of the server.
+    ///   - hu: The 20-byte anonymized device ID; nil picks a random one.
     public init(trust: DeviceTrust, hu: [UInt8]? = nil) {
         self.trust = trust
         self.hu = hu ?? FairPlayCrypto.randomBytes(20)

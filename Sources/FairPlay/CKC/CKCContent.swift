@@ -20,6 +20,17 @@ public struct CKCContent: Sendable {
     /// asks for the video key.
     public var encryptionScheme: EncryptionScheme?
 
+    /// Creates the terms of one CKC. The defaults follow Apple's SDK 26: HDCP type 0, baseline security
+    /// level, video content, no duration, offline key or encryption scheme.
+    /// - Parameters:
+    ///   - contentKey: The 16-byte content key; nil only for playback state 2.
+    ///   - contentIV: The 16-byte IV the media was encrypted with.
+    ///   - keyDuration: The content key duration TLLV to send when the SPC has a playback state.
+    ///   - offlineKey: Offline (download) terms, sent only with a playback state.
+    ///   - hdcp: The HDCP level the device must enforce.
+    ///   - requiredSecurityLevel: The lowest client security level allowed to play the content.
+    ///   - libraryContentType: 0 unknown, 1 video, 3 audio (read by Apple's library only).
+    ///   - encryptionScheme: How the media is encrypted; nil when not stated.
     public init(
         contentKey: [UInt8]?, contentIV: [UInt8], keyDuration: ContentKeyDuration? = nil, offlineKey: OfflineKey? = nil, hdcp: HDCPRequirement = .type0,
         requiredSecurityLevel: SecurityLevel = .baseline, libraryContentType: UInt64 = 1, encryptionScheme: EncryptionScheme? = nil

@@ -17,6 +17,14 @@ public struct OfflineKey: Hashable, Sendable {
     /// Version 2 only: 16 bytes common to all streams of one title.
     public var titleID: [UInt8]?
 
+    /// Creates offline terms; the content ID (and title ID, when given) must be 16 bytes, which building
+    /// the CKC checks.
+    /// - Parameters:
+    ///   - version: 1, or 2 to send `titleID`.
+    ///   - contentID: The content (version 1) or stream (version 2) ID, 16 bytes.
+    ///   - storageDuration: Seconds valid before the first playback; 0 for no limit.
+    ///   - playbackDuration: Seconds valid after the first playback; 0 for no limit.
+    ///   - titleID: The 16-byte title ID of a version 2 key.
     public init(version: UInt32, contentID: [UInt8], storageDuration: UInt32, playbackDuration: UInt32, titleID: [UInt8]? = nil) {
         self.version = version
         self.contentID = contentID

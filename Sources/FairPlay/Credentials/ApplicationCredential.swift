@@ -5,6 +5,7 @@
 public struct ApplicationCredential: Sendable {
     /// A label for logs and reports (never key material).
     public let name: String
+    /// The Application Certificate as DER bytes, exactly as Apple issued it (its hashes name it in SPCs).
     public let certificateDER: [UInt8]
     /// SHA-1 of `certificateDER`: the value SPCs carry at bytes 152-171 (v1).
     public let certificateHash: [UInt8]

@@ -6,6 +6,8 @@ public struct CredentialStore: Sendable {
     /// The same credentials by SHA-256 of the certificate, for SPC version 3.
     private let bySHA256: [[UInt8]: ApplicationCredential]
 
+    /// Indexes credentials by certificate hash.
+    /// - Throws: `invalidCertificate` when two credentials hold the same certificate.
     public init(_ credentials: [ApplicationCredential]) throws(FairPlayError) {
         var map: [[UInt8]: ApplicationCredential] = [:]
         for c in credentials {
@@ -19,6 +21,7 @@ public struct CredentialStore: Sendable {
         bySHA256 = Dictionary(map.values.map { ($0.certificateSHA256, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
+    /// Every credential held, in no particular order.
     public var all: [ApplicationCredential] { Array(byHash.values) }
 
     /// The credential for a certificate hash; nil when this server does not hold that certificate.

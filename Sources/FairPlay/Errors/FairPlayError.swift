@@ -3,7 +3,9 @@
 /// Carries Apple's status code for the reply and a reason that names the offending field, never a
 /// key or a payload byte. `tag` is set when one TLLV is to blame.
 public struct FairPlayError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The status code a reply reports for this failure.
     public var status: FairPlayStatus
+    /// What was wrong, naming the field or tag; safe to log (no key or payload bytes).
     public var reason: String
     package var tag: TLLVTag?
 

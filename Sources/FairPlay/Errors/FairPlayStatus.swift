@@ -2,9 +2,12 @@
 ///
 /// A struct with static members rather than an enum, so codes can be added without breaking callers.
 public struct FairPlayStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The signed 32-bit code as Apple's KSM reports it (0 success, negative for an error).
     public let rawValue: Int32
+    /// Wraps any code, including one this library does not name.
     public init(rawValue: Int32) { self.rawValue = rawValue }
 
+    /// Success: the reply carries a CKC.
     public static let noError = FairPlayStatus(rawValue: 0)
     /// The SPC container version is not 1 or 2 (or 3 without Apple's library).
     public static let spcVersionError = FairPlayStatus(rawValue: -42580)

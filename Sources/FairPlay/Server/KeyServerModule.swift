@@ -5,9 +5,15 @@ import Wire
 /// Pure and synchronous; safe to call from many threads at once (private keys keep their own
 /// context pools). Parse credentials once and reuse one instance for the process.
 public struct KeyServerModule: Sendable {
+    /// The Application Certificates and keys this server opens SPCs with.
     public let credentials: CredentialStore
+    /// Which protocol versions a device may use; by default any.
     public let versionPolicy: ProtocolVersionPolicy
 
+    /// Creates a key server for a set of credentials.
+    /// - Parameters:
+    ///   - credentials: The certificates and keys to open SPCs with.
+    ///   - versionPolicy: The protocol versions to accept; the default accepts any, as Apple's SDK 26.
     public init(credentials: CredentialStore, versionPolicy: ProtocolVersionPolicy = ProtocolVersionPolicy()) {
         self.credentials = credentials
         self.versionPolicy = versionPolicy

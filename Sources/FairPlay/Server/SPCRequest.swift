@@ -6,6 +6,7 @@ public final class SPCRequest: Sendable {
     package let container: SPCContainer
     package let payload: SPCPayload
     package let secrets: SessionSecrets
+    /// The credential whose certificate the SPC named and whose private key opened it.
     public let credential: ApplicationCredential
 
     package init(container: SPCContainer, payload: SPCPayload, secrets: SessionSecrets, credential: ApplicationCredential) {
@@ -15,7 +16,9 @@ public final class SPCRequest: Sendable {
         self.credential = credential
     }
 
+    /// The SPC container version: 1 (1024-bit key), 2 (2048-bit key) or 3 (SDK 26).
     public var spcVersion: UInt32 { container.version }
+    /// The asset ID TLLV's bytes, as the client's player passed them (often the `skd://` URI).
     public var assetID: ArraySlice<UInt8> { payload.assetID }
     /// The anonymized device ID; for an AV adapter the adapter's, not to be used for device management.
     public var hu: [UInt8] { secrets.hu }
