@@ -5,6 +5,7 @@ public struct TopicPartition: Hashable, Sendable, CustomStringConvertible {
     /// The partition's number within the topic, from 0.
     public var partition: Int32
 
+    /// Names one partition of a topic.
     public init(topic: String, partition: Int32) {
         self.topic = topic
         self.partition = partition

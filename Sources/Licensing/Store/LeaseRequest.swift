@@ -10,7 +10,9 @@ public struct LeaseRequest: Sendable, Hashable {
     /// The job's request ID: a redelivered request with the same ID gets the stored result and
     /// never consumes a second slot.
     public var requestID: StoreIdentifier
+    /// The tenant whose policy and limits apply.
     public var tenant: StoreIdentifier
+    /// The account (a subscriber of the tenant) whose slots, devices and rentals are counted.
     public var account: StoreIdentifier
     /// The device's hashed unique ID (HU) from the SPC, as bytes; stored as lower-case hex.
     public var deviceID: [UInt8]

@@ -25,7 +25,9 @@ public enum LeaseResult: Sendable, Hashable {
 
 /// Why a lease was refused; an open set.
 public struct LeaseRefusalReason: Sendable, Hashable, CustomStringConvertible {
+    /// The reason's name, as logs, metrics and replies spell it (`tooManyStreams`).
     public let rawValue: String
+    /// Wraps a reason by name; a store may answer one this library does not name.
     public init(_ rawValue: String) { self.rawValue = rawValue }
     /// The account holds its maximum number of concurrent streams.
     public static let tooManyStreams = LeaseRefusalReason("tooManyStreams")

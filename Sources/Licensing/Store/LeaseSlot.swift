@@ -2,10 +2,14 @@ import Wire
 
 /// One live lease slot of an account.
 public struct LeaseSlot: Sendable, Hashable {
+    /// The device's hashed unique ID (HU) that holds the slot.
     public var deviceID: [UInt8]
+    /// The playback session ID the slot belongs to.
     public var sessionID: UInt64
+    /// When the lease ends, in milliseconds since 1970.
     public var expiresAtMilliseconds: Int64
 
+    /// Creates a slot from its parts; ``member(deviceID:sessionID:)`` names it in the store.
     public init(deviceID: [UInt8], sessionID: UInt64, expiresAtMilliseconds: Int64) {
         self.deviceID = deviceID
         self.sessionID = sessionID

@@ -19,14 +19,22 @@ public struct LicenseStoreError: Error, Sendable, Hashable, CustomStringConverti
         public var description: String { raw }
     }
 
+    /// The kind of failure, for code that decides what to do next (retry, dead-letter, alert).
     public var code: Code
     /// A human-readable reason, free of secrets.
     public var message: String
     /// True when retrying the same batch later may succeed (connection lost, timeout).
     public var isRetriable: Bool
+    /// The source file that raised the error (`#fileID`), for logs.
     public var file: String
+    /// The line that raised the error, for logs.
     public var line: Int
 
+    /// Creates an error; `file` and `line` default to the caller's position.
+    /// - Parameters:
+    ///   - code: The kind of failure.
+    ///   - message: A reason free of secrets.
+    ///   - isRetriable: True when the same batch may succeed later. Default: false.
     public init(
         _ code: Code, _ message: String, isRetriable: Bool = false,
         file: String = #fileID, line: Int = #line
@@ -41,7 +49,7 @@ public struct LicenseStoreError: Error, Sendable, Hashable, CustomStringConverti
     /// The message, a sentence for logs and people; the code and where it was raised stay in the value.
     public var description: String { message }
 
-    // Equality ignores where the error was raised.
+    /// Equality ignores where the error was raised.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.code == rhs.code && lhs.message == rhs.message && lhs.isRetriable == rhs.isRetriable
     }

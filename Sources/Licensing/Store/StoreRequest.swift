@@ -1,6 +1,8 @@
 /// One job's read from the store: the tenant, the account asking, and the key it wants.
 public struct StoreRequest: Sendable, Hashable {
+    /// The tenant whose records to read.
     public var tenant: StoreIdentifier
+    /// The account asking: the one whose per-account records (rental start, offline records) are read.
     public var account: StoreIdentifier
     /// The FairPlay asset ID (the SPC's asset ID, from the `skd://` URI), as bytes.
     public var assetID: [UInt8]

@@ -24,6 +24,8 @@ public struct TenantRecord: Sendable, Hashable {
     /// per period in the store.
     public var keySeed: [UInt8]?
 
+    /// Creates a tenant record; only `id` and `keyEncryptionKeyID` have no default (defaults as on
+    /// each property).
     public init(
         id: StoreIdentifier,
         certificateHashes: [[UInt8]] = [],

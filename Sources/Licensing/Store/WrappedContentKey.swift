@@ -11,6 +11,7 @@ public struct WrappedContentKey: Sendable, Hashable {
     /// The key-encryption key that wrapped `wrappedKey`, so keys survive a KEK rotation.
     public var keyEncryptionKeyID: StoreIdentifier
 
+    /// Creates a stored key from bytes the caller already wrapped; the store checks no length.
     public init(wrappedKey: [UInt8], iv: [UInt8], keyEncryptionKeyID: StoreIdentifier) {
         self.wrappedKey = wrappedKey
         self.iv = iv

@@ -25,6 +25,7 @@ private let ignoreSIGPIPE: Void = {
 /// connection fail fast with `.reconnecting`. A command that failed this way may or may not have run
 /// on the server: retry only idempotent work (every write of ``RedisLicenseStore`` is).
 public final class RedisClient: RedisCommandRunner {
+    /// The settings the client was made with (validated; the password is never printed).
     public let configuration: RedisClientConfiguration
     private let connections: [RedisConnection]
     private let inFlight: Mutex<[Int]>

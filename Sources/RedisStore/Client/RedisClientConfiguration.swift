@@ -31,6 +31,7 @@ public struct RedisClientConfiguration: Sendable, Hashable, CustomStringConverti
         /// Default: 5 s.
         public var cap: Duration
 
+        /// Creates a backoff; `base` is the first wait, doubled per failure up to `cap`.
         public init(base: Duration = .milliseconds(50), cap: Duration = .seconds(5)) {
             self.base = base
             self.cap = cap
@@ -45,6 +46,8 @@ public struct RedisClientConfiguration: Sendable, Hashable, CustomStringConverti
         }
     }
 
+    /// Creates a configuration; every parameter defaults as documented on its property.
+    /// Validated by ``RedisClient/init(configuration:logger:)``, not here.
     public init(
         host: String = "127.0.0.1", port: Int = 6379, username: String? = nil, password: String? = nil,
         database: Int = 0, connectTimeout: Duration = .seconds(1), commandTimeout: Duration = .seconds(1),

@@ -54,6 +54,7 @@ public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A sentence for logs and people; the code and where it was raised stay in the value.
     public var description: String { "Redis: \(message)" }
 
+    /// Equality ignores where the error was raised.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.code == rhs.code && lhs.message == rhs.message && lhs.isRetriable == rhs.isRetriable
     }

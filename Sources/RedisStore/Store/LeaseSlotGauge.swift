@@ -5,6 +5,8 @@ import Synchronization
 /// unexpired members for each page, on every master of a cluster (`SCAN` sees one node's keys). One sample reads at most `maximumKeys` sets (default 200,000)
 /// so a huge keyspace cannot turn the gauge into load; `isComplete` says whether it saw them all.
 public final class LeaseSlotGauge: Sendable {
+    /// One count of the lease slots in use and the accounts holding them, as `WorkerMetrics.Inputs`
+    /// carries it (public for that initializer's signature; only the package reads or makes one).
     public struct Sample: Sendable, Hashable {
         package var slots: Int
         package var accounts: Int

@@ -4,6 +4,9 @@ import Wire
 /// The job guards over Redis: every call is one pipelined round trip, one small script per job on
 /// keys of one hash tag (the account's for replies and rate counters; the SPC's own for claims).
 extension RedisLicenseStore: JobGuardStore {
+    /// One pipelined round trip: per job, its stored reply or a count in the account's rate window (a
+    /// small script on the account's hash tag; a plain `GET` when the job counts toward no rate), and
+    /// each tenant's guard settings hash.
     public func admit(_ requests: [AdmissionRequest], nowMilliseconds: Int64, rateWindowMilliseconds: Int64) async throws(LicenseStoreError) -> AdmissionBatch {
         if requests.isEmpty { return AdmissionBatch(admissions: [], settings: [:]) }
         let length = max(1, rateWindowMilliseconds)
@@ -65,6 +68,8 @@ extension RedisLicenseStore: JobGuardStore {
         return AdmissionBatch(admissions: admissions, settings: settings)
     }
 
+    /// One pipelined round trip: per SPC, a script that sets its claim key with `NX` and an expiry of the
+    /// claim's window, or finds the same job ID already holding it.
     public func claim(_ claims: [SPCClaim]) async throws(LicenseStoreError) -> [Bool] {
         if claims.isEmpty { return [] }
         let replies = try await run(
@@ -84,6 +89,8 @@ extension RedisLicenseStore: JobGuardStore {
         return fresh
     }
 
+    /// One pipelined round trip: per reply, a script on the account's hash tag that keeps the first
+    /// answer stored for its job ID and returns the earlier one when there is one.
     public func storeReplies(_ replies: [StoredReply]) async throws(LicenseStoreError) -> [StoredAnswer?] {
         if replies.isEmpty { return [] }
         let values = replies.map(\.answer.redisValue)
@@ -134,6 +141,8 @@ extension RedisLicenseStore: JobGuardStore {
         return earlier
     }
 
+    /// Replaces the tenant's guard settings hash in one transaction (`MULTI`, `DEL`, `HSET`, `EXEC`), so
+    /// a field left out of `settings` does not survive from the old record.
     public func putGuardSettings(_ settings: GuardSettings, tenant: StoreIdentifier) async throws(LicenseStoreError) {
         let replies = try await run([
             RedisCommand(["MULTI"]), RedisCommand(["DEL", RedisKeys.guardSettings(tenant)]),

@@ -12,6 +12,9 @@ extension RedisLicenseStore {
         RedisCommand(["SET", RedisKeys.provisioned, RedisArgument(Self.currentTimeMilliseconds()), "NX"])
     }
 
+    /// `EXISTS` on the provisioning marker: one round trip, no side effects.
+    /// - Throws: `.unavailable` (retriable) when Redis cannot be reached; `.corruptRecord` for a reply
+    ///   that is not a number.
     public func isProvisioned() async throws(LicenseStoreError) -> Bool {
         let reply = try Self.checked(try await run([RedisCommand(["EXISTS", RedisKeys.provisioned])])[0])
         guard let count = reply.integerValue else { throw LicenseStoreError(.corruptRecord, "EXISTS answered something other than a number") }

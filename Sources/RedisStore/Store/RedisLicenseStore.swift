@@ -21,6 +21,11 @@ public struct RedisLicenseStore: LicenseStore {
     /// (docs/redis.md, "Durability across a failover"). Nil: Redis's asynchronous replication.
     package let durability: RedisDurability?
 
+    /// Creates a store over a client; it connects nothing itself.
+    /// - Parameters:
+    ///   - client: A ``RedisClient`` or a ``RedisClusterClient``.
+    ///   - durability: Replicas that must confirm each lease batch's writes (`WAIT`); nil relies on
+    ///     Redis's asynchronous replication.
     public init(client: any RedisCommandRunner, durability: RedisDurability? = nil) {
         self.client = client
         self.durability = durability
@@ -28,6 +33,8 @@ public struct RedisLicenseStore: LicenseStore {
 
     // MARK: Reads
 
+    /// One pipelined round trip for the whole batch; requests for the same tenant, key or policy share
+    /// one command.
     public func fetch(_ requests: [StoreRequest]) async throws(LicenseStoreError) -> [StoreResult] {
         if requests.isEmpty { return [] }
         // Deduplicate keys: at a key rotation most of a batch asks for the same tenant and asset.
@@ -86,6 +93,8 @@ public struct RedisLicenseStore: LicenseStore {
         return results
     }
 
+    /// `ZRANGEBYSCORE` of the account's slot set from `nowMilliseconds`, less the members the ended
+    /// set names, in one round trip.
     public func listSlots(tenant: StoreIdentifier, account: StoreIdentifier, nowMilliseconds: Int64) async throws(LicenseStoreError) -> [LeaseSlot] {
         // A stream ended by end-oldest keeps its member until it expires (so its renewal is answered
         // streamEnded) but is no longer live: the ended set is read in the same round trip.
@@ -115,6 +124,9 @@ public struct RedisLicenseStore: LicenseStore {
 
     // MARK: Leases
 
+    /// One script call per request in a pipeline; a session that says it holds a slot, alone for its
+    /// account in the batch, tries the short renewal script first, and what that declines runs in a
+    /// second round trip. With a durability set, the batch waits for its replicas.
     public func acquireLeases(_ requests: [LeaseRequest]) async throws(LicenseStoreError) -> [LeaseResult] {
         if requests.isEmpty { return [] }
         // Each slot's member name once, for the lease scripts and the viewer count.
@@ -180,6 +192,8 @@ public struct RedisLicenseStore: LicenseStore {
 
     // MARK: Admin writes
 
+    /// Replaces the tenant hash in one transaction (so a removed token secret disappears) and sets the
+    /// provisioning marker.
     public func putTenant(_ tenant: TenantRecord) async throws(LicenseStoreError) {
         let hashes = tenant.certificateHashes.map { HexEncoding.encode($0) }.joined(separator: ",")
         var fields: [RedisArgument] = [
@@ -202,6 +216,8 @@ public struct RedisLicenseStore: LicenseStore {
         for reply in replies { _ = try Self.checked(reply) }
     }
 
+    /// `HSET` of the wrapped key, its IV and its key-encryption key ID under the asset's (and key
+    /// period's) key.
     public func putContentKey(_ key: WrappedContentKey, tenant: StoreIdentifier, assetID: [UInt8], keyPeriod: StoreIdentifier?) async throws(LicenseStoreError)
     {
         _ = try Self.checked(
@@ -215,6 +231,8 @@ public struct RedisLicenseStore: LicenseStore {
             ])[0])
     }
 
+    /// `SET` of the document's bytes as given: this store does not parse them (`ksm admin put-policy`
+    /// checks a document before it writes it).
     public func putPolicy(_ document: [UInt8], tenant: StoreIdentifier, assetID: [UInt8]?) async throws(LicenseStoreError) {
         _ = try Self.checked(
             try await run([RedisCommand(["SET", RedisKeys.policy(tenant, assetID: assetID), RedisArgument(document)])])[0])
