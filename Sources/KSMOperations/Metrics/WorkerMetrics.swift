@@ -21,10 +21,14 @@ import Synchronization
 public final class WorkerMetrics: Service, Sendable {
     /// Everything a publish reads; each source is cheap to read from any thread.
     public struct Inputs: Sendable {
+        /// The worker's counters (``WorkerStatistics/snapshot``), read once per publish.
         public var statistics: WorkerStatistics.Snapshot
+        /// Whether the last store health check answered (`ksm_store_up`).
         public var storeUp: Bool
         /// False when the store holds no provisioning marker (``LicenseStore/isProvisioned()``).
         public var storeProvisioned: Bool
+        /// Whether the watchdog saw the processing loop stall (``LicenseWorker/isStalled``,
+        /// `ksm_processing_stalled`).
         public var stalled: Bool
         /// Per assigned partition (``KafkaConsumer/lag``).
         package var lag: [TopicPartition: Int64]
@@ -39,6 +43,8 @@ public final class WorkerMetrics: Service, Sendable {
         /// Nil where `/proc` cannot be read (``ProcessSample/read()``).
         package var process: ProcessSample?
 
+        /// Creates the inputs of one publish; what an embedder does not track keeps its default (no lag,
+        /// cache, slot count, rotation or process sample: their series are not published).
         public init(
             statistics: WorkerStatistics.Snapshot, storeUp: Bool, storeProvisioned: Bool = true, stalled: Bool, lag: [TopicPartition: Int64] = [:],
             cache: CacheStatistics? = nil, slots: LeaseSlotGauge.Sample? = nil,

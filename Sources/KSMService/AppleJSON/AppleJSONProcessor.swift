@@ -10,8 +10,10 @@ import Wire
 /// the SPC says. Every operation gets a result with a status; a request that cannot be read at all gets
 /// one result carrying `paramErr`.
 public struct AppleJSONProcessor: Sendable {
+    /// The key server that opens each operation's SPC and builds its CKC.
     public let server: KeyServerModule
 
+    /// Creates a processor over a key server; keep one per process, like the key server.
     public init(server: KeyServerModule) { self.server = server }
 
     /// Processes one request document; never throws: errors become statuses in the response.

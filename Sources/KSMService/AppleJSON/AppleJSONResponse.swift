@@ -16,6 +16,7 @@ public struct AppleJSONResponse: Sendable {
         /// The operation's `id`, echoed as given (Apple's tool takes numbers or numeric strings); 0
         /// when the operation had none.
         package var id: JSONValue
+        /// The operation's outcome: ``FairPlayStatus/noError`` with a CKC or client info, or why it failed.
         public var status: FairPlayStatus
         /// What the SPC says; nil when it could not be opened.
         package var info: ClientInfo?
@@ -62,9 +63,12 @@ public struct AppleJSONResponse: Sendable {
         }
     }
 
+    /// The operation answered, the response object's one key.
     public var operation: Operation
+    /// One result per operation of the request, in request order.
     public var results: [Result]
 
+    /// Creates a response from its results; ``AppleJSONProcessor/process(_:)`` makes the usual ones.
     public init(operation: Operation, results: [Result]) {
         self.operation = operation
         self.results = results

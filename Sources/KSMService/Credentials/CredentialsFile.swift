@@ -14,7 +14,10 @@ import Wire
 /// refused when group or others may read them (unless `access` is
 /// ``SecretFileAccess/publicTestFixtures``), and their read buffers cleansed once parsed.
 public enum CredentialsFile {
+    /// Why the credentials file could not be loaded: unreadable, not JSON, a missing or malformed field,
+    /// or a secret file others may read.
     public struct LoadError: Error, CustomStringConvertible {
+        /// What was wrong, naming the file or field; never a secret's content.
         public let reason: String
         public var description: String { "credentials: \(reason)" }
     }

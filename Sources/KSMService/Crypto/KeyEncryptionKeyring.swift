@@ -12,7 +12,9 @@ import Synchronization
 public final class KeyEncryptionKeyring: Sendable {
     /// Why a key could not be wrapped or unwrapped. `description` names the KEK ID, never key bytes.
     public struct KeyringError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// What went wrong, naming the KEK ID.
         public var reason: String
+        /// Creates an error from a reason that must not contain key bytes.
         public init(_ reason: String) { self.reason = reason }
         public var description: String { "keyring: \(reason)" }
     }

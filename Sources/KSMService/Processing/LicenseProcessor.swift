@@ -35,16 +35,29 @@ import Logging
 /// still in flight at that stage with ``KSMStatus/storeUnavailable`` (fail closed: no license without
 /// policy); jobs already answered (deadline, SPC errors) keep their final answer.
 public struct LicenseProcessor: Sendable {
+    /// Opens SPCs and builds CKCs (stages 2 and 6), on ``pool``.
     public let keyServer: KeyServerModule
+    /// Tenants, wrapped keys, policies and leases: one round trip per stage that reads or writes.
     public let store: any LicenseStore
+    /// Unwraps the content keys and token secrets the store holds wrapped.
     public let keyring: KeyEncryptionKeyring
+    /// The threads RSA and CKC building run on, off the cooperative pool.
     public let pool: CryptoPool
+    /// The base logger; each job logs with a copy carrying its request ID.
     public let logger: Logger
     /// Stored replies, rate limits and anti-replay (LicenseProcessor+Guards.swift); nil: none.
     public let guards: JobGuards?
     /// Advertises the next rotation boundary in successful replies (``NextKeyAdvice``); nil: never.
     package var prefetchAdvisor: PrefetchAdvisor?
 
+    /// Creates a processor from its parts; it starts nothing.
+    /// - Parameters:
+    ///   - keyServer: The credentials' key server.
+    ///   - store: The license store, usually a `RedisLicenseStore`.
+    ///   - keyring: The key-encryption keys the store's keys are wrapped under.
+    ///   - pool: The crypto threads.
+    ///   - logger: The logger jobs log to.
+    ///   - guards: Stored replies, rate limits and anti-replay; nil (the default) runs none.
     public init(keyServer: KeyServerModule, store: any LicenseStore, keyring: KeyEncryptionKeyring, pool: CryptoPool, logger: Logger, guards: JobGuards? = nil)
     {
         self.keyServer = keyServer

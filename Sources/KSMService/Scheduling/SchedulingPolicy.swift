@@ -24,6 +24,7 @@ public struct SchedulingPolicy: Sendable, Hashable {
     /// default): nothing is shed until one was measured (``ServiceRate``).
     public var initialRate: Double?
 
+    /// The default policy: scheduling on, with the defaults documented on each property.
     public init() {}
 
     /// The weight of `tenant` (positive): the entry with the tenant's exact bytes, not one merely

@@ -11,8 +11,11 @@ import Synchronization
 /// Graceful shutdown (SIGTERM through ServiceLifecycle) stops reading, drains what is in flight,
 /// commits and leaves the group (``ShutdownSequence``), all within ``WorkerConfiguration/shutdownTimeout``.
 public final class LicenseWorker: Service, Sendable {
+    /// The settings the worker runs with: Kafka, topics, batching, scheduling, shutdown.
     public let configuration: WorkerConfiguration
+    /// Answers each batch of jobs.
     public let processor: LicenseProcessor
+    /// The worker's counters; read a ``WorkerStatistics/snapshot`` at any time, from any thread.
     public let statistics: WorkerStatistics
     let logger: Logger
     /// Where answers go and the records that carry them.
@@ -36,6 +39,10 @@ public final class LicenseWorker: Service, Sendable {
         clients = KafkaClientSettings(configuration: configuration)
     }
 
+    /// Reads, answers and publishes until graceful shutdown (which drains, commits and leaves the group
+    /// within ``WorkerConfiguration/shutdownTimeout``) or cancellation. Run it in a `ServiceGroup`.
+    /// - Throws: A Kafka error when the consumer or the producer cannot be created (an invalid
+    ///   property, say).
     public func run() async throws {
         let (logger, statistics, stall, topics) = (self.logger, self.statistics, self.stall, requestTopics)
         let consumer = try KafkaConsumer(

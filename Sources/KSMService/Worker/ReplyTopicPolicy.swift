@@ -39,6 +39,7 @@ public struct ReplyTopicPolicy: Sendable, Hashable {
 
     /// A `reply-topics` entry that cannot be used; the message names the entry's position.
     public struct InvalidEntry: Error, Sendable, CustomStringConvertible {
+        /// Which entry is wrong and why, naming its position in the list.
         public let description: String
     }
 

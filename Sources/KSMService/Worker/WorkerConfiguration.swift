@@ -66,6 +66,8 @@ public struct WorkerConfiguration: Sendable {
     /// W3C `traceparent`/`tracestate` headers are copied to the reply either way. Default: false.
     public var tracing = false
 
+    /// A configuration for the given Kafka bootstrap servers (`host:port`, comma-separated), with the
+    /// defaults documented on each property.
     public init(brokers: String) { self.brokers = brokers }
 
     /// librdkafka's default `message.max.bytes`, the producer's largest record.

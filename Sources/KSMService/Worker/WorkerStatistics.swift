@@ -11,8 +11,11 @@ public final class WorkerStatistics: Sendable {
     /// One reply series: status name, bounded tenant label (``TenantLabels``) and priority class.
     /// Equal, hashed and ordered by the fields' bytes, as Prometheus tells label values apart.
     public struct ReplyKey: Sendable, Hashable, Comparable {
+        /// The reply's status name (Apple's or the project's code).
         public var status: String
+        /// The tenant label: the tenant's ID, or `other` past the label limit, or `unknown`.
         public var tenant: String
+        /// The job's priority class (`continuity`, `new`, `prefetch`).
         public var priority: String
 
         public static func == (a: ReplyKey, b: ReplyKey) -> Bool {
@@ -30,15 +33,24 @@ public final class WorkerStatistics: Sendable {
         }
     }
 
+    /// The counters at one moment, a copy; counts run from the worker's start.
     public struct Snapshot: Sendable, Hashable {
+        /// Request messages read from Kafka.
         public var received = 0
+        /// Replies whose delivery Kafka confirmed.
         public var replied = 0
+        /// Messages published to the dead-letter topic rather than answered with a reply (an undecodable or
+        /// oversized request, or a reply Kafka refused for good), once delivered.
         public var deadLettered = 0
+        /// Batches the worker processed.
         public var batches = 0
+        /// Batches processed again after a retriable store failure, each attempt once.
         public var storeRetries = 0
         /// Jobs refused because their `reply-topic` header named a topic outside ``ReplyTopicPolicy``.
         public var replyTopicRefusals = 0
+        /// Replies and dead letters published again after a failed delivery.
         public var publishRetries = 0
+        /// Times the worker paused fetching one or more request classes, for backpressure.
         public var pauses = 0
         /// Partitions this worker owns now; readiness means at least one.
         public var assignedPartitions = 0
@@ -92,14 +104,18 @@ public final class WorkerStatistics: Sendable {
 
     /// One Kafka error series: `source` (`consumer`, `producer`) and `kind` (``KafkaError/Kind``).
     public struct KafkaErrorKey: Sendable, Hashable, Comparable {
+        /// Where the error happened: `consumer` or `producer`.
         public var source: String
+        /// The error's kind: `offset_reset`, `commit_failed`, `brokers_down`, `transport`, `timed_out`, ...
         public var kind: String
         public static func < (a: KafkaErrorKey, b: KafkaErrorKey) -> Bool { (a.source, a.kind) < (b.source, b.kind) }
     }
 
     /// One store error series.
     public struct StoreErrorKey: Sendable, Hashable, Comparable {
+        /// The store operation that failed (`fetch`, `lease`, `ping`, ...).
         public var operation: String
+        /// The `LicenseStoreError.Code` or Redis error code, as text.
         public var code: String
         public static func < (a: StoreErrorKey, b: StoreErrorKey) -> Bool { (a.operation, a.code) < (b.operation, b.code) }
     }
@@ -113,6 +129,7 @@ public final class WorkerStatistics: Sendable {
         state = Mutex(initial)
     }
 
+    /// A copy of the counters, taken under the lock.
     public var snapshot: Snapshot { state.withLock { $0 } }
 
     func update(_ change: (inout Snapshot) -> Void) { state.withLock { change(&$0) } }
