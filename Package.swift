@@ -40,6 +40,9 @@ let package = Package(
         .package(url: "https://github.com/swift-otel/swift-w3c-trace-context", from: "1.0.0"),
         // Test-only: the deployment manifests are read as YAML to run their `ksm` command lines.
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
+        // The `generate-documentation` command plugin (`swift package generate-documentation --target
+        // <product>`, docs/commands.md), used by no target: it renders the DocC catalogues.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // C libraries from Debian, as system-library targets (module map + shim header only).
@@ -78,6 +81,9 @@ let package = Package(
         .target(name: "FairPlayDevice", dependencies: ["FairPlay"]),
         // Policy and decisions, no I/O.
         .target(name: "Licensing", dependencies: ["FairPlay", "COpenSSL", "Wire"]),
+        // SPEKE v2 key provider: CPIX requests read safely (FoundationXML, no DTD), answers written,
+        // content keys encrypted for the packager. Pure and synchronous, no I/O.
+        .target(name: "Speke", dependencies: ["FairPlay", "COpenSSL", "Wire"]),
         // librdkafka wrapper: group consumer, idempotent producer, mock cluster.
         .target(
             name: "Kafka",
@@ -164,6 +170,7 @@ let package = Package(
         .testTarget(name: "KSMTestSupportTests", dependencies: ["KSMTestSupport", "OwnedThreads", "TestRunWatchdog"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "KSMTestSupport"]),
         .testTarget(name: "LicensingTests", dependencies: ["Licensing", "FairPlay", "Wire", "KSMTestSupport"]),
+        .testTarget(name: "SpekeTests", dependencies: ["Speke", "FairPlay", "Wire", "KSMTestSupport"]),
         .testTarget(name: "RedisStoreTests", dependencies: ["RedisStore", "Licensing", "Wire", "KSMTestSupport", "OwnedThreads"]),
         .testTarget(
             name: "KSMServiceTests",

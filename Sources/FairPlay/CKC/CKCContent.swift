@@ -7,7 +7,7 @@ public struct CKCContent: Sendable {
     /// Sent only to an SPC with a media playback state TLLV, as Apple's SDK 26 does.
     public var keyDuration: ContentKeyDuration?
     /// Sent as the offline key TLLV to clients with capability bit 3, and to others as a content key
-    /// duration TLLV of a persistable type; only with a playback state (``OfflineDelivery``).
+    /// duration TLLV of a persistable type; only with a playback state (`OfflineDelivery`).
     public var offlineKey: OfflineKey?
     /// Always sent, as SDK 26 always sends the HDCP TLLV; Apple's JSON default is type 0.
     public var hdcp: HDCPRequirement

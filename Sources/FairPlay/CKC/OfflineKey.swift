@@ -3,7 +3,7 @@
 /// Version 2 adds a title ID shared by all streams of a program (SDK 26 `populateTagServerOfflineKey`
 /// sends it whenever a stream or title ID is given, version 1 with a zero content ID otherwise).
 /// Only clients with capability bit 3 receive the TLLV at all, and only with a media playback state:
-/// ``delivery(capabilities:hasPlaybackState:)``. Never in the same CKC as a content key duration TLLV
+/// `delivery(capabilities:hasPlaybackState:)`. Never in the same CKC as a content key duration TLLV
 /// (the client rejects it).
 public struct OfflineKey: Hashable, Sendable {
     /// 1 or 2.

@@ -9,7 +9,7 @@
 /// The library cannot be redistributed, so nothing links against it: a deployment names its path and
 /// its ``Generation`` (SDK 26 and SDK 5.1 read different versions of the struct). Its one call,
 /// `KSMCreateKeyPayload(KSMKeyPayload *) -> int32`, takes a struct of eight-byte fields
-/// (``KSMKeyPayloadFields``); it derives DASk, opens [SK..R1] (or [SK..R1] v3), checks integrity and
+/// (`KSMKeyPayloadFields`); it derives DASk, opens [SK..R1] (or [SK..R1] v3), checks integrity and
 /// encrypts the content key, so the KSM never sees SK. `@unchecked Sendable`: the handle and symbol are
 /// immutable and the library is documented as callable from any thread.
 public final class FPSCryptoLibrary: @unchecked Sendable {

@@ -23,7 +23,7 @@ public struct RedisLicenseStore: LicenseStore {
 
     /// Creates a store over a client; it connects nothing itself.
     /// - Parameters:
-    ///   - client: A ``RedisClient`` or a ``RedisClusterClient``.
+    ///   - client: Where the commands go: a ``RedisClient``, or another ``RedisCommandRunner``.
     ///   - durability: Replicas that must confirm each lease batch's writes (`WAIT`); nil relies on
     ///     Redis's asynchronous replication.
     public init(client: any RedisCommandRunner, durability: RedisDurability? = nil) {
