@@ -7,8 +7,9 @@ import RedisStore
 import ServiceLifecycle
 import Testing
 
-/// The "Embedding the worker" example of docs/fleet.md, kept compiling and constructing: the library
-/// products are enough to run a worker in a platform's own process, with its own logging.
+/// The worker as docs/fleet.md's "Embedding the worker" builds it (Examples/Embedding/EmbeddedWorker.swift),
+/// kept compiling and constructing: the library products are enough to run a worker in a
+/// platform's own process, with its own logging.
 @Suite struct EmbeddingTests {
     /// That code, as one function (it is not run: it would connect to Kafka and Redis).
     static func makeWorker(brokers: String, redisURL: String, credentialsPath: String, kekID: String, kek: [UInt8], logger: Logger) throws -> ServiceGroup {
