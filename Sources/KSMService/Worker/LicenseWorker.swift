@@ -88,7 +88,12 @@ public final class LicenseWorker: Service, Sendable {
             await shutdown.drain(&group, loops: loops, until: shutdown.plan.drainDeadline(before: end))
             return end
         }
-        await shutdown.leave(by: end)
+        // The final commit, leaving the group and the flush run to their bounded end even when this
+        // run is cancelled (a ServiceGroup cancels every service when one fails, a benchmark cancels
+        // its workers): a task of its own does not inherit the cancellation, and without the commit
+        // every job answered since the last auto-commit is answered again by the partition's next
+        // owner. It is awaited, and the plan bounds it.
+        await Task { await shutdown.leave(by: end) }.value
         logger.info("worker stopped", metadata: ["replied": "\(statistics.snapshot.replied)"])
     }
 
