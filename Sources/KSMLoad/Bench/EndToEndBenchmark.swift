@@ -156,91 +156,99 @@ package struct EndToEndBenchmark: Sendable {
             return LicenseWorker(
                 configuration: c, processor: LicenseProcessor(keyServer: server, store: store, keyring: keyring, pool: pool, logger: logger), logger: logger)
         }
-        let tasks = fleet.map { worker in Task { try await worker.run() } }
-        // Start the clock only once the group is settled: every worker owns partitions, all 12 are
-        // owned, and that held for a second (cooperative rebalancing moves partitions in steps).
-        let joined = ContinuousClock.now + .seconds(30)
-        var settledSince: ContinuousClock.Instant?
-        while ContinuousClock.now < joined {
-            let owned = fleet.map { $0.statistics.snapshot.assignedPartitions }
-            if owned.allSatisfy({ $0 > 0 }), owned.reduce(0, +) == partitions {
-                if let since = settledSince, ContinuousClock.now - since > .seconds(1) { break }
-                settledSince = settledSince ?? .now
-            } else {
-                settledSince = nil
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-
-        var producerConfig = KafkaProducer.Configuration(bootstrapServers: brokers)
-        producerConfig.properties = ["linger.ms": "2"]
-        let producer = try KafkaProducer(configuration: producerConfig, logger: logger)
-        await producer.warmUp(topics: ["fps.license.requests"])
-        var consumerConfig = KafkaConsumer.Configuration(bootstrapServers: brokers, groupID: "bench-\(runID)", topics: ["fps.license.replies"])
-        consumerConfig.properties = ["auto.offset.reset": "earliest", "fetch.wait.max.ms": "10", "fetch.error.backoff.ms": "50"]
-        // Room for every reply: a full buffer would pause the partitions, and librdkafka 2.0.2 resumes slowly.
-        consumerConfig.eventBufferSize = max(consumerConfig.eventBufferSize, 2 * jobs)
-        let consumer = try KafkaConsumer(configuration: consumerConfig, logger: logger)
+        // The workers, the reply reader and the batch sends are child tasks: they end with the
+        // measurement, whichever way it ends.
         let clock = BenchmarkClock()
-        let assigned = AsyncStream<Void>.makeStream()
-        let reader = Task {
-            var announced = false
-            // Batches of events: the client's own overhead is charged to the end-to-end figure, so it
-            // uses the efficient path a real edge would.
-            for await events in consumer.eventBatches(limit: 1_024) {
-                let now = ContinuousClock.now
-                var batch: [(String, [UInt8])] = []
-                for event in events {
-                    switch event {
-                    case .assigned:
-                        if !announced {
-                            announced = true
-                            assigned.continuation.yield()
-                        }
-                    case .message(let m):
-                        // Match by the correlation header and keep the bytes: replies are decoded after the
-                        // clock stops, so the client's JSON work is not charged to the fleet.
-                        if let id = m.header("correlation-id") { batch.append((String(decoding: id, as: UTF8.self), m.value)) }
-                    default: break
-                    }
+        let measured = try await withThrowingTaskGroup(of: Void.self, returning: EndToEndMeasurement.self) { background in
+            for worker in fleet { background.addTask { try await worker.run() } }
+            // Start the clock only once the group is settled: every worker owns partitions, all 12 are
+            // owned, and that held for a second (cooperative rebalancing moves partitions in steps).
+            let joined = ContinuousClock.now + .seconds(30)
+            var settledSince: ContinuousClock.Instant?
+            while ContinuousClock.now < joined {
+                let owned = fleet.map { $0.statistics.snapshot.assignedPartitions }
+                if owned.allSatisfy({ $0 > 0 }), owned.reduce(0, +) == partitions {
+                    if let since = settledSince, ContinuousClock.now - since > .seconds(1) { break }
+                    settledSince = settledSince ?? .now
+                } else {
+                    settledSince = nil
                 }
-                if !batch.isEmpty { clock.received.withLock { for (id, value) in batch { $0[id] = (value, now) } } }
+                try await Task.sleep(for: .milliseconds(50))
             }
-        }
-        for await _ in assigned.stream { break }
 
-        let cpuAtStart = CPUAccount.sample(processes: others)
-        let start = ContinuousClock.now
-        // All jobs at once, in batch sends of 500 (one delivery wait each).
-        for chunk in stride(from: 0, to: prepared.count, by: 500) {
-            let slice = prepared[chunk..<min(chunk + 500, prepared.count)]
-            let now = ContinuousClock.now
-            clock.sent.withLock { for p in slice { $0[p.id] = now } }
-            let records = slice.map {
-                KafkaProducer.Record(
-                    topic: "fps.license.requests", key: Array($0.account.utf8), value: $0.body,
-                    headers: [("correlation-id", Array($0.id.utf8))])
+            var producerConfig = KafkaProducer.Configuration(bootstrapServers: brokers)
+            producerConfig.properties = ["linger.ms": "2"]
+            let producer = try KafkaProducer(configuration: producerConfig, logger: logger)
+            await producer.warmUp(topics: ["fps.license.requests"])
+            var consumerConfig = KafkaConsumer.Configuration(bootstrapServers: brokers, groupID: "bench-\(runID)", topics: ["fps.license.replies"])
+            consumerConfig.properties = ["auto.offset.reset": "earliest", "fetch.wait.max.ms": "10", "fetch.error.backoff.ms": "50"]
+            // Room for every reply: a full buffer would pause the partitions, and librdkafka 2.0.2 resumes slowly.
+            consumerConfig.eventBufferSize = max(consumerConfig.eventBufferSize, 2 * jobs)
+            let consumer = try KafkaConsumer(configuration: consumerConfig, logger: logger)
+            let assigned = AsyncStream<Void>.makeStream()
+            background.addTask {
+                var announced = false
+                // Batches of events: the client's own overhead is charged to the end-to-end figure, so it
+                // uses the efficient path a real edge would.
+                for await events in consumer.eventBatches(limit: 1_024) {
+                    let now = ContinuousClock.now
+                    var batch: [(String, [UInt8])] = []
+                    for event in events {
+                        switch event {
+                        case .assigned:
+                            if !announced {
+                                announced = true
+                                assigned.continuation.yield()
+                            }
+                        case .message(let m):
+                            // Match by the correlation header and keep the bytes: replies are decoded after the
+                            // clock stops, so the client's JSON work is not charged to the fleet.
+                            if let id = m.header("correlation-id") { batch.append((String(decoding: id, as: UTF8.self), m.value)) }
+                        default: break
+                        }
+                    }
+                    if !batch.isEmpty { clock.received.withLock { for (id, value) in batch { $0[id] = (value, now) } } }
+                }
             }
-            Task { _ = await producer.send(records) }
+            for await _ in assigned.stream { break }
+
+            let cpuAtStart = CPUAccount.sample(processes: others)
+            let start = ContinuousClock.now
+            // All jobs at once, in batch sends of 500 (one delivery wait each).
+            for chunk in stride(from: 0, to: prepared.count, by: 500) {
+                let slice = prepared[chunk..<min(chunk + 500, prepared.count)]
+                let now = ContinuousClock.now
+                clock.sent.withLock { for p in slice { $0[p.id] = now } }
+                let records = slice.map {
+                    KafkaProducer.Record(
+                        topic: "fps.license.requests", key: Array($0.account.utf8), value: $0.body,
+                        headers: [("correlation-id", Array($0.id.utf8))])
+                }
+                background.addTask { _ = await producer.send(records) }
+            }
+            let deadline = ContinuousClock.now + .seconds(120)
+            while clock.received.withLock({ $0.count }) < prepared.count, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let cpuSpent = CPUAccount.sample(processes: others) - cpuAtStart
+            let wall = (ContinuousClock.now - start).seconds
+            let replies = clock.received.withLock { $0 }
+            let end = replies.values.map(\.1).max() ?? ContinuousClock.now
+            let rate = Double(replies.count) / (end - start).seconds
+            let arrivals = replies.values.map { ($0.1 - start).seconds }.sorted()
+            let (low, high) = (arrivals.count / 10, arrivals.count * 9 / 10)
+            let steadyRate = high > low && arrivals[high] > arrivals[low] ? Double(high - low) / (arrivals[high] - arrivals[low]) : rate
+
+            await consumer.close()
+            await producer.close()
+            // Ends the reader and the workers (their shutdown commits what they answered).
+            background.cancelAll()
+            return EndToEndMeasurement(cpuSpent: cpuSpent, wall: wall, replies: replies, start: start, end: end, rate: rate, steadyRate: steadyRate)
         }
-        let deadline = ContinuousClock.now + .seconds(120)
-        while clock.received.withLock({ $0.count }) < prepared.count, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        let cpuSpent = CPUAccount.sample(processes: others) - cpuAtStart
-        let wall = (ContinuousClock.now - start).seconds
-        let replies = clock.received.withLock { $0 }
-        let end = replies.values.map(\.1).max() ?? ContinuousClock.now
-        let rate = Double(replies.count) / (end - start).seconds
+        let (cpuSpent, wall, replies, start, end, rate, steadyRate) = (
+            measured.cpuSpent, measured.wall, measured.replies, measured.start, measured.end, measured.rate, measured.steadyRate
+        )
         let arrivals = replies.values.map { ($0.1 - start).seconds }.sorted()
-        let (low, high) = (arrivals.count / 10, arrivals.count * 9 / 10)
-        let steadyRate = high > low && arrivals[high] > arrivals[low] ? Double(high - low) / (arrivals[high] - arrivals[low]) : rate
-
-        await consumer.close()
-        reader.cancel()
-        await producer.close()
-        for task in tasks { task.cancel() }
-
         let inProcessRate = (baselineBefore + (await baseline.measure())) / 2
 
         var correct = 0

@@ -212,7 +212,8 @@ package struct StormBenchmark: Sendable {
         let assigned = AsyncStream<Void>.makeStream()
         let prefix = Array("\(run)-".utf8)
         let advicePrefix = Array("\(run)a-".utf8)
-        let reader = Task {
+        // A child task: it ends when the consumer closes, and the run waits for it.
+        async let reading: Void = {
             var announced = false
             for await events in consumer.eventBatches(limit: 1_024) {
                 let now = ContinuousClock.now
@@ -233,7 +234,7 @@ package struct StormBenchmark: Sendable {
                     }
                 }
             }
-        }
+        }()
         for await _ in assigned.stream { break }
 
         func record(_ index: Int) -> KafkaProducer.Record {
@@ -349,7 +350,7 @@ package struct StormBenchmark: Sendable {
         // Late duplicates would show up within a moment; give them one.
         try? await Task.sleep(for: .milliseconds(500))
         await consumer.close()
-        reader.cancel()
+        await reading
         await producer.close()
 
         let state = tracker.state.withLock { $0 }

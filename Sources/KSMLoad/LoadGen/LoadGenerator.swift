@@ -80,70 +80,74 @@ package struct LoadGenerator: Sendable {
 
         // Wait until the reply consumer owns its partitions, so no reply is missed.
         let assigned = AsyncStream<Void>.makeStream()
-        let reader = Task {
-            var announced = false
-            for await event in consumer.events {
-                switch event {
-                case .assigned:
-                    if !announced {
-                        announced = true
-                        assigned.continuation.yield()
+        // The reply reader and the progress ticker are child tasks: they end with the run, whichever
+        // way it ends.
+        let elapsed = await withTaskGroup(of: Void.self) { background in
+            background.addTask {
+                var announced = false
+                for await event in consumer.events {
+                    switch event {
+                    case .assigned:
+                        if !announced {
+                            announced = true
+                            assigned.continuation.yield()
+                        }
+                    case .message(let message):
+                        self.receive(message, tracker: tracker)
+                    default:
+                        break
                     }
-                case .message(let message):
-                    self.receive(message, tracker: tracker)
-                default:
-                    break
                 }
             }
-        }
-        for await _ in assigned.stream { break }
+            for await _ in assigned.stream { break }
 
-        let start = ContinuousClock.now
-        let ticker = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
-                let (sent, replies, correct) = tracker.state.withLock { ($0.report.sent, $0.report.replies, $0.report.correct) }
-                progress?("sent \(sent)  replies \(replies)  correct \(correct)  \(String(format: "%.1f", (ContinuousClock.now - start).seconds)) s")
+            let start = ContinuousClock.now
+            background.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    let (sent, replies, correct) = tracker.state.withLock { ($0.report.sent, $0.report.replies, $0.report.correct) }
+                    progress?("sent \(sent)  replies \(replies)  correct \(correct)  \(String(format: "%.1f", (ContinuousClock.now - start).seconds)) s")
+                }
             }
-        }
 
-        // Phase 1: viewers join at the configured rate (playback state 1, priority "new").
-        let interval = Duration.seconds(1 / max(configuration.joinRate, 0.001))
-        await withTaskGroup(of: Void.self) { group in
-            for index in viewers.indices {
-                let due = start + interval * index
-                if due > .now { try? await Task.sleep(until: due) }
-                let job = try? makeJob(
-                    runID: runID, viewer: index, device: viewers[index], session: sessions[index], account: index % accounts,
-                    period: 0, state: .readyToPlay, priority: "new", burst: nil)
-                if let job { group.addTask { await self.send(job, producer: producer, tracker: tracker) } }
-            }
-        }
-        // Phase 2: rotations: every viewer asks for the next key at once (state 3 renews the lease).
-        for rotation in 1...max(configuration.rotations, 1) where configuration.rotations > 0 {
-            try? await Task.sleep(for: configuration.rotationInterval)
-            let period = rotation % max(catalog.periods, 1)
-            let jobs = viewers.indices.compactMap { index in
-                try? makeJob(
-                    runID: runID, viewer: index, device: viewers[index], session: sessions[index], account: index % accounts,
-                    period: period, state: .leaseRenewal, priority: "continuity", burst: rotation)
-            }
-            tracker.state.withLock { $0.burstStart[rotation] = .now }
+            // Phase 1: viewers join at the configured rate (playback state 1, priority "new").
+            let interval = Duration.seconds(1 / max(configuration.joinRate, 0.001))
             await withTaskGroup(of: Void.self) { group in
-                for job in jobs { group.addTask { await self.send(job, producer: producer, tracker: tracker) } }
+                for index in viewers.indices {
+                    let due = start + interval * index
+                    if due > .now { try? await Task.sleep(until: due) }
+                    let job = try? makeJob(
+                        runID: runID, viewer: index, device: viewers[index], session: sessions[index], account: index % accounts,
+                        period: 0, state: .readyToPlay, priority: "new", burst: nil)
+                    if let job { group.addTask { await self.send(job, producer: producer, tracker: tracker) } }
+                }
             }
-        }
+            // Phase 2: rotations: every viewer asks for the next key at once (state 3 renews the lease).
+            for rotation in 1...max(configuration.rotations, 1) where configuration.rotations > 0 {
+                try? await Task.sleep(for: configuration.rotationInterval)
+                let period = rotation % max(catalog.periods, 1)
+                let jobs = viewers.indices.compactMap { index in
+                    try? makeJob(
+                        runID: runID, viewer: index, device: viewers[index], session: sessions[index], account: index % accounts,
+                        period: period, state: .leaseRenewal, priority: "continuity", burst: rotation)
+                }
+                tracker.state.withLock { $0.burstStart[rotation] = .now }
+                await withTaskGroup(of: Void.self) { group in
+                    for job in jobs { group.addTask { await self.send(job, producer: producer, tracker: tracker) } }
+                }
+            }
 
-        // Wait for every reply, or the timeout.
-        let deadline = ContinuousClock.now + configuration.replyTimeout
-        while ContinuousClock.now < deadline {
-            if tracker.state.withLock({ $0.pending.isEmpty }) { break }
-            try? await Task.sleep(for: .milliseconds(20))
+            // Wait for every reply, or the timeout.
+            let deadline = ContinuousClock.now + configuration.replyTimeout
+            while ContinuousClock.now < deadline {
+                if tracker.state.withLock({ $0.pending.isEmpty }) { break }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            let elapsed = (ContinuousClock.now - start).seconds
+            await consumer.close()
+            background.cancelAll()
+            return elapsed
         }
-        let elapsed = (ContinuousClock.now - start).seconds
-        ticker.cancel()
-        await consumer.close()
-        reader.cancel()
         await producer.close()
 
         return tracker.state.withLock { state in

@@ -291,6 +291,8 @@ package final class RedisClusterClient: RedisCommandRunner {
             if let running = state.refresh { return running }
             var candidates = state.map?.masters ?? []
             for seed in configuration.seeds where !candidates.contains(seed) { candidates.append(seed) }
+            // Unstructured on purpose: the read is shared by every caller that comes while it runs,
+            // so no one caller's task may own it (a cancelled caller must not cancel the others' read).
             let task = Task { await self.readMap(from: candidates) }
             state.refresh = task
             return task
