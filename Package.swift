@@ -81,6 +81,9 @@ let package = Package(
         .target(name: "FairPlayDevice", dependencies: ["FairPlay"]),
         // Policy and decisions, no I/O.
         .target(name: "Licensing", dependencies: ["FairPlay", "COpenSSL", "Wire"]),
+        // SPEKE v2 key provider: CPIX requests read safely (FoundationXML, no DTD), answers written,
+        // content keys encrypted for the packager. Pure and synchronous, no I/O.
+        .target(name: "Speke", dependencies: ["FairPlay", "COpenSSL", "Wire"]),
         // librdkafka wrapper: group consumer, idempotent producer, mock cluster.
         .target(
             name: "Kafka",
@@ -167,6 +170,7 @@ let package = Package(
         .testTarget(name: "KSMTestSupportTests", dependencies: ["KSMTestSupport", "OwnedThreads", "TestRunWatchdog"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "KSMTestSupport"]),
         .testTarget(name: "LicensingTests", dependencies: ["Licensing", "FairPlay", "Wire", "KSMTestSupport"]),
+        .testTarget(name: "SpekeTests", dependencies: ["Speke", "FairPlay", "Wire", "KSMTestSupport"]),
         .testTarget(name: "RedisStoreTests", dependencies: ["RedisStore", "Licensing", "Wire", "KSMTestSupport", "OwnedThreads"]),
         .testTarget(
             name: "KSMServiceTests",

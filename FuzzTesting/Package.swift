@@ -2,7 +2,7 @@
 import PackageDescription
 
 // libFuzzer targets, in a package of their own so the main build never needs -sanitize=fuzzer.
-// Sources/FairPlay, Licensing, Wire, RedisStore, COpenSSL and CHiredis are symbolic links to the
+// Sources/FairPlay, Licensing, Wire, RedisStore, Speke, COpenSSL and CHiredis are symbolic links to the
 // main package's targets, and Sources/LicenseJobCodec/LicenseJob.swift to the job decoder's one file
 // (it needs only Licensing, Wire and Foundation), so the fuzzers build exactly the code that ships.
 // Tools version 5.3 on purpose: a plain target with a main.swift is then an executable without
@@ -25,5 +25,7 @@ let package = Package(
         .target(name: "FuzzSPC", dependencies: ["FairPlay"]),
         .target(name: "FuzzLicenseJob", dependencies: ["LicenseJobCodec", "Licensing", "Wire"]),
         .target(name: "FuzzRedisReply", dependencies: ["RedisStore", "Licensing"]),
+        .target(name: "Speke", dependencies: ["FairPlay", "COpenSSL", "Wire"]),
+        .target(name: "FuzzCPIX", dependencies: ["Speke"]),
     ]
 )

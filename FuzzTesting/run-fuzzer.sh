@@ -4,10 +4,11 @@
 #   TARGET: FuzzSPC (default: SPC container, TLLVs, D function), FuzzLicenseJob (JSONParser and
 #   LicenseJob(json:), the job decoder every Kafka message goes through) or FuzzRedisReply (bytes
 #   from a Redis server through hiredis's reader into RedisValue, then the cluster slot map, the
-#   MOVED/ASK parser and the lease/stored-reply/hash decoders).
+#   MOVED/ASK parser and the lease/stored-reply/hash decoders) or FuzzCPIX (bytes through the
+#   hostile-safe XML reader, SPEKE request validation, the answer and its read-back).
 # Crashes are written to FuzzTesting/FailCases/; add each as a unit test (Tests/FairPlayTests for
 # SPCs, Tests/KSMServiceTests/JobDecoderMutationTests.swift for jobs, Tests/RedisStoreTests
-# (Malformed*Tests, ReplyMutationTests) for Redis replies).
+# (Malformed*Tests, ReplyMutationTests) for Redis replies, Tests/SpekeTests for CPIX documents).
 set -euo pipefail
 cd "$(dirname "$0")"
 target="FuzzSPC"
@@ -34,6 +35,11 @@ case "$target" in
     # (the same seeds ReplyMutationTests mutates).
     cp Seeds/FuzzRedisReply/*.resp "$corpus/"
     set -- -dict=Seeds/FuzzRedisReply.dict "$@"
+    max_len=65536 ;;
+  FuzzCPIX)
+    # AWS's FairPlay request and a SPEKE v2.1 one-key request; the dictionary holds CPIX's names.
+    cp Seeds/FuzzCPIX/*.xml "$corpus/"
+    set -- -dict=Seeds/FuzzCPIX.dict "$@"
     max_len=65536 ;;
   *) echo "unknown target $target" >&2; exit 2 ;;
 esac
