@@ -113,11 +113,12 @@ let package = Package(
             ]
         ),
         // Around a worker process: configuration (flags, environment, file), the admin port, metrics
-        // (swift-metrics, exposed with swift-prometheus), JSON logs, OTLP span export (swift-otel).
+        // (swift-metrics, exposed with swift-prometheus), JSON logs, OTLP span export (swift-otel); and the
+        // `ksm speke` service (Speke/), the SPEKE route over the Speke library and the packager key issuer.
         .target(
             name: "KSMOperations",
             dependencies: [
-                "KSMService", "FairPlay", "Licensing", "Kafka", "RedisStore", "Wire", "OwnedThreads",
+                "KSMService", "FairPlay", "Licensing", "Kafka", "RedisStore", "Wire", "OwnedThreads", "Speke",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -195,7 +196,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "FairPlay", "FairPlayDevice", "KSMService", "KSMOperations", "KSMLoad", "Kafka", "RedisStore", "Licensing", "Wire", "KSMTestSupport",
+                "FairPlay", "FairPlayDevice", "KSMService", "KSMOperations", "KSMLoad", "Kafka", "RedisStore", "Licensing", "Speke", "Wire", "KSMTestSupport",
                 "OwnedThreads", "ksm",
                 .product(name: "Yams", package: "Yams"),
             ]

@@ -2,11 +2,16 @@ import Foundation
 import KSMService
 
 extension ServeConfiguration {
-    /// Loads every key-encryption key: the files of `--kek`/`KSM_KEK_FILES`, and the keys of
-    /// `KSM_KEKS` (a Kubernetes Secret as env), which is read once, overwritten in place and
-    /// removed from this process's environment, so neither a child process nor a later reader of
-    /// the environment block finds it. The copy read is wiped once parsed.
+    /// Loads every key-encryption key (``keyring(files:)`` over `--kek`/`KSM_KEK_FILES`).
     package func keyring() throws(KeyFile.Error) -> KeyEncryptionKeyring {
+        try Self.keyring(files: keyEncryptionKeyFiles)
+    }
+
+    /// Loads every key-encryption key: the files named, and the keys of `KSM_KEKS` (a Kubernetes
+    /// Secret as env), which is read once, overwritten in place and removed from this process's
+    /// environment, so neither a child process nor a later reader of the environment block finds
+    /// it. The copy read is wiped once parsed. `ksm speke` reads its keys the same way.
+    package static func keyring(files: [String: String]) throws(KeyFile.Error) -> KeyEncryptionKeyring {
         var hexKeys: [UInt8] = []
         if let raw = getenv("KSM_KEKS") {
             let count = strlen(raw)
@@ -14,6 +19,6 @@ extension ServeConfiguration {
             memset(raw, 0, count)
             unsetenv("KSM_KEKS")
         }
-        return try KeyFile.keyring(files: keyEncryptionKeyFiles, hexKeys: &hexKeys)
+        return try KeyFile.keyring(files: files, hexKeys: &hexKeys)
     }
 }

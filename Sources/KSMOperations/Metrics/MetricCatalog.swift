@@ -69,6 +69,12 @@ package enum MetricCatalog {
         gauge("ksm_rotation_schedules_due", "Rotation schedules with a boundary within the lead time."),
         counter("ksm_rotation_keys_prefetched_total", "Next-period keys read ahead of their boundary."),
         counter("ksm_rotation_prefetch_failures_total", "Prefetch passes that failed (Redis unavailable)."),
+        counter(
+            "ksm_speke_requests_total",
+            "SPEKE requests answered by ksm speke, by tenant (\"unauthenticated\" before the credential is accepted, \"other\" past the first 100) and outcome."
+        ),
+        counter("ksm_speke_keys_issued_total", "Content keys answered to packagers by ksm speke, by tenant."),
+        histogram("ksm_speke_request_duration_seconds", "Time from a SPEKE request's arrival to its answer, by outcome."),
         counter("process_cpu_seconds_total", "User and system CPU time spent, in seconds."),
         gauge("process_resident_memory_bytes", "Resident memory size in bytes."),
         gauge("process_open_fds", "Open file descriptors."),

@@ -1,0 +1,102 @@
+import Hummingbird
+import KSMService
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// `ksm speke`'s one port: `POST /speke/v2/{tenant}/copyProtection`, and beside it `/healthz`,
+/// `/readyz` (Redis answers PING) and `/metrics` (Prometheus text), over HTTP/1.1 on hummingbird.
+///
+/// One port for both, unlike `ksm serve`'s separate admin port: the service has no other listener,
+/// and an ingress routes `/speke/` to the packagers while probes and the scraper reach the pod
+/// directly. A `Service`: on graceful shutdown hummingbird stops accepting and lets requests in
+/// flight finish.
+package struct SpekeServer: Service {
+    package let host: String
+    package let port: Int
+    let provider: SpekeKeyProvider
+    let metrics: SpekeMetrics
+    let readiness: @Sendable () -> AdminServer.Probe
+    let renderMetrics: @Sendable () -> String
+    let logger: Logger
+
+    package init(
+        host: String, port: Int, provider: SpekeKeyProvider, metrics: SpekeMetrics, readiness: @escaping @Sendable () -> AdminServer.Probe,
+        renderMetrics: @escaping @Sendable () -> String, logger: Logger
+    ) {
+        self.host = host
+        self.port = port
+        self.provider = provider
+        self.metrics = metrics
+        self.readiness = readiness
+        self.renderMetrics = renderMetrics
+        self.logger = logger
+    }
+
+    package func run() async throws {
+        let application = Application(
+            router: router(),
+            server: .http1(configuration: .init(idleTimeout: .seconds(60))),
+            configuration: .init(address: .hostname(host, port: port), serverName: "ksm-speke"),
+            onServerRunning: { [logger, host, port] channel in
+                logger.info("SPEKE key provider listening", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "\(host):\(port)")"])
+            },
+            logger: logger
+        )
+        try await application.run()
+    }
+
+    // `HTTPFields.Element` is swift-http-types' `HTTPField`, reached through the type hummingbird re-exports.
+    private static let spekeVersion = HTTPFields.Element.Name("X-Speke-Version")
+
+    func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.post("/speke/v2/:tenant/copyProtection") { [self] request, context in
+            let start = ContinuousClock.now
+            let tenant = context.parameters.get("tenant") ?? ""
+            let answer = await provider.answer(
+                tenant: tenant, authorization: request.headers[.authorization],
+                spekeVersion: Self.spekeVersion.flatMap { request.headers[$0] },
+                readBody: { await Self.body(of: request, limit: provider.limits.maximumBytes) })
+            metrics.record(tenant: tenant, outcome: answer.outcome, keys: answer.keysIssued, duration: ContinuousClock.now - start)
+            return Self.response(answer)
+        }
+        router.get("/healthz") { _, _ in Self.text(.ok, "ok") }
+        router.get("/readyz") { [readiness] _, _ in
+            let probe = readiness()
+            return Self.text(probe.ok ? .ok : .serviceUnavailable, probe.detail)
+        }
+        router.get("/metrics") { [renderMetrics] _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: renderMetrics())))
+        }
+        return router
+    }
+
+    /// The body, or ``SpekeKeyProvider/Body/tooLarge`` as soon as it is known to pass `limit`: from
+    /// `Content-Length` before reading, else while reading (a chunked body stops at the limit).
+    static func body(of request: Request, limit: Int) async -> SpekeKeyProvider.Body {
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit { return .tooLarge }
+        do {
+            let buffer = try await request.body.collect(upTo: limit)
+            return .bytes(Array(buffer.readableBytesView))
+        } catch {
+            // NIOTooManyBytesError, or the connection closed mid-body: neither is a document.
+            return error is NIOTooManyBytesError ? .tooLarge : .bytes([])
+        }
+    }
+
+    static func response(_ answer: SpekeHTTPResponse) -> Response {
+        var fields = HTTPFields()
+        for header in answer.headers {
+            guard let name = HTTPFields.Element.Name(header.name) else { continue }
+            fields.append(HTTPFields.Element(name: name, value: header.value))
+        }
+        return Response(status: .init(code: answer.status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+    }
+
+    static func text(_ status: HTTPResponse.Status, _ line: String) -> Response {
+        Response(status: status, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: line + "\n")))
+    }
+}

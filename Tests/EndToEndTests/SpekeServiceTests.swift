@@ -1,0 +1,263 @@
+import FairPlay
+import FairPlayDevice
+import Foundation
+import KSMLoad
+import KSMService
+import KSMTestSupport
+import Licensing
+import Speke
+import Testing
+import Wire
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// `ksm speke` as a packager meets it: the real binary on a free port over a real redis-server,
+/// the tenant seeded and a packager credential created with `ksm admin`, AWS's verification-suite
+/// FairPlay request POSTed with the token; and, through a fleet, the key it issued opened in a CKC
+/// that `ksm serve` built for a simulated device's SPC carrying the URI's asset ID.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct SpekeServiceTests {
+    @Test func answersTheAWSFairPlayRequestAndRefusesWhatItMust() async throws {
+        let redis = try await RedisServerProcess()
+        defer { redis.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-speke-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let kekPath = directory.appendingPathComponent("kek.hex").path
+        let token = try await Self.provision(redisURL: redis.url, kekPath: kekPath)
+        let (speke, port) = try await Self.startSpeke(redisURL: redis.url, kekPath: kekPath)
+        defer { speke.kill() }
+        let url = "http://127.0.0.1:\(port)/speke/v2/demo/copyProtection"
+        let request = Array(Self.fairPlayRequest.utf8)
+
+        let first = try await HTTPExchange.post(url, body: request, headers: ["Authorization": "Bearer \(token)", "X-Speke-Version": "2.0"])
+        #expect(first.status == 200, "\(first.text)")
+        #expect(first.headers["content-type"] == "application/xml")
+        #expect(first.headers["x-speke-version"] == "2.0")
+        #expect(first.headers["x-speke-user-agent"]?.hasPrefix("FairPlayKSM") == true)
+        let keys = try Self.fairPlayKeys(first.body)
+        #expect(keys.count == 2)
+        for key in keys {
+            #expect(key.media.hasPrefix("#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"skd://test_case_1/0/"), "\(key.media)")
+            #expect(key.master == key.media.replacingOccurrences(of: "#EXT-X-KEY:", with: "#EXT-X-SESSION-KEY:"))
+            #expect(key.key.count == 16 && key.iv.count == 16)
+        }
+        let again = try await HTTPExchange.post(url, body: request, headers: ["Authorization": "Bearer \(token)", "X-Speke-Version": "2.0"])
+        #expect(again.status == 200)
+        #expect(try Self.fairPlayKeys(again.body) == keys)
+
+        let anonymous = try await HTTPExchange.post(url, body: request, headers: ["X-Speke-Version": "2.0"])
+        #expect(anonymous.status == 401)
+        #expect(anonymous.headers["www-authenticate"]?.hasPrefix("Bearer") == true)
+        let wrong = try await HTTPExchange.post(url, body: request, headers: ["Authorization": "Bearer ksmpk_wrong", "X-Speke-Version": "2.0"])
+        #expect(wrong.status == 401 || wrong.status == 403)
+        let otherTenant = try await HTTPExchange.post(
+            "http://127.0.0.1:\(port)/speke/v2/nobody/copyProtection", body: request, headers: ["Authorization": "Bearer \(token)", "X-Speke-Version": "2.0"])
+        #expect(otherTenant.status == 403)
+        let invalidTenant = try await HTTPExchange.post(
+            "http://127.0.0.1:\(port)/speke/v2/a:b/copyProtection", body: request, headers: ["Authorization": "Bearer \(token)", "X-Speke-Version": "2.0"])
+        #expect(invalidTenant.status == 404)
+
+        let dtd = Array(
+            "<?xml version=\"1.0\"?><!DOCTYPE x [<!ENTITY a \"aaaa\"><!ENTITY b \"&a;&a;&a;&a;\">]><cpix:CPIX xmlns:cpix=\"urn:dashif:org:cpix\">&b;</cpix:CPIX>"
+                .utf8)
+        let refusedDTD = try await HTTPExchange.post(url, body: dtd, headers: ["Authorization": "Bearer \(token)", "X-Speke-Version": "2.0"])
+        #expect((400..<500).contains(refusedDTD.status), "\(refusedDTD.status) \(refusedDTD.text)")
+        let oversize = try await HTTPExchange.post(
+            url, body: [UInt8](repeating: UInt8(ascii: " "), count: (1 << 20) + 1), headers: ["Authorization": "Bearer \(token)", "X-Speke-Version": "2.0"])
+        #expect(oversize.status == 413)
+        let noVersion = try await HTTPExchange.post(url, body: request, headers: ["Authorization": "Bearer \(token)"])
+        #expect(noVersion.status == 422)
+        #expect(noVersion.text == "Unsupported SPEKE version")
+        let cenc = Array(Self.fairPlayRequest.replacingOccurrences(of: "cbcs", with: "cenc").utf8)
+        let refusedScheme = try await HTTPExchange.post(url, body: cenc, headers: ["Authorization": "Bearer \(token)", "X-Speke-Version": "2.0"])
+        #expect(refusedScheme.status == 422)
+        #expect(refusedScheme.text == "ContentKey@commonEncryptionScheme non compatible with DRMSystem 94ce86fb-07ff-4f43-adb8-93d2fa968ca2")
+
+        let metrics = try await HTTPExchange.get("http://127.0.0.1:\(port)/metrics")
+        #expect(metrics.text.contains("ksm_speke_requests_total{tenant=\"demo\",outcome=\"ok\"} 2"), "\(metrics.text)")
+        #expect(metrics.text.contains("ksm_speke_keys_issued_total{tenant=\"demo\"} 4"))
+        #expect(metrics.text.contains("ksm_speke_requests_total{tenant=\"unauthenticated\",outcome=\"unauthorized\"} 2"))
+        #expect(!speke.stderr.contains(token))
+        #expect(await speke.terminate() == 0)
+    }
+
+    @Test func theIssuedKeyOpensInACKCBuiltByKSMServe() async throws {
+        let fleet = try await Fleet(streams: 1, periods: 1)
+        let created = try await KSMBinary.run(["admin", "put-packager-credential", "--redis-url", fleet.redisURL, "--tenant", fleet.catalog.tenant])
+        #expect(created.status == 0)
+        let token = try #require(String(decoding: created.stdout, as: UTF8.self).split(separator: "\n").last.map(String.init))
+        let (speke, port) = try await Self.startSpeke(redisURL: fleet.redisURL, kekPath: fleet.kekPath)
+        defer { speke.kill() }
+        let answer = try await HTTPExchange.post(
+            "http://127.0.0.1:\(port)/speke/v2/\(fleet.catalog.tenant)/copyProtection", body: Array(Self.fairPlayRequest.utf8),
+            headers: ["Authorization": "Bearer \(token)", "X-Speke-Version": "2.0"])
+        #expect(answer.status == 200, "\(answer.text)")
+        let keys = try Self.fairPlayKeys(answer.body)
+        try #require(keys.count == 2)
+
+        try await fleet.startWorker()
+        let client = try await FleetClient(fleet: fleet)
+        let device = SimulatedDevice(trust: client.trust)
+        for (index, key) in keys.enumerated() {
+            var options = SPCOptions()
+            options.assetID = Array(key.uri.utf8)
+            options.playback = MediaPlaybackInfo(creationDate: UInt32(Date().timeIntervalSince1970), state: .readyToPlay, sessionID: UInt64(index + 1))
+            let (spc, session) = try device.makeSPC(options)
+            let id = "speke-\(index)"
+            let job = LicenseJob(
+                id: try StoreIdentifier(id), tenant: try StoreIdentifier(fleet.catalog.tenant), account: try StoreIdentifier("packaged"), spc: spc)
+            try await client.sendRaw(job.jsonBytes(), key: "packaged", headers: [("correlation-id", Array(id.utf8))])
+            let reply = try await client.reply(id)
+            #expect(reply.status == .ok, "\(key.uri): \(reply.reason)")
+            let opened = try CKCOpener.open(try #require(reply.ckc), session: session)
+            #expect(opened.contentKey == key.key, "\(key.uri)")
+            #expect(opened.contentIV == key.iv, "\(key.uri)")
+        }
+        await client.close()
+    }
+
+    // MARK: - Helpers
+
+    /// One FairPlay key of an answer: the key and IV, and the decoded HLS tags with their URI.
+    struct AnsweredKey: Equatable {
+        var kid: String
+        var key: [UInt8]
+        var iv: [UInt8]
+        var media: String
+        var master: String
+        var uri: String
+    }
+
+    /// Seeds the demo tenant (KEK written to `kekPath`) and returns a new packager token for it.
+    static func provision(redisURL: String, kekPath: String) async throws -> String {
+        let seeded = try await KSMBinary.run(["admin", "seed-demo", "--redis-url", redisURL, "--kek-out", kekPath, "--streams", "1", "--periods", "1"])
+        guard seeded.status == 0 else { throw ProcessFailure(description: "seed-demo failed: \(String(decoding: seeded.stderr, as: UTF8.self))") }
+        let created = try await KSMBinary.run(["admin", "put-packager-credential", "--redis-url", redisURL, "--tenant", "demo", "--id", "mediapackage"])
+        guard created.status == 0, let token = String(decoding: created.stdout, as: UTF8.self).split(separator: "\n").last else {
+            throw ProcessFailure(description: "put-packager-credential failed: \(String(decoding: created.stderr, as: UTF8.self))")
+        }
+        return String(token)
+    }
+
+    /// Starts `ksm speke` on a free loopback port and waits until `/readyz` answers 200.
+    static func startSpeke(redisURL: String, kekPath: String) async throws -> (RunningProcess, Int) {
+        let port = try RedisServerProcess.freeLoopbackPort()
+        let speke = try RunningProcess(
+            "speke", ["speke", "--listen", "127.0.0.1:\(port)", "--redis-url", redisURL, "--kek", "demo-kek=\(kekPath)", "--log-format", "json"])
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            if let ready = try? await HTTPExchange.get("http://127.0.0.1:\(port)/readyz"), ready.status == 200 { return (speke, port) }
+            guard speke.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        speke.kill()
+        throw ProcessFailure(description: "ksm speke did not become ready: \(speke.stderr.suffix(2_000))")
+    }
+
+    /// The answer read with the project's own hostile-safe reader: every `ContentKey`'s
+    /// `PlainValue` and `explicitIV`, and its FairPlay `DRMSystem`'s two `HLSSignalingData`.
+    static func fairPlayKeys(_ body: [UInt8]) throws -> [AnsweredKey] {
+        let cpix = "urn:dashif:org:cpix"
+        let pskc = "urn:ietf:params:xml:ns:keyprov:pskc"
+        let root = try SafeXMLReader.read(body)
+        let contentKeys = root.elements(cpix, "ContentKeyList").flatMap { $0.elements(cpix, "ContentKey") }
+        let systems = root.elements(cpix, "DRMSystemList").flatMap { $0.elements(cpix, "DRMSystem") }
+        return try contentKeys.map { element in
+            let kid = try #require(element[attribute: "kid"])
+            let plain = try #require(
+                element.elements(cpix, "Data").first?.elements(pskc, "Secret").first?.elements(pskc, "PlainValue").first?.trimmedText)
+            let system = try #require(systems.first { $0[attribute: "kid"] == kid && $0[attribute: "systemId"] == "94ce86fb-07ff-4f43-adb8-93d2fa968ca2" })
+            func tag(_ playlist: String) throws -> String {
+                let data = try #require(system.elements(cpix, "HLSSignalingData").first { $0[attribute: "playlist"] == playlist })
+                return String(decoding: try #require(Base64.decode(Array(data.trimmedText.utf8))), as: UTF8.self)
+            }
+            let media = try tag("media")
+            let uriStart = try #require(media.range(of: "URI=\"")).upperBound
+            let uri = String(media[uriStart...].prefix { $0 != "\"" })
+            let ivText = try #require(element[attribute: "explicitIV"])
+            return AnsweredKey(
+                kid: kid, key: try #require(Base64.decode(Array(plain.utf8))), iv: try #require(Base64.decode(Array(ivText.utf8))), media: media,
+                master: try tag("master"), uri: uri)
+        }
+    }
+
+    /// AWS's verification-suite FairPlay request, verbatim (awslabs/speke-reference-server,
+    /// `spekev2_verification_testsuite/spekev2_requests/test_case_1_p_v_1_a_1/3_fairplay.xml`, commit
+    /// a926114fb2288e63ad1d7b7a468d462c62cd1696).
+    static let fairPlayRequest = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <cpix:CPIX contentId="test_case_1" version="2.3" xmlns:cpix="urn:dashif:org:cpix" xmlns:pskc="urn:ietf:params:xml:ns:keyprov:pskc">
+            <cpix:ContentKeyList>
+                <cpix:ContentKey kid="873f3740-2508-4a2d-94bc-9b0f86649251"
+                                 commonEncryptionScheme="cbcs">
+                </cpix:ContentKey>
+                <cpix:ContentKey kid="0c54f2b0-b433-45a4-ae73-664438bb0b4e"
+                                 commonEncryptionScheme="cbcs">
+                </cpix:ContentKey>
+            </cpix:ContentKeyList>
+            <cpix:DRMSystemList>
+                <cpix:DRMSystem kid="873f3740-2508-4a2d-94bc-9b0f86649251" systemId="94ce86fb-07ff-4f43-adb8-93d2fa968ca2">
+                    <cpix:PSSH />
+                    <cpix:HLSSignalingData playlist="media">
+                    </cpix:HLSSignalingData>
+                    <cpix:HLSSignalingData playlist="master">
+                    </cpix:HLSSignalingData>
+                </cpix:DRMSystem>
+                <cpix:DRMSystem kid="0c54f2b0-b433-45a4-ae73-664438bb0b4e" systemId="94ce86fb-07ff-4f43-adb8-93d2fa968ca2">
+                    <cpix:PSSH />
+                    <cpix:HLSSignalingData playlist="media">
+                    </cpix:HLSSignalingData>
+                    <cpix:HLSSignalingData playlist="master">
+                    </cpix:HLSSignalingData>
+                </cpix:DRMSystem>
+            </cpix:DRMSystemList>
+            <cpix:ContentKeyPeriodList>
+                <cpix:ContentKeyPeriod id="keyPeriod_2e19ac38-22d3-4bb2-b290-95a72f4732ef" index="0"/>
+            </cpix:ContentKeyPeriodList>
+            <cpix:ContentKeyUsageRuleList>
+                <cpix:ContentKeyUsageRule kid="873f3740-2508-4a2d-94bc-9b0f86649251" intendedTrackType="VIDEO">
+                    <cpix:KeyPeriodFilter periodId="keyPeriod_2e19ac38-22d3-4bb2-b290-95a72f4732ef"/>
+                    <cpix:VideoFilter />
+                </cpix:ContentKeyUsageRule>
+                <cpix:ContentKeyUsageRule kid="0c54f2b0-b433-45a4-ae73-664438bb0b4e" intendedTrackType="AUDIO">
+                    <cpix:KeyPeriodFilter periodId="keyPeriod_2e19ac38-22d3-4bb2-b290-95a72f4732ef"/>
+                    <cpix:AudioFilter />
+                </cpix:ContentKeyUsageRule>
+            </cpix:ContentKeyUsageRuleList>
+        </cpix:CPIX>
+        """
+}
+
+/// One HTTP exchange with URLSession, headers keyed in lower case.
+struct HTTPExchange {
+    var status: Int
+    var headers: [String: String]
+    var body: [UInt8]
+    var text: String { String(decoding: body, as: UTF8.self) }
+
+    static func get(_ url: String) async throws -> HTTPExchange {
+        try await send(URLRequest(url: try #require(URL(string: url))))
+    }
+
+    static func post(_ url: String, body: [UInt8], headers: [String: String]) async throws -> HTTPExchange {
+        var request = URLRequest(url: try #require(URL(string: url)))
+        request.httpMethod = "POST"
+        request.httpBody = Data(body)
+        request.setValue("application/xml", forHTTPHeaderField: "Content-Type")
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        return try await send(request)
+    }
+
+    private static func send(_ request: URLRequest) async throws -> HTTPExchange {
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let http = try #require(response as? HTTPURLResponse)
+        var headers: [String: String] = [:]
+        for (name, value) in http.allHeaderFields {
+            if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
+        }
+        return HTTPExchange(status: http.statusCode, headers: headers, body: Array(data))
+    }
+}
