@@ -186,7 +186,7 @@ let package = Package(
         .testTarget(
             name: "KSMOperationsTests",
             dependencies: [
-                "KSMOperations", "KSMService", "Licensing", "RedisStore", "Kafka", "KSMTestSupport",
+                "KSMOperations", "KSMService", "Licensing", "RedisStore", "Kafka", "Speke", "KSMTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
