@@ -81,6 +81,28 @@ struct SpekeServiceTests {
         #expect(metrics.text.contains("ksm_speke_keys_issued_total{tenant=\"demo\"} 4"))
         #expect(metrics.text.contains("ksm_speke_requests_total{tenant=\"unauthenticated\",outcome=\"unauthorized\"} 2"))
         #expect(!speke.stderr.contains(token))
+
+        // HTTP Basic: the credential ID as user, the token as password.
+        let basic = Base64.encode(Array("mediapackage:\(token)".utf8))
+        let basicAnswer = try await HTTPExchange.post(url, body: request, headers: ["Authorization": "Basic \(basic)", "X-Speke-Version": "2.0"])
+        #expect(basicAnswer.status == 200, "\(basicAnswer.text)")
+        // Revoked: the tenant has no credential left, so 403 from the next request on.
+        let revoked = try await KSMBinary.run(["admin", "remove-packager-credential", "--redis-url", redis.url, "--tenant", "demo"])
+        #expect(revoked.status == 0)
+        let afterRevocation = try await HTTPExchange.post(url, body: request, headers: ["Authorization": "Bearer \(token)", "X-Speke-Version": "2.0"])
+        #expect(afterRevocation.status == 403)
+        // Redis gone: credentials cannot be read (503, retry), and /readyz says so.
+        redis.stop()
+        let unavailable = try await HTTPExchange.post(url, body: request, headers: ["Authorization": "Bearer \(token)", "X-Speke-Version": "2.0"])
+        #expect(unavailable.status == 503, "\(unavailable.text)")
+        #expect(unavailable.headers["retry-after"] == "1")
+        var ready = try await HTTPExchange.get("http://127.0.0.1:\(port)/readyz")
+        let deadline = ContinuousClock.now + .seconds(15)
+        while ready.status == 200, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+            ready = try await HTTPExchange.get("http://127.0.0.1:\(port)/readyz")
+        }
+        #expect(ready.status == 503, "\(ready.text)")
         #expect(await speke.terminate() == 0)
     }
 
