@@ -40,6 +40,8 @@ case "$target" in
     # AWS's FairPlay request and a SPEKE v2.1 one-key request; the dictionary holds CPIX's names.
     cp Seeds/FuzzCPIX/*.xml "$corpus/"
     set -- -dict=Seeds/FuzzCPIX.dict "$@"
+    # FoundationXML's own leak per malformed document (see the file); every other leak still fails.
+    export LSAN_OPTIONS="suppressions=$PWD/Seeds/FuzzCPIX.lsan${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
     max_len=65536 ;;
   *) echo "unknown target $target" >&2; exit 2 ;;
 esac
