@@ -141,6 +141,22 @@ struct SpekeServiceTests {
         await client.close()
     }
 
+    @Test func checkConfigPrintsTheSettingsRedactedAndNamesEveryProblem() async throws {
+        let good = try await KSMBinary.run(["speke", "--check-config", "--redis-url", "redis://ksm:hunter2@redis:6379/0", "--listen", "[::]:9443"])
+        #expect(good.status == 0, "\(String(decoding: good.stderr, as: UTF8.self))")
+        let printed = String(decoding: good.stdout, as: UTF8.self)
+        #expect(printed.contains("redis-url         = redis://<redacted>@redis:6379/0"))
+        #expect(printed.contains("listen            = [::]:9443"))
+        #expect(!printed.contains("hunter2"))
+        let bad = try await KSMBinary.run(
+            ["speke", "--check-config", "--redis-url", "redis://ksm:hunter2@redis:6379/0", "--listen", "nowhere", "--max-request-bytes", "1"],
+            environment: [:])
+        #expect(bad.status == 64)
+        let problems = String(decoding: bad.stderr, as: UTF8.self)
+        #expect(problems.contains("--listen") && problems.contains("--max-request-bytes"), "\(problems)")
+        #expect(!problems.contains("hunter2"))
+    }
+
     // MARK: - Helpers
 
     /// One FairPlay key of an answer: the key and IV, and the decoded HLS tags with their URI.
