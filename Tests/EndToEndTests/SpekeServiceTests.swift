@@ -141,6 +141,33 @@ struct SpekeServiceTests {
         await client.close()
     }
 
+    @Test func aRequestInFlightAtSIGTERMIsAnswered() async throws {
+        let redis = try await RedisServerProcess()
+        defer { redis.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-speke-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let kekPath = directory.appendingPathComponent("kek.hex").path
+        let token = try await Self.provision(redisURL: redis.url, kekPath: kekPath)
+        let (speke, port) = try await Self.startSpeke(redisURL: redis.url, kekPath: kekPath)
+        defer { speke.kill() }
+        let body = Array(Self.fairPlayRequest.utf8)
+        let head = Array(
+            "POST /speke/v2/demo/copyProtection HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Speke-Version: 2.0\r\nAuthorization: Bearer \(token)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+                .utf8)
+        let connection = try RawConnection(port: port)
+        // Half the body before SIGTERM, the rest after: the server must read on and answer.
+        try connection.send(head + body.prefix(100))
+        try await Task.sleep(for: .milliseconds(300))
+        kill(speke.process.processIdentifier, SIGTERM)
+        try await Task.sleep(for: .milliseconds(300))
+        try connection.send(Array(body.dropFirst(100)))
+        let answer = String(decoding: try connection.receiveAll(), as: UTF8.self)
+        #expect(answer.hasPrefix("HTTP/1.1 200 OK"), "\(answer.prefix(300))")
+        #expect(answer.contains("<pskc:PlainValue>"))
+        #expect(await speke.terminate() == 0)
+    }
+
     @Test func checkConfigPrintsTheSettingsRedactedAndNamesEveryProblem() async throws {
         let good = try await KSMBinary.run(["speke", "--check-config", "--redis-url", "redis://ksm:hunter2@redis:6379/0", "--listen", "[::]:9443"])
         #expect(good.status == 0, "\(String(decoding: good.stderr, as: UTF8.self))")
@@ -297,5 +324,52 @@ struct HTTPExchange {
             if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
         }
         return HTTPExchange(status: http.statusCode, headers: headers, body: Array(data))
+    }
+}
+
+/// A blocking TCP connection to a loopback port, for a request sent in parts (URLSession sends a
+/// body whole). Each call is bounded by a 10 s socket timeout.
+final class RawConnection {
+    let fd: Int32
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ProcessFailure(description: "socket: errno \(errno)") }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(fd)
+            throw ProcessFailure(description: "connect to port \(port): errno \(errno)")
+        }
+    }
+
+    deinit { close(fd) }
+
+    func send(_ bytes: [UInt8]) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw ProcessFailure(description: "send: errno \(errno)") }
+            sent += n
+        }
+    }
+
+    /// Everything until the server closes the connection (or the timeout).
+    func receiveAll() throws -> [UInt8] {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            received += buffer[..<n]
+        }
+        return received
     }
 }
