@@ -187,6 +187,34 @@ struct SpekeServiceTests {
     // MARK: - Helpers
 
     /// One FairPlay key of an answer: the key and IV, and the decoded HLS tags with their URI.
+    @Test("two ksm speke processes asked the same new request at the same moment answer the same keys")
+    func twoProvidersAgreeOnNewKeys() async throws {
+        let redis = try await RedisServerProcess()
+        defer { redis.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-speke-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let kekPath = directory.appendingPathComponent("kek.hex").path
+        let token = try await Self.provision(redisURL: redis.url, kekPath: kekPath)
+        let (first, firstPort) = try await Self.startSpeke(redisURL: redis.url, kekPath: kekPath)
+        defer { first.kill() }
+        let (second, secondPort) = try await Self.startSpeke(redisURL: redis.url, kekPath: kekPath)
+        defer { second.kill() }
+        let headers = ["Authorization": "Bearer \(token)", "X-Speke-Version": "2.0"]
+        // A content ID of its own per round: each round's keys are new, so both instances decide them at once.
+        for round in 0..<8 {
+            let body = Array(Self.fairPlayRequest.replacingOccurrences(of: #"contentId="test_case_1""#, with: #"contentId="race_\#(round)""#).utf8)
+            async let fromFirst = HTTPExchange.post("http://127.0.0.1:\(firstPort)/speke/v2/demo/copyProtection", body: body, headers: headers)
+            async let fromSecond = HTTPExchange.post("http://127.0.0.1:\(secondPort)/speke/v2/demo/copyProtection", body: body, headers: headers)
+            let (a, b) = try await (fromFirst, fromSecond)
+            #expect(a.status == 200 && b.status == 200, "\(a.text) \(b.text)")
+            let (keysA, keysB) = (try Self.fairPlayKeys(a.body), try Self.fairPlayKeys(b.body))
+            #expect(keysA.count == 2)
+            #expect(keysA == keysB, "round \(round): the two instances answered different keys")
+            #expect(keysA.allSatisfy { $0.uri.hasPrefix("skd://race_\(round)/") }, "\(keysA.map(\.uri))")
+        }
+    }
+
     struct AnsweredKey: Equatable {
         var kid: String
         var key: [UInt8]
