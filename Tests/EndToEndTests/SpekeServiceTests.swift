@@ -20,13 +20,9 @@ import Wire
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct SpekeServiceTests {
     @Test func answersTheAWSFairPlayRequestAndRefusesWhatItMust() async throws {
-        let redis = try await RedisServerProcess()
-        defer { redis.stop() }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-speke-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let kekPath = directory.appendingPathComponent("kek.hex").path
-        let token = try await Self.provision(redisURL: redis.url, kekPath: kekPath)
+        let tenant = try await ProvisionedTenant.start()
+        defer { tenant.stop() }
+        let (redis, kekPath, token) = (tenant.redis, tenant.kekPath, tenant.token)
         let (speke, port) = try await Self.startSpeke(redisURL: redis.url, kekPath: kekPath)
         defer { speke.kill() }
         let url = "http://127.0.0.1:\(port)/speke/v2/demo/copyProtection"
@@ -142,13 +138,9 @@ struct SpekeServiceTests {
     }
 
     @Test func aRequestInFlightAtSIGTERMIsAnswered() async throws {
-        let redis = try await RedisServerProcess()
-        defer { redis.stop() }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-speke-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let kekPath = directory.appendingPathComponent("kek.hex").path
-        let token = try await Self.provision(redisURL: redis.url, kekPath: kekPath)
+        let tenant = try await ProvisionedTenant.start()
+        defer { tenant.stop() }
+        let (redis, kekPath, token) = (tenant.redis, tenant.kekPath, tenant.token)
         let (speke, port) = try await Self.startSpeke(redisURL: redis.url, kekPath: kekPath)
         defer { speke.kill() }
         let body = Array(Self.fairPlayRequest.utf8)
@@ -189,13 +181,9 @@ struct SpekeServiceTests {
     /// One FairPlay key of an answer: the key and IV, and the decoded HLS tags with their URI.
     @Test("two ksm speke processes asked the same new request at the same moment answer the same keys")
     func twoProvidersAgreeOnNewKeys() async throws {
-        let redis = try await RedisServerProcess()
-        defer { redis.stop() }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-speke-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let kekPath = directory.appendingPathComponent("kek.hex").path
-        let token = try await Self.provision(redisURL: redis.url, kekPath: kekPath)
+        let tenant = try await ProvisionedTenant.start()
+        defer { tenant.stop() }
+        let (redis, kekPath, token) = (tenant.redis, tenant.kekPath, tenant.token)
         let (first, firstPort) = try await Self.startSpeke(redisURL: redis.url, kekPath: kekPath)
         defer { first.kill() }
         let (second, secondPort) = try await Self.startSpeke(redisURL: redis.url, kekPath: kekPath)
@@ -212,6 +200,35 @@ struct SpekeServiceTests {
             #expect(keysA.count == 2)
             #expect(keysA == keysB, "round \(round): the two instances answered different keys")
             #expect(keysA.allSatisfy { $0.uri.hasPrefix("skd://race_\(round)/") }, "\(keysA.map(\.uri))")
+        }
+    }
+
+    /// A redis-server with the demo tenant seeded (its KEK in a file of a directory of its own) and a
+    /// packager token for it; `stop()` ends the server and removes the directory.
+    struct ProvisionedTenant {
+        let redis: RedisServerProcess
+        let directory: URL
+        let kekPath: String
+        let token: String
+
+        static func start() async throws -> ProvisionedTenant {
+            let redis = try await RedisServerProcess()
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-speke-\(UUID().uuidString)")
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                let kekPath = directory.appendingPathComponent("kek.hex").path
+                let token = try await SpekeServiceTests.provision(redisURL: redis.url, kekPath: kekPath)
+                return ProvisionedTenant(redis: redis, directory: directory, kekPath: kekPath, token: token)
+            } catch {
+                redis.stop()
+                try? FileManager.default.removeItem(at: directory)
+                throw error
+            }
+        }
+
+        func stop() {
+            redis.stop()
+            try? FileManager.default.removeItem(at: directory)
         }
     }
 
@@ -277,51 +294,11 @@ struct SpekeServiceTests {
         }
     }
 
-    /// AWS's verification-suite FairPlay request, verbatim (awslabs/speke-reference-server,
-    /// `spekev2_verification_testsuite/spekev2_requests/test_case_1_p_v_1_a_1/3_fairplay.xml`, commit
-    /// a926114fb2288e63ad1d7b7a468d462c62cd1696).
-    static let fairPlayRequest = """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <cpix:CPIX contentId="test_case_1" version="2.3" xmlns:cpix="urn:dashif:org:cpix" xmlns:pskc="urn:ietf:params:xml:ns:keyprov:pskc">
-            <cpix:ContentKeyList>
-                <cpix:ContentKey kid="873f3740-2508-4a2d-94bc-9b0f86649251"
-                                 commonEncryptionScheme="cbcs">
-                </cpix:ContentKey>
-                <cpix:ContentKey kid="0c54f2b0-b433-45a4-ae73-664438bb0b4e"
-                                 commonEncryptionScheme="cbcs">
-                </cpix:ContentKey>
-            </cpix:ContentKeyList>
-            <cpix:DRMSystemList>
-                <cpix:DRMSystem kid="873f3740-2508-4a2d-94bc-9b0f86649251" systemId="94ce86fb-07ff-4f43-adb8-93d2fa968ca2">
-                    <cpix:PSSH />
-                    <cpix:HLSSignalingData playlist="media">
-                    </cpix:HLSSignalingData>
-                    <cpix:HLSSignalingData playlist="master">
-                    </cpix:HLSSignalingData>
-                </cpix:DRMSystem>
-                <cpix:DRMSystem kid="0c54f2b0-b433-45a4-ae73-664438bb0b4e" systemId="94ce86fb-07ff-4f43-adb8-93d2fa968ca2">
-                    <cpix:PSSH />
-                    <cpix:HLSSignalingData playlist="media">
-                    </cpix:HLSSignalingData>
-                    <cpix:HLSSignalingData playlist="master">
-                    </cpix:HLSSignalingData>
-                </cpix:DRMSystem>
-            </cpix:DRMSystemList>
-            <cpix:ContentKeyPeriodList>
-                <cpix:ContentKeyPeriod id="keyPeriod_2e19ac38-22d3-4bb2-b290-95a72f4732ef" index="0"/>
-            </cpix:ContentKeyPeriodList>
-            <cpix:ContentKeyUsageRuleList>
-                <cpix:ContentKeyUsageRule kid="873f3740-2508-4a2d-94bc-9b0f86649251" intendedTrackType="VIDEO">
-                    <cpix:KeyPeriodFilter periodId="keyPeriod_2e19ac38-22d3-4bb2-b290-95a72f4732ef"/>
-                    <cpix:VideoFilter />
-                </cpix:ContentKeyUsageRule>
-                <cpix:ContentKeyUsageRule kid="0c54f2b0-b433-45a4-ae73-664438bb0b4e" intendedTrackType="AUDIO">
-                    <cpix:KeyPeriodFilter periodId="keyPeriod_2e19ac38-22d3-4bb2-b290-95a72f4732ef"/>
-                    <cpix:AudioFilter />
-                </cpix:ContentKeyUsageRule>
-            </cpix:ContentKeyUsageRuleList>
-        </cpix:CPIX>
-        """
+    /// AWS's verification-suite FairPlay request (Fixtures/speke, where its source is named).
+    static let fairPlayRequest = String(
+        decoding: FileManager.default.contents(
+            atPath: KSMBinary.packageRoot.appendingPathComponent("Fixtures/speke/aws-verification-fairplay-request.xml").path)!,
+        as: UTF8.self)
 }
 
 /// One HTTP exchange with URLSession, headers keyed in lower case.

@@ -1,52 +1,18 @@
+import Foundation
+
 /// CPIX documents the tests read, each with where it came from.
 enum CPIXDocuments {
-    /// AWS's SPEKE v2 verification suite, FairPlay request, verbatim: awslabs/speke-reference-server
+    /// AWS's SPEKE v2 verification suite, FairPlay request, verbatim (read from Fixtures/speke): awslabs/speke-reference-server
     /// at a926114fb2288e63ad1d7b7a468d462c62cd1696,
     /// `spekev2_verification_testsuite/spekev2_requests/test_case_1_p_v_1_a_1/3_fairplay.xml`
     /// (Apache-2.0). Header `X-Speke-Version: 2.0`. Note the empty `<cpix:PSSH />` and the
     /// white space inside the empty `HLSSignalingData` elements.
-    static let awsFairPlayRequest = """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <cpix:CPIX contentId="test_case_1" version="2.3" xmlns:cpix="urn:dashif:org:cpix" xmlns:pskc="urn:ietf:params:xml:ns:keyprov:pskc">
-            <cpix:ContentKeyList>
-                <cpix:ContentKey kid="873f3740-2508-4a2d-94bc-9b0f86649251"
-                                 commonEncryptionScheme="cbcs">
-                </cpix:ContentKey>
-                <cpix:ContentKey kid="0c54f2b0-b433-45a4-ae73-664438bb0b4e"
-                                 commonEncryptionScheme="cbcs">
-                </cpix:ContentKey>
-            </cpix:ContentKeyList>
-            <cpix:DRMSystemList>
-                <cpix:DRMSystem kid="873f3740-2508-4a2d-94bc-9b0f86649251" systemId="94ce86fb-07ff-4f43-adb8-93d2fa968ca2">
-                    <cpix:PSSH />
-                    <cpix:HLSSignalingData playlist="media">
-                    </cpix:HLSSignalingData>
-                    <cpix:HLSSignalingData playlist="master">
-                    </cpix:HLSSignalingData>
-                </cpix:DRMSystem>
-                <cpix:DRMSystem kid="0c54f2b0-b433-45a4-ae73-664438bb0b4e" systemId="94ce86fb-07ff-4f43-adb8-93d2fa968ca2">
-                    <cpix:PSSH />
-                    <cpix:HLSSignalingData playlist="media">
-                    </cpix:HLSSignalingData>
-                    <cpix:HLSSignalingData playlist="master">
-                    </cpix:HLSSignalingData>
-                </cpix:DRMSystem>
-            </cpix:DRMSystemList>
-            <cpix:ContentKeyPeriodList>
-                <cpix:ContentKeyPeriod id="keyPeriod_2e19ac38-22d3-4bb2-b290-95a72f4732ef" index="0"/>
-            </cpix:ContentKeyPeriodList>
-            <cpix:ContentKeyUsageRuleList>
-                <cpix:ContentKeyUsageRule kid="873f3740-2508-4a2d-94bc-9b0f86649251" intendedTrackType="VIDEO">
-                    <cpix:KeyPeriodFilter periodId="keyPeriod_2e19ac38-22d3-4bb2-b290-95a72f4732ef"/>
-                    <cpix:VideoFilter />
-                </cpix:ContentKeyUsageRule>
-                <cpix:ContentKeyUsageRule kid="0c54f2b0-b433-45a4-ae73-664438bb0b4e" intendedTrackType="AUDIO">
-                    <cpix:KeyPeriodFilter periodId="keyPeriod_2e19ac38-22d3-4bb2-b290-95a72f4732ef"/>
-                    <cpix:AudioFilter />
-                </cpix:ContentKeyUsageRule>
-            </cpix:ContentKeyUsageRuleList>
-        </cpix:CPIX>
-        """
+    static let awsFairPlayRequest: String = {
+        // The package root is three levels above this file (Tests/SpekeTests/CPIXDocuments.swift).
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let path = root.appendingPathComponent("Fixtures/speke/aws-verification-fairplay-request.xml").path
+        return String(decoding: FileManager.default.contents(atPath: path)!, as: UTF8.self)
+    }()
 
     static let videoKID = "873f3740-2508-4a2d-94bc-9b0f86649251"
     static let audioKID = "0c54f2b0-b433-45a4-ae73-664438bb0b4e"
