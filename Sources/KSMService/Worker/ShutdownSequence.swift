@@ -74,6 +74,7 @@ struct ShutdownSequence: Sendable {
             let next = attempts.next(after: outcome, now: .now, cancelled: Task.isCancelled)
             if case .committed = outcome {
                 logger.debug("final commit done", metadata: ["attempts": "\(attempts.attempts)"])
+                statistics.update { $0.finalCommitSucceeded = true }
                 return
             }
             statistics.update { $0.kafkaError("consumer", .commitFailed) }
@@ -85,9 +86,11 @@ struct ShutdownSequence: Sendable {
                 logger.info("final commit attempt timed out; retrying")
             case (_, .failed(let error)):
                 logger.error("final commit failed; answered jobs since the last commit will be redelivered", metadata: ["error": "\(error)"])
+                statistics.update { $0.finalCommitSucceeded = false }
                 return
             default:
                 logger.error("final commit did not finish in time; answered jobs since the last commit may be redelivered")
+                statistics.update { $0.finalCommitSucceeded = false }
                 return
             }
         }

@@ -75,6 +75,9 @@ public final class WorkerStatistics: Sendable {
         /// failures; `producer`: failed deliveries, each counted once per attempt, and global errors)
         /// and by kind (``KafkaError/Kind``), so an operator can alert on lost progress.
         public var kafkaErrors: [KafkaErrorKey: Int] = [:]
+        /// How the shutdown's final commit ended: true once committed, false once given up or failed
+        /// for good (the jobs answered since the last auto-commit are then redelivered); nil before.
+        package var finalCommitSucceeded: Bool?
         /// Messages whose answer could not be published even as a headers-only dead letter: logged
         /// at error and given up on, so the partition moves on.
         public var dropped = 0
