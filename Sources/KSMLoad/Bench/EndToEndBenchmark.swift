@@ -243,12 +243,13 @@ package struct EndToEndBenchmark: Sendable {
             await producer.close()
             // Ends the reader and the workers (their shutdown commits what they answered).
             background.cancelAll()
-            return EndToEndMeasurement(cpuSpent: cpuSpent, wall: wall, replies: replies, start: start, end: end, rate: rate, steadyRate: steadyRate)
+            return EndToEndMeasurement(
+                cpuSpent: cpuSpent, wall: wall, replies: replies, start: start, end: end, arrivals: arrivals, rate: rate, steadyRate: steadyRate)
         }
         let (cpuSpent, wall, replies, start, end, rate, steadyRate) = (
             measured.cpuSpent, measured.wall, measured.replies, measured.start, measured.end, measured.rate, measured.steadyRate
         )
-        let arrivals = replies.values.map { ($0.1 - start).seconds }.sorted()
+        let arrivals = measured.arrivals
         let inProcessRate = (baselineBefore + (await baseline.measure())) / 2
 
         var correct = 0

@@ -10,6 +10,8 @@ struct EndToEndMeasurement: Sendable {
     var replies: [String: ([UInt8], ContinuousClock.Instant)]
     var start: ContinuousClock.Instant
     var end: ContinuousClock.Instant
+    /// Each reply's arrival, in seconds after the first send, sorted.
+    var arrivals: [Double]
     /// Replies per second from the first send to the last reply.
     var rate: Double
     /// Replies per second between the 10th and the 90th percentile of arrivals.
