@@ -27,6 +27,9 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         // NIOCore's IOError, to name a bind failure's reason (already built for hummingbird).
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        // `ksm speke`'s native TLS (HummingbirdTLS): PEM files read, and a certificate and key checked
+        // to belong together at start-up (already built for swift-otel's HTTP client).
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // Metrics API for the worker; `ksm serve` bootstraps it to a Prometheus registry.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
@@ -123,7 +126,10 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Configuration", package: "swift-configuration"),

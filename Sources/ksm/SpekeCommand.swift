@@ -40,9 +40,15 @@ struct SpekeCommand: AsyncParsableCommand {
     )
     var maxRequestBytes: Int?
 
+    @Option(help: ArgumentHelp(SpekeConfiguration.tlsNames.certificateHelp, valueName: "path"))
+    var tlsCertificate: String?
+
+    @Option(help: ArgumentHelp(SpekeConfiguration.tlsNames.privateKeyHelp, valueName: "path"))
+    var tlsPrivateKey: String?
+
     @Flag(
         help:
-            "Resolve the settings and read the key files without listening or connecting to Redis, print them with secrets redacted and exit: 0 if usable, 64 naming every problem otherwise."
+            "Resolve the settings and read the key files (and the TLS files) without listening or connecting to Redis, print them with secrets redacted and exit: 0 if usable, 64 naming every problem otherwise."
     )
     var checkConfig = false
 
@@ -56,19 +62,27 @@ struct SpekeCommand: AsyncParsableCommand {
 
     private func runChecked() async throws {
         let flags = SpekeConfiguration.Flags(
-            listen: listen, redisURL: redisURL, kek: kek, logLevel: logLevel, logFormat: logFormat, maxRequestBytes: maxRequestBytes)
+            listen: listen, redisURL: redisURL, kek: kek, logLevel: logLevel, logFormat: logFormat, maxRequestBytes: maxRequestBytes,
+            tlsCertificate: tlsCertificate, tlsPrivateKey: tlsPrivateKey)
         let settings: SpekeConfiguration
         do {
             settings = try SpekeConfiguration.resolve(flags, environment: ProcessInfo.processInfo.environment)
         } catch {
             throw CommandFailure.configuration(error.problems.map(\.message))
         }
+        // Read here, before logging starts, and in --check-config too: a TLS file that cannot be
+        // used is a configuration mistake (64) that names the setting, not a failure at run time.
+        var problems: [String] = []
+        var tls: ServerTLS?
+        do { tls = try settings.tlsConfiguration() } catch { problems.append(error.message) }
         if checkConfig {
-            do { _ = try settings.keyring() } catch { throw CommandFailure.configuration([CommandFailure.sentence(for: error)]) }
+            do { _ = try settings.keyring() } catch { problems.append(CommandFailure.sentence(for: error)) }
+            guard problems.isEmpty else { throw CommandFailure.configuration(problems) }
             print(settings.summary)
             print("configuration OK: nothing was connected to; ksm speke would start with these settings")
             return
         }
+        guard problems.isEmpty else { throw CommandFailure.configuration(problems) }
         switch settings.logFormat {
         case .json: LoggingSystem.bootstrap { JSONLogHandler(label: $0) }
         case .text: LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
@@ -79,7 +93,7 @@ struct SpekeCommand: AsyncParsableCommand {
         logger.logLevel = settings.logLevel
         logger.info("SPEKE key provider starting", metadata: ["version": "\(KSMVersion.current)"])
         do {
-            try await SpekeRunner.run(settings, registry: registry, logger: logger)
+            try await SpekeRunner.run(settings, tls: tls, registry: registry, logger: logger)
         } catch {
             throw CommandFailure.runtime(CommandFailure.sentence(for: error))
         }

@@ -2,8 +2,8 @@ import KSMService
 import Logging
 import RedisStore
 
-/// `ksm speke`'s resolved settings: where it listens, the Redis it reads and writes, the tenants'
-/// key-encryption keys, its logs and the largest body it reads.
+/// `ksm speke`'s resolved settings: where it listens (and with which TLS certificate, if any), the
+/// Redis it reads and writes, the tenants' key-encryption keys, its logs and the largest body it reads.
 ///
 /// The settings `ksm serve` also has (`--redis-url`, `--kek`, `--log-level`, `--log-format`) mean
 /// the same here and are read from the same environment variables, named by their ``ServeSetting``
@@ -22,6 +22,8 @@ package struct SpekeConfiguration: Sendable {
     package var logFormat: LogFormat
     /// Largest POST body read, in bytes; a larger one is answered 413 before it is parsed.
     package var maximumRequestBytes: Int
+    /// The PEM files HTTPS is served with; nil for plain HTTP (TLS ends at an ingress).
+    package var tls: TLSFiles?
 
     /// Default: 1 MiB (a CPIX request for dozens of keys is a few kB).
     package static let defaultMaximumRequestBytes = 1 << 20
@@ -32,6 +34,8 @@ package struct SpekeConfiguration: Sendable {
     /// The environment variables only `ksm speke` reads.
     package static let listenEnvironment = "KSM_SPEKE_LISTEN"
     package static let maxRequestBytesEnvironment = "KSM_SPEKE_MAX_REQUEST_BYTES"
+    /// `--tls-certificate` / `KSM_SPEKE_TLS_CERTIFICATE` and `--tls-private-key` / `KSM_SPEKE_TLS_PRIVATE_KEY`.
+    package static let tlsNames = TLSFiles.Names(environmentPrefix: "KSM_SPEKE")
 
     /// What the command line gave; nil (or empty) where a flag was not given.
     package struct Flags: Sendable {
@@ -41,10 +45,12 @@ package struct SpekeConfiguration: Sendable {
         package var logLevel: String?
         package var logFormat: String?
         package var maxRequestBytes: Int?
+        package var tlsCertificate: String?
+        package var tlsPrivateKey: String?
 
         package init(
             listen: String? = nil, redisURL: String? = nil, kek: [String] = [], logLevel: String? = nil, logFormat: String? = nil,
-            maxRequestBytes: Int? = nil
+            maxRequestBytes: Int? = nil, tlsCertificate: String? = nil, tlsPrivateKey: String? = nil
         ) {
             self.listen = listen
             self.redisURL = redisURL
@@ -52,6 +58,8 @@ package struct SpekeConfiguration: Sendable {
             self.logLevel = logLevel
             self.logFormat = logFormat
             self.maxRequestBytes = maxRequestBytes
+            self.tlsCertificate = tlsCertificate
+            self.tlsPrivateKey = tlsPrivateKey
         }
     }
 
@@ -128,15 +136,22 @@ package struct SpekeConfiguration: Sendable {
             }
         }
 
+        var tls: TLSFiles?
+        do throws(ConfigurationProblem) {
+            tls = try TLSFiles.resolve(certificate: flags.tlsCertificate, privateKey: flags.tlsPrivateKey, environment: environment, names: tlsNames)
+        } catch {
+            problems.append(error)
+        }
+
         guard problems.isEmpty, let address, let redisURL else { throw ServeConfigurationError(problems: problems) }
         return SpekeConfiguration(
             host: address.host, port: address.port, redisURL: redisURL.0, keyEncryptionKeyFiles: files, logLevel: logLevel, logFormat: logFormat,
-            maximumRequestBytes: maximumRequestBytes)
+            maximumRequestBytes: maximumRequestBytes, tls: tls)
     }
 
     package init(
         host: String, port: Int, redisURL: String, keyEncryptionKeyFiles: [String: String] = [:], logLevel: Logger.Level = .info,
-        logFormat: LogFormat = .text, maximumRequestBytes: Int = defaultMaximumRequestBytes
+        logFormat: LogFormat = .text, maximumRequestBytes: Int = defaultMaximumRequestBytes, tls: TLSFiles? = nil
     ) {
         self.host = host
         self.port = port
@@ -145,19 +160,28 @@ package struct SpekeConfiguration: Sendable {
         self.logLevel = logLevel
         self.logFormat = logFormat
         self.maximumRequestBytes = maximumRequestBytes
+        self.tls = tls
     }
 
-    /// The settings as `--check-config` prints them, the Redis password redacted.
+    /// The settings as `--check-config` prints them, the Redis password redacted, the TLS files by
+    /// path only.
     package var summary: String {
         let keks = keyEncryptionKeyFiles.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
-        return [
-            "listen            = \(host.contains(":") ? "[\(host)]" : host):\(port)",
-            "redis-url         = \(Redaction.redactedURL(redisURL))",
-            "kek               = \(keks.isEmpty ? "(none)" : keks)",
-            "log-level         = \(logLevel.rawValue)",
-            "log-format        = \(logFormat.rawValue)",
-            "max-request-bytes = \(maximumRequestBytes)",
-        ].joined(separator: "\n")
+        return
+            ([
+                "listen            = \(host.contains(":") ? "[\(host)]" : host):\(port)",
+                "redis-url         = \(Redaction.redactedURL(redisURL))",
+                "kek               = \(keks.isEmpty ? "(none)" : keks)",
+                "log-level         = \(logLevel.rawValue)",
+                "log-format        = \(logFormat.rawValue)",
+                "max-request-bytes = \(maximumRequestBytes)",
+            ] + TLSFiles.summary(tls, width: 18)).joined(separator: "\n")
+    }
+
+    /// The TLS server configuration from ``tls``, the files read and checked
+    /// (``TLSFiles/serverConfiguration()``); nil for plain HTTP.
+    package func tlsConfiguration() throws(ConfigurationProblem) -> ServerTLS? {
+        try tls?.serverConfiguration()
     }
 
     /// Every key-encryption key, read as `ksm serve` reads them (``ServeConfiguration/keyring(files:)``).

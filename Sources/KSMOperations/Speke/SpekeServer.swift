@@ -5,7 +5,8 @@ import NIOCore
 import ServiceLifecycle
 
 /// `ksm speke`'s one port: `POST /speke/v2/{tenant}/copyProtection`, and beside it `/healthz`,
-/// `/readyz` (Redis answers PING) and `/metrics` (Prometheus text), over HTTP/1.1 on hummingbird.
+/// `/readyz` (Redis answers PING) and `/metrics` (Prometheus text), over HTTP/1.1 on hummingbird,
+/// inside TLS when a certificate is configured (``TLSFiles``), else plain for an ingress to terminate.
 ///
 /// One port for both, unlike `ksm serve`'s separate admin port: the service has no other listener,
 /// and an ingress routes `/speke/` to the packagers while probes and the scraper reach the pod
@@ -19,10 +20,12 @@ package struct SpekeServer: Service {
     let readiness: @Sendable () -> AdminServer.Probe
     let renderMetrics: @Sendable () -> String
     let logger: Logger
+    /// HTTPS with this configuration; nil for plain HTTP.
+    let tls: ServerTLS?
 
     package init(
         host: String, port: Int, provider: SpekeKeyProvider, metrics: SpekeMetrics, readiness: @escaping @Sendable () -> AdminServer.Probe,
-        renderMetrics: @escaping @Sendable () -> String, logger: Logger
+        renderMetrics: @escaping @Sendable () -> String, logger: Logger, tls: ServerTLS? = nil
     ) {
         self.host = host
         self.port = port
@@ -31,15 +34,20 @@ package struct SpekeServer: Service {
         self.readiness = readiness
         self.renderMetrics = renderMetrics
         self.logger = logger
+        self.tls = tls
     }
 
     package func run() async throws {
         let application = Application(
             router: router(),
-            server: .http1(configuration: .init(idleTimeout: .seconds(60))),
+            server: try TLSFiles.serverBuilder(tls: tls, http1: .init(idleTimeout: .seconds(60))),
             configuration: .init(address: .hostname(host, port: port), serverName: "ksm-speke"),
-            onServerRunning: { [logger, host, port] channel in
-                logger.info("SPEKE key provider listening", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "\(host):\(port)")"])
+            onServerRunning: { [logger, host, port, tls] channel in
+                logger.info(
+                    "SPEKE key provider listening",
+                    metadata: [
+                        "address": "\(channel.localAddress.map { "\($0)" } ?? "\(host):\(port)")", "scheme": "\(tls == nil ? "http" : "https")",
+                    ])
             },
             logger: logger
         )
