@@ -16,7 +16,7 @@ struct AdminCommand: AsyncParsableCommand {
         subcommands: [
             SeedDemo.self, PutTenant.self, PutKey.self, PutPolicy.self, PutGuard.self, Slots.self, Devices.self, RemoveDevice.self,
             Explain.self, PutRotation.self, Rotations.self, RemoveRotation.self, DeriveKey.self, CreateTopics.self,
-            PutPackagerCredential.self, RemovePackagerCredential.self,
+            PutPackagerCredential.self, RemovePackagerCredential.self, ExportCPIX.self, ImportCPIX.self,
         ]
     )
 

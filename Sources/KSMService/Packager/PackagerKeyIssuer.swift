@@ -174,14 +174,9 @@ package struct PackagerKeyIssuer: Sendable {
         for key in keys {
             guard let period = key.request.keyPeriod else { continue }
             let request = key.request
-            let entry = PackagerPeriodEntry(
-                order: period.order, startMilliseconds: period.startMilliseconds, endMilliseconds: period.endMilliseconds, assetID: key.assetID)
             do throws(LicenseStoreError) {
-                let (changed, log) = try await store.recordPeriod(
-                    entry, tenant: request.tenant, contentID: Array(request.contentID.utf8), trackType: Array((request.trackType?.value ?? "").utf8))
-                let plan = PackagerRotationPlan.after(recording: entry, log: log, changed: changed, tenant: request.tenant, nowMilliseconds: clock())
-                for schedule in plan.put { try await store.putRotation(schedule) }
-                for asset in plan.remove { try await store.removeRotation(tenant: request.tenant, assetID: asset) }
+                let plan = try await recordPeriod(
+                    period, assetID: key.assetID, tenant: request.tenant, contentID: request.contentID, trackType: request.trackType)
                 if !plan.put.isEmpty {
                     logger.debug(
                         "rotation schedule written from key periods",
@@ -193,5 +188,25 @@ package struct PackagerKeyIssuer: Sendable {
                     metadata: [LoggingKeys.tenant: "\(request.tenant)", LoggingKeys.reason: "\(error.message)", LoggingKeys.retriable: "\(error.isRetriable)"])
             }
         }
+    }
+
+    /// Records the key of `period` stored or derived under `assetID` in the period log of
+    /// (tenant, content ID, track type) and writes the rotation schedules that follow from the log
+    /// (``PackagerRotationPlan``). Issuing does this for every key of a key period; an import of
+    /// keys made by another provider does it too, so both write the same schedules.
+    /// - Returns: the plan that was written.
+    /// - Throws: the store's error; schedules written before it stay, and recording the same
+    ///   period again writes the rest.
+    package func recordPeriod(
+        _ period: PackagerKeyPeriod, assetID: [UInt8], tenant: StoreIdentifier, contentID: String, trackType: IntendedTrackType?
+    ) async throws(LicenseStoreError) -> PackagerRotationPlan {
+        let entry = PackagerPeriodEntry(
+            order: period.order, startMilliseconds: period.startMilliseconds, endMilliseconds: period.endMilliseconds, assetID: assetID)
+        let (changed, log) = try await store.recordPeriod(
+            entry, tenant: tenant, contentID: Array(contentID.utf8), trackType: Array((trackType?.value ?? "").utf8))
+        let plan = PackagerRotationPlan.after(recording: entry, log: log, changed: changed, tenant: tenant, nowMilliseconds: clock())
+        for schedule in plan.put { try await store.putRotation(schedule) }
+        for asset in plan.remove { try await store.removeRotation(tenant: tenant, assetID: asset) }
+        return plan
     }
 }
