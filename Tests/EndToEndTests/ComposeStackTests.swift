@@ -14,7 +14,8 @@ import Testing
 /// stands in for `kafka`, with the topics made already, since the mock creates none on request; a
 /// redis-server of the test's own for `redis`), each volume's mount point (a directory per container path: bind
 /// sources copied with the 0644 modes git gives them, named volumes shared), the workers' admin
-/// ports (they share one host here), and loadgen's length (a shorter run appended to its arguments).
+/// ports and the key provider's port (they share one host here), and loadgen's length (a shorter
+/// run appended to its arguments).
 @Suite(.serialized, .timeLimit(.minutes(4)))
 struct ComposeStackTests {
     static func compose() async throws -> [String: Any] {
@@ -75,20 +76,7 @@ struct ComposeStackTests {
         defer { try? FileManager.default.removeItem(at: root) }
         let rewrite = Rewrite(bootstrap: bootstrap, redisURL: redis.url, root: root)
 
-        // The mounts: bind sources copied at git's modes; named volumes one directory each.
-        for volume in services.flatMap(\.volumes) where !FileManager.default.fileExists(atPath: rewrite(volume.target)) {
-            let target = URL(fileURLWithPath: rewrite(volume.target))
-            try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-            if volume.bind {
-                let source = KSMBinary.packageRoot.appendingPathComponent("deploy").appendingPathComponent(volume.source).standardizedFileURL
-                try FileManager.default.copyItem(at: source, to: target)
-                for name in try FileManager.default.contentsOfDirectory(atPath: target.path) {
-                    try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: target.appendingPathComponent(name).path)
-                }
-            } else {
-                try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
-            }
-        }
+        try Self.mount(services, rewrite)
 
         // kafka-init: `ksm admin create-topics` finds the workers' topics (named by the shared environment).
         let topics = try service("kafka-init")
@@ -101,15 +89,7 @@ struct ComposeStackTests {
             #expect(topicsOutput.contains("\(topic): exists"), "\(topic): \(topicsOutput)")
         }
 
-        // ksm-setup: its entrypoint and script, with `ksm` on the PATH as in the image.
-        let setup = try service("ksm-setup")
-        let entry = try #require(setup.entrypoint)
-        var setupEnvironment = setup.environment.mapValues(rewrite.callAsFunction)
-        setupEnvironment["PATH"] = KSMBinary.url.deletingLastPathComponent().path + ":/usr/bin:/bin"
-        let setupRun = try await ProcessRunner.run(
-            URL(fileURLWithPath: entry[0]), Array(entry.dropFirst()) + setup.command.map(rewrite.callAsFunction),
-            environment: setupEnvironment, timeout: .seconds(120))
-        #expect(setupRun.succeeded, "ksm-setup failed: \(setupRun.stderrText)")
+        try await Self.runSetup(try service("ksm-setup"), rewrite)
 
         // The workers, each on an admin port of its own (compose gives each its own network).
         var workers: [(RunningProcess, Int)] = []
@@ -147,6 +127,87 @@ struct ComposeStackTests {
 }
 
 extension ComposeStackTests {
+    /// The mounts: bind sources copied at git's modes; named volumes one directory each.
+    static func mount(_ services: [Service], _ rewrite: Rewrite) throws {
+        for volume in services.flatMap(\.volumes) where !FileManager.default.fileExists(atPath: rewrite(volume.target)) {
+            let target = URL(fileURLWithPath: rewrite(volume.target))
+            try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+            if volume.bind {
+                let source = KSMBinary.packageRoot.appendingPathComponent("deploy").appendingPathComponent(volume.source).standardizedFileURL
+                try FileManager.default.copyItem(at: source, to: target)
+                for name in try FileManager.default.contentsOfDirectory(atPath: target.path) {
+                    try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: target.appendingPathComponent(name).path)
+                }
+            } else {
+                try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            }
+        }
+    }
+
+    /// ksm-setup: its entrypoint and script, with `ksm` on the PATH as in the image.
+    static func runSetup(_ setup: Service, _ rewrite: Rewrite) async throws {
+        let entry = try #require(setup.entrypoint)
+        var setupEnvironment = setup.environment.mapValues(rewrite.callAsFunction)
+        setupEnvironment["PATH"] = KSMBinary.url.deletingLastPathComponent().path + ":/usr/bin:/bin"
+        let setupRun = try await ProcessRunner.run(
+            URL(fileURLWithPath: entry[0]), Array(entry.dropFirst()) + setup.command.map(rewrite.callAsFunction),
+            environment: setupEnvironment, timeout: .seconds(120))
+        #expect(setupRun.succeeded, "ksm-setup failed: \(setupRun.stderrText)")
+    }
+
+    @Test("The compose file's speke service, run as shipped after ksm-setup, is healthy by its own healthcheck and answers a packager")
+    func spekeServiceRunsAsShipped() async throws {
+        let compose = try await Self.compose()
+        let services = try (compose["services"] as? [String: [String: Any]] ?? [:]).map { try Service($0.key, $0.value) }
+        func service(_ name: String) throws -> Service { try #require(services.first { $0.name == name }, "no service \(name)") }
+        let json = try #require((compose["services"] as? [String: [String: Any]])?["speke"], "no service speke")
+
+        let redis = try await RedisServerProcess()
+        defer { redis.stop() }
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-compose-speke-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        // No Kafka: the key provider and setup never talk to it.
+        let rewrite = Rewrite(bootstrap: "127.0.0.1:9", redisURL: redis.url, root: root)
+        try Self.mount(services, rewrite)
+        try await Self.runSetup(try service("ksm-setup"), rewrite)
+
+        // The file's command and environment; only the listening port is this host's.
+        let speke = try service("speke")
+        #expect(speke.command == ["speke"])
+        var environment = speke.environment.mapValues(rewrite.callAsFunction)
+        let listen = try #require(environment["KSM_SPEKE_LISTEN"], "speke sets no KSM_SPEKE_LISTEN")
+        let containerPort = try #require(listen.split(separator: ":").last.map(String.init))
+        #expect((json["ports"] as? [String]) == ["127.0.0.1:18080:\(containerPort)"], "the published port is the one it listens on")
+        let port = try RedisServerProcess.freeLoopbackPort()
+        environment["KSM_SPEKE_LISTEN"] = "127.0.0.1:\(port)"
+        let process = try RunningProcess("compose-speke", speke.command.map(rewrite.callAsFunction), environment: environment)
+        defer { process.kill() }
+        let ready = try await DeployFiles.waitForReady(port: port) { process.isRunning }
+        try #require(ready, "speke never became ready: \(process.stderr.suffix(3000))")
+
+        // The healthcheck compose runs in the container, against this host's port.
+        let test = try #require((json["healthcheck"] as? [String: Any])?["test"] as? [String])
+        #expect(test.first == "CMD" && test.count > 2)
+        let check = try await ProcessRunner.run(
+            URL(fileURLWithPath: test[1]), test.dropFirst(2).map { $0.replacingOccurrences(of: "/\(containerPort)", with: "/\(port)") },
+            timeout: .seconds(30))
+        #expect(check.succeeded, "the healthcheck failed: \(check.stderrText)")
+
+        // A packager credential as the ksm-admin service makes one, then the AWS request answered.
+        let admin = try service("ksm-admin")
+        let created = try await KSMBinary.run(
+            ["admin", "put-packager-credential", "--tenant", "demo", "--id", "packager"], environment: admin.environment.mapValues(rewrite.callAsFunction))
+        #expect(created.status == 0, "\(String(decoding: created.stderr, as: UTF8.self))")
+        let token = try #require(String(decoding: created.stdout, as: UTF8.self).split(separator: "\n").last.map(String.init))
+        let answer = try await HTTPExchange.post(
+            "http://127.0.0.1:\(port)/speke/v2/demo/copyProtection", body: Array(SpekeServiceTests.fairPlayRequest.utf8),
+            headers: ["Authorization": "Bearer \(token)", "X-Speke-Version": "2.0"])
+        #expect(answer.status == 200, "\(answer.text)")
+        #expect(try SpekeServiceTests.fairPlayKeys(answer.body).count == 2)
+        #expect(process.stderr.contains("\"scheme\":\"http\""), "JSON logs, plain HTTP: \(process.stderr.suffix(1000))")
+        #expect(await process.terminate() == 0)
+    }
+
     @Test("ksm loadgen against a broker that is not there fails within its connect timeout, saying so")
     func loadgenWithoutBrokerFailsClearly() async throws {
         let nothing = try RefusingLoopbackPort()

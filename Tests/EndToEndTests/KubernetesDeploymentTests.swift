@@ -22,6 +22,8 @@ import Wire
 /// key a symlink through `..data`, files at the volume's `defaultMode` and the pod's group).
 /// Substituted: the brokers and Redis addresses, the admin port, the mount points (a directory per
 /// container path), and the Secrets' values (the test credentials and fresh random keys).
+/// The key provider (deploy/kubernetes/speke) is run the same way after the provisioning Job, its
+/// listening address the one substitution more, as shipped and with the documented TLS Secret.
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct KubernetesDeploymentTests {
     static func documents(_ path: String) async throws -> [[String: Any]] {
@@ -144,6 +146,33 @@ struct KubernetesDeploymentTests {
         return String(try #require(line.split(separator: "\"", omittingEmptySubsequences: false).dropFirst().first))
     }
 
+    /// The ConfigMaps of deploy/kubernetes (the workers', the tenant's, the key provider's) and the
+    /// Secrets with the keys secret.template.yaml names: the test credentials, a random KEK per
+    /// KSM_KEK_FILES entry, a random key seed, and `redisURL`.
+    static func provisionedCluster(root: URL, redisURL: String) async throws -> Cluster {
+        var cluster = Cluster(root: root)
+        for path in ["deploy/kubernetes/common/configmap.yaml", "deploy/kubernetes/provision/tenant.yaml", "deploy/kubernetes/speke/configmap.yaml"] {
+            for doc in try await Self.documents(path) where doc["kind"] as? String == "ConfigMap" {
+                let name = try #require((doc["metadata"] as? [String: Any])?["name"] as? String)
+                cluster.configMaps[name] = ((doc["data"] as? [String: String]) ?? [:]).mapValues { Data($0.utf8) }
+            }
+        }
+        let credentials = KSMBinary.packageRoot.appendingPathComponent("Fixtures/test-credentials")
+        var credentialFiles: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: credentials.path) {
+            credentialFiles[name] = try Data(contentsOf: credentials.appendingPathComponent(name))
+        }
+        cluster.secrets["ksm-credentials"] = credentialFiles
+        let kekFiles = try #require(cluster.configMaps["ksm-config"]?["KSM_KEK_FILES"]?.utf8String)
+        cluster.secrets["ksm-kek"] = Dictionary(
+            uniqueKeysWithValues: kekFiles.split(separator: ",").map { pair in
+                (URL(fileURLWithPath: String(pair.split(separator: "=", maxSplits: 1).last ?? "")).lastPathComponent, Self.random(bytes: 32))
+            })
+        cluster.secrets["ksm-key-seed"] = ["seed": Self.random(bytes: 32)]
+        cluster.secrets["ksm-redis"] = ["url": Data(redisURL.utf8)]
+        return cluster
+    }
+
     @Test(
         "The topics and provisioning Jobs and the Deployment's worker, run as the kubelet runs them, answer a job with the seed's key",
         arguments: KafkaSecret.allCases)
@@ -159,31 +188,11 @@ struct KubernetesDeploymentTests {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-k8s-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
 
-        var cluster = Cluster(root: root)
-        for path in ["deploy/kubernetes/common/configmap.yaml", "deploy/kubernetes/provision/tenant.yaml"] {
-            for doc in try await Self.documents(path) where doc["kind"] as? String == "ConfigMap" {
-                let name = try #require((doc["metadata"] as? [String: Any])?["name"] as? String)
-                cluster.configMaps[name] = ((doc["data"] as? [String: String]) ?? [:]).mapValues { Data($0.utf8) }
-            }
-        }
+        var cluster = try await Self.provisionedCluster(root: root, redisURL: redis.url)
+        let seed = try #require(cluster.secrets["ksm-key-seed"]?["seed"])
         cluster.configMaps["ksm-config"]?["KSM_KAFKA_BROKERS"] = Data(bootstrap.utf8)
         let adminPort = try RedisServerProcess.freeLoopbackPort()
         cluster.configMaps["ksm-config"]?["KSM_ADMIN_PORT"] = Data("\(adminPort)".utf8)
-        // The Secrets, with the keys secret.template.yaml names.
-        let credentials = KSMBinary.packageRoot.appendingPathComponent("Fixtures/test-credentials")
-        var credentialFiles: [String: Data] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: credentials.path) {
-            credentialFiles[name] = try Data(contentsOf: credentials.appendingPathComponent(name))
-        }
-        cluster.secrets["ksm-credentials"] = credentialFiles
-        let kekFiles = try #require(cluster.configMaps["ksm-config"]?["KSM_KEK_FILES"]?.utf8String)
-        cluster.secrets["ksm-kek"] = Dictionary(
-            uniqueKeysWithValues: kekFiles.split(separator: ",").map { pair in
-                (URL(fileURLWithPath: String(pair.split(separator: "=", maxSplits: 1).last ?? "")).lastPathComponent, Self.random(bytes: 32))
-            })
-        let seed = Self.random(bytes: 32)
-        cluster.secrets["ksm-key-seed"] = ["seed": seed]
-        cluster.secrets["ksm-redis"] = ["url": Data(redis.url.utf8)]
         if kafkaSecret == .passwordFile {
             let files = try Self.commentedSetting("KSM_KAFKA_PROPERTY_FILES", in: "deploy/kubernetes/common/configmap.yaml")
             cluster.configMaps["ksm-config"]?["KSM_KAFKA_PROPERTY_FILES"] = Data(files.utf8)
@@ -236,4 +245,99 @@ struct KubernetesDeploymentTests {
 
 extension Data {
     fileprivate var utf8String: String { String(decoding: self, as: UTF8.self) }
+}
+
+extension KubernetesDeploymentTests {
+    /// How the key provider's pod is set up: as shipped (plain HTTP, TLS at the ingress), or with
+    /// the ksm-speke ConfigMap's commented-out TLS lines taken in and a `ksm-speke-tls` Secret holding
+    /// a certificate and key (`kubectl create secret tls` keys), so the documented path meets the
+    /// Secret volume's layout and modes.
+    enum SpekeTransport: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case plain = "as shipped, plain HTTP"
+        case tls = "with the ksm-speke-tls Secret"
+        var testDescription: String { rawValue }
+    }
+
+    @Test(
+        "The provisioning Job, then the key provider's Deployment run as the kubelet runs it: ready, and a packager's request answered with the seed's keys",
+        arguments: SpekeTransport.allCases)
+    func spekeDeploymentAnswersPackagers(transport: SpekeTransport) async throws {
+        let docs = try await Self.documents("deploy/kubernetes/speke/deployment.yaml") + Self.documents("deploy/kubernetes/speke/service.yaml")
+        let deployment = try #require(docs.first { $0["kind"] as? String == "Deployment" })
+        let service = try #require(docs.first { $0["kind"] as? String == "Service" })
+        let job = try #require(try await Self.documents("deploy/kubernetes/provision/job.yaml").first { $0["kind"] as? String == "Job" })
+        let redis = try await RedisServerProcess()
+        defer { redis.stop() }
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-k8s-speke-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        var cluster = try await Self.provisionedCluster(root: root, redisURL: redis.url)
+        let seed = try #require(cluster.secrets["ksm-key-seed"]?["seed"])
+
+        // What the manifests promise: two replicas, probes on the service's port, the Service's
+        // port 80 reaching the port the ConfigMap listens on.
+        let spec = try #require(deployment["spec"] as? [String: Any])
+        #expect(spec["replicas"] as? Int == 2)
+        let podSpec = try #require((spec["template"] as? [String: Any])?["spec"] as? [String: Any])
+        let container = try #require((podSpec["containers"] as? [[String: Any]])?.first)
+        #expect(container["args"] as? [String] == ["speke"])
+        let containerPort = try #require((container["ports"] as? [[String: Any]])?.first)
+        let listen = try #require(cluster.configMaps["ksm-speke"]?["KSM_SPEKE_LISTEN"]?.utf8String)
+        #expect(listen == "0.0.0.0:\(containerPort["containerPort"] as? Int ?? 0)", "KSM_SPEKE_LISTEN \(listen) is not the container port")
+        for (probe, path) in [("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")] {
+            let get = (container[probe] as? [String: Any])?["httpGet"] as? [String: Any]
+            #expect(get?["path"] as? String == path && get?["port"] as? String == containerPort["name"] as? String, "\(probe): \(String(describing: get))")
+        }
+        let servicePort = try #require(((service["spec"] as? [String: Any])?["ports"] as? [[String: Any]])?.first)
+        #expect(servicePort["port"] as? Int == 80 && servicePort["targetPort"] as? String == containerPort["name"] as? String)
+
+        var certificate: SelfSignedCertificate?
+        defer { certificate?.remove() }
+        if transport == .tls {
+            let made = try await SelfSignedCertificate.make()
+            certificate = made
+            for key in ["KSM_SPEKE_TLS_CERTIFICATE", "KSM_SPEKE_TLS_PRIVATE_KEY"] {
+                let path = try Self.commentedSetting(key, in: "deploy/kubernetes/speke/configmap.yaml")
+                #expect(path.hasPrefix("/etc/ksm/speke-tls/"), "the TLS Secret is mounted at /etc/ksm/speke-tls: \(path)")
+                cluster.configMaps["ksm-speke"]?[key] = Data(path.utf8)
+            }
+            cluster.secrets["ksm-speke-tls"] = [
+                "tls.crt": try Data(contentsOf: URL(fileURLWithPath: made.certificatePath)),
+                "tls.key": try Data(contentsOf: URL(fileURLWithPath: made.privateKeyPath)),
+            ]
+        }
+
+        // The tenant, as the provisioning Job writes it; a packager credential, as an operator makes one.
+        _ = try await runJob(job, in: cluster)
+        let tenant = try #require(cluster.configMaps["ksm-tenant"]?["tenant"]?.utf8String)
+        let created = try await KSMBinary.run(["admin", "put-packager-credential", "--redis-url", redis.url, "--tenant", tenant, "--id", "packager"])
+        #expect(created.status == 0, "\(String(decoding: created.stderr, as: UTF8.self))")
+        let token = try #require(String(decoding: created.stdout, as: UTF8.self).split(separator: "\n").last.map(String.init))
+
+        let port = try RedisServerProcess.freeLoopbackPort()
+        cluster.configMaps["ksm-speke"]?["KSM_SPEKE_LISTEN"] = Data("127.0.0.1:\(port)".utf8)
+        let (args, environment) = try cluster.prepare(container, podSpec: podSpec)
+        let speke = try RunningProcess("k8s-speke", args, environment: environment)
+        defer { speke.kill() }
+        let scheme = transport == .tls ? "https" : "http"
+        let ready = try await Curl.waitForReady("\(scheme)://localhost:\(port)/readyz", caCertificate: certificate?.certificatePath) { speke.isRunning }
+        try #require(ready, "the key provider never became ready: \(speke.stderr.suffix(3000))")
+
+        let answer = try await Curl.post(
+            "\(scheme)://localhost:\(port)/speke/v2/\(tenant)/copyProtection", body: Array(SpekeServiceTests.fairPlayRequest.utf8),
+            headers: ["Authorization": "Bearer \(token)", "X-Speke-Version": "2.0"], caCertificate: certificate?.certificatePath)
+        #expect(answer.status == 200, "\(answer)")
+        let keys = try SpekeServiceTests.fairPlayKeys(answer.body)
+        #expect(keys.count == 2)
+        // The tenant holds the Job's key seed, so every key is derived from it and its URI: what a
+        // worker puts in the CKC for that URI.
+        let seedBytes = try #require([UInt8](hexString: seed.utf8String))
+        for key in keys {
+            #expect(key.key == (try ContentKeyDerivation.derive(seed: seedBytes, assetID: Array(key.uri.utf8))).key, "\(key.uri)")
+        }
+        if transport == .tls {
+            let plain = try await Curl.get("http://127.0.0.1:\(port)/healthz", caCertificate: nil)
+            #expect(plain.status == nil, "plain HTTP answered on the TLS port: \(plain)")
+        }
+        #expect(await speke.terminate() == 0)
+    }
 }
