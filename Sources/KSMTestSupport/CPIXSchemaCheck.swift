@@ -11,7 +11,9 @@ import Foundation
 /// tree, each edit commented with the change it applies. The derived schema was compared once
 /// with the official CPIX 2.3 `XmlSchema/cpix.xsd` (DASH-IF CPIX repository, tag `CPIX2.3`): the
 /// two are identical in canonical form once comments and white space are dropped, and the other
-/// three XSDs are byte for byte the same files. Nothing here reads the official copy.
+/// three XSDs are byte for byte the same files. Nothing here reads the official copy. libxml2
+/// does not check that an `xs:IDREF` names an ID of the document, so the script checks CPIX's one
+/// IDREF, `KeyPeriodFilter@periodId`, itself.
 ///
 /// One `python3` run checks every document of a call. Needs `python3` on PATH with `lxml` and
 /// `cpix` (which needs `setuptools<71`); scripts/install-deps.sh installs them. Without them the
@@ -278,6 +280,14 @@ package enum CPIXSchemaCheck {
             if document is not None:
                 if not schema.validate(document):
                     problems += ["schema: line %d: %s" % (error.line, error.message) for error in schema.error_log]
+                # libxml2 checks that xs:ID values are unique but not that an xs:IDREF names one (XSD 1.0,
+                # "Validation Root Valid (ID/IDREF Table)"). CPIX's one IDREF is KeyPeriodFilter@periodId.
+                ids = set(document.xpath("//@id | //@Id"))
+                for period_filter in document.iter("{urn:dashif:org:cpix}KeyPeriodFilter"):
+                    period = period_filter.get("periodId")
+                    if period is not None and period not in ids:
+                        problems.append("schema: line %d: KeyPeriodFilter@periodId '%s' (an IDREF) names no ID of the document"
+                                        % (period_filter.sourceline, period))
                 packaged = cpix.validate(data)[0]
                 try:
                     content_problems, contents = read(data)
