@@ -17,12 +17,19 @@ Checked:
   args or plain env (secret librdkafka properties come from files, KSM_KAFKA_PROPERTY_FILES); the
   topics Job creates every topic the workers read and write (`ksm admin create-topics` with the
   workers' ConfigMap, the partition count the ScaledObject assumes); the NetworkPolicy admits only
-  the admin port and lets out only DNS, Kafka, Redis and OTLP.
+  the admin port and lets out only DNS, Kafka, Redis and OTLP. The key provider (deploy/kubernetes/speke):
+  `ksm speke` with two or more replicas, the workers' ConfigMap and Secrets, probes on its one port
+  (the port KSM_SPEKE_LISTEN names), the workers' security context, a grace period that covers the
+  preStop pause and the 20 s drain, the KEK and (commented-out) TLS files under read-only mounts of
+  Secrets the template names, a Service from port 80, a PDB and a NetworkPolicy that admit only that
+  port and let out only DNS and Redis.
 - docker-compose.yml: kafka (KRaft), redis 7, kafka-init (`ksm admin create-topics`), ksm-setup,
   three `ksm serve` workers waiting for them,
   loadgen (its flags are checked by running the real binary, ComposeStackTests); every ksm service
   has every KSM_* variable; depends_on targets exist and a service_healthy target has a healthcheck;
-  mounted files exist; host ports only for admin ports on 127.0.0.1; topics and partitions.
+  mounted files exist; host ports only for admin ports and the key provider's port, on 127.0.0.1;
+  topics and partitions; the `speke` service (`ksm speke`, healthy by /readyz, after ksm-setup,
+  publishing the port it listens on).
 - Dockerfile and .dockerignore: multi-stage, bookworm-slim runtime, non-root, HEALTHCHECK,
   EXPOSE 9090, no Fixtures shipped.
 """
@@ -515,6 +522,140 @@ def check_event_window():
     check_cron_triggers(where, crons, REQUEST_PARTITIONS)
 
 
+SPEKE_DRAIN_SECONDS = 20
+
+
+def check_speke():
+    """deploy/kubernetes/speke: `ksm speke` with the workers' ConfigMap and Secrets."""
+    directory = os.path.join(K8S, "speke")
+    where = rel(directory)
+    docs = kustomize(directory)
+    deployments = [(f, d) for f, d in docs if d.get("kind") == "Deployment"]
+    if len(deployments) != 1:
+        fail(where, f"expected one Deployment of `ksm speke`, found {len(deployments)}")
+        return
+    f, w = deployments[0]
+    spec = w.get("spec", {})
+    pod = get(spec, "template", "spec", default={})
+    pod_labels = get(spec, "template", "metadata", "labels", default={})
+    if not labels_match(get(spec, "selector", "matchLabels"), pod_labels):
+        fail(f, "selector.matchLabels does not match the pod template's labels")
+    if pod_labels.get("app.kubernetes.io/component") != "speke":
+        fail(f, "pods must be labelled app.kubernetes.io/component: speke (the workers' policies select `worker`)")
+    if not isinstance(spec.get("replicas"), int) or spec["replicas"] < 2:
+        fail(f, f"replicas {spec.get('replicas')!r}: want at least 2, so a packager always finds one")
+    psc = pod.get("securityContext", {})
+    if psc.get("runAsNonRoot") is not True or not psc.get("runAsUser"):
+        fail(f, "pod securityContext must set runAsNonRoot: true and a non-zero runAsUser")
+    containers = [c for c in pod.get("containers", []) if c.get("name") == "ksm"]
+    if len(containers) != 1:
+        fail(f, "expected one container named ksm")
+        return
+    c = containers[0]
+    if [str(a) for a in c.get("args", [])][:1] != ["speke"]:
+        fail(f, "container args must start with `speke`")
+    configmaps = {d["metadata"]["name"]: d.get("data", {}) for _, d in docs if d.get("kind") == "ConfigMap"}
+    env = {}
+    for ef in c.get("envFrom", []):
+        name = get(ef, "configMapRef", "name")
+        if name not in configmaps:
+            fail(f, f"envFrom ConfigMap {name} is not in the kustomization")
+        env.update(configmaps.get(name, {}))
+    if [get(ef, "configMapRef", "name") for ef in c.get("envFrom", [])][:1] != ["ksm-config"]:
+        fail(f, "the key provider reads the workers' ConfigMap ksm-config (KSM_KEK_FILES, KSM_LOG_FORMAT) first")
+    secrets = {d["metadata"]["name"] for d in load_all(os.path.join(K8S, "secret.template.yaml"))}
+    redis = [e for e in c.get("env", []) if e.get("name") == "KSM_REDIS_URL"]
+    if not redis or get(redis[0], "valueFrom", "secretKeyRef", "name") != "ksm-redis":
+        fail(f, "KSM_REDIS_URL must come from the ksm-redis Secret, as the workers'")
+    for e in c.get("env", []):
+        sname = get(e, "valueFrom", "secretKeyRef", "name")
+        if sname and sname not in secrets:
+            fail(f, f"env {e['name']} reads Secret {sname}, not in secret.template.yaml")
+    ports = c.get("ports", [])
+    port = ports[0] if len(ports) == 1 else {}
+    listen = str(env.get("KSM_SPEKE_LISTEN", "0.0.0.0:8080"))
+    if not port or listen.rsplit(":", 1)[-1] != str(port.get("containerPort")):
+        fail(f, f"KSM_SPEKE_LISTEN {listen} is not the container's one port {port.get('containerPort')}")
+    for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")):
+        if get(c, probe, "httpGet", "path") != path or get(c, probe, "httpGet", "port") not in (port.get("name"), port.get("containerPort")):
+            fail(f, f"{probe} must GET {path} on the container's port")
+    grace = pod.get("terminationGracePeriodSeconds", 30)
+    pause = get(c, "lifecycle", "preStop", "exec", "command", default=[])
+    pause = int(pause[1]) if pause[:1] == ["/bin/sleep"] and len(pause) > 1 else 0
+    if not pause:
+        fail(f, "no preStop pause: the pod must leave the Service's endpoints before SIGTERM")
+    if pause + SPEKE_DRAIN_SECONDS >= grace:
+        fail(f, f"preStop {pause} s + the {SPEKE_DRAIN_SECONDS} s drain exceeds the {grace} s grace period")
+    csc = c.get("securityContext", {})
+    if csc.get("readOnlyRootFilesystem") is not True or csc.get("allowPrivilegeEscalation") is not False or \
+            "ALL" not in get(csc, "capabilities", "drop", default=[]):
+        fail(f, "container securityContext must be the workers': read-only root, no escalation, drop ALL")
+    for kind in ("requests", "limits"):
+        res = get(c, "resources", kind, default={})
+        if "memory" not in res or (kind == "requests" and "cpu" not in res):
+            fail(f, f"resources.{kind} must set cpu and memory")
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
+    for m in mounts.values():
+        if m["name"] not in volumes:
+            fail(f, f"volumeMount {m['name']} has no volume")
+    for v in volumes.values():
+        sname = get(v, "secret", "secretName")
+        if sname and sname not in secrets:
+            fail(f, f"volume {v['name']} mounts Secret {sname}, not in secret.template.yaml")
+
+    def under_secret_mount(path):
+        return any(path.startswith(mp.rstrip("/") + "/") and m.get("readOnly") and get(volumes.get(m["name"], {}), "secret")
+                   for mp, m in mounts.items())
+    keks = [p.split("=", 1)[1] for p in str(env.get("KSM_KEK_FILES", "")).split(",") if "=" in p]
+    if not keks:
+        fail(f, "no KSM_KEK_FILES: the key provider wraps and unwraps under the tenants' KEKs")
+    # The TLS files: set, or documented as commented-out lines of the ConfigMap.
+    tls = [str(env[k]) for k in ("KSM_SPEKE_TLS_CERTIFICATE", "KSM_SPEKE_TLS_PRIVATE_KEY") if k in env]
+    text = open(os.path.join(directory, "configmap.yaml"), encoding="utf-8").read()
+    tls += re.findall(r'#\s+KSM_SPEKE_TLS_(?:CERTIFICATE|PRIVATE_KEY): "([^"]+)"', text)
+    if len(tls) != 2:
+        fail(where, "the TLS files (KSM_SPEKE_TLS_CERTIFICATE, KSM_SPEKE_TLS_PRIVATE_KEY) are neither set nor documented")
+    for p in keks + tls:
+        if not under_secret_mount(p):
+            fail(f, f"{p} is not under a read-only Secret mount")
+    if "/tmp" not in mounts:
+        fail(f, "a read-only root filesystem wants a writable /tmp (emptyDir)")
+    check_no_secret_in_args(f, pod)
+    for _, d in docs:
+        kind, name = d.get("kind"), get(d, "metadata", "name")
+        if name == "ksm-config" or kind not in ("Service", "PodDisruptionBudget", "NetworkPolicy"):
+            continue
+        if name and not name.startswith("ksm-speke"):
+            continue
+        selector = get(d, "spec", "selector") if kind == "Service" else get(d, "spec", "selector", "matchLabels") \
+            if kind == "PodDisruptionBudget" else get(d, "spec", "podSelector", "matchLabels")
+        if not labels_match(selector, pod_labels):
+            fail(where, f"{kind} {name} does not select the key provider's pods")
+        if kind == "Service":
+            if get(d, "spec", "type", default="ClusterIP") != "ClusterIP":
+                fail(where, f"Service {name}: ClusterIP, reached through the ingress")
+            sp = get(d, "spec", "ports", 0, default={})
+            if sp.get("port") != 80 or sp.get("targetPort") not in (port.get("name"), port.get("containerPort")):
+                fail(where, f"Service {name} must map port 80 to the container's port")
+        if kind == "NetworkPolicy":
+            if set(get(d, "spec", "policyTypes", default=[])) != {"Ingress", "Egress"}:
+                fail(where, f"NetworkPolicy {name} must restrict both Ingress and Egress")
+            for rule in get(d, "spec", "ingress", default=[]):
+                allowed = [p.get("port") for p in rule.get("ports", [])]
+                if not allowed or any(p not in (port.get("name"), port.get("containerPort")) for p in allowed):
+                    fail(where, f"NetworkPolicy {name}: ingress to ports {allowed or 'all'}: only the service's port")
+            egress = {p.get("port") for rule in get(d, "spec", "egress", default=[]) for p in rule.get("ports", [])}
+            if any(not rule.get("ports") for rule in get(d, "spec", "egress", default=[])) or not {53, 6379} <= egress:
+                fail(where, f"NetworkPolicy {name}: egress to DNS and Redis only, by port (has {sorted(egress)})")
+    kinds = {d.get("kind") for _, d in docs if str(get(d, "metadata", "name", default="")).startswith("ksm-speke")}
+    for kind in ("Service", "PodDisruptionBudget", "NetworkPolicy", "ConfigMap"):
+        if kind not in kinds:
+            fail(where, f"no ksm-speke {kind}")
+    ok(f"key provider {where}: Deployment of {spec.get('replicas')} replicas, port {port.get('containerPort')}, "
+       f"Service, PDB, NetworkPolicy")
+
+
 def check_kubernetes():
     check_secret_template()
     for variant, kind in ((K8S, "Deployment"), (os.path.join(K8S, "statefulset"), "StatefulSet")):
@@ -544,6 +685,7 @@ def check_kubernetes():
     scaled = [d for _, d in kustomize(K8S) if d.get("kind") == "ScaledObject"]
     check_topics_job(get(scaled[0], "spec", "maxReplicaCount") if scaled else None)
     check_network_policy()
+    check_speke()
     check_event_window()
     for path in yaml_files(os.path.join(K8S, "optional")):
         for d in load_all(path):
@@ -634,9 +776,11 @@ def check_compose():
                 fail(where, f"{name}: {f} is not a mounted file")
         if name in workers and (s.get("depends_on", {}).get("ksm-setup") or {}).get("condition") != "service_completed_successfully":
             fail(where, f"{name} must wait for ksm-setup to complete")
+        listen = str(env.get("KSM_SPEKE_LISTEN", "0.0.0.0:8080")).rsplit(":", 1)[-1]
+        container_port = listen if command(s)[:1] == ["speke"] else "9090"
         for p in s.get("ports", []):
-            if not re.match(r"^127\.0\.0\.1:\d+:9090$", str(p)):
-                fail(where, f"{name}: port {p}: only admin ports, on 127.0.0.1")
+            if not re.match(rf"^127\.0\.0\.1:\d+:{container_port}$", str(p)):
+                fail(where, f"{name}: port {p}: only admin ports and the key provider's port, on 127.0.0.1")
         if name in workers:
             if "healthcheck" not in s:
                 fail(where, f"{name}: no healthcheck")
@@ -648,7 +792,7 @@ def check_compose():
             fail(where, f"secret {name}: file {secret.get('file')} does not exist")
     for name, s in services.items():
         if not is_ksm(s) and s.get("ports"):
-            fail(where, f"{name} publishes host ports; only the workers' admin ports may")
+            fail(where, f"{name} publishes host ports; only the workers' admin ports and the key provider's may")
         deps = s.get("depends_on", {})
         if isinstance(deps, list):
             deps = {d: {"condition": "service_started"} for d in deps}
@@ -678,6 +822,18 @@ def check_compose():
     for name in workers:
         if env_of(services[name]).get("KSM_LOG_FORMAT") != "json":
             fail(where, f"{name}: KSM_LOG_FORMAT json, as in production")
+    speke = services.get("speke", {})
+    if command(speke)[:1] != ["speke"] or "speke" not in ksm:
+        fail(where, "service speke must run `ksm speke`")
+    else:
+        listen = str(env_of(speke).get("KSM_SPEKE_LISTEN", "0.0.0.0:8080")).rsplit(":", 1)[-1]
+        test = " ".join(str(t) for t in get(speke, "healthcheck", "test", default=[]))
+        if "/readyz" not in test or f"/{listen}" not in test:
+            fail(where, f"speke: the healthcheck must ask /readyz on the port it listens on ({listen})")
+        if (speke.get("depends_on", {}).get("ksm-setup") or {}).get("condition") != "service_completed_successfully":
+            fail(where, "speke must wait for ksm-setup to complete (the demo KEK it reads)")
+        if not speke.get("ports"):
+            fail(where, "speke publishes no port")
     build = next((s["build"] for s in ksm.values() if "build" in s), None)
     if not build or not os.path.isfile(os.path.join(base, build["context"], build["dockerfile"])):
         fail(where, "the ksm build context/dockerfile does not exist")
