@@ -221,7 +221,7 @@ package struct CPIXKeyDocument: Sendable {
     }
 
     /// The quoted value of the `URI` attribute of an HLS tag (`#EXT-X-KEY:METHOD=...,URI="..."`).
-    static func uriAttribute(_ tag: String) -> String? {
+    package static func uriAttribute(_ tag: String) -> String? {
         guard let colon = tag.firstIndex(of: ":") else { return nil }
         var rest = tag[tag.index(after: colon)...]
         // Attribute list, RFC 8216 section 4.2: NAME=VALUE pairs separated by commas, quoted

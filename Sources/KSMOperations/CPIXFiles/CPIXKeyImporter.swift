@@ -70,7 +70,8 @@ package struct CPIXKeyImporter: Sendable {
     package struct Outcome: Sendable {
         /// Per key, in document order.
         package var keys: [(placement: Placement, action: Action)] = []
-        /// Rotation schedules written from key periods.
+        /// Rotation schedules written from key periods, each counted once (recording both periods
+        /// of a pair writes their schedule twice).
         package var schedulesWritten = 0
         /// Why recording the key periods failed, when it did (the keys are stored all the same;
         /// importing again records them).
@@ -223,17 +224,19 @@ package struct CPIXKeyImporter: Sendable {
 
         var outcome = Outcome()
         outcome.keys = Array(zip(placements, actions))
+        var scheduled: Set<[UInt8]> = []
         for placement in placements {
             guard let period = placement.keyPeriod, let contentID = placement.contentID else { continue }
             do throws(LicenseStoreError) {
                 let plan = try await issuer.recordPeriod(
                     period, assetID: placement.assetID, tenant: options.tenant, contentID: contentID, trackType: placement.trackType)
-                outcome.schedulesWritten += plan.put.count
+                scheduled.formUnion(plan.put.map(\.assetID))
             } catch {
                 outcome.periodFailure = error.message
                 break
             }
         }
+        outcome.schedulesWritten = scheduled.count
         return outcome
     }
 }
