@@ -105,7 +105,9 @@ package enum CPIXSchemaCheck {
         }
         let install = "run scripts/install-deps.sh (`python3 -m pip install lxml cpix 'setuptools<71'`)"
         // env exits 127 when it finds no python3 on PATH.
-        if result.status == 127 { throw Unavailable(description: "python3 is not on PATH (\(result.stderrText)): \(install)") }
+        if result.status == 127 {
+            throw Unavailable(description: "python3 is not on PATH (\(result.stderrText.trimmingCharacters(in: .whitespacesAndNewlines))): \(install)")
+        }
         if result.status == 3 { throw Unavailable(description: "\(result.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)): \(install)") }
         guard result.succeeded else {
             throw CheckFailed(description: "the CPIX check exited \(result.status): \(result.stdoutText) \(result.stderrText)")
