@@ -95,6 +95,10 @@ struct SpekeRotationTests {
                 #expect(key.uri == "skd://live-event-1/\(period.index)/\(hex)", "period \(index)")
             }
         }
+        // The answer against the DASH-IF CPIX schema: valid. The independent reader refuses only
+        // what CPIX 2.3 forbids and SPEKE v2.1 sends, an index together with start and end.
+        let report = try #require(try await CPIXSchemaCheck.check([(name: "answer", bytes: answer.body)])["answer"])
+        #expect(report.problems.allSatisfy { $0.hasPrefix("reader:") && $0.contains("mutually exclusive") }, "\(report.problems)")
         // The same request again answers the same keys (set-if-absent, or the seed's derivation).
         let again = try await HTTPExchange.post(
             "http://127.0.0.1:\(port)/speke/v2/\(fleet.catalog.tenant)/copyProtection", body: body,

@@ -40,6 +40,10 @@ struct SpekeServiceTests {
             #expect(key.master == key.media.replacingOccurrences(of: "#EXT-X-KEY:", with: "#EXT-X-SESSION-KEY:"))
             #expect(key.key.count == 16 && key.iv.count == 16)
         }
+        // The answer is valid against the DASH-IF CPIX schema, and the independent reader reads our keys.
+        let report = try #require(try await CPIXSchemaCheck.check([(name: "answer", bytes: first.body)])["answer"])
+        #expect(report.isValid, "\(report.problems)")
+        #expect(Set(report.read?.contentKeys.compactMap(\.plainValue) ?? []) == Set(keys.map(\.key)))
         let again = try await HTTPExchange.post(url, body: request, headers: ["Authorization": "Bearer \(token)", "X-Speke-Version": "2.0"])
         #expect(again.status == 200)
         #expect(try Self.fairPlayKeys(again.body) == keys)
