@@ -11,7 +11,7 @@ import Testing
 /// exit 64 naming the setting and never quoting a key.
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct SpekeTLSTests {
-    @Test("over TLS: /readyz and a packager's SPEKE request succeed, an unknown CA and plain HTTP to the port fail")
+    @Test("over TLS: /readyz and a packager's SPEKE request succeed; an unknown CA, TLS 1.1 and plain HTTP to the port fail")
     func servesHTTPS() async throws {
         let tenant = try await SpekeServiceTests.ProvisionedTenant.start()
         defer { tenant.stop() }
@@ -47,6 +47,11 @@ struct SpekeTLSTests {
         // Plain HTTP to the TLS port gets no HTTP answer: the server reads a ClientHello or nothing.
         let plain = try await Curl.get("http://127.0.0.1:\(port)/healthz", caCertificate: nil)
         #expect(plain.status == nil && plain.curlExit != 0, "\(plain)")
+        // TLS 1.1 offered (openssl at security level 0, so the client would take it): refused.
+        let old = try await ProcessRunner.run(
+            URL(fileURLWithPath: "/usr/bin/env"), ["openssl", "s_client", "-connect", "127.0.0.1:\(port)", "-tls1_1", "-cipher", "DEFAULT:@SECLEVEL=0"],
+            input: [], mergeOutput: true, timeout: .seconds(30))
+        #expect(old.stdoutText.contains("alert protocol version"), "\(old.stdoutText.suffix(1_000))")
         let stillServing = try await Curl.get("https://localhost:\(port)/healthz", caCertificate: certificate.certificatePath)
         #expect(stillServing.status == 200)
 

@@ -133,7 +133,9 @@ package struct TLSFiles: Sendable, Hashable {
                 message: "\(privateKeySource) \(privateKeyPath) is not an unencrypted PEM private key (RSA or EC).")
         }
 
-        let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        // swift-nio-ssl's server default still accepts TLS 1.0; tokens and content keys want 1.2 or later.
+        configuration.minimumTLSVersion = .tlsv12
         do {
             _ = try NIOSSLContext(configuration: configuration)
         } catch {
