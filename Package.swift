@@ -116,8 +116,9 @@ let package = Package(
             ]
         ),
         // Around a worker process: configuration (flags, environment, file), the admin port, metrics
-        // (swift-metrics, exposed with swift-prometheus), JSON logs, OTLP span export (swift-otel); and the
-        // `ksm speke` service (Speke/), the SPEKE route over the Speke library and the packager key issuer.
+        // (swift-metrics, exposed with swift-prometheus), JSON logs, OTLP span export (swift-otel); the
+        // `ksm speke` service (Speke/), the SPEKE route over the Speke library and the packager key issuer;
+        // and what its HTTP services share (HTTP/: TLS from PEM files, HummingbirdTLS on swift-nio-ssl).
         .target(
             name: "KSMOperations",
             dependencies: [
