@@ -9,16 +9,16 @@ import Testing
     let tenant = try! StoreIdentifier("acme")
 
     @Test func derivedKIDsAreStableAndDifferPerTenantContentPeriodAndTrack() {
-        let kid = CPIXExportRequest.derivedKeyID(tenant: tenant, contentID: "live-1", periodIndex: 7, trackType: "VIDEO")
-        #expect(kid == CPIXExportRequest.derivedKeyID(tenant: tenant, contentID: "live-1", periodIndex: 7, trackType: "VIDEO"))
+        let kid = CPIXExportRequest.derivedKeyID(tenant: tenant, contentID: "live-1", periodName: "7", trackType: "VIDEO")
+        #expect(kid == CPIXExportRequest.derivedKeyID(tenant: tenant, contentID: "live-1", periodName: "7", trackType: "VIDEO"))
         let others = [
-            CPIXExportRequest.derivedKeyID(tenant: try! StoreIdentifier("other"), contentID: "live-1", periodIndex: 7, trackType: "VIDEO"),
-            CPIXExportRequest.derivedKeyID(tenant: tenant, contentID: "live-2", periodIndex: 7, trackType: "VIDEO"),
-            CPIXExportRequest.derivedKeyID(tenant: tenant, contentID: "live-1", periodIndex: 8, trackType: "VIDEO"),
-            CPIXExportRequest.derivedKeyID(tenant: tenant, contentID: "live-1", periodIndex: nil, trackType: "VIDEO"),
-            CPIXExportRequest.derivedKeyID(tenant: tenant, contentID: "live-1", periodIndex: 7, trackType: "AUDIO"),
+            CPIXExportRequest.derivedKeyID(tenant: try! StoreIdentifier("other"), contentID: "live-1", periodName: "7", trackType: "VIDEO"),
+            CPIXExportRequest.derivedKeyID(tenant: tenant, contentID: "live-2", periodName: "7", trackType: "VIDEO"),
+            CPIXExportRequest.derivedKeyID(tenant: tenant, contentID: "live-1", periodName: "8", trackType: "VIDEO"),
+            CPIXExportRequest.derivedKeyID(tenant: tenant, contentID: "live-1", periodName: nil, trackType: "VIDEO"),
+            CPIXExportRequest.derivedKeyID(tenant: tenant, contentID: "live-1", periodName: "7", trackType: "AUDIO"),
             // Length prefixes: moving a character from one field to the next changes the KID.
-            CPIXExportRequest.derivedKeyID(tenant: tenant, contentID: "live-17", periodIndex: nil, trackType: "VIDEO"),
+            CPIXExportRequest.derivedKeyID(tenant: tenant, contentID: "live-17", periodName: nil, trackType: "VIDEO"),
         ]
         #expect(Set(others + [kid]).count == others.count + 1)
         // RFC 9562: version 8 in the high nibble of byte 6, variant 10 in the top bits of byte 8.
@@ -34,8 +34,16 @@ import Testing
         #expect(
             try CPIXExportPeriod(spec: "3@2030-01-01T00:00:00Z/2030-01-01T00:10:00Z")
                 == CPIXExportPeriod(index: 3, start: "2030-01-01T00:00:00Z", end: "2030-01-01T00:10:00Z"))
-        for bad in ["", "-1", "x", "1@", "1@/2030-01-01T00:00:00Z", "1@2030-01-01T00:00:00Z/"] {
+        let timesOnly = try CPIXExportPeriod(spec: "2030-01-01T00:00:00Z/2030-01-01T00:10:00Z")
+        #expect(timesOnly == CPIXExportPeriod(index: nil, start: "2030-01-01T00:00:00Z", end: "2030-01-01T00:10:00Z"))
+        // Named as SPEKE issuing names them: the index, else t and the start in ms.
+        #expect(try CPIXExportPeriod(spec: "3@2030-01-01T00:00:00Z").name() == "3")
+        #expect(try timesOnly.name() == "t1893456000000")
+        for bad in ["", "x", "1@", "1@/2030-01-01T00:00:00Z", "1@2030-01-01T00:00:00Z/", "x@2030-01-01T00:00:00Z"] {
             #expect(throws: CPIXFileError.self, "\(bad)") { try CPIXExportPeriod(spec: bad) }
+        }
+        for unreadable in ["-1", "2030-01-01", "2030-01-01T00:10:00Z/2030-01-01T00:00:00Z"] {
+            #expect(throws: CPIXFileError.self, "\(unreadable)") { try CPIXExportPeriod(spec: unreadable).name() }
         }
     }
 
@@ -69,7 +77,7 @@ import Testing
             (CPIXExportRequest(tenant: tenant, contentID: "c", trackTypes: []), "no track type"),
             (CPIXExportRequest(tenant: tenant, contentID: "c", trackTypes: ["SD", "SD"]), "given twice"),
             (CPIXExportRequest(tenant: tenant, contentID: "c", trackTypes: ["ALL", "AUDIO"]), "ALL"),
-            (CPIXExportRequest(tenant: tenant, contentID: "c", periods: [.init(index: 1), .init(index: 1)]), "period index"),
+            (CPIXExportRequest(tenant: tenant, contentID: "c", periods: [.init(index: 1), .init(index: 1)]), "a period is given twice"),
             (CPIXExportRequest(tenant: tenant, contentID: "c", keyIDs: oneKID), "1 KIDs given for 2 keys"),
             (CPIXExportRequest(tenant: tenant, contentID: "c", trackTypes: ["VIDEO"], keyIDs: oneKID + oneKID), "2 KIDs given for 1 keys"),
         ]
@@ -97,6 +105,23 @@ import Testing
         #expect(speke.usageRules.map(\.intendedTrackType) == ["HD", "STEREO_AUDIO", "HD", "STEREO_AUDIO"])
         for key in speke.contentKeys { #expect(speke.periods(for: key.kid).count == 1) }
         #expect(speke.deliveryRecipients.isEmpty)
+    }
+
+    @Test func periodsGivenByTheirTimesAloneAreWrittenWithoutIndexInACPIX23Document() throws {
+        let request = CPIXExportRequest(
+            tenant: tenant, contentID: "live-2",
+            periods: [try CPIXExportPeriod(spec: "2030-01-01T00:00:00Z/2030-01-01T00:10:00Z"), try CPIXExportPeriod(spec: "2030-01-01T00:10:00Z")],
+            trackTypes: ["VIDEO"])
+        let speke = try request.spekeRequest()
+        #expect(speke.cpixVersion == "2.3")
+        #expect(speke.periods.map(\.id) == ["keyPeriod_p1", "keyPeriod_p2"])
+        #expect(speke.periods.allSatisfy { $0.index == nil && $0.start != nil })
+        let slots = try request.slots()
+        #expect(
+            slots.map(\.keyID)
+                == ["t1893456000000", "t1893456600000"].map {
+                    CPIXExportRequest.derivedKeyID(tenant: tenant, contentID: "live-2", periodName: $0, trackType: "VIDEO")
+                })
     }
 
     @Test func anUnreadableRecipientCertificateIsRefusedAsSPEKERefusesIt() throws {

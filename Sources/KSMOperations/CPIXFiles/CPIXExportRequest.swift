@@ -24,7 +24,7 @@ package struct CPIXExportRequest: Sendable, Hashable {
     /// `intendedTrackType` of each key of a period (``CPIXTrackFilter`` names). Default: `VIDEO`
     /// and `AUDIO`, a key for each.
     package var trackTypes: [String]
-    /// The KIDs, one per (period, track) in key order; nil derives them (``derivedKeyID(tenant:contentID:periodIndex:trackType:)``).
+    /// The KIDs, one per (period, track) in key order; nil derives them (``derivedKeyID(tenant:contentID:periodName:trackType:)``).
     package var keyIDs: [KID]?
     /// The DER certificate to encrypt the keys for; nil writes them in the clear.
     package var recipientCertificateDER: [UInt8]?
@@ -47,6 +47,8 @@ package struct CPIXExportRequest: Sendable, Hashable {
     /// One key of the export: its period (nil without periods), track type and KID.
     package struct Slot: Sendable, Hashable {
         package var period: CPIXExportPeriod?
+        /// `ContentKeyPeriod@id` of ``period``.
+        package var periodID: String?
         package var trackType: String
         package var keyID: KID
     }
@@ -62,13 +64,17 @@ package struct CPIXExportRequest: Sendable, Hashable {
         guard !trackTypes.contains("ALL") || trackTypes.count == 1 else {
             throw CPIXFileError(.invalidArgument, "track type ALL is one key for every track; it cannot be given with other track types")
         }
-        guard Set(periods.map(\.index)).count == periods.count else { throw CPIXFileError(.invalidArgument, "a period index is given twice") }
-        let keyPeriods: [CPIXExportPeriod?] = periods.isEmpty ? [nil] : periods
+        let names = try periods.map { period throws(CPIXFileError) in try period.name() }
+        guard Set(names).count == names.count else {
+            throw CPIXFileError(.invalidArgument, "a period is given twice (two with one index, or two times-only periods with one start)")
+        }
+        let keyPeriods: [(period: CPIXExportPeriod, id: String, name: String)?] =
+            periods.isEmpty ? [nil] : periods.enumerated().map { (periods[$0.offset], Self.periodID($0.element, ordinal: $0.offset + 1), names[$0.offset]) }
         var slots: [Slot] = []
         for period in keyPeriods {
             for trackType in trackTypes {
-                let kid = Self.derivedKeyID(tenant: tenant, contentID: contentID, periodIndex: period?.index, trackType: trackType)
-                slots.append(Slot(period: period, trackType: trackType, keyID: kid))
+                let kid = Self.derivedKeyID(tenant: tenant, contentID: contentID, periodName: period?.name, trackType: trackType)
+                slots.append(Slot(period: period?.period, periodID: period?.id, trackType: trackType, keyID: kid))
             }
         }
         if let keyIDs {
@@ -86,14 +92,20 @@ package struct CPIXExportRequest: Sendable, Hashable {
         return slots
     }
 
-    /// A KID for (tenant, content, period, track) that is the same at every export: the first 16
+    /// `ContentKeyPeriod@id`, an xs:ID (so not starting with a digit): from the index, else from
+    /// the period's place in the list (times hold `:`, which an xs:ID cannot).
+    static func periodID(_ period: CPIXExportPeriod, ordinal: Int) -> String {
+        period.index.map { "keyPeriod_\($0)" } ?? "keyPeriod_p\(ordinal)"
+    }
+
+    /// A KID for (tenant, content, period name as in the asset ID, track) that is the same at every export: the first 16
     /// bytes of SHA-256 over a label and the four values, each prefixed by its length (so no two
     /// inputs give the same bytes), with RFC 9562's version 8 and variant bits set, the version
     /// that RFC gives a UUID made from a SHA-256 name. A KID is public (it is in the playlist's URI),
     /// so nothing secret goes in.
-    package static func derivedKeyID(tenant: StoreIdentifier, contentID: String, periodIndex: UInt64?, trackType: String) -> KID {
+    package static func derivedKeyID(tenant: StoreIdentifier, contentID: String, periodName: String?, trackType: String) -> KID {
         var input = Array("FairPlayKSM CPIX KID v1".utf8)
-        for field in [tenant.value, contentID, periodIndex.map(String.init) ?? "", trackType] {
+        for field in [tenant.value, contentID, periodName ?? "", trackType] {
             let bytes = Array(field.utf8)
             let count = UInt32(truncatingIfNeeded: bytes.count)
             input += [UInt8(count >> 24), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF), UInt8(count & 0xFF)]
@@ -124,7 +136,7 @@ package struct CPIXExportRequest: Sendable, Hashable {
     package func requestDocument() throws(CPIXFileError) -> XMLElementValue {
         let cpix = CPIXNamespace.cpix
         let slots = try slots()
-        var root = XMLElementValue(cpix, "CPIX", attributes: [XMLAttribute("contentId", contentID), XMLAttribute("version", SpekeVersion.v2_0.cpixVersion)])
+        var root = XMLElementValue(cpix, "CPIX", attributes: [XMLAttribute("contentId", contentID), XMLAttribute("version", spekeVersion.cpixVersion)])
         if let der = recipientCertificateDER {
             let certificate = XMLElementValue(CPIXNamespace.xmldsig, "X509Certificate", text: Base64.encode(der))
             let deliveryKey = XMLElementValue(
@@ -148,8 +160,8 @@ package struct CPIXExportRequest: Sendable, Hashable {
                         XMLElementValue(cpix, "HLSSignalingData", attributes: [XMLAttribute("playlist", HLSPlaylist.master.rawValue)]),
                     ]))
             var rule = XMLElementValue(cpix, "ContentKeyUsageRule", attributes: [XMLAttribute("intendedTrackType", slot.trackType), XMLAttribute("kid", kid)])
-            if let period = slot.period {
-                rule.children.append(XMLElementValue(cpix, "KeyPeriodFilter", attributes: [XMLAttribute("periodId", period.id)]))
+            if let periodID = slot.periodID {
+                rule.children.append(XMLElementValue(cpix, "KeyPeriodFilter", attributes: [XMLAttribute("periodId", periodID)]))
             }
             rule.children += try CPIXTrackFilter(trackType: slot.trackType).elements
             rules.children.append(rule)
@@ -157,9 +169,9 @@ package struct CPIXExportRequest: Sendable, Hashable {
         root.children += [keys, systems]
         if !periods.isEmpty {
             var list = XMLElementValue(cpix, "ContentKeyPeriodList")
-            for period in periods {
-                var element = XMLElementValue(
-                    cpix, "ContentKeyPeriod", attributes: [XMLAttribute("id", period.id), XMLAttribute("index", String(period.index))])
+            for (offset, period) in periods.enumerated() {
+                var element = XMLElementValue(cpix, "ContentKeyPeriod", attributes: [XMLAttribute("id", Self.periodID(period, ordinal: offset + 1))])
+                element.set(attribute: "index", period.index.map(String.init))
                 element.set(attribute: "start", period.start)
                 element.set(attribute: "end", period.end)
                 list.children.append(element)
@@ -170,13 +182,22 @@ package struct CPIXExportRequest: Sendable, Hashable {
         return root
     }
 
-    /// The request as ``SpekeRequest`` reads it, with the rules a packager's request meets.
+    /// SPEKE v2.0 (CPIX 2.3), or v2.1 when a period is given by its times alone, which only v2.1
+    /// reads (the answer is still written as CPIX 2.3: ``spekeRequest()``).
+    var spekeVersion: SpekeVersion { periods.contains { $0.index == nil } ? .v2_1 : .v2_0 }
+
+    /// The request as ``SpekeRequest`` reads it, with the rules a packager's request meets. The
+    /// answer written from it says CPIX 2.3: a times-only period, which SPEKE reads only under
+    /// v2.1 (CPIX 2.4), is also CPIX 2.3 (`ContentKeyPeriod@index` is optional there), and nothing
+    /// else of CPIX 2.4 is used.
     /// - Throws: `.invalidArgument` with SPEKE's reason when the request breaks one (an
     ///   unreadable recipient certificate, a certificate key under 2048 bits, a content ID too long).
     package func spekeRequest() throws(CPIXFileError) -> SpekeRequest {
         let document = try requestDocument()
         do throws(SpekeError) {
-            return try SpekeRequest(root: document, spekeVersion: .v2_0)
+            var request = try SpekeRequest(root: document, spekeVersion: spekeVersion)
+            request.cpixVersion = SpekeVersion.v2_0.cpixVersion
+            return request
         } catch {
             throw CPIXFileError(.invalidArgument, error.message)
         }

@@ -54,14 +54,13 @@ package struct CPIXExporter: Sendable {
                 }
             throw CPIXFileError(code, message)
         }
-        let keys = speke.contentKeys.map { key in
-            (uri: PackagerAssetID.uri(contentID: speke.contentID, periodName: Self.periodName(speke, key.kid), keyID: key.kid.bytes), keyID: key.kid)
+        // The URIs as the issuer named the keys.
+        let keys: [(uri: String, keyID: KID)]
+        do throws(SpekeError) {
+            keys = zip(speke.contentKeys, try SpekeKeyRequests.requests(for: speke, tenant: request.tenant)).map { ($1.uri, $0.kid) }
+        } catch {
+            throw CPIXFileError(.invalidArgument, error.message)
         }
         return Export(document: answer.body, keys: keys, isEncrypted: !speke.deliveryRecipients.isEmpty)
-    }
-
-    /// The period name the issuer gives the key of `kid`: its period's index.
-    private static func periodName(_ request: SpekeRequest, _ kid: KID) -> String? {
-        request.periods(for: kid).first?.index.map(String.init)
     }
 }
