@@ -108,7 +108,7 @@ extension KafkaConsumer {
     }
 
     /// Copies the message out of librdkafka (the caller destroys it). nil for events not worth surfacing.
-    private static func event(from pointer: UnsafeMutablePointer<rd_kafka_message_t>) -> Event? {
+    static func event(from pointer: UnsafeMutablePointer<rd_kafka_message_t>) -> Event? {
         let m = pointer.pointee
         guard m.err == RD_KAFKA_RESP_ERR_NO_ERROR else {
             if m.err == RD_KAFKA_RESP_ERR__PARTITION_EOF { return nil }

@@ -18,7 +18,7 @@ struct KSM: AsyncParsableCommand {
         version: KSMVersion.current,
         subcommands: [
             DemoCommand.self, ServeCommand.self, LoadgenCommand.self, BrokerCommand.self, AdminCommand.self, ProcessCommand.self, InspectCommand.self,
-            BenchCommand.self, SpekeCommand.self,
+            BenchCommand.self, SpekeCommand.self, EdgeCommand.self,
         ]
     )
 

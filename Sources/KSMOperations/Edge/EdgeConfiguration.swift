@@ -1,0 +1,323 @@
+import Foundation
+import KSMService
+import Logging
+import RedisStore
+
+/// `ksm edge`'s resolved settings: where it listens (and with which TLS certificate, if any), the
+/// Kafka it produces jobs to and reads its replies from, how long a request may wait, how many may
+/// wait at once, and its logs.
+///
+/// The settings `ksm serve` also has (`--brokers`, `--requests-topic`, `--class-topics`,
+/// `--kafka-property`, `--redis-url`, `--log-level`, `--log-format`) mean the same here and are read
+/// from the environment variables their ``ServeSetting`` declarations name, so a deployment gives
+/// the workers and the edges one set of variables. Like ``SpekeConfiguration``: a typed struct
+/// resolved from flags over the environment, not a second setting table.
+package struct EdgeConfiguration: Sendable {
+    /// The address to bind; `0.0.0.0` for every IPv4 interface, `::` for every interface.
+    package var host: String
+    package var port: Int
+    /// `bootstrap.servers`, as for `ksm serve`.
+    package var brokers: String
+    /// The requests topic; with ``classTopics`` a job goes to `<requestsTopic>.<priority>`.
+    package var requestsTopic: String
+    /// Produce each job to its class's topic, as workers with `--class-topics` read them.
+    package var classTopics: Bool
+    /// librdkafka properties for the producer, the reply consumer and the topic check (security,
+    /// SASL), as for `ksm serve`. Secret-bearing ones are shown redacted.
+    package var kafkaProperties: [String: String]
+    /// `redis://` or `redis-cluster://`; optional here: the request path does not read Redis (an
+    /// admission that verifies tokens may). Secret: shown redacted.
+    package var redisURL: String?
+    package var logLevel: Logger.Level
+    package var logFormat: LogFormat
+    /// How long a request waits for its reply; sent as the job's `deadline` (now + this, epoch ms).
+    package var deadline: Duration
+    /// Requests waiting at once; the next is answered 503 at once.
+    package var maximumInFlight: Int
+    /// Names this instance's reply topic: `<replyTopicPrefix><instanceID>`.
+    package var instanceID: String
+    package var replyTopicPrefix: String
+    /// Largest POST body read, in bytes; a larger one is answered 413 before it is parsed.
+    package var maximumRequestBytes: Int
+    /// The PEM files HTTPS is served with; nil for plain HTTP (TLS ends at an ingress).
+    package var tls: TLSFiles?
+
+    /// This instance's reply topic.
+    package var replyTopic: String { replyTopicPrefix + instanceID }
+
+    /// The topic a job of `priority` is produced to.
+    package func requestTopic(for priority: LicenseJob.Priority) -> String {
+        classTopics ? RequestTopics.topic(for: priority, requestsTopic: requestsTopic) : requestsTopic
+    }
+
+    /// Default `--listen`.
+    package static let defaultListen = "0.0.0.0:8080"
+    /// Default `--deadline`: 5 s.
+    package static let defaultDeadline: Duration = .seconds(5)
+    /// Accepted `--deadline`, in seconds.
+    package static let deadlineRange = 0.05...300.0
+    /// Default `--max-in-flight`.
+    package static let defaultMaximumInFlight = 4_096
+    package static let inFlightRange = 1...1_000_000
+    /// Default `--reply-topic-prefix`: inside the `fps.license.replies.*` family that workers allow
+    /// by default (ReplyTopicPolicy), so no worker setting changes for an edge.
+    package static let defaultReplyTopicPrefix = "fps.license.replies.edge."
+    /// Default `--max-request-bytes`: 64 KiB (an SPC is a few kB; JSON carries it as base64).
+    package static let defaultMaximumRequestBytes = 64 * 1_024
+    /// Accepted `--max-request-bytes`: 1 KiB to 160 KiB, so the job made of any body stays under
+    /// the workers' 256 KiB limit (``LicenseJob/maximumEncodedSize``) with base64's third added.
+    package static let requestBytesRange = 1_024...(160 * 1_024)
+
+    /// The environment variables only `ksm edge` reads.
+    package static let listenEnvironment = "KSM_EDGE_LISTEN"
+    package static let deadlineEnvironment = "KSM_EDGE_DEADLINE"
+    package static let maxInFlightEnvironment = "KSM_EDGE_MAX_IN_FLIGHT"
+    package static let instanceIDEnvironment = "KSM_EDGE_INSTANCE_ID"
+    package static let replyTopicPrefixEnvironment = "KSM_EDGE_REPLY_TOPIC_PREFIX"
+    package static let maxRequestBytesEnvironment = "KSM_EDGE_MAX_REQUEST_BYTES"
+    /// `--tls-certificate` / `KSM_EDGE_TLS_CERTIFICATE` and `--tls-private-key` / `KSM_EDGE_TLS_PRIVATE_KEY`.
+    package static let tlsNames = TLSFiles.Names(environmentPrefix: "KSM_EDGE")
+
+    /// What the command line gave; nil (or empty) where a flag was not given.
+    package struct Flags: Sendable {
+        package var listen: String?
+        package var brokers: String?
+        package var requestsTopic: String?
+        /// True when `--class-topics` was given.
+        package var classTopics: Bool
+        package var kafkaProperties: [String]
+        package var redisURL: String?
+        package var logLevel: String?
+        package var logFormat: String?
+        /// Seconds, as written.
+        package var deadline: String?
+        package var maxInFlight: Int?
+        package var instanceID: String?
+        package var replyTopicPrefix: String?
+        package var maxRequestBytes: Int?
+        package var tlsCertificate: String?
+        package var tlsPrivateKey: String?
+
+        package init(
+            listen: String? = nil, brokers: String? = nil, requestsTopic: String? = nil, classTopics: Bool = false, kafkaProperties: [String] = [],
+            redisURL: String? = nil, logLevel: String? = nil, logFormat: String? = nil, deadline: String? = nil, maxInFlight: Int? = nil,
+            instanceID: String? = nil, replyTopicPrefix: String? = nil, maxRequestBytes: Int? = nil, tlsCertificate: String? = nil,
+            tlsPrivateKey: String? = nil
+        ) {
+            self.listen = listen
+            self.brokers = brokers
+            self.requestsTopic = requestsTopic
+            self.classTopics = classTopics
+            self.kafkaProperties = kafkaProperties
+            self.redisURL = redisURL
+            self.logLevel = logLevel
+            self.logFormat = logFormat
+            self.deadline = deadline
+            self.maxInFlight = maxInFlight
+            self.instanceID = instanceID
+            self.replyTopicPrefix = replyTopicPrefix
+            self.maxRequestBytes = maxRequestBytes
+            self.tlsCertificate = tlsCertificate
+            self.tlsPrivateKey = tlsPrivateKey
+        }
+    }
+
+    /// Flags over the environment over the defaults; every problem is collected before throwing.
+    /// - Parameter hostName: the default instance ID (the host's name, a pod's name in Kubernetes).
+    package static func resolve(
+        _ flags: Flags, environment: [String: String], hostName: String = ProcessInfo.processInfo.hostName
+    ) throws(ServeConfigurationError) -> EdgeConfiguration {
+        var problems: [ConfigurationProblem] = []
+        func given(_ flag: String?, _ flagName: String, _ variable: String) -> (String, String)? {
+            flag.map { ($0, flagName) } ?? environment[variable].map { ($0, variable) }
+        }
+
+        let listen = given(flags.listen, "--listen", listenEnvironment) ?? (defaultListen, "default")
+        let address = ListenAddress(listen.0)
+        if address == nil {
+            problems.append(
+                .init(
+                    .invalidValue, source: listen.1,
+                    message: "\(listen.1) is \"\(listen.0)\", which is not HOST:PORT with a port from 1 to 65535: write e.g. 0.0.0.0:8080 or [::]:8080."))
+        }
+
+        let brokersVariable = ServeSetting.brokers.environment
+        let brokers = given(flags.brokers, "--brokers", brokersVariable).map { $0.0.trimmingWhiteSpace }
+        if brokers?.isEmpty ?? true {
+            problems.append(.init(.missing, source: "--brokers", message: "No brokers given: pass --brokers or set \(brokersVariable)."))
+        }
+
+        let topicVariable = ServeSetting.requestsTopic.environment
+        let requestsTopic = given(flags.requestsTopic, "--requests-topic", topicVariable) ?? (ServeSetting.requestsTopic.defaultText ?? "", "default")
+        if !ReplyTopicPolicy.isValidTopicName(requestsTopic.0) {
+            problems.append(
+                .init(
+                    .invalidValue, source: requestsTopic.1,
+                    message: "\(requestsTopic.1) is \"\(requestsTopic.0)\", which is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -)."))
+        }
+
+        var classTopics = ServeSetting.classTopics.defaultText == "true"
+        if flags.classTopics {
+            classTopics = true
+        } else if let text = environment[ServeSetting.classTopics.environment] {
+            switch text.lowercased() {
+            case "true", "1", "yes": classTopics = true
+            case "false", "0", "no", "": classTopics = false
+            default:
+                problems.append(
+                    .init(
+                        .invalidValue, source: ServeSetting.classTopics.environment, message: "\(ServeSetting.classTopics.environment) must be true or false."))
+            }
+        }
+
+        // As ksm serve merges them: the environment's pairs (semicolon-separated), then the flags'.
+        var kafkaProperties: [String: String] = [:]
+        let propertiesVariable = ServeSetting.kafkaProperties.environment
+        let environmentPairs = (environment[propertiesVariable] ?? "").split(separator: ";").map { ($0.trimmingWhiteSpace, propertiesVariable) }
+        for (entry, source) in environmentPairs + flags.kafkaProperties.map({ ($0, "--kafka-property") }) where !entry.isEmpty {
+            guard let eq = entry.firstIndex(of: "="), eq != entry.startIndex else {
+                // Never quoted: a librdkafka value may be part of a secret.
+                problems.append(
+                    .init(.invalidValue, source: source, message: "\(source) takes KEY=VALUE pairs; an entry (not shown: it may hold a secret) has no key."))
+                continue
+            }
+            kafkaProperties[String(entry[..<eq])] = String(entry[entry.index(after: eq)...])
+        }
+
+        let redisVariable = ServeSetting.redisURL.environment
+        let redisURL = given(flags.redisURL, "--redis-url", redisVariable)
+        if let (url, source) = redisURL {
+            do throws(RedisError) {
+                _ = try RedisEndpoint(url: url)
+            } catch {
+                problems.append(.init(.invalidValue, source: source, message: "\(source) cannot be used: \(error.message)."))
+            }
+        }
+
+        var logLevel = Logger.Level.info
+        if let (text, source) = given(flags.logLevel, "--log-level", ServeSetting.logLevel.environment) {
+            if let level = Logger.Level(rawValue: text) {
+                logLevel = level
+            } else {
+                let words = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
+                problems.append(.init(.invalidValue, source: source, message: "\(source) is \"\(text)\": use one of \(words)."))
+            }
+        }
+        var logFormat = LogFormat.text
+        if let (text, source) = given(flags.logFormat, "--log-format", ServeSetting.logFormat.environment) {
+            if let format = LogFormat(rawValue: text) {
+                logFormat = format
+            } else {
+                problems.append(.init(.invalidValue, source: source, message: "\(source) is \"\(text)\": use text or json."))
+            }
+        }
+
+        var deadline = defaultDeadline
+        if let (text, source) = given(flags.deadline, "--deadline", deadlineEnvironment) {
+            if let seconds = Double(text.trimmingWhiteSpace), seconds.isFinite, deadlineRange.contains(seconds) {
+                deadline = .milliseconds(Int64((seconds * 1_000).rounded()))
+            } else {
+                problems.append(
+                    .init(
+                        .outOfRange, source: source,
+                        message: "\(source) must be a number of seconds from \(deadlineRange.lowerBound) to \(Int(deadlineRange.upperBound))."))
+            }
+        }
+
+        func integer(_ flag: Int?, _ flagName: String, _ variable: String, _ range: ClosedRange<Int>, default value: Int) -> Int {
+            let written: (Int?, String)? = flag.map { ($0, flagName) } ?? environment[variable].map { (Int($0.trimmingWhiteSpace), variable) }
+            guard let (number, source) = written else { return value }
+            guard let number, range.contains(number) else {
+                problems.append(
+                    .init(.outOfRange, source: source, message: "\(source) must be a whole number from \(range.lowerBound) to \(range.upperBound)."))
+                return value
+            }
+            return number
+        }
+        let maximumInFlight = integer(flags.maxInFlight, "--max-in-flight", maxInFlightEnvironment, inFlightRange, default: defaultMaximumInFlight)
+        let maximumRequestBytes = integer(
+            flags.maxRequestBytes, "--max-request-bytes", maxRequestBytesEnvironment, requestBytesRange, default: defaultMaximumRequestBytes)
+
+        let instance = given(flags.instanceID, "--instance-id", instanceIDEnvironment) ?? (hostName, "the host name")
+        let prefix = given(flags.replyTopicPrefix, "--reply-topic-prefix", replyTopicPrefixEnvironment) ?? (defaultReplyTopicPrefix, "default")
+        if instance.0.isEmpty || !ReplyTopicPolicy.isValidTopicName(instance.0) {
+            problems.append(
+                .init(
+                    .invalidValue, source: instance.1,
+                    message:
+                        "\(instance.1) is \"\(instance.0)\": the instance ID names this edge's reply topic, so it must be 1 to 249 of a-z A-Z 0-9 . _ - (pass --instance-id, e.g. the pod name)."
+                ))
+        } else if !ReplyTopicPolicy.isValidTopicName(prefix.0 + instance.0) {
+            problems.append(
+                .init(
+                    .invalidValue, source: prefix.1,
+                    message: "\(prefix.1) \"\(prefix.0)\" and the instance ID make \"\(prefix.0 + instance.0)\", which is not a Kafka topic name."))
+        }
+
+        var tls: TLSFiles?
+        do throws(ConfigurationProblem) {
+            tls = try TLSFiles.resolve(certificate: flags.tlsCertificate, privateKey: flags.tlsPrivateKey, environment: environment, names: tlsNames)
+        } catch {
+            problems.append(error)
+        }
+
+        guard problems.isEmpty, let address, let brokers else { throw ServeConfigurationError(problems: problems) }
+        return EdgeConfiguration(
+            host: address.host, port: address.port, brokers: brokers, requestsTopic: requestsTopic.0, classTopics: classTopics,
+            kafkaProperties: kafkaProperties, redisURL: redisURL?.0, logLevel: logLevel, logFormat: logFormat, deadline: deadline,
+            maximumInFlight: maximumInFlight, instanceID: instance.0, replyTopicPrefix: prefix.0, maximumRequestBytes: maximumRequestBytes, tls: tls)
+    }
+
+    package init(
+        host: String, port: Int, brokers: String, requestsTopic: String = "fps.license.requests", classTopics: Bool = false,
+        kafkaProperties: [String: String] = [:], redisURL: String? = nil, logLevel: Logger.Level = .info, logFormat: LogFormat = .text,
+        deadline: Duration = defaultDeadline, maximumInFlight: Int = defaultMaximumInFlight, instanceID: String,
+        replyTopicPrefix: String = defaultReplyTopicPrefix, maximumRequestBytes: Int = defaultMaximumRequestBytes, tls: TLSFiles? = nil
+    ) {
+        self.host = host
+        self.port = port
+        self.brokers = brokers
+        self.requestsTopic = requestsTopic
+        self.classTopics = classTopics
+        self.kafkaProperties = kafkaProperties
+        self.redisURL = redisURL
+        self.logLevel = logLevel
+        self.logFormat = logFormat
+        self.deadline = deadline
+        self.maximumInFlight = maximumInFlight
+        self.instanceID = instanceID
+        self.replyTopicPrefix = replyTopicPrefix
+        self.maximumRequestBytes = maximumRequestBytes
+        self.tls = tls
+    }
+
+    /// The settings as `--check-config` prints them: the Redis password and every secret-bearing
+    /// librdkafka property redacted as `ksm serve` redacts them (``Redaction``), TLS files by path.
+    package var summary: String {
+        let properties = kafkaProperties.sorted { $0.key < $1.key }.map { name, value in
+            "\(name)=\(Redaction.isSecretKafkaProperty(name) ? Redaction.placeholder : value)"
+        }.joined(separator: ", ")
+        let seconds = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
+        return
+            ([
+                "listen             = \(host.contains(":") ? "[\(host)]" : host):\(port)",
+                "brokers            = \(brokers)",
+                "requests-topic     = \(requestsTopic)",
+                "class-topics       = \(classTopics)",
+                "kafka-property     = \(properties.isEmpty ? "(none)" : properties)",
+                "redis-url          = \(redisURL.map(Redaction.redactedURL) ?? "(none)")",
+                "log-level          = \(logLevel.rawValue)",
+                "log-format         = \(logFormat.rawValue)",
+                "deadline           = \(ServeSetting.NumberBounds.format(seconds)) s",
+                "max-in-flight      = \(maximumInFlight)",
+                "instance-id        = \(instanceID)",
+                "reply-topic        = \(replyTopic)",
+                "max-request-bytes  = \(maximumRequestBytes)",
+            ] + TLSFiles.summary(tls, width: 19)).joined(separator: "\n")
+    }
+
+    /// The TLS server configuration from ``tls``, the files read and checked; nil for plain HTTP.
+    package func tlsConfiguration() throws(ConfigurationProblem) -> ServerTLS? {
+        try tls?.serverConfiguration()
+    }
+}

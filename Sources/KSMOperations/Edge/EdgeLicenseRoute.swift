@@ -1,0 +1,233 @@
+import Foundation
+import KSMService
+import Kafka
+import Licensing
+import Logging
+
+/// One player's license request from route to answer: tenant, admission, body, job, Kafka, reply.
+///
+/// Order: the route's tenant, then admission (``EdgeAdmission``: nothing of a refused request's body
+/// is read), then the body's size and shape, the priority and the request ID, then room in the
+/// pending table (at ``EdgeConfiguration/maximumInFlight`` the answer is 503 at once), then the job
+/// is produced and the reply awaited until the deadline. Every path answers, and every path out of a
+/// reserved request removes its entry (a `defer`). Logs name the tenant, the request ID, the
+/// outcome; never a token, an SPC or a CKC byte.
+package struct EdgeLicenseRoute: Sendable {
+    /// A request's body as the server read it.
+    package enum Body: Sendable {
+        case bytes([UInt8])
+        /// More bytes than `--max-request-bytes`; the rest was not read.
+        case tooLarge
+    }
+
+    /// What the route needs of an HTTP request.
+    package struct Request: Sendable {
+        /// The route's `{tenant}` segment, as written.
+        package var tenant: String
+        /// Every header as received.
+        package var headers: [(name: String, value: String)]
+        package var query: [String: String]
+        /// Reads the body; called only once the request is admitted.
+        package var readBody: @Sendable () async -> Body
+
+        package init(tenant: String, headers: [(name: String, value: String)], query: [String: String] = [:], readBody: @escaping @Sendable () async -> Body) {
+            self.tenant = tenant
+            self.headers = headers
+            self.query = query
+            self.readBody = readBody
+        }
+
+        func header(_ name: String) -> String? {
+            let lower = name.lowercased()
+            return headers.first { $0.name.lowercased() == lower }?.value
+        }
+    }
+
+    /// The answer and the labels it is counted under.
+    package struct Result: Sendable {
+        package var answer: EdgeAnswer
+        package var outcome: EdgeOutcome
+        /// The admitted tenant; nil before admission.
+        package var tenant: String?
+        package var priority: String?
+        package var shape: String?
+    }
+
+    /// Produces one record and returns nil once the broker acknowledged it, else why not.
+    package typealias Produce = @Sendable (KafkaProducer.Record) async -> KafkaError?
+
+    package let configuration: EdgeConfiguration
+    package let admission: any EdgeAdmission
+    package let waiters: EdgeReplyWaiters
+    package let correlationIDs: EdgeCorrelationIDs
+    package let produce: Produce
+    package let logger: Logger
+    /// Milliseconds since 1970 now (the job's `deadline` is this plus ``EdgeConfiguration/deadline``).
+    package let wallClock: @Sendable () -> Int64
+
+    /// The headers a request may set.
+    package static let requestIDHeader = "X-Request-ID"
+    package static let priorityHeader = "X-Priority"
+    /// `Retry-After` of a 504 and of a 503 for overload, in seconds.
+    package static let retryAfterSeconds = 1
+
+    package init(
+        configuration: EdgeConfiguration, admission: any EdgeAdmission, waiters: EdgeReplyWaiters, correlationIDs: EdgeCorrelationIDs,
+        produce: @escaping Produce, logger: Logger,
+        wallClock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1_000).rounded(.down)) }
+    ) {
+        self.configuration = configuration
+        self.admission = admission
+        self.waiters = waiters
+        self.correlationIDs = correlationIDs
+        self.produce = produce
+        self.logger = logger
+        self.wallClock = wallClock
+    }
+
+    /// The answer to `POST /fps/{tenant}/license`.
+    package func answer(_ request: Request) async -> Result {
+        let start = ContinuousClock.now
+        let deadline = start + configuration.deadline
+        guard let tenant = try? StoreIdentifier(request.tenant) else {
+            return Result(answer: .text(404, "no such tenant route"), outcome: .rejected)
+        }
+        let account: StoreIdentifier
+        let entitlement: String
+        switch await admission.admit(EdgeAdmissionRequest(tenant: tenant, headers: request.headers)) {
+        case .refuse(let status, let reason, let headers):
+            return Result(answer: .text(status, reason, headers: headers), outcome: .rejected)
+        case .admit(let admitted, let token):
+            account = admitted
+            entitlement = token
+        }
+        var result = Result(answer: .text(500, "unanswered"), outcome: .rejected, tenant: tenant.value)
+
+        let bytes: [UInt8]
+        switch await request.readBody() {
+        case .tooLarge:
+            result.answer = EdgeRequestCodec.tooLarge(limit: configuration.maximumRequestBytes)
+            return result
+        case .bytes(let body): bytes = body
+        }
+        let parsed: EdgeRequestCodec.Parsed
+        switch EdgeRequestCodec.parse(body: bytes, contentType: request.header("Content-Type"), query: request.query, limit: configuration.maximumRequestBytes)
+        {
+        case .failure(let refusal):
+            result.answer = refusal.answer
+            result.shape = refusal.shape
+            return result
+        case .success(let request): parsed = request
+        }
+        result.shape = parsed.shape
+
+        var priority = LicenseJob.Priority.new
+        if let given = parsed.priority {
+            priority = given
+        } else if let text = request.header(Self.priorityHeader) {
+            guard let header = LicenseJob.Priority(rawValue: text.trimmingWhiteSpace) else {
+                result.answer = parsed.refusal(400, "\(Self.priorityHeader) must be continuity, new or prefetch")
+                return result
+            }
+            priority = header
+        }
+        result.priority = priority.rawValue
+
+        let jobID: StoreIdentifier
+        if let text = request.header(Self.requestIDHeader) {
+            guard let id = try? StoreIdentifier(text) else {
+                result.answer = parsed.refusal(
+                    400, "\(Self.requestIDHeader) must be 1 to 128 bytes without white space, control characters, ':', '{' or '}'")
+                return result
+            }
+            jobID = id
+        } else {
+            // Identifier-safe by construction: hex digits and dashes.
+            jobID = try! StoreIdentifier(UUID().uuidString.lowercased())
+        }
+        var log = logger
+        log[metadataKey: "fps.request_id"] = "\(jobID.value)"
+        log[metadataKey: "fps.tenant"] = "\(tenant.value)"
+
+        let correlationID = correlationIDs.next()
+        switch waiters.reserve(correlationID) {
+        case .reserved: break
+        case .atCapacity, .duplicate:
+            result.answer = parsed.unavailable("the edge has \(configuration.maximumInFlight) requests waiting", retryAfterSeconds: Self.retryAfterSeconds)
+            result.outcome = .overloaded
+            return result
+        }
+        defer { waiters.remove(correlationID) }
+
+        let deadlineMilliseconds = wallClock() + configuration.deadline.wholeMilliseconds
+        let job = LicenseJob(
+            id: jobID, tenant: tenant, account: account, spc: parsed.spc, deadline: deadlineMilliseconds, priority: priority, entitlement: entitlement)
+        let headers: [(String, [UInt8])] =
+            [
+                ("correlation-id", Array(correlationID.utf8)),
+                ("reply-topic", Array(configuration.replyTopic.utf8)),
+            ] + JobTracing.passThrough(request.headers.map { ($0.name.lowercased(), Array($0.value.utf8)) })
+        // The account keys the record, as platforms key jobs; an anonymous request is keyed by its
+        // job ID, so anonymous traffic spreads over the partitions instead of landing on one.
+        let key = account == HeaderAccountAdmission.anonymous ? jobID.value : account.value
+        let record = KafkaProducer.Record(
+            topic: configuration.requestTopic(for: priority), key: Array("\(tenant.value)/\(key)".utf8), value: job.jsonBytes(), headers: headers)
+        if let failure = await produce(record) {
+            log.warning("license job not produced", metadata: ["error": "\(failure)"])
+            result.answer = parsed.unavailable("the request could not be queued", retryAfterSeconds: Self.retryAfterSeconds)
+            result.outcome = .unavailable
+            return result
+        }
+
+        switch await waiters.wait(correlationID, until: deadline) {
+        case .reply(let reply):
+            result.answer = parsed.answer(to: reply)
+            result.outcome = .answered
+            log.debug("answered", metadata: ["status": "\(reply.status.rawValue)", "rule": "\(reply.rule)"])
+        case .timedOut:
+            result.answer = parsed.timeout(retryAfterSeconds: Self.retryAfterSeconds)
+            result.outcome = .timeout
+            log.info("no reply before the deadline", metadata: ["deadline_ms": "\(configuration.deadline.wholeMilliseconds)"])
+        case .cancelled:
+            result.answer = parsed.unavailable("the edge is stopping", retryAfterSeconds: Self.retryAfterSeconds)
+            result.outcome = .unavailable
+        }
+        return result
+    }
+}
+
+/// What the edge sends back, before it becomes a hummingbird `Response`.
+package struct EdgeAnswer: Sendable, Hashable {
+    package var status: Int
+    package var contentType: String
+    /// Besides `Content-Type`, in order.
+    package var headers: [EdgeHeader]
+    package var body: [UInt8]
+
+    package init(status: Int, contentType: String, headers: [EdgeHeader] = [], body: [UInt8]) {
+        self.status = status
+        self.contentType = contentType
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A plain-text answer: `message` and a line feed.
+    package static func text(_ status: Int, _ message: String, headers: [EdgeHeader] = []) -> EdgeAnswer {
+        EdgeAnswer(
+            status: status, contentType: "text/plain; charset=utf-8", headers: [EdgeHeader("Cache-Control", "no-store")] + headers,
+            body: Array((message + "\n").utf8))
+    }
+
+    /// The first header named `name`, compared without regard to case.
+    package func header(_ name: String) -> String? {
+        let lower = name.lowercased()
+        return headers.first { $0.name.lowercased() == lower }?.value
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded down.
+    var wholeMilliseconds: Int64 {
+        components.seconds * 1_000 + components.attoseconds / 1_000_000_000_000_000
+    }
+}

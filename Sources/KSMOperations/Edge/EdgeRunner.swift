@@ -1,0 +1,77 @@
+import KSMService
+import Kafka
+import Logging
+import Prometheus
+import ServiceLifecycle
+
+/// `ksm edge` put together from a resolved ``EdgeConfiguration``: the job producer, this instance's
+/// reply consumer and the HTTP server, as one `ServiceGroup` that runs until SIGTERM or SIGINT.
+/// Stateless: a request lives only in this process while it waits, so any number of instances run
+/// side by side, each with its own reply topic. Logging is bootstrapped by the caller; `registry` is
+/// what `/metrics` renders.
+package enum EdgeRunner {
+    /// How long requests in flight may take to finish after SIGTERM before they are cancelled;
+    /// below Kubernetes' default 30 s grace period, and over the longest default deadline.
+    package static let shutdownTimeout: Duration = .seconds(20)
+
+    /// Runs the service until it is told to stop; returns once every service has stopped.
+    package static func run(
+        _ settings: EdgeConfiguration, admission: any EdgeAdmission = HeaderAccountAdmission(), tls: ServerTLS? = nil,
+        registry: PrometheusCollectorRegistry, logger: Logger
+    ) async throws {
+        let services = try makeServices(settings, admission: admission, tls: tls, registry: registry, logger: logger)
+        var configuration = ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
+        configuration.maximumGracefulShutdownDuration = max(shutdownTimeout, settings.deadline + .seconds(5))
+        try await ServiceGroup(configuration: configuration).run()
+    }
+
+    /// The librdkafka properties of the job producer: the configured ones over the edge's defaults
+    /// (`linger.ms=1`: a request waits for its job; `message.timeout.ms` the deadline: a job not
+    /// delivered by then is useless).
+    package static func producerProperties(_ settings: EdgeConfiguration) -> [String: String] {
+        let defaults = ["linger.ms": "1", "message.timeout.ms": "\(max(1, settings.deadline.wholeMilliseconds))"]
+        return defaults.merging(settings.kafkaProperties) { _, configured in configured }
+    }
+
+    /// Every service, in start order; the group stops them in reverse: the server first (requests in
+    /// flight finish), then the reply consumer, then the producer (flushed).
+    static func makeServices(
+        _ settings: EdgeConfiguration, admission: any EdgeAdmission, tls: ServerTLS?, registry: PrometheusCollectorRegistry, logger: Logger
+    ) throws -> [any Service] {
+        let producer: KafkaProducer
+        do {
+            producer = try KafkaProducer(
+                configuration: .init(bootstrapServers: settings.brokers, properties: producerProperties(settings)), logger: logger)
+        } catch {
+            throw ServeRunner.StartError("Cannot create the Kafka producer: \(error) Check --brokers and --kafka-property.")
+        }
+        let metrics = EdgeMetrics(registry: registry)
+        let waiters = EdgeReplyWaiters(capacity: settings.maximumInFlight)
+        let correlationIDs = EdgeCorrelationIDs()
+        let topics = settings.classTopics ? [LicenseJob.Priority.continuity, .new, .prefetch].map { settings.requestTopic(for: $0) } : [settings.requestsTopic]
+        let producing = EdgeProducerService(producer: producer, topics: topics, logger: logger)
+        let replies = EdgeReplyService(configuration: settings, waiters: waiters, metrics: metrics, logger: logger)
+        let route = EdgeLicenseRoute(
+            configuration: settings, admission: admission, waiters: waiters, correlationIDs: correlationIDs,
+            produce: { record in
+                do throws(KafkaError) {
+                    _ = try await producer.send(topic: record.topic, key: record.key, value: record.value, headers: record.headers)
+                    return nil
+                } catch {
+                    return error
+                }
+            }, logger: logger)
+        let server = EdgeServer(
+            host: settings.host, port: settings.port, route: route, metrics: metrics,
+            readiness: {
+                let reasons = [producing.notReadyReason, replies.notReadyReason].compactMap { $0 }
+                return reasons.isEmpty
+                    ? .init(ok: true, detail: "ok: producer connected, reply topic \(settings.replyTopic) assigned")
+                    : .init(ok: false, detail: reasons.joined(separator: "; "))
+            },
+            renderMetrics: { registry.emitToString() }, logger: logger, tls: tls)
+        logger.info("edge instance", metadata: ["reply_topic": "\(settings.replyTopic)", "correlation_nonce": "\(correlationIDs.nonce)"])
+        return [producing, replies, server]
+    }
+}

@@ -1,0 +1,109 @@
+import Hummingbird
+import KSMService
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// `ksm edge`'s one port: `POST /fps/{tenant}/license`, and beside it `/healthz`, `/readyz` (the
+/// producer reached a broker and the reply topic is assigned) and `/metrics` (Prometheus text), over
+/// HTTP/1.1 on hummingbird, inside TLS when a certificate is configured (``TLSFiles``), else plain
+/// for an ingress to terminate. As ``SpekeServer``: a `Service`, so on graceful shutdown hummingbird
+/// stops accepting and lets requests in flight finish (each bounded by the deadline).
+package struct EdgeServer: Service {
+    package let host: String
+    package let port: Int
+    let route: EdgeLicenseRoute
+    let metrics: EdgeMetrics
+    let readiness: @Sendable () -> AdminServer.Probe
+    let renderMetrics: @Sendable () -> String
+    let logger: Logger
+    let tls: ServerTLS?
+
+    package init(
+        host: String, port: Int, route: EdgeLicenseRoute, metrics: EdgeMetrics, readiness: @escaping @Sendable () -> AdminServer.Probe,
+        renderMetrics: @escaping @Sendable () -> String, logger: Logger, tls: ServerTLS? = nil
+    ) {
+        self.host = host
+        self.port = port
+        self.route = route
+        self.metrics = metrics
+        self.readiness = readiness
+        self.renderMetrics = renderMetrics
+        self.logger = logger
+        self.tls = tls
+    }
+
+    package func run() async throws {
+        let application = Application(
+            router: router(),
+            server: try TLSFiles.serverBuilder(tls: tls, idleTimeout: .seconds(60)),
+            configuration: .init(address: .hostname(host, port: port), serverName: "ksm-edge"),
+            onServerRunning: { [logger, host, port, tls] channel in
+                logger.info(
+                    "license edge listening",
+                    metadata: [
+                        "address": "\(channel.localAddress.map { "\($0)" } ?? "\(host):\(port)")", "scheme": "\(tls == nil ? "http" : "https")",
+                    ])
+            },
+            logger: logger
+        )
+        try await application.run()
+    }
+
+    func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.post("/fps/:tenant/license") { [route, metrics] request, context in
+            let start = ContinuousClock.now
+            let limit = route.configuration.maximumRequestBytes
+            let headers = request.headers.map { (name: $0.name.canonicalName, value: $0.value) }
+            var query: [String: String] = [:]
+            for (name, value) in request.uri.queryParameters { query[String(name)] = String(value) }
+            let routeRequest = EdgeLicenseRoute.Request(
+                tenant: context.parameters.get("tenant") ?? "", headers: headers, query: query,
+                readBody: { await Self.body(of: request, limit: limit) })
+            metrics.setInFlight(route.waiters.count + 1)
+            let result = await route.answer(routeRequest)
+            metrics.setInFlight(route.waiters.count)
+            metrics.record(
+                tenant: result.tenant, priority: result.priority, shape: result.shape, outcome: result.outcome, duration: ContinuousClock.now - start)
+            return Self.response(result.answer)
+        }
+        router.get("/healthz") { _, _ in Self.text(.ok, "ok") }
+        router.get("/readyz") { [readiness] _, _ in
+            let probe = readiness()
+            return Self.text(probe.ok ? .ok : .serviceUnavailable, probe.detail)
+        }
+        router.get("/metrics") { [renderMetrics] _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: renderMetrics())))
+        }
+        return router
+    }
+
+    /// The body, or ``EdgeLicenseRoute/Body/tooLarge`` as soon as it is known to pass `limit`: from
+    /// `Content-Length` before reading, else while reading (a chunked body stops at the limit).
+    static func body(of request: Request, limit: Int) async -> EdgeLicenseRoute.Body {
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit { return .tooLarge }
+        do {
+            let buffer = try await request.body.collect(upTo: limit)
+            return .bytes(Array(buffer.readableBytesView))
+        } catch {
+            return error is NIOTooManyBytesError ? .tooLarge : .bytes([])
+        }
+    }
+
+    static func response(_ answer: EdgeAnswer) -> Response {
+        var fields = HTTPFields()
+        fields.append(HTTPFields.Element(name: .contentType, value: answer.contentType))
+        for header in answer.headers {
+            guard let name = HTTPFields.Element.Name(header.name) else { continue }
+            fields.append(HTTPFields.Element(name: name, value: header.value))
+        }
+        return Response(status: .init(code: answer.status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+    }
+
+    static func text(_ status: HTTPResponse.Status, _ line: String) -> Response {
+        Response(status: status, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: line + "\n")))
+    }
+}
