@@ -27,8 +27,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         // NIOCore's IOError, to name a bind failure's reason (already built for hummingbird).
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
-        // `ksm speke`'s native TLS (HummingbirdTLS): PEM files read, and a certificate and key checked
-        // to belong together at start-up (already built for swift-otel's HTTP client).
+        // `ksm speke`'s native TLS (through HummingbirdHTTP2): PEM files read, and a certificate and key
+        // checked to belong together at start-up (already built for swift-otel's HTTP client).
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // Metrics API for the worker; `ksm serve` bootstraps it to a Prometheus registry.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
@@ -118,7 +118,8 @@ let package = Package(
         // Around a worker process: configuration (flags, environment, file), the admin port, metrics
         // (swift-metrics, exposed with swift-prometheus), JSON logs, OTLP span export (swift-otel); the
         // `ksm speke` service (Speke/), the SPEKE route over the Speke library and the packager key issuer;
-        // and what its HTTP services share (HTTP/: TLS from PEM files, HummingbirdTLS on swift-nio-ssl).
+        // and what its HTTP services share (HTTP/: TLS from PEM files, HTTP/2 or HTTP/1.1 by ALPN through
+        // HummingbirdHTTP2 on swift-nio-ssl).
         .target(
             name: "KSMOperations",
             dependencies: [
@@ -128,7 +129,7 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),

@@ -11,7 +11,7 @@ import Testing
 /// exit 64 naming the setting and never quoting a key.
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct SpekeTLSTests {
-    @Test("over TLS: /readyz and a packager's SPEKE request succeed; an unknown CA, TLS 1.1 and plain HTTP to the port fail")
+    @Test("over TLS: /readyz and a packager's SPEKE request succeed (HTTP/2 and HTTP/1.1); an unknown CA, TLS 1.1 and plain HTTP to the port fail")
     func servesHTTPS() async throws {
         let tenant = try await SpekeServiceTests.ProvisionedTenant.start()
         defer { tenant.stop() }
@@ -30,12 +30,19 @@ struct SpekeTLSTests {
 
         let readiness = try await Curl.get("https://127.0.0.1:\(port)/readyz", caCertificate: certificate.certificatePath)
         #expect(readiness.status == 200 && readiness.text == "ok: redis up\n", "\(readiness)")
-        let answer = try await Curl.post(
-            "https://localhost:\(port)/speke/v2/demo/copyProtection", body: Array(SpekeServiceTests.fairPlayRequest.utf8),
-            headers: ["Authorization": "Bearer \(tenant.token)", "X-Speke-Version": "2.0"], caCertificate: certificate.certificatePath)
-        #expect(answer.status == 200, "\(answer)")
-        let keys = try SpekeServiceTests.fairPlayKeys(answer.body)
-        #expect(keys.count == 2 && keys.allSatisfy { $0.key.count == 16 && $0.uri.hasPrefix("skd://test_case_1/0/") })
+        // Both protocols ALPN offers: HTTP/2, and HTTP/1.1 for a client that asks for it alone.
+        var answered: [[SpekeServiceTests.AnsweredKey]] = []
+        for (option, version) in [("--http2", "2"), ("--http1.1", "1.1")] {
+            let answer = try await Curl.post(
+                "https://localhost:\(port)/speke/v2/demo/copyProtection", body: Array(SpekeServiceTests.fairPlayRequest.utf8),
+                headers: ["Authorization": "Bearer \(tenant.token)", "X-Speke-Version": "2.0"], caCertificate: certificate.certificatePath,
+                options: [option])
+            #expect(answer.status == 200 && answer.httpVersion == version, "\(option): \(answer)")
+            let keys = try SpekeServiceTests.fairPlayKeys(answer.body)
+            #expect(keys.count == 2 && keys.allSatisfy { $0.key.count == 16 && $0.uri.hasPrefix("skd://test_case_1/0/") })
+            answered.append(keys)
+        }
+        #expect(answered.count == 2 && answered[0] == answered[1], "the same keys over either protocol")
         let refused = try await Curl.post(
             "https://localhost:\(port)/speke/v2/demo/copyProtection", body: Array(SpekeServiceTests.fairPlayRequest.utf8),
             headers: ["X-Speke-Version": "2.0"], caCertificate: certificate.certificatePath)
@@ -212,21 +219,25 @@ enum Curl {
     struct Exchange: CustomStringConvertible {
         var curlExit: Int32
         var status: Int?
+        /// `1.1` or `2`, as curl reports the protocol it spoke.
+        var httpVersion: String
         var body: [UInt8]
         var error: String
         var text: String { String(decoding: body, as: UTF8.self) }
-        var description: String { "curl exit \(curlExit), status \(status.map(String.init) ?? "none"): \(text.prefix(300)) \(error)" }
+        var description: String {
+            "curl exit \(curlExit), HTTP/\(httpVersion) status \(status.map(String.init) ?? "none"): \(text.prefix(300)) \(error)"
+        }
     }
 
-    static func get(_ url: String, caCertificate: String?) async throws -> Exchange {
-        try await run(url, options: [], caCertificate: caCertificate)
+    static func get(_ url: String, caCertificate: String?, options: [String] = []) async throws -> Exchange {
+        try await run(url, options: options, caCertificate: caCertificate)
     }
 
-    static func post(_ url: String, body: [UInt8], headers: [String: String], caCertificate: String?) async throws -> Exchange {
+    static func post(_ url: String, body: [UInt8], headers: [String: String], caCertificate: String?, options: [String] = []) async throws -> Exchange {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-curl-body-\(UUID().uuidString)")
         try Data(body).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        var options = ["-X", "POST", "-H", "Content-Type: application/xml", "--data-binary", "@\(file.path)"]
+        var options = options + ["-X", "POST", "-H", "Content-Type: application/xml", "--data-binary", "@\(file.path)"]
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { options += ["-H", "\(name): \(value)"] }
         return try await run(url, options: options, caCertificate: caCertificate)
     }
@@ -235,12 +246,15 @@ enum Curl {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-curl-out-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: output) }
         // -g: the URL is taken literally ([::1] would otherwise be a glob range).
-        var arguments = ["curl", "-sS", "-g", "--max-time", "10", "-o", output.path, "-w", "%{http_code}"]
+        var arguments = ["curl", "-sS", "-g", "--max-time", "10", "-o", output.path, "-w", "%{http_code} %{http_version}"]
         if let caCertificate { arguments += ["--cacert", caCertificate] }
         let result = try await ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), arguments + options + [url], timeout: .seconds(30))
-        let code = Int(result.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let written = result.stdoutText.split(separator: " ").map(String.init)
+        let code = written.first.flatMap { Int($0) } ?? 0
         let body = (try? Data(contentsOf: output)).map { Array($0) } ?? []
-        return Exchange(curlExit: result.status, status: result.succeeded && code > 0 ? code : nil, body: body, error: result.stderrText)
+        return Exchange(
+            curlExit: result.status, status: result.succeeded && code > 0 ? code : nil, httpVersion: written.dropFirst().first ?? "", body: body,
+            error: result.stderrText)
     }
 
     /// Polls `url` until it answers 200 (true), `alive` turns false or `timeout` passes.

@@ -1,14 +1,15 @@
 import FairPlay
 import Foundation
 import HummingbirdCore
-import HummingbirdTLS
+import HummingbirdHTTP2
 import KSMService
+import NIOCore
 import NIOSSL
 
 /// The PEM certificate chain and private key an HTTP service of `ksm` serves TLS with: two
 /// settings (`--tls-certificate`, `--tls-private-key`, each with an environment variable) given
 /// together or not at all, resolved flags over environment, and read once at start-up into a
-/// swift-nio-ssl server configuration that hummingbird wraps round HTTP/1.1.
+/// swift-nio-ssl server configuration that hummingbird serves HTTP/2 and HTTP/1.1 in.
 ///
 /// Shared by every HTTP service so each has the same flags, the same rules and the same messages;
 /// a service only chooses its environment variables (``Names``). Where each path came from (flag
@@ -148,10 +149,15 @@ package struct TLSFiles: Sendable, Hashable {
         return ServerTLS(configuration: configuration)
     }
 
-    /// The server hummingbird runs: HTTP/1.1, inside TLS when `tls` is given.
-    package static func serverBuilder(tls: ServerTLS?, http1: HTTP1Channel.Configuration) throws -> HTTPServerBuilder {
+    /// The server hummingbird runs: plain HTTP/1.1, or with `tls` HTTP/2 and HTTP/1.1 inside TLS,
+    /// chosen per connection by ALPN (a client that offers no ALPN gets HTTP/1.1). HTTP/2 costs
+    /// nothing more here, and lets a client keep one connection for concurrent requests.
+    /// `idleTimeout` closes a connection without requests (without open streams, for HTTP/2).
+    package static func serverBuilder(tls: ServerTLS?, idleTimeout: Duration) throws -> HTTPServerBuilder {
+        let http1 = HTTP1Channel.Configuration(idleTimeout: TimeAmount(idleTimeout))
         guard let tls else { return .http1(configuration: http1) }
-        return try .tls(.http1(configuration: http1), tlsConfiguration: tls.configuration)
+        return try .http2Upgrade(
+            tlsConfiguration: tls.configuration, configuration: .init(idleTimeout: idleTimeout, streamConfiguration: http1))
     }
 
     /// Why a file could not be read, as the end of a sentence.

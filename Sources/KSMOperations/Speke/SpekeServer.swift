@@ -5,8 +5,9 @@ import NIOCore
 import ServiceLifecycle
 
 /// `ksm speke`'s one port: `POST /speke/v2/{tenant}/copyProtection`, and beside it `/healthz`,
-/// `/readyz` (Redis answers PING) and `/metrics` (Prometheus text), over HTTP/1.1 on hummingbird,
-/// inside TLS when a certificate is configured (``TLSFiles``), else plain for an ingress to terminate.
+/// `/readyz` (Redis answers PING) and `/metrics` (Prometheus text), on hummingbird: HTTP/1.1, or with
+/// a certificate configured (``TLSFiles``) HTTPS, HTTP/2 or HTTP/1.1 by ALPN; plain HTTP is for an
+/// ingress that terminates TLS.
 ///
 /// One port for both, unlike `ksm serve`'s separate admin port: the service has no other listener,
 /// and an ingress routes `/speke/` to the packagers while probes and the scraper reach the pod
@@ -40,7 +41,7 @@ package struct SpekeServer: Service {
     package func run() async throws {
         let application = Application(
             router: router(),
-            server: try TLSFiles.serverBuilder(tls: tls, http1: .init(idleTimeout: .seconds(60))),
+            server: try TLSFiles.serverBuilder(tls: tls, idleTimeout: .seconds(60)),
             configuration: .init(address: .hostname(host, port: port), serverName: "ksm-speke"),
             onServerRunning: { [logger, host, port, tls] channel in
                 logger.info(
