@@ -5,10 +5,12 @@
 #   LicenseJob(json:), the job decoder every Kafka message goes through) or FuzzRedisReply (bytes
 #   from a Redis server through hiredis's reader into RedisValue, then the cluster slot map, the
 #   MOVED/ASK parser and the lease/stored-reply/hash decoders) or FuzzCPIX (bytes through the
-#   hostile-safe XML reader, SPEKE request validation, the answer and its read-back).
+#   hostile-safe XML reader, SPEKE request validation, the answer and its read-back) or FuzzLicenseHTTP
+#   (a player's HTTP body through the edge's request codec, LicenseHTTPRequest, and its answers).
 # Crashes are written to FuzzTesting/FailCases/; add each as a unit test (Tests/FairPlayTests for
 # SPCs, Tests/KSMServiceTests/JobDecoderMutationTests.swift for jobs, Tests/RedisStoreTests
-# (Malformed*Tests, ReplyMutationTests) for Redis replies, Tests/SpekeTests for CPIX documents).
+# (Malformed*Tests, ReplyMutationTests) for Redis replies, Tests/SpekeTests for CPIX documents,
+# Tests/KSMServiceTests/LicenseHTTPRequestTests.swift for edge request bodies).
 set -euo pipefail
 cd "$(dirname "$0")"
 target="FuzzSPC"
@@ -43,6 +45,18 @@ case "$target" in
     # FoundationXML's own leak per malformed document (see the file); every other leak still fails.
     export LSAN_OPTIONS="suppressions=$PWD/Seeds/FuzzCPIX.lsan${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
     max_len=65536 ;;
+  FuzzLicenseHTTP)
+    # One body of each request shape (base64 of a 20-byte stand-in with an SPC v2 header), plus the
+    # dictionary of the shapes' names.
+    spc='AAAAAgAAAAAAAAAAAAAAAAAAAAA='
+    printf '%s' "$spc" > "$corpus/base64.txt"
+    printf '\0\0\0\2\0\0\0\0abcdefgh' > "$corpus/raw.bin"
+    printf '%s' "spc=$spc&assetId=twelve" > "$corpus/form.txt"
+    printf '%s' "spc%3D${spc%=}%3D" > "$corpus/form-encoded.txt"
+    printf '%s' "{\"spc\":\"$spc\",\"asset-id\":\"skd://twelve\",\"priority\":\"new\"}" > "$corpus/json.json"
+    printf '%s' "{\"fairplay-streaming-request\":{\"version\":1,\"streaming-keys\":[{\"id\":1,\"uri\":\"skd://twelve\",\"spc\":\"$spc\"}]}}" > "$corpus/apple.json"
+    set -- -dict=Seeds/FuzzLicenseHTTP.dict "$@"
+    max_len=8192 ;;
   *) echo "unknown target $target" >&2; exit 2 ;;
 esac
 "$(swift build "${flags[@]}" --show-bin-path)/$target" \

@@ -1,0 +1,1 @@
+../../../Sources/KSMService/Edge/LicenseHTTPRequest+Answer.swift

@@ -1,0 +1,1 @@
+../../../Sources/KSMService/Jobs/LicenseReply.swift
