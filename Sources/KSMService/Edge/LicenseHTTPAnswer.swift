@@ -2,13 +2,16 @@
 package struct LicenseHTTPHeader: Sendable, Hashable, CustomStringConvertible {
     /// The field name as sent, e.g. `Retry-After`.
     package var name: String
+    /// The field value, e.g. `2`; never a secret (answers carry no key material in headers).
     package var value: String
 
+    /// A header to send as given.
     package init(name: String, value: String) {
         self.name = name
         self.value = value
     }
 
+    /// `Name: value`, as on the wire.
     package var description: String { "\(name): \(value)" }
 }
 
@@ -25,8 +28,10 @@ package struct LicenseHTTPAnswer: Sendable, Hashable {
     package var contentType: String
     /// Headers besides `Content-Type` and `Content-Length`, in the order to send them.
     package var headers: [LicenseHTTPHeader]
+    /// The bytes to send: the CKC (raw), its base64 (text shapes), a JSON document or one line of text.
     package var body: [UInt8]
 
+    /// An answer to send as given.
     package init(status: Int, contentType: String, headers: [LicenseHTTPHeader] = [], body: [UInt8]) {
         self.status = status
         self.contentType = contentType

@@ -30,9 +30,10 @@ package struct LicenseHTTPRequest: Sendable, Hashable {
         case apple
     }
 
+    /// The shape the request came in; the answer goes back in the same one.
     package var shape: Shape
-    /// The SPC's bytes, decoded; at least 8 bytes, version 1, 2 or 3, at most `SPCContainer.maximumSize`.
-    /// Nothing else is checked here: the worker parses it.
+    /// The SPC's bytes, decoded. From ``parse(body:contentType:query:)``: at least 8 bytes, version 1,
+    /// 2 or 3, at most `SPCContainer.maximumSize`; nothing else is checked here (the worker parses it).
     package var spc: [UInt8]
     /// The asset ID the player named beside the SPC: the form's `assetId`, the JSON's `asset-id` (or
     /// `assetId`), Apple's `uri`. Nil when it named none. Only informative: the SPC's own asset ID
@@ -47,6 +48,7 @@ package struct LicenseHTTPRequest: Sendable, Hashable {
     /// echoed in the answer; nil for other shapes, or when the key had no `id`.
     package var streamingKeyID: JSONValue?
 
+    /// A request as given (tests and callers that build one); ``parse(body:contentType:query:)`` checks what this does not.
     package init(
         shape: Shape, spc: [UInt8], assetID: String? = nil, priority: LicenseJob.Priority? = nil, wantsCKCTags: Bool = false,
         streamingKeyID: JSONValue? = nil

@@ -9,6 +9,7 @@ package struct LicenseHTTPRequestError: Error, Sendable, Hashable, CustomStringC
     /// 400 (a recognised shape with a bad value: bad base64, no `spc`, not an SPC), 413 (the body or
     /// the SPC is over the limit) or 415 (the bytes match no shape).
     package var status: Int
+    /// What was wrong, for people: the shape, the field, the rule; never a value from the body.
     package var message: String
     /// The status code the body carries, as a worker's refusal would: Apple's `spcVersionErr` (-42580)
     /// when the decoded bytes are not an SPC, `memoryErr` (-42586) for a body or SPC over the limit,
@@ -19,6 +20,7 @@ package struct LicenseHTTPRequestError: Error, Sendable, Hashable, CustomStringC
     /// nil when no shape matched or the body was refused unread.
     package var shape: LicenseHTTPRequest.Shape?
 
+    /// An error with `status` and `message`; `code` defaults to `paramErr`, `shape` to none (a text answer).
     package init(status: Int, _ message: String, code: KSMStatus = KSMStatus(.parameterError), shape: LicenseHTTPRequest.Shape? = nil) {
         self.status = status
         self.message = message
@@ -26,6 +28,7 @@ package struct LicenseHTTPRequestError: Error, Sendable, Hashable, CustomStringC
         self.shape = shape
     }
 
+    /// `HTTP <status>: <message>`, for logs.
     package var description: String { "HTTP \(status): \(message)" }
 
     /// The player's answer: ``status`` with the code and message in the shape's error form (see
