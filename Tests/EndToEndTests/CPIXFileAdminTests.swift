@@ -1,4 +1,5 @@
 import FairPlay
+import FairPlayDevice
 import Foundation
 import KSMOperations
 import KSMService
@@ -190,6 +191,41 @@ struct CPIXFileAdminTests {
         let twice = try await Self.ksm(["import-cpix", "--tenant", "demo", "--file", "-"], tenant: tenant, input: bytes)
         #expect(twice.status == 0, "\(Self.text(twice.stderr))")
         #expect(Self.text(twice.stdout).contains("0 stored, 4 unchanged, 0 replaced"))
+    }
+
+    @Test func aDeviceGetsTheImportedKeyInTheCKCKSMServeBuilds() async throws {
+        let fleet = try await Fleet(streams: 1, periods: 1)
+        let (bytes, keys) = try Self.foreignDocument(byte: 0x50)
+        let path = fleet.directory.appendingPathComponent("foreign.xml").path
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let imported = try await KSMBinary.run(
+            [
+                "admin", "import-cpix", "--redis-url", fleet.redisURL, "--kek", "\(fleet.catalog.keyEncryptionKeyID)=\(fleet.kekPath)", "--tenant",
+                fleet.catalog.tenant, "--file", path,
+            ])
+        #expect(imported.status == 0, "\(Self.text(imported.stderr))")
+
+        try await fleet.startWorker()
+        let client = try await FleetClient(fleet: fleet)
+        let device = SimulatedDevice(trust: client.trust)
+        for (index, key) in keys.values.sorted(by: { $0.skdURI < $1.skdURI }).enumerated() {
+            var options = SPCOptions()
+            options.assetID = Array(key.skdURI.utf8)
+            options.playback = MediaPlaybackInfo(creationDate: UInt32(Date().timeIntervalSince1970), state: .readyToPlay, sessionID: UInt64(index + 1))
+            let (spc, session) = try device.makeSPC(options)
+            let id = "cpix-\(index)"
+            // An account per key: the demo policy allows two concurrent streams per account.
+            let account = "imported-\(index)"
+            let job = LicenseJob(
+                id: try StoreIdentifier(id), tenant: try StoreIdentifier(fleet.catalog.tenant), account: try StoreIdentifier(account), spc: spc)
+            try await client.sendRaw(job.jsonBytes(), key: account, headers: [("correlation-id", Array(id.utf8))])
+            let reply = try await client.reply(id)
+            #expect(reply.status == .ok, "\(key.skdURI): \(reply.reason)")
+            let opened = try CKCOpener.open(try #require(reply.ckc), session: session)
+            #expect(opened.contentKey == key.key, "\(key.skdURI)")
+            #expect(opened.contentIV == key.iv, "\(key.skdURI)")
+        }
+        await client.close()
     }
 
     @Test func aConflictingImportIsRefusedNamingTheAssetAndWritesNothing() async throws {

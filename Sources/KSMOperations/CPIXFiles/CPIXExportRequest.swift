@@ -46,10 +46,13 @@ package struct CPIXExportRequest: Sendable, Hashable {
 
     /// One key of the export: its period (nil without periods), track type and KID.
     package struct Slot: Sendable, Hashable {
+        /// The key's period; nil without periods.
         package var period: CPIXExportPeriod?
         /// `ContentKeyPeriod@id` of ``period``.
         package var periodID: String?
+        /// `ContentKeyUsageRule@intendedTrackType`.
         package var trackType: String
+        /// `ContentKey@kid`.
         package var keyID: KID
     }
 

@@ -21,10 +21,14 @@ package struct CPIXExporter: Sendable {
         store: any PackagerKeyStore & PackagerCredentialStore, keyring: KeyEncryptionKeyring, logger: Logger,
         clock: @escaping @Sendable () -> Int64 = { LicenseProcessor.currentTimeMilliseconds() }
     ) {
+        // The provider's own logs speak of HTTP requests and statuses; the export reports its
+        // failures itself, so only the issuer's warnings (a period not recorded) are kept.
+        var quiet = logger
+        quiet.logLevel = .critical
         provider = SpekeKeyProvider(
-            verifier: PackagerCredentialVerifier(store: store, logger: logger),
+            verifier: PackagerCredentialVerifier(store: store, logger: quiet),
             issuer: PackagerKeyIssuer(store: store, keyring: keyring, logger: logger, clock: clock), limits: XMLReadLimits(),
-            userAgent: SpekeResponseWriter.defaultUserAgent, logger: logger)
+            userAgent: SpekeResponseWriter.defaultUserAgent, logger: quiet)
     }
 
     /// What an export wrote: the document and how many keys it holds.

@@ -22,6 +22,7 @@ package struct CPIXKeyDocument: Sendable {
 
     /// One content key and what places it.
     package struct Key: Sendable {
+        /// `ContentKey@kid`.
         package var keyID: KID
         /// The 16-byte content key, decrypted when the document encrypted it.
         package var contentKey: [UInt8]

@@ -46,13 +46,19 @@ package struct CPIXKeyImporter: Sendable {
 
     /// One key of the document, placed: where it goes and what goes with it.
     package struct Placement: Sendable {
+        /// The `skd://` URI, whose bytes are the asset ID.
         package var uri: String
+        /// `ContentKey@kid`.
         package var keyID: KID
+        /// The IV stored with the key: `explicitIV`, else ``Options/defaultIV``.
         package var iv: [UInt8]
+        /// The key's period, for the period log; nil without one.
         package var keyPeriod: PackagerKeyPeriod?
+        /// The rule's track type: its content type becomes the asset's policy.
         package var trackType: IntendedTrackType?
         /// The content ID of the period log (the document's); nil without a key period.
         package var contentID: String?
+        /// The asset ID the SPC will carry: the URI's bytes.
         package var assetID: [UInt8] { Array(uri.utf8) }
     }
 

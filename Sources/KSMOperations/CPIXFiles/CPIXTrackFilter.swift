@@ -25,7 +25,9 @@ package struct CPIXTrackFilter: Sendable, Hashable {
 
     /// Inclusive bounds, nil where open.
     package struct ClosedBounds: Sendable, Hashable {
+        /// The least value (`minPixels`, `minChannels`); nil when open.
         package var minimum: UInt64?
+        /// The greatest value (`maxPixels`, `maxChannels`); nil when open.
         package var maximum: UInt64?
 
         package init(_ minimum: UInt64?, _ maximum: UInt64?) {
