@@ -195,6 +195,29 @@ struct LicenseHTTPRequestTests {
         #expect(try LicenseHTTPRequest.parse(body: v1, contentType: nil, query: [:]).spc == v1)
     }
 
+    @Test("20 device SPCs of each version come back unchanged from every shape and every spelling of it")
+    func everySpellingRoundTrips() throws {
+        let device = SimulatedDevice(trust: try Fixtures.setA.trust())
+        for round in 0..<20 {
+            var options = SPCOptions()
+            options.spcVersion = UInt32(2 + round % 2)
+            options.assetID = Array("skd://asset-\(round)".utf8)
+            let spc = try device.makeSPC(options).spc
+            let text = Base64.encode(spc)
+            let urlSafe = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            let bodies: [(String, LicenseHTTPRequest.Shape)] = [
+                (text, .base64), (urlSafe + "\n", .base64), ("spc=" + text, .form), ("spc=" + text.replacingOccurrences(of: "+", with: " "), .form),
+                ("spc=" + Self.encodeURIComponent(text) + "&assetId=a", .form), (Self.encodeURIComponent("spc=" + text), .form),
+                (#"{"spc":"\#(urlSafe)"}"#, .json), (#"{"fairplay-streaming-request":{"streaming-keys":[{"spc":"\#(text)"}]}}"#, .apple),
+            ]
+            for (body, shape) in bodies {
+                let request = try Self.parse(body)
+                #expect(request.shape == shape && request.spc == spc, "\(shape) round \(round)")
+            }
+            #expect(try LicenseHTTPRequest.parse(body: spc, contentType: nil, query: [:]).spc == spc)
+        }
+    }
+
     // MARK: Answers
 
     @Test("raw is answered with the CKC's bytes, application/octet-stream, no-store")
@@ -389,7 +412,7 @@ struct LicenseHTTPRequestTests {
     func garbage() {
         let html = Self.refusal("<html><body>hello</body></html>", "application/octet-stream")
         #expect(html?.status == 415 && html?.shape == nil)
-        #expect(html?.message.contains("(application/octet-stream) is not what decides") == true)
+        #expect(html?.message.hasSuffix("; the bytes decide, not the Content-Type (application/octet-stream)") == true)
         let png = Self.refusal([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00])
         #expect(png?.status == 415)
         let answer = html?.answer()

@@ -124,7 +124,7 @@ package struct LicenseHTTPRequest: Sendable, Hashable {
         if text.allSatisfy(isBase64Text) {
             return LicenseHTTPRequest(shape: .base64, spc: try decodeSPC(text, what: "base64 body", shape: .base64))
         }
-        let declared = contentType.map { "; its Content-Type (\(printable($0, limit: 100))) is not what decides" } ?? ""
+        let declared = contentType.map { "; the bytes decide, not the Content-Type (\(printable($0, limit: 100)))" } ?? ""
         throw LicenseHTTPRequestError(
             status: 415,
             "body matches no request shape (a raw SPC, base64, a form with spc=, JSON with spc or fairplay-streaming-request)\(declared)")
