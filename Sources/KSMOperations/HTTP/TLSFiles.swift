@@ -35,7 +35,7 @@ package struct TLSFiles: Sendable, Hashable {
 
         /// Help text for the private key option.
         package var privateKeyHelp: String {
-            "PEM private key of --tls-certificate (unencrypted; readable by this user and its groups only). Environment: \(privateKeyEnvironment)."
+            "PEM private key of \(certificateFlag) (unencrypted; readable by this user and its groups only). Environment: \(privateKeyEnvironment)."
         }
     }
 
