@@ -87,6 +87,25 @@ import Wire
         #expect(wrong.message.contains("another recipient"), "\(wrong.message)")
     }
 
+    @Test func opensTheDASHIFVectorEncryptedByAnotherImplementation() throws {
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/cpix")
+        let bytes = Array(try Data(contentsOf: fixtures.appendingPathComponent("dashif-encrypted-content-keys.xml")))
+        let privateKey = try RSAPrivateKey(pemOrDER: Array(try Data(contentsOf: fixtures.appendingPathComponent("dashif-cert1-private-key.pem"))))
+        let document = try CPIXKeyDocument(bytes: bytes, privateKey: privateKey)
+        let opened = Dictionary(uniqueKeysWithValues: document.keys.map { ($0.keyID.description, Base64.encode($0.contentKey)) })
+        #expect(
+            opened == [
+                "bd5adf51-cf04-410f-aac3-ec63a69e929e": "3rWoHYasQubO6HbJGrGtLw==", "d2920429-87ab-41e6-a4c5-a8c836b6312e": "O5w9FdZiwmQK4uIXzAziaQ==",
+                "e17ba4b8-faff-4d30-bcba-7485e3f2e884": "Cwu/3hSBBRQ7SurBdZD5ow==", "0ae6b9ad-92d2-4ebe-882b-1d07dee70715": "FB6/Eck9Y9SXy6bY8UU/Mw==",
+            ])
+        // No FairPlay signaling and no contentId: nothing names the assets, so the import refuses.
+        let unplaced = try #require(throws: CPIXFileError.self) {
+            try CPIXKeyImporter.placements(document, options: .init(tenant: tenant, defaultIV: [UInt8](repeating: 0, count: 16)))
+        }
+        #expect(unplaced.message.contains("no contentId"), "\(unplaced.message)")
+    }
+
     /// A DASH-IF CPIX document as a packager might keep it: a default namespace, no DRM signaling,
     /// no track types.
     static let plain = """
