@@ -41,7 +41,7 @@ import Testing
         #expect(defaults.instanceID == "pod-3")
         #expect(defaults.replyTopic == "fps.license.replies.edge.pod-3")
         #expect(defaults.redisURL == nil && defaults.tls == nil)
-        #expect(defaults.maximumRequestBytes == 64 * 1_024)
+        #expect(defaults.maximumRequestBytes == 256 * 1_024)
     }
 
     @Test func everyProblemIsNamedAndNoSecretQuoted() {

@@ -18,10 +18,18 @@ package struct EdgeAdmissionRequest: Sendable {
     package var tenant: StoreIdentifier
     /// Every header as received, names as sent (compare them case-insensitively: ``header(_:)``).
     package var headers: [(name: String, value: String)]
+    /// The URL's query parameters (a token may come in one: ``EntitlementAdmission``).
+    package var query: [String: String]
+    /// The connection's peer address (an ingress's, behind one); nil when unknown.
+    package var clientAddress: String?
 
-    package init(tenant: StoreIdentifier, headers: [(name: String, value: String)]) {
+    package init(
+        tenant: StoreIdentifier, headers: [(name: String, value: String)], query: [String: String] = [:], clientAddress: String? = nil
+    ) {
         self.tenant = tenant
         self.headers = headers
+        self.query = query
+        self.clientAddress = clientAddress
     }
 
     /// The first header named `name`, compared without regard to case; nil when absent.
@@ -47,18 +55,7 @@ package enum EdgeAdmissionDecision: Sendable, Equatable {
     case admit(account: StoreIdentifier, entitlement: String)
     /// Answer now with `status` (401, 403, 400, 503...), a plain-text `reason` and `headers` (e.g.
     /// `WWW-Authenticate`); nothing is produced.
-    case refuse(status: Int, reason: String, headers: [EdgeHeader])
-}
-
-/// One response header.
-package struct EdgeHeader: Sendable, Hashable {
-    package var name: String
-    package var value: String
-
-    package init(_ name: String, _ value: String) {
-        self.name = name
-        self.value = value
-    }
+    case refuse(status: Int, reason: String, headers: [LicenseHTTPHeader])
 }
 
 /// The default admission, until tokens are verified at the edge: the account is the `X-Account`

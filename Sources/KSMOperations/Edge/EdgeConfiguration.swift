@@ -41,6 +41,8 @@ package struct EdgeConfiguration: Sendable {
     package var maximumRequestBytes: Int
     /// The PEM files HTTPS is served with; nil for plain HTTP (TLS ends at an ingress).
     package var tls: TLSFiles?
+    /// Tokens, key-encryption keys and the per-client rate limit (``EdgeAdmissionSettings``).
+    package var admission = EdgeAdmissionSettings()
 
     /// This instance's reply topic.
     package var replyTopic: String { replyTopicPrefix + instanceID }
@@ -62,11 +64,12 @@ package struct EdgeConfiguration: Sendable {
     /// Default `--reply-topic-prefix`: inside the `fps.license.replies.*` family that workers allow
     /// by default (ReplyTopicPolicy), so no worker setting changes for an edge.
     package static let defaultReplyTopicPrefix = "fps.license.replies.edge."
-    /// Default `--max-request-bytes`: 64 KiB (an SPC is a few kB; JSON carries it as base64).
-    package static let defaultMaximumRequestBytes = 64 * 1_024
-    /// Accepted `--max-request-bytes`: 1 KiB to 160 KiB, so the job made of any body stays under
-    /// the workers' 256 KiB limit (``LicenseJob/maximumEncodedSize``) with base64's third added.
-    package static let requestBytesRange = 1_024...(160 * 1_024)
+    /// Default `--max-request-bytes`: 256 KiB (``LicenseHTTPRequest/maximumBodySize``), which holds
+    /// the largest SPC (64 KiB) as base64 in any request shape with room to spare.
+    package static let defaultMaximumRequestBytes = LicenseHTTPRequest.maximumBodySize
+    /// Accepted `--max-request-bytes`: 1 KiB to 256 KiB. The job carries the decoded SPC, so any
+    /// body the codec accepts makes a job under the workers' limit (``LicenseJob/maximumEncodedSize``).
+    package static let requestBytesRange = 1_024...LicenseHTTPRequest.maximumBodySize
 
     /// The environment variables only `ksm edge` reads.
     package static let listenEnvironment = "KSM_EDGE_LISTEN"
@@ -97,6 +100,7 @@ package struct EdgeConfiguration: Sendable {
         package var maxRequestBytes: Int?
         package var tlsCertificate: String?
         package var tlsPrivateKey: String?
+        package var admission = EdgeAdmissionSettings.Flags()
 
         package init(
             listen: String? = nil, brokers: String? = nil, requestsTopic: String? = nil, classTopics: Bool = false, kafkaProperties: [String] = [],
@@ -261,11 +265,15 @@ package struct EdgeConfiguration: Sendable {
             problems.append(error)
         }
 
+        let admission = EdgeAdmissionSettings.resolve(flags.admission, environment: environment, problems: &problems)
+
         guard problems.isEmpty, let address, let brokers else { throw ServeConfigurationError(problems: problems) }
-        return EdgeConfiguration(
+        var configuration = EdgeConfiguration(
             host: address.host, port: address.port, brokers: brokers, requestsTopic: requestsTopic.0, classTopics: classTopics,
             kafkaProperties: kafkaProperties, redisURL: redisURL?.0, logLevel: logLevel, logFormat: logFormat, deadline: deadline,
             maximumInFlight: maximumInFlight, instanceID: instance.0, replyTopicPrefix: prefix.0, maximumRequestBytes: maximumRequestBytes, tls: tls)
+        configuration.admission = admission
+        return configuration
     }
 
     package init(
@@ -313,7 +321,7 @@ package struct EdgeConfiguration: Sendable {
                 "instance-id        = \(instanceID)",
                 "reply-topic        = \(replyTopic)",
                 "max-request-bytes  = \(maximumRequestBytes)",
-            ] + TLSFiles.summary(tls, width: 19)).joined(separator: "\n")
+            ] + TLSFiles.summary(tls, width: 19) + admission.summaryLines(redis: redisURL != nil)).joined(separator: "\n")
     }
 
     /// The TLS server configuration from ``tls``, the files read and checked; nil for plain HTTP.

@@ -27,13 +27,19 @@ package struct EdgeLicenseRoute: Sendable {
         /// Every header as received.
         package var headers: [(name: String, value: String)]
         package var query: [String: String]
+        /// The connection's peer address; nil when unknown.
+        package var clientAddress: String?
         /// Reads the body; called only once the request is admitted.
         package var readBody: @Sendable () async -> Body
 
-        package init(tenant: String, headers: [(name: String, value: String)], query: [String: String] = [:], readBody: @escaping @Sendable () async -> Body) {
+        package init(
+            tenant: String, headers: [(name: String, value: String)], query: [String: String] = [:], clientAddress: String? = nil,
+            readBody: @escaping @Sendable () async -> Body
+        ) {
             self.tenant = tenant
             self.headers = headers
             self.query = query
+            self.clientAddress = clientAddress
             self.readBody = readBody
         }
 
@@ -45,7 +51,7 @@ package struct EdgeLicenseRoute: Sendable {
 
     /// The answer and the labels it is counted under.
     package struct Result: Sendable {
-        package var answer: EdgeAnswer
+        package var answer: LicenseHTTPAnswer
         package var outcome: EdgeOutcome
         /// The admitted tenant; nil before admission.
         package var tenant: String?
@@ -90,11 +96,12 @@ package struct EdgeLicenseRoute: Sendable {
         let start = ContinuousClock.now
         let deadline = start + configuration.deadline
         guard let tenant = try? StoreIdentifier(request.tenant) else {
-            return Result(answer: .text(404, "no such tenant route"), outcome: .rejected)
+            return Result(answer: .text(404, "no such tenant: the route is /fps/{tenant}/license"), outcome: .rejected)
         }
         let account: StoreIdentifier
         let entitlement: String
-        switch await admission.admit(EdgeAdmissionRequest(tenant: tenant, headers: request.headers)) {
+        switch await admission.admit(
+            EdgeAdmissionRequest(tenant: tenant, headers: request.headers, query: request.query, clientAddress: request.clientAddress)) {
         case .refuse(let status, let reason, let headers):
             return Result(answer: .text(status, reason, headers: headers), outcome: .rejected)
         case .admit(let admitted, let token):
@@ -106,27 +113,29 @@ package struct EdgeLicenseRoute: Sendable {
         let bytes: [UInt8]
         switch await request.readBody() {
         case .tooLarge:
-            result.answer = EdgeRequestCodec.tooLarge(limit: configuration.maximumRequestBytes)
+            result.answer = LicenseHTTPRequestError(
+                status: 413, "body exceeds the \(configuration.maximumRequestBytes)-byte limit", code: KSMStatus(.memoryError)
+            ).answer()
             return result
         case .bytes(let body): bytes = body
         }
-        let parsed: EdgeRequestCodec.Parsed
-        switch EdgeRequestCodec.parse(body: bytes, contentType: request.header("Content-Type"), query: request.query, limit: configuration.maximumRequestBytes)
-        {
-        case .failure(let refusal):
-            result.answer = refusal.answer
-            result.shape = refusal.shape
+        let parsed: LicenseHTTPRequest
+        do throws(LicenseHTTPRequestError) {
+            parsed = try LicenseHTTPRequest.parse(
+                body: bytes, contentType: request.header("Content-Type"), query: request.query, maximumBodySize: configuration.maximumRequestBytes)
+        } catch {
+            result.answer = error.answer()
+            result.shape = error.shape?.rawValue
             return result
-        case .success(let request): parsed = request
         }
-        result.shape = parsed.shape
+        result.shape = parsed.shape.rawValue
 
         var priority = LicenseJob.Priority.new
         if let given = parsed.priority {
             priority = given
         } else if let text = request.header(Self.priorityHeader) {
             guard let header = LicenseJob.Priority(rawValue: text.trimmingWhiteSpace) else {
-                result.answer = parsed.refusal(400, "\(Self.priorityHeader) must be continuity, new or prefetch")
+                result.answer = LicenseHTTPRequestError(status: 400, "\(Self.priorityHeader) must be continuity, new or prefetch", shape: parsed.shape).answer()
                 return result
             }
             priority = header
@@ -136,8 +145,10 @@ package struct EdgeLicenseRoute: Sendable {
         let jobID: StoreIdentifier
         if let text = request.header(Self.requestIDHeader) {
             guard let id = try? StoreIdentifier(text) else {
-                result.answer = parsed.refusal(
-                    400, "\(Self.requestIDHeader) must be 1 to 128 bytes without white space, control characters, ':', '{' or '}'")
+                result.answer = LicenseHTTPRequestError(
+                    status: 400, "\(Self.requestIDHeader) must be 1 to 128 bytes without white space, control characters, ':', '{' or '}'",
+                    shape: parsed.shape
+                ).answer()
                 return result
             }
             jobID = id
@@ -153,7 +164,7 @@ package struct EdgeLicenseRoute: Sendable {
         switch waiters.reserve(correlationID) {
         case .reserved: break
         case .atCapacity, .duplicate:
-            result.answer = parsed.unavailable("the edge has \(configuration.maximumInFlight) requests waiting", retryAfterSeconds: Self.retryAfterSeconds)
+            result.answer = parsed.unavailableAnswer(reason: "the edge has \(configuration.maximumInFlight) requests waiting", retryAfterSeconds: Self.retryAfterSeconds)
             result.outcome = .overloaded
             return result
         }
@@ -174,7 +185,7 @@ package struct EdgeLicenseRoute: Sendable {
             topic: configuration.requestTopic(for: priority), key: Array("\(tenant.value)/\(key)".utf8), value: job.jsonBytes(), headers: headers)
         if let failure = await produce(record) {
             log.warning("license job not produced", metadata: ["error": "\(failure)"])
-            result.answer = parsed.unavailable("the request could not be queued", retryAfterSeconds: Self.retryAfterSeconds)
+            result.answer = parsed.unavailableAnswer(reason: "the request could not be queued", retryAfterSeconds: Self.retryAfterSeconds)
             result.outcome = .unavailable
             return result
         }
@@ -185,43 +196,24 @@ package struct EdgeLicenseRoute: Sendable {
             result.outcome = .answered
             log.debug("answered", metadata: ["status": "\(reply.status.rawValue)", "rule": "\(reply.rule)"])
         case .timedOut:
-            result.answer = parsed.timeout(retryAfterSeconds: Self.retryAfterSeconds)
+            result.answer = parsed.timeoutAnswer(retryAfterSeconds: Self.retryAfterSeconds)
             result.outcome = .timeout
             log.info("no reply before the deadline", metadata: ["deadline_ms": "\(configuration.deadline.wholeMilliseconds)"])
         case .cancelled:
-            result.answer = parsed.unavailable("the edge is stopping", retryAfterSeconds: Self.retryAfterSeconds)
+            result.answer = parsed.unavailableAnswer(reason: "the edge is stopping", retryAfterSeconds: Self.retryAfterSeconds)
             result.outcome = .unavailable
         }
         return result
     }
 }
 
-/// What the edge sends back, before it becomes a hummingbird `Response`.
-package struct EdgeAnswer: Sendable, Hashable {
-    package var status: Int
-    package var contentType: String
-    /// Besides `Content-Type`, in order.
-    package var headers: [EdgeHeader]
-    package var body: [UInt8]
-
-    package init(status: Int, contentType: String, headers: [EdgeHeader] = [], body: [UInt8]) {
-        self.status = status
-        self.contentType = contentType
-        self.headers = headers
-        self.body = body
-    }
-
-    /// A plain-text answer: `message` and a line feed.
-    package static func text(_ status: Int, _ message: String, headers: [EdgeHeader] = []) -> EdgeAnswer {
-        EdgeAnswer(
-            status: status, contentType: "text/plain; charset=utf-8", headers: [EdgeHeader("Cache-Control", "no-store")] + headers,
+extension LicenseHTTPAnswer {
+    /// A plain-text answer before the body's shape is known (a route, an admission refusal):
+    /// `message` and a line feed, with `Cache-Control: no-store`.
+    package static func text(_ status: Int, _ message: String, headers: [LicenseHTTPHeader] = []) -> LicenseHTTPAnswer {
+        LicenseHTTPAnswer(
+            status: status, contentType: "text/plain; charset=utf-8", headers: [LicenseHTTPHeader(name: "Cache-Control", value: "no-store")] + headers,
             body: Array((message + "\n").utf8))
-    }
-
-    /// The first header named `name`, compared without regard to case.
-    package func header(_ name: String) -> String? {
-        let lower = name.lowercased()
-        return headers.first { $0.name.lowercased() == lower }?.value
     }
 }
 

@@ -11,6 +11,8 @@ import Synchronization
 /// consumer closes and any request still waiting is given up.
 package final class EdgeReplyService: Service, Sendable {
     private let configuration: EdgeConfiguration
+    /// Asks for the reply topic's metadata where CreateTopics is not answered (auto-creation).
+    private let producer: KafkaProducer
     private let waiters: EdgeReplyWaiters
     private let metrics: EdgeMetrics
     private let logger: Logger
@@ -20,9 +22,12 @@ package final class EdgeReplyService: Service, Sendable {
     package static let partitions = 1
     /// Retention of a reply topic this edge creates: an hour (no reply is read after its deadline).
     package static let retentionMilliseconds = 3_600_000
+    /// How long CreateTopics may take before auto-creation is tried.
+    package static let createTimeout: Duration = .seconds(3)
 
-    package init(configuration: EdgeConfiguration, waiters: EdgeReplyWaiters, metrics: EdgeMetrics, logger: Logger) {
+    package init(configuration: EdgeConfiguration, producer: KafkaProducer, waiters: EdgeReplyWaiters, metrics: EdgeMetrics, logger: Logger) {
         self.configuration = configuration
+        self.producer = producer
         self.waiters = waiters
         self.metrics = metrics
         self.logger = logger
@@ -61,19 +66,29 @@ package final class EdgeReplyService: Service, Sendable {
         waiters.cancelAll()
     }
 
-    /// Creates the reply topic when the cluster does not have it, with the requests topic's
-    /// replication factor (1 when that is unknown).
+    /// Creates the reply topic when the cluster does not have it: by CreateTopics, with the requests
+    /// topic's replication factor (1 when that is unknown) and a retention of an hour; where the
+    /// cluster answers no CreateTopics in time (librdkafka's mock cluster has no controller), by a
+    /// producer's metadata request, which a cluster with `auto.create.topics.enable` answers by
+    /// creating it with its defaults.
     private func ensureTopic(_ topic: String) async throws(KafkaError) {
         let existing = try await KafkaAdmin.topics(bootstrap: configuration.brokers, properties: configuration.kafkaProperties, timeout: .seconds(5))
         guard existing[topic] == nil else { return }
         let replication = max(1, existing[configuration.requestsTopic]?.replicationFactor ?? 1)
         let spec = KafkaAdmin.TopicSpecification(
             name: topic, partitions: Self.partitions, replicationFactor: replication, configs: ["retention.ms": "\(Self.retentionMilliseconds)"])
-        let outcome = try await KafkaAdmin.createTopics(
-            [spec], bootstrap: configuration.brokers, properties: configuration.kafkaProperties, timeout: .seconds(10))
-        // TOPIC_ALREADY_EXISTS (36): another edge of the same instance ID, or the cluster's auto-creation, was first.
-        if let failure = outcome[topic] ?? nil, failure.code != KafkaError.Code(rawValue: 36) { throw failure }
-        logger.info("edge reply topic created", metadata: ["topic": "\(topic)", "replication": "\(replication)"])
+        do throws(KafkaError) {
+            let outcome = try await KafkaAdmin.createTopics(
+                [spec], bootstrap: configuration.brokers, properties: configuration.kafkaProperties, timeout: Self.createTimeout)
+            // TOPIC_ALREADY_EXISTS (36): another edge of the same instance ID, or auto-creation, was first.
+            if let failure = outcome[topic] ?? nil, failure.code != KafkaError.Code(rawValue: 36) { throw failure }
+            logger.info("edge reply topic created", metadata: ["topic": "\(topic)", "replication": "\(replication)"])
+        } catch {
+            logger.info(
+                "edge reply topic: CreateTopics failed, asking for its metadata so the cluster may auto-create it",
+                metadata: ["topic": "\(topic)", "error": "\(error)"])
+            if let failure = await producer.warmUp(topics: [topic], timeout: .seconds(5))[topic] { throw failure }
+        }
     }
 
     /// One record from the reply topic, on the consumer's thread.

@@ -16,7 +16,7 @@ package enum EdgeRunner {
 
     /// Runs the service until it is told to stop; returns once every service has stopped.
     package static func run(
-        _ settings: EdgeConfiguration, admission: any EdgeAdmission = HeaderAccountAdmission(), tls: ServerTLS? = nil,
+        _ settings: EdgeConfiguration, admission: (any EdgeAdmission)? = nil, tls: ServerTLS? = nil,
         registry: PrometheusCollectorRegistry, logger: Logger
     ) async throws {
         let services = try makeServices(settings, admission: admission, tls: tls, registry: registry, logger: logger)
@@ -34,11 +34,13 @@ package enum EdgeRunner {
         return defaults.merging(settings.kafkaProperties) { _, configured in configured }
     }
 
-    /// Every service, in start order; the group stops them in reverse: the server first (requests in
+    /// Every service, in start order (`admission` nil: ``EdgeAdmissionAssembly``'s, from the settings); the group stops them in reverse: the server first (requests in
     /// flight finish), then the reply consumer, then the producer (flushed).
     static func makeServices(
-        _ settings: EdgeConfiguration, admission: any EdgeAdmission, tls: ServerTLS?, registry: PrometheusCollectorRegistry, logger: Logger
+        _ settings: EdgeConfiguration, admission: (any EdgeAdmission)?, tls: ServerTLS?, registry: PrometheusCollectorRegistry, logger: Logger
     ) throws -> [any Service] {
+        var parts = try EdgeAdmissionAssembly.make(settings, registry: registry, logger: logger)
+        if let admission { parts.admission = admission }
         let producer: KafkaProducer
         do {
             producer = try KafkaProducer(
@@ -51,9 +53,9 @@ package enum EdgeRunner {
         let correlationIDs = EdgeCorrelationIDs()
         let topics = settings.classTopics ? [LicenseJob.Priority.continuity, .new, .prefetch].map { settings.requestTopic(for: $0) } : [settings.requestsTopic]
         let producing = EdgeProducerService(producer: producer, topics: topics, logger: logger)
-        let replies = EdgeReplyService(configuration: settings, waiters: waiters, metrics: metrics, logger: logger)
+        let replies = EdgeReplyService(configuration: settings, producer: producer, waiters: waiters, metrics: metrics, logger: logger)
         let route = EdgeLicenseRoute(
-            configuration: settings, admission: admission, waiters: waiters, correlationIDs: correlationIDs,
+            configuration: settings, admission: parts.admission, waiters: waiters, correlationIDs: correlationIDs,
             produce: { record in
                 do throws(KafkaError) {
                     _ = try await producer.send(topic: record.topic, key: record.key, value: record.value, headers: record.headers)
@@ -70,7 +72,7 @@ package enum EdgeRunner {
                     ? .init(ok: true, detail: "ok: producer connected, reply topic \(settings.replyTopic) assigned")
                     : .init(ok: false, detail: reasons.joined(separator: "; "))
             },
-            renderMetrics: { registry.emitToString() }, logger: logger, tls: tls)
+            renderMetrics: { registry.emitToString() }, logger: logger, tls: tls, certificates: parts.certificates)
         logger.info("edge instance", metadata: ["reply_topic": "\(settings.replyTopic)", "correlation_nonce": "\(correlationIDs.nonce)"])
         return [producing, replies, server]
     }

@@ -18,10 +18,13 @@ package struct EdgeServer: Service {
     let renderMetrics: @Sendable () -> String
     let logger: Logger
     let tls: ServerTLS?
+    /// `GET /fps/{tenant}/certificate`.
+    let certificates: EdgeCertificateRoute
 
     package init(
         host: String, port: Int, route: EdgeLicenseRoute, metrics: EdgeMetrics, readiness: @escaping @Sendable () -> AdminServer.Probe,
-        renderMetrics: @escaping @Sendable () -> String, logger: Logger, tls: ServerTLS? = nil
+        renderMetrics: @escaping @Sendable () -> String, logger: Logger, tls: ServerTLS? = nil,
+        certificates: EdgeCertificateRoute = EdgeCertificateRoute(certificates: nil)
     ) {
         self.host = host
         self.port = port
@@ -31,6 +34,7 @@ package struct EdgeServer: Service {
         self.renderMetrics = renderMetrics
         self.logger = logger
         self.tls = tls
+        self.certificates = certificates
     }
 
     package func run() async throws {
@@ -50,8 +54,8 @@ package struct EdgeServer: Service {
         try await application.run()
     }
 
-    func router() -> Router<BasicRequestContext> {
-        let router = Router()
+    func router() -> Router<EdgeRequestContext> {
+        let router = Router(context: EdgeRequestContext.self)
         router.post("/fps/:tenant/license") { [route, metrics] request, context in
             let start = ContinuousClock.now
             let limit = route.configuration.maximumRequestBytes
@@ -59,7 +63,7 @@ package struct EdgeServer: Service {
             var query: [String: String] = [:]
             for (name, value) in request.uri.queryParameters { query[String(name)] = String(value) }
             let routeRequest = EdgeLicenseRoute.Request(
-                tenant: context.parameters.get("tenant") ?? "", headers: headers, query: query,
+                tenant: context.parameters.get("tenant") ?? "", headers: headers, query: query, clientAddress: context.clientAddress,
                 readBody: { await Self.body(of: request, limit: limit) })
             metrics.setInFlight(route.waiters.count + 1)
             let result = await route.answer(routeRequest)
@@ -67,6 +71,11 @@ package struct EdgeServer: Service {
             metrics.record(
                 tenant: result.tenant, priority: result.priority, shape: result.shape, outcome: result.outcome, duration: ContinuousClock.now - start)
             return Self.response(result.answer)
+        }
+        router.get("/fps/:tenant/certificate") { [certificates] request, context in
+            var query: [String: String] = [:]
+            for (name, value) in request.uri.queryParameters { query[String(name)] = String(value) }
+            return Self.response(await certificates.answer(tenant: context.parameters.get("tenant") ?? "", query: query))
         }
         router.get("/healthz") { _, _ in Self.text(.ok, "ok") }
         router.get("/readyz") { [readiness] _, _ in
@@ -93,7 +102,7 @@ package struct EdgeServer: Service {
         }
     }
 
-    static func response(_ answer: EdgeAnswer) -> Response {
+    static func response(_ answer: LicenseHTTPAnswer) -> Response {
         var fields = HTTPFields()
         fields.append(HTTPFields.Element(name: .contentType, value: answer.contentType))
         for header in answer.headers {
