@@ -22,14 +22,21 @@ Checked:
   (the port KSM_SPEKE_LISTEN names), the workers' security context, a grace period that covers the
   preStop pause and the 20 s drain, the KEK and (commented-out) TLS files under read-only mounts of
   Secrets the template names, a Service from port 80, a PDB and a NetworkPolicy that admit only that
-  port and let out only DNS and Redis.
+  port and let out only DNS and Redis. The edge (deploy/kubernetes/edge): `ksm edge` with no fixed
+  replica count (KEDA's, at least 2, on a cpu trigger and sum(rate(ksm_edge_requests_total)); the
+  no-KEDA hpa.yaml kept out of the kustomization), KSM_EDGE_INSTANCE_ID from the pod's name, reply
+  topics inside the workers' reply-topic allowlist, probes on its one port, a grace period over the
+  preStop pause and the drain, the workers' security context, KEK and TLS files under read-only
+  Secret mounts, a Service from port 80, a PDB and a NetworkPolicy letting out DNS, Kafka and Redis.
 - docker-compose.yml: kafka (KRaft), redis 7, kafka-init (`ksm admin create-topics`), ksm-setup,
   three `ksm serve` workers waiting for them,
   loadgen (its flags are checked by running the real binary, ComposeStackTests); every ksm service
   has every KSM_* variable; depends_on targets exist and a service_healthy target has a healthcheck;
   mounted files exist; host ports only for admin ports and the key provider's port, on 127.0.0.1;
   topics and partitions; the `speke` service (`ksm speke`, healthy by /readyz, after ksm-setup,
-  publishing the port it listens on).
+  publishing the port it listens on); the `edge` service (`ksm edge`, the workers' brokers, topics
+  and Redis, healthy by /readyz, after kafka-init and ksm-setup, publishing the port it listens on,
+  its reply topic inside the workers' allowlist).
 - Dockerfile and .dockerignore: multi-stage, bookworm-slim runtime, non-root, HEALTHCHECK,
   EXPOSE 9090, no Fixtures shipped.
 """
@@ -656,6 +663,206 @@ def check_speke():
        f"Service, PDB, NetworkPolicy")
 
 
+EDGE_DRAIN_SECONDS = 20
+
+
+def reply_topic_allowed(topic, config):
+    """Whether workers with the ConfigMap `config` answer to `topic` (ReplyTopicPolicy): the
+    entries of KSM_REPLY_TOPICS (a name, or a prefix ending in *), else `<replies topic>.*`."""
+    replies = str(config.get("KSM_REPLIES_TOPIC", "fps.license.replies"))
+    entries = [e.strip() for e in str(config.get("KSM_REPLY_TOPICS", "")).split(",") if e.strip()]
+    entries = [e.split(":", 1)[1] if ":" in e else e for e in entries] or [replies + ".*"]
+    return topic == replies or any(topic.startswith(e[:-1]) if e.endswith("*") else topic == e for e in entries)
+
+
+def check_edge():
+    """deploy/kubernetes/edge: `ksm edge` with the workers' ConfigMap and Secrets, scaled by KEDA."""
+    directory = os.path.join(K8S, "edge")
+    where = rel(directory)
+    docs = kustomize(directory)
+    deployments = [(f, d) for f, d in docs if d.get("kind") == "Deployment"]
+    if len(deployments) != 1:
+        fail(where, f"expected one Deployment of `ksm edge`, found {len(deployments)}")
+        return
+    f, w = deployments[0]
+    spec = w.get("spec", {})
+    pod = get(spec, "template", "spec", default={})
+    pod_labels = get(spec, "template", "metadata", "labels", default={})
+    if not labels_match(get(spec, "selector", "matchLabels"), pod_labels):
+        fail(f, "selector.matchLabels does not match the pod template's labels")
+    if pod_labels.get("app.kubernetes.io/component") != "edge":
+        fail(f, "pods must be labelled app.kubernetes.io/component: edge (the workers' policies select `worker`)")
+    if "replicas" in spec:
+        fail(f, "replicas is the autoscaler's (scaledobject.yaml): leave it out, so an apply never resets it")
+    if get(spec, "strategy", "rollingUpdate", "maxUnavailable") != 0:
+        fail(f, "rollingUpdate.maxUnavailable must be 0: a rollout never lowers the edges answering")
+    psc = pod.get("securityContext", {})
+    if psc.get("runAsNonRoot") is not True or not psc.get("runAsUser"):
+        fail(f, "pod securityContext must set runAsNonRoot: true and a non-zero runAsUser")
+    containers = [c for c in pod.get("containers", []) if c.get("name") == "ksm"]
+    if len(containers) != 1:
+        fail(f, "expected one container named ksm")
+        return
+    c = containers[0]
+    if [str(a) for a in c.get("args", [])][:1] != ["edge"]:
+        fail(f, "container args must start with `edge`")
+    configmaps = {d["metadata"]["name"]: d.get("data", {}) for _, d in docs if d.get("kind") == "ConfigMap"}
+    env = {}
+    for ef in c.get("envFrom", []):
+        name = get(ef, "configMapRef", "name")
+        if name not in configmaps:
+            fail(f, f"envFrom ConfigMap {name} is not in the kustomization")
+        env.update(configmaps.get(name, {}))
+    if [get(ef, "configMapRef", "name") for ef in c.get("envFrom", [])][:1] != ["ksm-config"]:
+        fail(f, "the edge reads the workers' ConfigMap ksm-config (brokers, topics, KEK files, log format) first")
+    secrets = {d["metadata"]["name"] for d in load_all(os.path.join(K8S, "secret.template.yaml"))}
+    plain = {e.get("name"): e for e in c.get("env", [])}
+    if get(plain.get("KSM_REDIS_URL", {}), "valueFrom", "secretKeyRef", "name") != "ksm-redis":
+        fail(f, "KSM_REDIS_URL must come from the ksm-redis Secret, as the workers'")
+    if get(plain.get("KSM_EDGE_INSTANCE_ID", {}), "valueFrom", "fieldRef", "fieldPath") != "metadata.name":
+        fail(f, "KSM_EDGE_INSTANCE_ID must be the pod's name (downward API): each pod its own reply topic")
+    if "KSM_EDGE_INSTANCE_ID" in env:
+        fail(f, "KSM_EDGE_INSTANCE_ID in a ConfigMap would give every pod the same reply topic")
+    for e in c.get("env", []):
+        sname = get(e, "valueFrom", "secretKeyRef", "name")
+        if sname and sname not in secrets:
+            fail(f, f"env {e['name']} reads Secret {sname}, not in secret.template.yaml")
+    # Topics: the edge produces to what the topics Job creates (the workers' ConfigMap names both)
+    # and its reply topics lie inside what the workers answer to.
+    prefix = str(env.get("KSM_EDGE_REPLY_TOPIC_PREFIX", "fps.license.replies.edge."))
+    if not reply_topic_allowed(prefix + "ksm-edge-7d9f8c6b5-x2x4z", env):
+        fail(f, f"reply topics {prefix}<pod> are outside the workers' reply topics (KSM_REPLY_TOPICS / KSM_REPLIES_TOPIC.*)")
+    if prefix.rstrip(".") in {env.get("KSM_REPLIES_TOPIC"), env.get("KSM_REQUESTS_TOPIC"), env.get("KSM_DLQ_TOPIC")}:
+        fail(f, f"reply topic prefix {prefix} names a fleet topic")
+    ports = c.get("ports", [])
+    port = ports[0] if len(ports) == 1 else {}
+    listen = str(env.get("KSM_EDGE_LISTEN", "0.0.0.0:8080"))
+    if not port or listen.rsplit(":", 1)[-1] != str(port.get("containerPort")):
+        fail(f, f"KSM_EDGE_LISTEN {listen} is not the container's one port {port.get('containerPort')}")
+    for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")):
+        if get(c, probe, "httpGet", "path") != path or get(c, probe, "httpGet", "port") not in (port.get("name"), port.get("containerPort")):
+            fail(f, f"{probe} must GET {path} on the container's port")
+    grace = pod.get("terminationGracePeriodSeconds", 30)
+    pause = get(c, "lifecycle", "preStop", "exec", "command", default=[])
+    pause = int(pause[1]) if pause[:1] == ["/bin/sleep"] and len(pause) > 1 else 0
+    if not pause:
+        fail(f, "no preStop pause: the pod must leave the Service's endpoints before SIGTERM")
+    deadline = float(env.get("KSM_EDGE_DEADLINE", "5"))
+    drain = max(EDGE_DRAIN_SECONDS, deadline + 5)
+    if pause + drain >= grace:
+        fail(f, f"preStop {pause} s + the {drain:g} s drain exceeds the {grace} s grace period")
+    csc = c.get("securityContext", {})
+    if csc.get("readOnlyRootFilesystem") is not True or csc.get("allowPrivilegeEscalation") is not False or \
+            "ALL" not in get(csc, "capabilities", "drop", default=[]):
+        fail(f, "container securityContext must be the workers': read-only root, no escalation, drop ALL")
+    for kind in ("requests", "limits"):
+        res = get(c, "resources", kind, default={})
+        if "memory" not in res or "cpu" not in res:
+            fail(f, f"resources.{kind} must set cpu and memory (the CPU trigger scales on the request)")
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
+    for m in mounts.values():
+        if m["name"] not in volumes:
+            fail(f, f"volumeMount {m['name']} has no volume")
+    for v in volumes.values():
+        sname = get(v, "secret", "secretName")
+        if sname and sname not in secrets:
+            fail(f, f"volume {v['name']} mounts Secret {sname}, not in secret.template.yaml")
+
+    def under_secret_mount(path):
+        return any(path.startswith(mp.rstrip("/") + "/") and m.get("readOnly") and get(volumes.get(m["name"], {}), "secret")
+                   for mp, m in mounts.items())
+    keks = [p.split("=", 1)[1] for p in str(env.get("KSM_KEK_FILES", "")).split(",") if "=" in p]
+    tls = [str(env[k]) for k in ("KSM_EDGE_TLS_CERTIFICATE", "KSM_EDGE_TLS_PRIVATE_KEY") if k in env]
+    text = open(os.path.join(directory, "configmap.yaml"), encoding="utf-8").read()
+    tls += re.findall(r'#\s+KSM_EDGE_TLS_(?:CERTIFICATE|PRIVATE_KEY): "([^"]+)"', text)
+    if len(tls) != 2:
+        fail(where, "the TLS files (KSM_EDGE_TLS_CERTIFICATE, KSM_EDGE_TLS_PRIVATE_KEY) are neither set nor documented")
+    for p in keks + tls:
+        if not under_secret_mount(p):
+            fail(f, f"{p} is not under a read-only Secret mount")
+    if "/tmp" not in mounts:
+        fail(f, "a read-only root filesystem wants a writable /tmp (emptyDir)")
+    check_no_secret_in_args(f, pod)
+    for _, d in docs:
+        kind, name = d.get("kind"), get(d, "metadata", "name")
+        if name == "ksm-config" or kind not in ("Service", "PodDisruptionBudget", "NetworkPolicy"):
+            continue
+        if name and not name.startswith("ksm-edge"):
+            continue
+        selector = get(d, "spec", "selector") if kind == "Service" else get(d, "spec", "selector", "matchLabels") \
+            if kind == "PodDisruptionBudget" else get(d, "spec", "podSelector", "matchLabels")
+        if not labels_match(selector, pod_labels):
+            fail(where, f"{kind} {name} does not select the edge's pods")
+        if kind == "Service":
+            if get(d, "spec", "type", default="ClusterIP") != "ClusterIP":
+                fail(where, f"Service {name}: ClusterIP, reached through the ingress")
+            sp = get(d, "spec", "ports", 0, default={})
+            if sp.get("port") != 80 or sp.get("targetPort") not in (port.get("name"), port.get("containerPort")):
+                fail(where, f"Service {name} must map port 80 to the container's port")
+        if kind == "PodDisruptionBudget" and get(d, "spec", "maxUnavailable") != 1 and get(d, "spec", "minAvailable") != 1:
+            fail(where, f"PodDisruptionBudget {name}: one edge at a time")
+        if kind == "NetworkPolicy":
+            if set(get(d, "spec", "policyTypes", default=[])) != {"Ingress", "Egress"}:
+                fail(where, f"NetworkPolicy {name} must restrict both Ingress and Egress")
+            for rule in get(d, "spec", "ingress", default=[]):
+                allowed = [p.get("port") for p in rule.get("ports", [])]
+                if not allowed or any(p not in (port.get("name"), port.get("containerPort")) for p in allowed):
+                    fail(where, f"NetworkPolicy {name}: ingress to ports {allowed or 'all'}: only the service's port")
+            egress = {p.get("port") for rule in get(d, "spec", "egress", default=[]) for p in rule.get("ports", [])}
+            if any(not rule.get("ports") for rule in get(d, "spec", "egress", default=[])) or not {53, 9092, 6379} <= egress:
+                fail(where, f"NetworkPolicy {name}: egress to DNS, Kafka and Redis only, by port (has {sorted(egress)})")
+    kinds = {d.get("kind") for _, d in docs if str(get(d, "metadata", "name", default="")).startswith("ksm-edge")}
+    for kind in ("Service", "PodDisruptionBudget", "NetworkPolicy", "ConfigMap", "ScaledObject"):
+        if kind not in kinds:
+            fail(where, f"no ksm-edge {kind}")
+    if "HorizontalPodAutoscaler" in kinds:
+        fail(where, "an HPA beside the ScaledObject: two autoscalers on one Deployment fight (hpa.yaml is the no-KEDA alternative)")
+    ref = {"apiVersion": "apps/v1", "kind": "Deployment", "name": w["metadata"]["name"]}
+    for sf, so in ((sf, d) for sf, d in docs if d.get("kind") == "ScaledObject"):
+        sspec = so.get("spec", {})
+        if so.get("apiVersion") != "keda.sh/v1alpha1":
+            fail(sf, f"apiVersion {so.get('apiVersion')!r}, want keda.sh/v1alpha1")
+        target = sspec.get("scaleTargetRef", {})
+        if target.get("name") != ref["name"] or target.get("kind", "Deployment") != "Deployment":
+            fail(sf, f"scaleTargetRef {target} is not the edge's Deployment")
+        lo, hi = sspec.get("minReplicaCount", 0), sspec.get("maxReplicaCount", 100)
+        if not (isinstance(lo, int) and isinstance(hi, int) and 2 <= lo <= hi):
+            fail(sf, f"minReplicaCount {lo!r} / maxReplicaCount {hi!r}: at least 2 edges")
+        triggers = sspec.get("triggers", [])
+        cpu = [t for t in triggers if t.get("type") == "cpu"]
+        if len(cpu) != 1 or cpu[0].get("metricType") != "Utilization" or not str(get(cpu[0], "metadata", "value", default="")).isdigit():
+            fail(sf, "one cpu trigger, metricType Utilization, metadata.value a whole percentage (a string)")
+        rate = [t for t in triggers if t.get("type") == "prometheus"]
+        if len(rate) != 1:
+            fail(sf, "one prometheus trigger on the request rate")
+        for t in rate:
+            md = t.get("metadata", {})
+            for key in ("serverAddress", "query", "threshold"):
+                if not isinstance(md.get(key), str) or not md.get(key):
+                    fail(sf, f"prometheus trigger lacks metadata.{key} (a string)")
+            query = str(md.get("query", ""))
+            if "rate(ksm_edge_requests_total[" not in query or not query.startswith("sum("):
+                fail(sf, "the request-rate trigger must be sum(rate(ksm_edge_requests_total[...])) over every edge")
+        if "fallback" in sspec:
+            fail(sf, "fallback: KEDA refuses it beside a cpu trigger")
+        behavior = get(sspec, "advanced", "horizontalPodAutoscalerConfig", "behavior")
+        if not isinstance(behavior, dict) or get(behavior, "scaleUp", "stabilizationWindowSeconds") != 0:
+            fail(sf, "advanced.horizontalPodAutoscalerConfig.behavior must scale up at once (stabilizationWindowSeconds 0)")
+        else:
+            validate_hpa_behavior(sf, behavior, ref)
+    # The no-KEDA alternative, not in the kustomization.
+    hpa_path = os.path.join(directory, "hpa.yaml")
+    if os.path.isfile(hpa_path):
+        for d in load_all(hpa_path):
+            if get(d, "spec", "scaleTargetRef", "name") != ref["name"] or get(d, "spec", "minReplicas", default=1) < 2:
+                fail(rel(hpa_path), "the HPA must target ksm-edge with minReplicas >= 2")
+            if not any(get(m, "resource", "name") == "cpu" for m in get(d, "spec", "metrics", default=[])):
+                fail(rel(hpa_path), "the HPA must scale on CPU")
+    ok(f"edge {where}: Deployment (KEDA: cpu and request rate), port {port.get('containerPort')}, reply topics {prefix}<pod>, "
+       f"Service, PDB, NetworkPolicy")
+
+
 def check_kubernetes():
     check_secret_template()
     for variant, kind in ((K8S, "Deployment"), (os.path.join(K8S, "statefulset"), "StatefulSet")):
@@ -686,6 +893,7 @@ def check_kubernetes():
     check_topics_job(get(scaled[0], "spec", "maxReplicaCount") if scaled else None)
     check_network_policy()
     check_speke()
+    check_edge()
     check_event_window()
     for path in yaml_files(os.path.join(K8S, "optional")):
         for d in load_all(path):
@@ -776,11 +984,11 @@ def check_compose():
                 fail(where, f"{name}: {f} is not a mounted file")
         if name in workers and (s.get("depends_on", {}).get("ksm-setup") or {}).get("condition") != "service_completed_successfully":
             fail(where, f"{name} must wait for ksm-setup to complete")
-        listen = str(env.get("KSM_SPEKE_LISTEN", "0.0.0.0:8080")).rsplit(":", 1)[-1]
-        container_port = listen if command(s)[:1] == ["speke"] else "9090"
+        listen = {"speke": env.get("KSM_SPEKE_LISTEN"), "edge": env.get("KSM_EDGE_LISTEN")}.get(str((command(s) or [""])[0]))
+        container_port = str(listen or "0.0.0.0:8080").rsplit(":", 1)[-1] if command(s)[:1] in (["speke"], ["edge"]) else "9090"
         for p in s.get("ports", []):
             if not re.match(rf"^127\.0\.0\.1:\d+:{container_port}$", str(p)):
-                fail(where, f"{name}: port {p}: only admin ports and the key provider's port, on 127.0.0.1")
+                fail(where, f"{name}: port {p}: only admin ports, the key provider's and the edge's port, on 127.0.0.1")
         if name in workers:
             if "healthcheck" not in s:
                 fail(where, f"{name}: no healthcheck")
@@ -792,7 +1000,7 @@ def check_compose():
             fail(where, f"secret {name}: file {secret.get('file')} does not exist")
     for name, s in services.items():
         if not is_ksm(s) and s.get("ports"):
-            fail(where, f"{name} publishes host ports; only the workers' admin ports and the key provider's may")
+            fail(where, f"{name} publishes host ports; only the workers' admin ports, the key provider's and the edge's may")
         deps = s.get("depends_on", {})
         if isinstance(deps, list):
             deps = {d: {"condition": "service_started"} for d in deps}
@@ -834,6 +1042,30 @@ def check_compose():
             fail(where, "speke must wait for ksm-setup to complete (the demo KEK it reads)")
         if not speke.get("ports"):
             fail(where, "speke publishes no port")
+    edge = services.get("edge", {})
+    if command(edge)[:1] != ["edge"] or "edge" not in ksm:
+        fail(where, "service edge must run `ksm edge`")
+    else:
+        eenv = env_of(edge)
+        listen = str(eenv.get("KSM_EDGE_LISTEN", "0.0.0.0:8080")).rsplit(":", 1)[-1]
+        test = " ".join(str(t) for t in get(edge, "healthcheck", "test", default=[]))
+        if "/readyz" not in test or f"/{listen}" not in test:
+            fail(where, f"edge: the healthcheck must ask /readyz on the port it listens on ({listen})")
+        for dep, condition in (("kafka", "service_healthy"), ("kafka-init", "service_completed_successfully"),
+                               ("ksm-setup", "service_completed_successfully"), ("redis", "service_healthy")):
+            if (edge.get("depends_on", {}).get(dep) or {}).get("condition") != condition:
+                fail(where, f"edge must wait for {dep} ({condition}): the topics it produces to, the KEK it reads")
+        if [str(p).rsplit(":", 1)[-1] for p in edge.get("ports", [])] != [listen]:
+            fail(where, "edge must publish the one port it listens on")
+        for key in ("KSM_KAFKA_BROKERS", "KSM_REQUESTS_TOPIC", "KSM_REDIS_URL"):
+            if eenv.get(key) != ienv.get(key):
+                fail(where, f"edge: {key} differs from the workers'")
+        prefix = str(eenv.get("KSM_EDGE_REPLY_TOPIC_PREFIX", "fps.license.replies.edge."))
+        if not reply_topic_allowed(prefix + str(eenv.get("KSM_EDGE_INSTANCE_ID", "edge")), eenv):
+            fail(where, f"edge: reply topic {prefix}<instance> is outside the workers' reply topics")
+        grace = str(edge.get("stop_grace_period", "10s"))
+        if not grace.endswith("s") or int(grace[:-1]) <= EDGE_DRAIN_SECONDS:
+            fail(where, f"edge: stop_grace_period {grace} does not cover the {EDGE_DRAIN_SECONDS} s drain")
     build = next((s["build"] for s in ksm.values() if "build" in s), None)
     if not build or not os.path.isfile(os.path.join(base, build["context"], build["dockerfile"])):
         fail(where, "the ksm build context/dockerfile does not exist")

@@ -7,7 +7,8 @@
 #      oldest and newest Kubernetes versions we support (CRDs such as KEDA's are checked in 3)
 #   3. scripts/check-deploy.py: kustomizations, cross-references, the KEDA ScaledObject (whose HPA
 #      behavior is validated as a real autoscaling/v2 HPA; no cron trigger but in the event-window
-#      example), the topics Job, the NetworkPolicy, the key provider (deploy/kubernetes/speke), no
+#      example), the topics Job, the NetworkPolicy, the key provider (deploy/kubernetes/speke), the
+#      edge (deploy/kubernetes/edge: KEDA on CPU and request rate, per-pod reply topics), no
 #      secret in args, JSON logs, docker-compose.yml's structure, the Dockerfile
 #   3b. scripts/check-observability.py: the Grafana dashboard JSON and the Prometheus alert rules
 #      (structure, durations, only metrics the worker exports, the namespace variable in every
@@ -83,7 +84,7 @@ fi
 # --- 4. optional tools ------------------------------------------------------------------------------
 if command -v kubectl >/dev/null 2>&1 && kubectl kustomize --help >/dev/null 2>&1; then
     for dir in deploy/kubernetes deploy/kubernetes/statefulset deploy/kubernetes/provision deploy/kubernetes/topics \
-               deploy/kubernetes/speke deploy/examples/event-window; do
+               deploy/kubernetes/speke deploy/kubernetes/edge deploy/examples/event-window; do
         step "kubectl kustomize $dir"
         if out=$(kubectl kustomize "$dir" 2>&1); then
             echo "$(grep -c '^kind:' <<<"$out") resources"
