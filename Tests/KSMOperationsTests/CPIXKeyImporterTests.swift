@@ -17,14 +17,16 @@ struct CPIXKeyImporterTests {
     let tenant = try! StoreIdentifier("acme")
     let kekID = try! StoreIdentifier("kek-a")
 
-    func withRedis(_ body: (RedisLicenseStore, PackagerKeyIssuer) async throws -> Void) async throws {
+    /// A fresh redis-server with tenant `acme` (KEK `kek-a`; a key seed when `seeded`).
+    func withRedis(seeded: Bool = false, _ body: (RedisLicenseStore, PackagerKeyIssuer) async throws -> Void) async throws {
         let server = try await RedisServerProcess()
         defer { server.stop() }
         let store = RedisLicenseStore(client: try RedisClient(configuration: server.configuration()))
-        try await store.putTenant(TenantRecord(id: tenant, keyEncryptionKeyID: kekID))
         let keyring = KeyEncryptionKeyring()
         var kek = [UInt8](repeating: 0x5A, count: 32)
         try keyring.add(id: kekID, key: &kek)
+        let seed = seeded ? try keyring.wrap(secret: Array(UInt8(0)...UInt8(31)), with: kekID) : nil
+        try await store.putTenant(TenantRecord(id: tenant, keyEncryptionKeyID: kekID, keySeed: seed))
         var logger = Logger(label: "ksm.test")
         logger.logLevel = .critical
         try await body(store, PackagerKeyIssuer(store: store, keyring: keyring, logger: logger, clock: { 1_800_000_000_000 }))
@@ -75,6 +77,26 @@ struct CPIXKeyImporterTests {
             #expect(replaced.keys.map(\.action) == [.stored, .replaced])
             #expect(try await storedKey(1, store, issuer) == [UInt8](repeating: 0x99, count: 16))
             #expect(try await storedKey(3, store, issuer) == [UInt8](repeating: 0x33, count: 16))
+        }
+    }
+
+    @Test func withAKeySeedTheDerivedKeysAreUnchangedAndOnlyOthersStored() async throws {
+        try await withRedis(seeded: true) { store, issuer in
+            // The export derives its keys from the seed and stores nothing (no explicitIV asked).
+            let exporter = CPIXExporter(store: store, keyring: issuer.keyring, logger: issuer.logger, clock: issuer.clock)
+            let export = try await exporter.export(CPIXExportRequest(tenant: tenant, contentID: "movie", trackTypes: ["HD", "AUDIO"]))
+            var exported = try CPIXKeyDocument(bytes: export.document, privateKey: nil)
+            defer { exported.cleanse() }
+            let outcome = try await CPIXKeyImporter(issuer: issuer).run(exported, options: .init(tenant: tenant))
+            #expect(outcome.keys.map(\.action) == [.unchanged, .unchanged])
+            for key in export.keys {
+                let read = try await store.fetch([StoreRequest(tenant: tenant, account: PackagerKeyIssuer.readAccount, assetID: Array(key.uri.utf8))])
+                #expect(read.first?.contentKey == nil, "\(key.uri): a key the seed derives was stored")
+            }
+            // A key the seed does not derive is stored, and then wins over the seed on the worker.
+            let foreign = try await CPIXKeyImporter(issuer: issuer).run(try document([(1, 0x11)]), options: .init(tenant: tenant))
+            #expect(foreign.keys.map(\.action) == [.stored])
+            #expect(try await storedKey(1, store, issuer) == [UInt8](repeating: 0x11, count: 16))
         }
     }
 

@@ -14,8 +14,9 @@ import Speke
 ///
 /// Set-if-absent, checked before anything is written: every asset is read first, and if one
 /// already holds a different key (or IV) the import stops naming every such asset and writes
-/// nothing, unless ``Options/replace``. Keys equal to the stored ones are left as they are, so
-/// importing a file twice changes nothing. New keys are then claimed in one batch (stored only
+/// nothing, unless ``Options/replace``. Keys equal to the stored ones, or for a tenant with a key
+/// seed to the ones the seed derives when nothing is stored, are left as they are, so importing a
+/// file twice, or an export of this tenant's, changes nothing. New keys are then claimed in one batch (stored only
 /// where the asset still has none, read back: a key another writer stored in between is reported
 /// as a conflict). The track type's content type becomes the asset's policy unless it has one, and
 /// keys of a key period are recorded in the period log, writing rotation schedules as SPEKE issuing
@@ -66,7 +67,7 @@ package struct CPIXKeyImporter: Sendable {
     package enum Action: String, Sendable, Hashable {
         /// The asset had no key; this one is stored.
         case stored
-        /// The asset held this very key and IV already.
+        /// The asset held this very key and IV already (stored, or derived from the tenant's key seed).
         case unchanged
         /// The asset held another key, overwritten (``Options/replace``).
         case replaced
@@ -170,7 +171,11 @@ package struct CPIXKeyImporter: Sendable {
         var conflicts: [String] = []
         for ((placement, result), key) in zip(zip(placements, results), document.keys) {
             guard let stored = result.contentKey else {
-                actions.append(.stored)
+                // With a key seed the worker serves the derived key: the same key needs no record.
+                let derived = try tenant.keySeed.map { seed throws(CPIXFileError) in
+                    try derivedKeyMatches(key.contentKey, placement, seed: seed, tenant: tenant)
+                }
+                actions.append(derived == true ? .unchanged : .stored)
                 continue
             }
             var current: [UInt8]
@@ -244,5 +249,17 @@ package struct CPIXKeyImporter: Sendable {
         }
         outcome.schedulesWritten = scheduled.count
         return outcome
+    }
+
+    /// Whether the tenant's key seed derives exactly `key` and the placement's IV for its asset.
+    private func derivedKeyMatches(_ key: [UInt8], _ placement: Placement, seed: [UInt8], tenant: TenantRecord) throws(CPIXFileError) -> Bool {
+        var derived: ContentKeyDerivation.DerivedKey
+        do {
+            derived = try issuer.keyring.deriveContentKey(seed: seed, with: tenant.keyEncryptionKeyID, assetID: placement.assetID)
+        } catch {
+            throw CPIXFileError(.keyring, "the key seed of tenant \(tenant.id) cannot derive the key of \(placement.uri): \(error.reason)")
+        }
+        defer { FairPlayCrypto.cleanse(&derived.key) }
+        return FairPlayCrypto.constantTimeEqual(derived.key, key) && derived.iv == placement.iv
     }
 }
