@@ -26,7 +26,7 @@ import Testing
         #expect(settings.replyTopic == "fps.license.replies.edge.edge-7")
         #expect(settings.requestTopic(for: .continuity) == "fps.requests.continuity")
         let summary = settings.summary
-        #expect(!summary.contains("hunter2") && !summary.contains("secret"), "\(summary)")
+        #expect(!summary.contains("hunter2") && !summary.contains("user:secret"), "\(summary)")
         #expect(summary.contains("sasl.password=<redacted>") && summary.contains("security.protocol=SASL_SSL"))
         #expect(summary.contains("redis-url          = redis://<redacted>@redis:6379/0"))
         #expect(summary.contains("deadline           = 2.5 s"))

@@ -101,7 +101,8 @@ package struct EdgeLicenseRoute: Sendable {
         let account: StoreIdentifier
         let entitlement: String
         switch await admission.admit(
-            EdgeAdmissionRequest(tenant: tenant, headers: request.headers, query: request.query, clientAddress: request.clientAddress)) {
+            EdgeAdmissionRequest(tenant: tenant, headers: request.headers, query: request.query, clientAddress: request.clientAddress))
+        {
         case .refuse(let status, let reason, let headers):
             return Result(answer: .text(status, reason, headers: headers), outcome: .rejected)
         case .admit(let admitted, let token):
@@ -164,7 +165,8 @@ package struct EdgeLicenseRoute: Sendable {
         switch waiters.reserve(correlationID) {
         case .reserved: break
         case .atCapacity, .duplicate:
-            result.answer = parsed.unavailableAnswer(reason: "the edge has \(configuration.maximumInFlight) requests waiting", retryAfterSeconds: Self.retryAfterSeconds)
+            result.answer = parsed.unavailableAnswer(
+                reason: "the edge has \(configuration.maximumInFlight) requests waiting", retryAfterSeconds: Self.retryAfterSeconds)
             result.outcome = .overloaded
             return result
         }
