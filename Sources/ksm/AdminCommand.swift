@@ -16,7 +16,7 @@ struct AdminCommand: AsyncParsableCommand {
         subcommands: [
             SeedDemo.self, PutTenant.self, PutKey.self, PutPolicy.self, PutGuard.self, Slots.self, Devices.self, RemoveDevice.self,
             Explain.self, PutRotation.self, Rotations.self, RemoveRotation.self, DeriveKey.self, CreateTopics.self,
-            PutPackagerCredential.self, RemovePackagerCredential.self, ExportCPIX.self, ImportCPIX.self,
+            PutPackagerCredential.self, RemovePackagerCredential.self, ExportCPIX.self, ImportCPIX.self, PutCertificate.self,
         ]
     )
 
@@ -45,7 +45,7 @@ struct AdminCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "seed-demo",
             abstract:
-                "Write the demo catalogue (tenant, policy, every stream's key periods) for `ksm loadgen`; prints the demo KEK path to use with `ksm serve --kek`."
+                "Write the demo catalogue (tenant, policy, every stream's key periods, the certificates ksm edge serves) for `ksm loadgen`; prints the demo KEK path to use with `ksm serve --kek`."
         )
         @OptionGroup var connection: Connection
         @OptionGroup var scenario: ScenarioOptions
@@ -61,7 +61,12 @@ struct AdminCommand: AsyncParsableCommand {
             var catalog = scenario.catalog
             catalog.maxConcurrentStreams = maxStreams
             catalog.leaseDurationSeconds = leaseDuration
-            try await catalog.provision(try connection.store(), credentials: test)
+            let store = try connection.store()
+            try await catalog.provision(store, credentials: test)
+            // The edge serves the tenant's certificates; the first credential's is the default.
+            for credential in test.credentials.reversed() {
+                _ = try await PutCertificate.store(credential.certificateDER, tenant: try AdminCommand.identifier(catalog.tenant, "tenant"), in: store)
+            }
             FileManager.default.createFile(
                 atPath: kekOut, contents: Data((catalog.demoKeyEncryptionKey.hexString + "\n").utf8), attributes: [.posixPermissions: 0o600])
             print("seeded tenant \(catalog.tenant): \(catalog.streams) streams x \(catalog.periods) periods; KEK \(catalog.keyEncryptionKeyID) in \(kekOut)")

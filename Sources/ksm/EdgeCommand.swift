@@ -87,6 +87,36 @@ struct EdgeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp(EdgeConfiguration.tlsNames.privateKeyHelp, valueName: "path"))
     var tlsPrivateKey: String?
 
+    @Option(
+        help:
+            "A header the entitlement token may come in besides Authorization: Bearer (e.g. X-DRM-Token). Environment: \(EdgeAdmissionSettings.tokenHeaderEnvironment)."
+    )
+    var tokenHeader: String?
+
+    @Option(help: "A query parameter the entitlement token may come in (e.g. token). Environment: \(EdgeAdmissionSettings.tokenQueryEnvironment).")
+    var tokenQuery: String?
+
+    @Option(
+        help:
+            "Key-encryption key ID=PATH that opens tenants' token secrets, as for ksm serve; repeatable. Environment: \(ServeSetting.kek.environment) (comma-separated), KSM_KEKS."
+    )
+    var kek: [String] = []
+
+    @Option(
+        help:
+            "Requests per client (verified account, else address) as N/s, N/min or N/h, refused 429 beyond it; off by default. Environment: \(EdgeAdmissionSettings.rateLimitEnvironment)."
+    )
+    var rateLimit: String?
+
+    @Option(help: "Requests a client may make at once under --rate-limit. Default: two seconds' worth. Environment: \(EdgeAdmissionSettings.rateBurstEnvironment).")
+    var rateBurst: String?
+
+    @Flag(
+        help:
+            "Take the client's address from the first X-Forwarded-For hop (only behind an ingress that sets it). Environment: \(EdgeAdmissionSettings.trustForwardedForEnvironment)."
+    )
+    var trustForwardedFor = false
+
     @Flag(
         help:
             "Resolve the settings (and read the TLS files) without listening or connecting to Kafka, print them with secrets redacted and exit: 0 if usable, 64 naming every problem otherwise."
@@ -102,10 +132,12 @@ struct EdgeCommand: AsyncParsableCommand {
     }
 
     private func runChecked() async throws {
-        let flags = EdgeConfiguration.Flags(
+        var flags = EdgeConfiguration.Flags(
             listen: listen, brokers: brokers, requestsTopic: requestsTopic, classTopics: classTopics, kafkaProperties: kafkaProperties,
             redisURL: redisURL, logLevel: logLevel, logFormat: logFormat, deadline: deadline, maxInFlight: maxInFlight, instanceID: instanceID,
             replyTopicPrefix: replyTopicPrefix, maxRequestBytes: maxRequestBytes, tlsCertificate: tlsCertificate, tlsPrivateKey: tlsPrivateKey)
+        flags.admission = EdgeAdmissionSettings.Flags(
+            tokenHeader: tokenHeader, tokenQuery: tokenQuery, rateLimit: rateLimit, rateBurst: rateBurst, trustForwardedFor: trustForwardedFor, kek: kek)
         let settings: EdgeConfiguration
         do {
             settings = try EdgeConfiguration.resolve(flags, environment: ProcessInfo.processInfo.environment)

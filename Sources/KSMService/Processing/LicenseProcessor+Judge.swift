@@ -178,7 +178,7 @@ extension LicenseProcessor {
 
     /// The tenant's token secrets, unwrapped under its KEK (once per batch and tenant); key IDs stay
     /// apart by their bytes, as the record holds them (no `[String: _]` in between).
-    static func tokenKeyring(_ tenant: TenantRecord, keyring: KeyEncryptionKeyring) -> Result<EntitlementKeyring, KeyEncryptionKeyring.KeyringError> {
+    package static func tokenKeyring(_ tenant: TenantRecord, keyring: KeyEncryptionKeyring) -> Result<EntitlementKeyring, KeyEncryptionKeyring.KeyringError> {
         var secrets: [(String, [UInt8])] = []
         // Secrets already unwrapped when a later one fails are wiped here: no keyring takes them.
         func wipe() { for index in secrets.indices { FairPlayCrypto.cleanse(&secrets[index].1) } }

@@ -55,6 +55,19 @@ package struct EntitlementToken: Hashable, Sendable {
     package static func verify(
         _ token: some StringProtocol, keyring: EntitlementKeyring, expecting job: Expectation, nowMilliseconds: Int64, leewaySeconds: Int64 = 0
     ) throws(EntitlementError) -> EntitlementToken {
+        let verified = try verify(token, keyring: keyring, tenant: job.tenant, nowMilliseconds: nowMilliseconds, leewaySeconds: leewaySeconds)
+        guard ByteKey.equal(verified.claims.subject, job.account) else { throw .wrongAccount }
+        guard verified.claims.covers(assetID: job.assetID) else { throw .wrongAsset }
+        return verified
+    }
+
+    /// Every check of ``verify(_:keyring:expecting:nowMilliseconds:leewaySeconds:)`` that needs
+    /// neither the account nor the asset, in the same order: shape and header, signature, claims,
+    /// tenant, not-before, expiry. For a caller that learns the account from the token and has no
+    /// SPC yet (the edge), so it refuses exactly what the worker would refuse before those two.
+    package static func verify(
+        _ token: some StringProtocol, keyring: EntitlementKeyring, tenant: String, nowMilliseconds: Int64, leewaySeconds: Int64 = 0
+    ) throws(EntitlementError) -> EntitlementToken {
         let bytes = Array(token.utf8)
         guard bytes.count <= maximumLength else { throw .malformed("token of \(bytes.count) bytes is over \(maximumLength)") }
         let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
@@ -77,12 +90,10 @@ package struct EntitlementToken: Hashable, Sendable {
         do throws(JSONParser.Error) { claimValue = try JSONValue(parsing: claimBytes) } catch { throw .malformed("claims are not JSON") }
         let claims = try EntitlementClaims(value: claimValue)
 
-        if let tenant = claims.tenant, !ByteKey.equal(tenant, job.tenant) { throw .wrongTenant }
+        if let claimed = claims.tenant, !ByteKey.equal(claimed, tenant) { throw .wrongTenant }
         let now = nowMilliseconds / 1000
         if let nbf = claims.notBefore, now + leewaySeconds < nbf { throw .notYetValid }
         if now - leewaySeconds >= claims.expiresAt { throw .expired }
-        guard ByteKey.equal(claims.subject, job.account) else { throw .wrongAccount }
-        guard claims.covers(assetID: job.assetID) else { throw .wrongAsset }
         return EntitlementToken(keyID: kid, claims: claims)
     }
 
