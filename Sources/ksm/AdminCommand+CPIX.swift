@@ -28,7 +28,7 @@ extension AdminCommand {
         @Option(
             name: .customLong("period"),
             help:
-                "Key period INDEX, INDEX@START or INDEX@START/END (xs:dateTime, e.g. 2026-11-28T12:00:00Z; times write rotation schedules); repeatable. Default: no periods (VOD)."
+                "Key period: INDEX, START[/END] (xs:dateTime, e.g. 2026-11-28T12:00:00Z; named t<start ms>) or INDEX@START[/END]; times write rotation schedules; repeatable. Default: no periods (VOD)."
         )
         var periods: [String] = []
         @Option(

@@ -5,8 +5,8 @@ import Wire
 
 /// What `ksm admin export-cpix` asks for, and the SPEKE request document it becomes.
 ///
-/// An export is a SPEKE v2.0 request the key provider makes to itself: this type writes the
-/// request a packager would send (CPIX 2.3, `cbcs`, one FairPlay `DRMSystem` per key asking for
+/// An export is a SPEKE request the key provider makes to itself (v2.0, or v2.1 when a period is
+/// given by its times alone): this type writes the request a packager would send (CPIX 2.3, `cbcs`, one FairPlay `DRMSystem` per key asking for
 /// `URIExtXKey` and the media and master `HLSSignalingData`, a `ContentKeyPeriodList` and a
 /// `KeyPeriodFilter` per rule when periods are given, a `DeliveryDataList` when the keys are to be
 /// encrypted), and ``SpekeRequest`` reads it with the same rules as a packager's. The keys and the
@@ -24,7 +24,8 @@ package struct CPIXExportRequest: Sendable, Hashable {
     /// `intendedTrackType` of each key of a period (``CPIXTrackFilter`` names). Default: `VIDEO`
     /// and `AUDIO`, a key for each.
     package var trackTypes: [String]
-    /// The KIDs, one per (period, track) in key order; nil derives them (``derivedKeyID(tenant:contentID:periodName:trackType:)``).
+    /// The KIDs, one per (period, track) in key order; nil derives them
+    /// (``derivedKeyID(tenant:contentID:periodName:trackType:)``).
     package var keyIDs: [KID]?
     /// The DER certificate to encrypt the keys for; nil writes them in the clear.
     package var recipientCertificateDER: [UInt8]?
@@ -57,8 +58,9 @@ package struct CPIXExportRequest: Sendable, Hashable {
     }
 
     /// The keys in document order.
-    /// - Throws: `.invalidArgument` for no track, a track type twice, a period index twice, or a
-    ///   number of KIDs other than periods x tracks (or a KID twice).
+    /// - Throws: `.invalidArgument` for no track, a track type twice, `ALL` beside another track
+    ///   type, a period twice or one whose times do not read, or a number of KIDs other than
+    ///   periods x tracks (or a KID twice).
     package func slots() throws(CPIXFileError) -> [Slot] {
         guard !trackTypes.isEmpty else { throw CPIXFileError(.invalidArgument, "no track type: give --track, e.g. --track VIDEO --track AUDIO") }
         guard Set(trackTypes).count == trackTypes.count else {
@@ -101,11 +103,11 @@ package struct CPIXExportRequest: Sendable, Hashable {
         period.index.map { "keyPeriod_\($0)" } ?? "keyPeriod_p\(ordinal)"
     }
 
-    /// A KID for (tenant, content, period name as in the asset ID, track) that is the same at every export: the first 16
-    /// bytes of SHA-256 over a label and the four values, each prefixed by its length (so no two
-    /// inputs give the same bytes), with RFC 9562's version 8 and variant bits set, the version
-    /// that RFC gives a UUID made from a SHA-256 name. A KID is public (it is in the playlist's URI),
-    /// so nothing secret goes in.
+    /// A KID for (tenant, content, period name as in the asset ID, track) that is the same at every
+    /// export: the first 16 bytes of SHA-256 over a label and the four values, each prefixed by its
+    /// length (so no two inputs give the same bytes), with RFC 9562's version 8 and variant bits
+    /// set, the version that RFC gives a UUID made from a SHA-256 name. A KID is public (it is in
+    /// the playlist's URI), so nothing secret goes in.
     package static func derivedKeyID(tenant: StoreIdentifier, contentID: String, periodName: String?, trackType: String) -> KID {
         var input = Array("FairPlayKSM CPIX KID v1".utf8)
         for field in [tenant.value, contentID, periodName ?? "", trackType] {
@@ -135,7 +137,7 @@ package struct CPIXExportRequest: Sendable, Hashable {
         return kids
     }
 
-    /// The SPEKE v2.0 request document for this export.
+    /// The SPEKE request document for this export.
     package func requestDocument() throws(CPIXFileError) -> XMLElementValue {
         let cpix = CPIXNamespace.cpix
         let slots = try slots()

@@ -14,13 +14,14 @@ import Speke
 ///
 /// Set-if-absent, checked before anything is written: every asset is read first, and if one
 /// already holds a different key (or IV) the import stops naming every such asset and writes
-/// nothing, unless ``Options/replace``. Keys equal to the stored ones, or for a tenant with a key
-/// seed to the ones the seed derives when nothing is stored, are left as they are, so importing a
-/// file twice, or an export of this tenant's, changes nothing. New keys are then claimed in one batch (stored only
-/// where the asset still has none, read back: a key another writer stored in between is reported
-/// as a conflict). The track type's content type becomes the asset's policy unless it has one, and
-/// keys of a key period are recorded in the period log, writing rotation schedules as SPEKE issuing
-/// does (``PackagerKeyIssuer/recordPeriod(_:assetID:tenant:contentID:trackType:)``).
+/// nothing, unless ``Options/replace``. Keys equal to the stored ones, or, for a tenant with a key
+/// seed, to the ones the seed derives where nothing is stored, are left as they are, so importing
+/// a file twice, or an export of the same tenant, changes nothing. New keys are then claimed in one
+/// batch (stored only where the asset still has none, and read back: a key another writer stored
+/// in between is reported as a conflict). The track type's content type becomes the asset's policy
+/// unless it has one, and keys of a key period are recorded in the period log, writing rotation
+/// schedules as SPEKE issuing does
+/// (``PackagerKeyIssuer/recordPeriod(_:assetID:tenant:contentID:trackType:)``).
 package struct CPIXKeyImporter: Sendable {
     /// Reads stored keys and writes keys, policies, period logs and schedules.
     package var issuer: PackagerKeyIssuer
@@ -141,7 +142,9 @@ package struct CPIXKeyImporter: Sendable {
         return placements
     }
 
-    /// Checks every asset, then stores the keys of `document` as the type's comment says.
+    /// Checks every asset, then stores the keys of `document` as the type's comment says. Once the
+    /// checks pass, a store failure during the writes (the overwrites of ``Options/replace``, then
+    /// one batch of claims) can leave part of the file written; importing it again completes it.
     /// - Throws: `.conflict` naming every asset whose stored key differs (nothing written),
     ///   `.unknownTenant`, `.keyring` (the tenant's KEK not given, a stored key that does not
     ///   unwrap), `.store`, and ``placements(_:options:)``'s errors.
