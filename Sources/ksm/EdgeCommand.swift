@@ -108,7 +108,9 @@ struct EdgeCommand: AsyncParsableCommand {
     )
     var rateLimit: String?
 
-    @Option(help: "Requests a client may make at once under --rate-limit. Default: two seconds' worth. Environment: \(EdgeAdmissionSettings.rateBurstEnvironment).")
+    @Option(
+        help: "Requests a client may make at once under --rate-limit. Default: two seconds' worth. Environment: \(EdgeAdmissionSettings.rateBurstEnvironment)."
+    )
     var rateBurst: String?
 
     @Flag(
