@@ -1,0 +1,262 @@
+import ChildProcesses
+import FairPlay
+import FairPlayDevice
+import Foundation
+import KSMService
+import Licensing
+import Synchronization
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// `ksm demo`'s simulated devices as players meet a license edge: each viewer joins by POSTing its
+/// SPC over HTTP to `/fps/{tenant}/license` in one of the five request shapes (docs/edge.md), in
+/// turn, then asks again at every key rotation, all at once; every CKC that comes back is opened by
+/// the device and checked against the catalogue. The scenario and the report are
+/// ``LoadGenerator``'s, so the demo prints the same summary whichever way its devices ask.
+package struct EdgeDemoDevices: Sendable {
+    /// The request shapes, as their reference clients send them.
+    package enum Shape: String, CaseIterable, Sendable {
+        case raw, base64, form, json, apple
+    }
+
+    /// `http://HOST:PORT`, the edge's base URL.
+    package let edge: String
+    package let configuration: LoadGeneratorConfiguration
+    package let catalog: DemoCatalog
+    package let trust: DeviceTrust
+
+    package init(edge: String, configuration: LoadGeneratorConfiguration, catalog: DemoCatalog, trust: DeviceTrust) {
+        self.edge = edge
+        self.configuration = configuration
+        self.catalog = catalog
+        self.trust = trust
+    }
+
+    /// The license URL of the catalogue's tenant.
+    package var licenseURL: String { "\(edge)/fps/\(catalog.tenant)/license" }
+
+    /// A TCP port on 127.0.0.1 for the demo's edge.
+    package static func unusedLoopbackPort() throws -> Int { try RedisServerProcess.freeLoopbackPort() }
+
+    struct Request: Sendable {
+        var id: String
+        var account: String
+        var shape: Shape
+        var body: [UInt8]
+        var contentType: String
+        var session: DeviceSession
+        var expectedKey: [UInt8]
+        var expectedIV: [UInt8]
+        var burst: Int?
+    }
+
+    final class Tracker: Sendable {
+        struct State {
+            var report = LoadReport()
+            var latencies: [Double] = []
+            var burstLatencies: [Double] = []
+            var burstStart: [Int: ContinuousClock.Instant] = [:]
+            var burstLastReply: [Int: ContinuousClock.Instant] = [:]
+            var shapes: [String: Int] = [:]
+        }
+        let state = Mutex(State())
+    }
+
+    /// Requests answered per shape, beside the report.
+    package struct Outcome: Sendable {
+        package var report: LoadReport
+        package var shapes: [String: Int]
+    }
+
+    /// Runs the scenario through the edge; `progress` gets a line about once a second.
+    package func run(progress: (@Sendable (String) -> Void)? = nil) async throws -> Outcome {
+        let runID = String(UInt64.random(in: 0..<UInt64.max), radix: 36)
+        let viewers = (0..<configuration.viewers).map { _ in SimulatedDevice(trust: trust) }
+        let sessions = (0..<configuration.viewers).map { _ in UInt64.random(in: 1..<UInt64.max) }
+        let accounts = max(1, configuration.accounts ?? configuration.viewers)
+        let tracker = Tracker()
+        let session = Self.session(connections: min(64, max(4, configuration.viewers)))
+        defer { session.invalidateAndCancel() }
+
+        let start = ContinuousClock.now
+        let elapsed = await withTaskGroup(of: Void.self) { background in
+            background.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    let (sent, replies, correct) = tracker.state.withLock { ($0.report.sent, $0.report.replies, $0.report.correct) }
+                    progress?("sent \(sent)  answers \(replies)  correct \(correct)  \(String(format: "%.1f", (ContinuousClock.now - start).seconds)) s")
+                }
+            }
+            // Joins at the configured rate (playback state 1, a new session).
+            let interval = Duration.seconds(1 / max(configuration.joinRate, 0.001))
+            await withTaskGroup(of: Void.self) { group in
+                for index in viewers.indices {
+                    let due = start + interval * index
+                    if due > .now { try? await Task.sleep(until: due) }
+                    if let request = try? makeRequest(
+                        runID: runID, viewer: index, device: viewers[index], session: sessions[index], account: index % accounts, period: 0,
+                        state: .readyToPlay, burst: nil)
+                    {
+                        group.addTask { await self.send(request, session: session, tracker: tracker) }
+                    }
+                }
+            }
+            // Rotations: every viewer asks for the next key at once (state 3 renews the lease).
+            for rotation in 1...max(configuration.rotations, 1) where configuration.rotations > 0 {
+                try? await Task.sleep(for: configuration.rotationInterval)
+                let period = rotation % max(catalog.periods, 1)
+                let requests = viewers.indices.compactMap { index in
+                    try? makeRequest(
+                        runID: runID, viewer: index, device: viewers[index], session: sessions[index], account: index % accounts, period: period,
+                        state: .leaseRenewal, burst: rotation)
+                }
+                tracker.state.withLock { $0.burstStart[rotation] = .now }
+                await withTaskGroup(of: Void.self) { group in
+                    for request in requests { group.addTask { await self.send(request, session: session, tracker: tracker) } }
+                }
+            }
+            background.cancelAll()
+            return (ContinuousClock.now - start).seconds
+        }
+
+        return tracker.state.withLock { state in
+            var report = state.report
+            report.missing = report.sent - report.replies
+            report.seconds = (elapsed * 100).rounded() / 100
+            report.repliesPerSecond = (Double(report.replies) / max(elapsed, 0.001)).rounded()
+            report.latencyMilliseconds = .init(milliseconds: state.latencies)
+            report.burstLatencyMilliseconds = .init(milliseconds: state.burstLatencies)
+            var drain = 0.0
+            for (burst, begin) in state.burstStart {
+                if let last = state.burstLastReply[burst] { drain = max(drain, (last - begin).seconds) }
+            }
+            report.burstDrainSeconds = (drain * 1000).rounded() / 1000
+            return Outcome(report: report, shapes: state.shapes)
+        }
+    }
+
+    /// One SPC of a new device for the catalogue's first stream, for a person to POST with curl.
+    package func sampleSPC() throws -> [UInt8] {
+        var options = SPCOptions()
+        options.spcVersion = configuration.spcVersion
+        options.assetID = Array(catalog.assetID(stream: 0, period: 0).utf8)
+        options.playback = MediaPlaybackInfo(
+            creationDate: UInt32(Date().timeIntervalSince1970), state: .readyToPlay, sessionID: UInt64.random(in: 1..<UInt64.max))
+        return try SimulatedDevice(trust: trust).makeSPC(options).0
+    }
+
+    static func session(connections: Int) -> URLSession {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = connections
+        configuration.timeoutIntervalForRequest = 30
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return URLSession(configuration: configuration)
+    }
+
+    func makeRequest(
+        runID: String, viewer: Int, device: SimulatedDevice, session: UInt64, account: Int, period: Int, state: PlaybackState, burst: Int?
+    ) throws -> Request {
+        let stream = viewer % max(catalog.streams, 1)
+        let asset = catalog.assetID(stream: stream, period: period)
+        var options = SPCOptions()
+        options.spcVersion = configuration.spcVersion
+        options.assetID = Array(asset.utf8)
+        options.playback = MediaPlaybackInfo(creationDate: UInt32(Date().timeIntervalSince1970), state: state, sessionID: session)
+        let (spc, deviceSession) = try device.makeSPC(options)
+        // Shapes in turn, the rotation shifting them, so every viewer uses several over the run.
+        let shape = Shape.allCases[(viewer + (burst ?? 0)) % Shape.allCases.count]
+        let (body, contentType) = Self.body(shape, spc: spc, assetID: asset, priority: state == .leaseRenewal ? "continuity" : "new")
+        return Request(
+            id: "\(runID)-\(viewer)-\(period)-\(burst ?? 0)", account: "acct-\(account)", shape: shape, body: body, contentType: contentType,
+            session: deviceSession, expectedKey: catalog.contentKey(assetID: asset), expectedIV: catalog.contentIV(assetID: asset), burst: burst)
+    }
+
+    /// The body and `Content-Type` a player of `shape` sends: the form's base64 unencoded (Apple's
+    /// Safari sample sends its `+` raw) and Apple's JSON as a form, as `fps_safari_support.js` posts it.
+    package static func body(_ shape: Shape, spc: [UInt8], assetID: String, priority: String) -> ([UInt8], String) {
+        let base64 = Data(spc).base64EncodedString()
+        switch shape {
+        case .raw: return (spc, "application/octet-stream")
+        case .base64: return (Array(base64.utf8), "text/plain")
+        case .form:
+            let asset = assetID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            return (Array("spc=\(base64)&assetId=\(asset)".utf8), "application/x-www-form-urlencoded")
+        case .json:
+            return (Array(#"{"spc":"\#(base64)","asset-id":"\#(assetID)","priority":"\#(priority)"}"#.utf8), "application/json")
+        case .apple:
+            let key = #"{"id":1,"uri":"\#(assetID)","spc":"\#(base64)"}"#
+            return (Array(#"{"fairplay-streaming-request":{"version":1,"streaming-keys":[\#(key)]}}"#.utf8), "application/x-www-form-urlencoded")
+        }
+    }
+
+    /// The CKC an answer of `shape` carries; nil when it carries none.
+    package static func ckc(_ shape: Shape, answer: Data) -> [UInt8]? {
+        switch shape {
+        case .raw: return Array(answer)
+        case .base64, .form: return Data(base64Encoded: String(decoding: answer, as: UTF8.self)).map(Array.init)
+        case .json:
+            let object = try? JSONSerialization.jsonObject(with: answer) as? [String: Any]
+            return (object?["ckc"] as? String).flatMap { Data(base64Encoded: $0) }.map(Array.init)
+        case .apple:
+            let object = try? JSONSerialization.jsonObject(with: answer) as? [String: Any]
+            let keys = (object?["fairplay-streaming-response"] as? [String: Any])?["streaming-keys"] as? [[String: Any]]
+            return (keys?.first?["ckc"] as? String).flatMap { Data(base64Encoded: $0) }.map(Array.init)
+        }
+    }
+
+    /// POSTs one request (again, with the same request ID, after a 503 or 504 or a lost connection)
+    /// and checks its answer.
+    func send(_ request: Request, session: URLSession, tracker: Tracker) async {
+        guard let url = URL(string: licenseURL) else { return }
+        var http = URLRequest(url: url)
+        http.httpMethod = "POST"
+        http.httpBody = Data(request.body)
+        http.setValue(request.contentType, forHTTPHeaderField: "Content-Type")
+        http.setValue(request.account, forHTTPHeaderField: "X-Account")
+        http.setValue(request.id, forHTTPHeaderField: "X-Request-ID")
+        let sent = ContinuousClock.now
+        tracker.state.withLock {
+            $0.report.sent += 1
+            $0.shapes[request.shape.rawValue, default: 0] += 1
+        }
+        var answer: (Data, Int)?
+        for attempt in 0..<4 {
+            if attempt > 0 { try? await Task.sleep(for: .milliseconds(200 * attempt)) }
+            guard let (data, response) = try? await session.data(for: http), let status = (response as? HTTPURLResponse)?.statusCode else { continue }
+            answer = (data, status)
+            if status != 503 && status != 504 { break }
+        }
+        let now = ContinuousClock.now
+        guard let (data, status) = answer else { return }
+        var verdict: String?
+        if status != 200 {
+            verdict = "HTTP \(status): \(String(decoding: data.prefix(120), as: UTF8.self))"
+        } else if let ckc = Self.ckc(request.shape, answer: data) {
+            do {
+                let opened = try CKCOpener.open(ckc, session: request.session)
+                if opened.contentKey != request.expectedKey {
+                    verdict = "wrong content key (\(request.shape.rawValue))"
+                } else if opened.contentIV != request.expectedIV {
+                    verdict = "wrong content IV (\(request.shape.rawValue))"
+                }
+            } catch {
+                verdict = "CKC does not open (\(request.shape.rawValue)): \(error.reason)"
+            }
+        } else {
+            verdict = "200 without a CKC (\(request.shape.rawValue))"
+        }
+        let latency = (now - sent).seconds * 1000
+        tracker.state.withLock { state in
+            state.report.replies += 1
+            state.report.statuses["HTTP \(status)", default: 0] += 1
+            state.latencies.append(latency)
+            if let burst = request.burst {
+                state.burstLatencies.append(latency)
+                state.burstLastReply[burst] = max(state.burstLastReply[burst] ?? now, now)
+            }
+            if let verdict { state.report.wrong[verdict, default: 0] += 1 } else { state.report.correct += 1 }
+        }
+    }
+}
