@@ -77,6 +77,13 @@ import Wire
         let changedError = try #require(throws: CPIXFileError.self) { try CPIXKeyDocument(bytes: Array(changed.utf8), privateKey: privateKey) }
         #expect(changedError.message.contains("ValueMAC of ContentKey"), "\(changedError.message)")
 
+        // Every recipient tried costs an RSA decryption, so their number is capped.
+        let delivery = try #require(
+            text.range(of: "<cpix:DeliveryData ").flatMap { start in text.range(of: "</cpix:DeliveryData>").map { start.lowerBound..<$0.upperBound } })
+        let crowded = text.replacingCharacters(in: delivery, with: String(repeating: String(text[delivery]), count: 65))
+        let crowdedError = try #require(throws: CPIXFileError.self) { try CPIXKeyDocument(bytes: Array(crowded.utf8), privateKey: privateKey) }
+        #expect(crowdedError.message.contains("65 cpix:DeliveryData, more than 64"), "\(crowdedError.message)")
+
         let missing = try #require(throws: CPIXFileError.self) { try CPIXKeyDocument(bytes: bytes, privateKey: nil) }
         #expect(missing.message.contains("--private-key"))
         let other = try await TestRecipientCertificate.make()

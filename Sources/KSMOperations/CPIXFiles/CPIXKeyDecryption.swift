@@ -14,6 +14,9 @@ import Wire
 /// (`MACMethod/Key/pskc:EncryptedValue`) and the DASH-IF vector's (`MACMethod/Key` holding the
 /// `enc:` elements) are read. The two secrets are cleansed when this value goes away.
 final class CPIXKeyDecryption {
+    /// The most `DeliveryData` a document may hold.
+    static let maximumRecipients = 64
+
     private var documentKey: [UInt8]
     private var macKey: [UInt8]
 
@@ -27,6 +30,11 @@ final class CPIXKeyDecryption {
         }
         let deliveries = root.elements(cpix, "DeliveryDataList").flatMap { $0.elements(cpix, "DeliveryData") }
         guard !deliveries.isEmpty else { throw CPIXKeyDocument.invalid("the keys are encrypted but the document has no cpix:DeliveryData") }
+        // Each recipient tried costs an RSA decryption: a document of thousands of them would make
+        // the import a CPU sink. Real documents name a handful.
+        guard deliveries.count <= Self.maximumRecipients else {
+            throw CPIXKeyDocument.invalid("the document has \(deliveries.count) cpix:DeliveryData, more than \(Self.maximumRecipients)")
+        }
         for delivery in deliveries {
             guard let documentKeyElement = delivery.elements(cpix, "DocumentKey").first else { continue }
             if let algorithm = documentKeyElement[attribute: "Algorithm"], algorithm != CPIXNamespace.aes256CBC {
