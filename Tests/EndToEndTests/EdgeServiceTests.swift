@@ -104,7 +104,54 @@ struct EdgeServiceTests {
         #expect(metrics.text.contains("ksm_edge_requests_total{tenant=\"\(fleet.catalog.tenant)\",class=\"new\",shape=\"raw\",outcome=\"answered\"} 2"))
         #expect(metrics.text.contains("class=\"continuity\",shape=\"json\",outcome=\"answered\"} 1"))
         #expect(metrics.text.contains("ksm_edge_in_flight 0"))
+        // The job that timed out was still answered once a worker came (deadlineExpired): to nobody.
+        #expect(!metrics.text.contains("ksm_edge_unmatched_replies_total 0"), "\(metrics.text)")
         #expect(await edge.terminate() == 0)
+    }
+
+    @Test func twoEdgesSideBySideEachGetOnlyTheirOwnReplies() async throws {
+        let fleet = try await Fleet(streams: 1, periods: 1)
+        try await fleet.startWorker(extraArguments: ["--class-topics"])
+        let (plain, plainPort) = try await Self.startEdge(fleet: fleet, deadlineSeconds: "10")
+        defer { plain.kill() }
+        let (classes, classesPort) = try await Self.startEdge(fleet: fleet, deadlineSeconds: "10", extraArguments: ["--class-topics"])
+        defer { classes.kill() }
+        let client = try await FleetClient(fleet: fleet)
+        defer { Task { await client.close() } }
+        let device = SimulatedDevice(trust: client.trust)
+        let requests = try (0..<6).map { index in
+            let (spc, session) = try Self.spc(fleet: fleet, device: device, session: UInt64(100 + index))
+            return (index, spc, session)
+        }
+        // Both edges at once, three requests each; the second edge's as prefetch, on the class topic.
+        let answers = try await withThrowingTaskGroup(of: (Int, HTTPExchange).self) { group in
+            for (index, spc, _) in requests {
+                let port = index % 2 == 0 ? plainPort : classesPort
+                var headers = ["X-Account": "side-\(index)", "X-Request-ID": "side-by-side-\(index)"]
+                if index % 2 == 1 { headers["X-Priority"] = "prefetch" }
+                group.addTask {
+                    (index, try await HTTPExchange.post("http://127.0.0.1:\(port)/fps/\(fleet.catalog.tenant)/license", body: spc, headers: headers))
+                }
+            }
+            return try await group.reduce(into: [Int: HTTPExchange]()) { $0[$1.0] = $1.1 }
+        }
+        for (index, _, session) in requests {
+            let answer = try #require(answers[index])
+            #expect(answer.status == 200, "\(index): \(answer.text)")
+            #expect(try CKCOpener.open(answer.body, session: session).contentKey.count == 16, "\(index)")
+        }
+        let tenant = fleet.catalog.tenant
+        let plainMetrics = try await HTTPExchange.get("http://127.0.0.1:\(plainPort)/metrics").text
+        let classesMetrics = try await HTTPExchange.get("http://127.0.0.1:\(classesPort)/metrics").text
+        #expect(plainMetrics.contains("ksm_edge_requests_total{tenant=\"\(tenant)\",class=\"new\",shape=\"raw\",outcome=\"answered\"} 3"), "\(plainMetrics)")
+        #expect(classesMetrics.contains("ksm_edge_requests_total{tenant=\"\(tenant)\",class=\"prefetch\",shape=\"raw\",outcome=\"answered\"} 3"))
+        // Each edge read only its own topic: no reply of the other's reached it.
+        for text in [plainMetrics, classesMetrics] {
+            #expect(text.contains("ksm_edge_unmatched_replies_total 0"), "\(text)")
+            #expect(text.contains("ksm_edge_undecodable_replies_total 0"))
+        }
+        #expect(await plain.terminate() == 0)
+        #expect(await classes.terminate() == 0)
     }
 
     @Test func aRequestInFlightAtSIGTERMIsAnsweredThenTheEdgeExitsZero() async throws {
@@ -159,14 +206,14 @@ struct EdgeServiceTests {
     // MARK: - Helpers
 
     /// Starts `ksm edge` on a free loopback port in front of `fleet` and waits until `/readyz` answers 200.
-    static func startEdge(fleet: Fleet, deadlineSeconds: String) async throws -> (RunningProcess, Int) {
+    static func startEdge(fleet: Fleet, deadlineSeconds: String, extraArguments: [String] = []) async throws -> (RunningProcess, Int) {
         let port = try RedisServerProcess.freeLoopbackPort()
         let edge = try RunningProcess(
             "edge",
             [
                 "edge", "--listen", "127.0.0.1:\(port)", "--brokers", fleet.bootstrap, "--instance-id", "test-\(UUID().uuidString.prefix(8))",
                 "--deadline", deadlineSeconds, "--log-format", "json",
-            ])
+            ] + extraArguments)
         let deadline = ContinuousClock.now + .seconds(30)
         var last = ""
         while ContinuousClock.now < deadline {
