@@ -46,6 +46,9 @@ let package = Package(
         // The `generate-documentation` command plugin (`swift package generate-documentation --target
         // <product>`, docs/commands.md), used by no target: it renders the DocC catalogues.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // `ksm loadgen --http` and `ksm bench http`: the ecosystem's HTTP client drives an edge as players
+        // do (HTTP/1.1 keep-alive, a pool sized to the concurrency); already built for swift-otel's exporter.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // C libraries from Debian, as system-library targets (module map + shim header only).
@@ -157,6 +160,9 @@ let package = Package(
             dependencies: [
                 "KSMService", "KSMOperations", "FairPlay", "FairPlayDevice", "Licensing", "Kafka", "RedisStore", "Wire", "ChildProcesses", "OwnedThreads",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         .executableTarget(

@@ -7,7 +7,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Run a benchmark scenario and print JSON.",
-        subcommands: [FairPlayBench.self, EndToEndBench.self, StormBench.self]
+        subcommands: [FairPlayBench.self, EndToEndBench.self, StormBench.self, HTTPBench.self]
     )
 }
 

@@ -1,0 +1,321 @@
+import ChildProcesses
+import FairPlay
+import FairPlayDevice
+import Foundation
+import KSMService
+import Licensing
+import Logging
+import RedisStore
+import Wire
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The whole license path over HTTP on one host, against the in-process CKC rate on the same cores
+/// in the same run: redis-server, `ksm broker` (mock cluster), `ksm serve` workers and `ksm edge`,
+/// each a process of the real binary, driven by ``HTTPLoadGenerator`` first at saturation (closed
+/// loop), then open loop at fractions of the rate it measured, for latency. What `ksm bench http`
+/// runs and reports. Readiness comes from machine channels only: the workers' `/status`, the edge's
+/// `/readyz`.
+package struct HTTPBenchmark {
+    /// What a run varies.
+    package struct Setup: Sendable {
+        package var fixtures = "Fixtures/test-credentials"
+        /// The `ksm` binary the children run.
+        package var executable: URL
+        package var workers = 1
+        /// Requests of the saturation phase, and how many it keeps in flight.
+        package var saturationRequests = 4_000
+        package var concurrency = 64
+        /// Seconds each open-loop latency phase sends for.
+        package var latencySeconds = 10.0
+        /// Fractions of the saturation rate the latency phases run at.
+        package var loads = [0.5, 0.8]
+        package var shapes = HTTPLoadShape.allCases
+        /// Extra flags for `ksm edge` and for every `ksm serve` (e.g. `--kafka-property linger.ms=5`).
+        package var edgeFlags: [String] = []
+        package var workerFlags: [String] = []
+        /// Where the children's logs go; nil: a temporary directory removed afterwards.
+        package var logDirectory: URL?
+        package var progress: @Sendable (String) -> Void = { _ in }
+
+        package init(executable: URL) { self.executable = executable }
+    }
+
+    /// One open-loop phase at a fraction of the saturation rate.
+    package struct LatencyPhase: Codable, Sendable {
+        package var load: Double
+        package var offeredPerSecond: Double
+        package var ckcPerSecond: Double
+        package var requests: Int
+        package var correct: Int
+        package var p50: Double
+        package var p90: Double
+        package var p99: Double
+        package var max: Double
+        /// The goal's p99 bound for this load (ms), and whether the phase met it.
+        package var goalP99: Double?
+        package var meetsGoal: Bool?
+
+        enum CodingKeys: String, CodingKey {
+            case load, requests, correct, p50, p90, p99, max
+            case offeredPerSecond = "offered_per_second"
+            case ckcPerSecond = "ckc_per_second"
+            case goalP99 = "goal_p99_ms"
+            case meetsGoal = "meets_goal"
+        }
+    }
+
+    /// What `ksm bench http` prints.
+    package struct Result: Codable, Sendable {
+        package var host: String
+        package var cores: Int
+        package var workers: Int
+        package var shapes: [String]
+        package var edgeFlags: [String]
+        package var workerFlags: [String]
+        /// SPC to CKC on the bench's crypto pool, no Kafka, no Redis, no HTTP; the mean of the
+        /// measurements before and after the HTTP phases.
+        package var inProcessCKCPerSecond: Double
+        /// Correct CKCs per second over HTTP at saturation, and over the in-process rate.
+        package var httpCKCPerSecond: Double
+        package var ratio: Double
+        package var saturation: HTTPLoadReport
+        package var latency: [LatencyPhase]
+        /// CPU microseconds per request by process during the saturation phase (`edge`, `workers`,
+        /// `broker`, `redis-server`, and this process's threads: `crypto`, `swift` (the HTTP client),
+        /// `kafka-client`), with the edge's and the workers' split by thread.
+        package var cpuMicrosecondsPerRequest: [String: Double]
+        /// CPU time spent during saturation over the cores' time.
+        package var cpuUtilization: Double
+        /// The goals (ratio ≥ 0.8; p99 < 50 ms at half load and < 100 ms at 0.8), as met or not.
+        package var meetsRatioGoal: Bool
+        package var allCorrect: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case host, cores, workers, shapes, ratio, saturation, latency
+            case edgeFlags = "edge_flags"
+            case workerFlags = "worker_flags"
+            case inProcessCKCPerSecond = "in_process_ckc_per_second"
+            case httpCKCPerSecond = "http_ckc_per_second"
+            case cpuMicrosecondsPerRequest = "cpu_us_per_request"
+            case cpuUtilization = "cpu_utilization"
+            case meetsRatioGoal = "meets_ratio_goal"
+            case allCorrect = "all_correct"
+        }
+    }
+
+    /// The goals the figures are reported against (docs/performance.md); not asserted.
+    package static let ratioGoal = 0.8
+    package static func p99Goal(load: Double) -> Double? {
+        switch load {
+        case ...0.5: 50
+        case ...0.8: 100
+        default: nil
+        }
+    }
+
+    /// Why the run could not be made.
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    package let setup: Setup
+
+    package init(setup: Setup) { self.setup = setup }
+
+    package func run() async throws -> Result {
+        let say = setup.progress
+        var logger = Logger(label: "ksm.bench.http")
+        logger.logLevel = .error
+        let test = try TestCredentials(directory: setup.fixtures)
+        let directory =
+            setup.logDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("ksm-bench-http-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { if setup.logDirectory == nil { try? FileManager.default.removeItem(at: directory) } }
+
+        // The store: its own redis-server, the catalogue written with the demo key-encryption key.
+        let redis = try await RedisServerProcess()
+        defer { redis.stop() }
+        let store = RedisLicenseStore(client: try RedisClient(configuration: redis.configuration(poolSize: 2), logger: logger))
+        let catalog = DemoCatalog(tenant: "bench", streams: 8, periods: 1)
+        try await catalog.provision(store, credentials: test)
+        let kekPath = directory.appendingPathComponent("kek.hex").path
+        guard
+            FileManager.default.createFile(
+                atPath: kekPath, contents: Data(HexEncoding.encode(catalog.demoKeyEncryptionKey).utf8), attributes: [.posixPermissions: 0o600])
+        else { throw Failure("cannot write \(kekPath)") }
+        let credentials = try StormRun.privateCopy(of: setup.fixtures, into: directory.appendingPathComponent("credentials"))
+
+        // Kafka: `ksm broker`, a mock cluster in a process of its own; its first line is the bootstrap.
+        let broker = try RunningProcess(
+            "ksm broker", executable: setup.executable, ["broker", "--partitions", "12"], logFile: nil)
+        defer { broker.kill() }
+        let bootstrap = try await broker.firstLine()
+        say("broker at \(bootstrap), redis at \(redis.url.replacingOccurrences(of: #"//[^@]*@"#, with: "//", options: .regularExpression))")
+
+        var workers: [RunningProcess] = []
+        defer { for worker in workers { worker.kill() } }
+        for index in 0..<max(1, setup.workers) {
+            let adminPort = try RedisServerProcess.freeLoopbackPort()
+            let worker = try RunningProcess(
+                "ksm serve \(index)", executable: setup.executable,
+                [
+                    "serve", "--brokers", bootstrap, "--redis-url", redis.url, "--credentials", credentials,
+                    "--kek", "\(catalog.keyEncryptionKeyID)=\(kekPath)", "--kafka-property", "session.timeout.ms=6000",
+                    "--log-level", "warning", "--admin-port", "\(adminPort)",
+                ] + setup.workerFlags,
+                logFile: directory.appendingPathComponent("serve-\(index).log"))
+            worker.adminPort = adminPort
+            workers.append(worker)
+        }
+        try await RunningProcess.waitUntilSettled(workers, partitions: 12)
+        say("\(workers.count) worker(s) own the 12 partitions")
+
+        let port = try RedisServerProcess.freeLoopbackPort()
+        let edge = try RunningProcess(
+            "ksm edge", executable: setup.executable,
+            [
+                "edge", "--listen", "127.0.0.1:\(port)", "--brokers", bootstrap, "--instance-id", "bench-\(UInt32.random(in: 0...UInt32.max))",
+                "--deadline", "10", "--log-level", "warning",
+            ] + setup.edgeFlags,
+            logFile: directory.appendingPathComponent("edge.log"))
+        defer { edge.kill() }
+        try await Self.waitUntilReady(edge, port: port)
+        say("edge ready on 127.0.0.1:\(port)")
+        let url = "http://127.0.0.1:\(port)/fps/\(catalog.tenant)/license"
+
+        let pool = CryptoPool()
+        defer { pool.shutdown() }
+        let server = KeyServerModule(credentials: try CredentialStore(test.credentials))
+
+        func generator(requests: Int, pace: HTTPLoadGenerator.Pace, label: String) async throws -> HTTPLoadGenerator {
+            var c = HTTPLoadGenerator.Configuration(urls: [url])
+            c.requests = requests
+            c.pace = pace
+            c.shapes = setup.shapes
+            c.connections = setup.concurrency
+            c.runID = "\(label)-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
+            // A retry would count one request's two attempts as one; a refusal is a figure here.
+            c.retries = 0
+            return try await HTTPLoadGenerator(configuration: c, catalog: catalog, trust: test.trust, pool: pool)
+        }
+
+        // The in-process baseline, on SPCs made like the load's.
+        say("making SPCs")
+        let baselineSPCs: [[UInt8]] = await pool.map(Array(0..<2_000)) { index in
+            let device = SimulatedDevice(trust: test.trust)
+            var options = SPCOptions()
+            options.assetID = Array(catalog.assetID(stream: index % catalog.streams, period: 0).utf8)
+            options.playback = MediaPlaybackInfo(creationDate: 1_790_000_000, state: .readyToPlay, sessionID: UInt64(index + 1))
+            return (try? device.makeSPC(options).spc) ?? []
+        }
+        let baseline = InProcessBaseline(server: server, pool: pool, spcs: baselineSPCs.filter { !$0.isEmpty })
+        await baseline.warmUp()
+        let before = await baseline.measure()
+        say("in-process rate \(Int(before)) CKC/s")
+
+        // Warm-up: connections open, the workers' caches filled, librdkafka's batches in their stride.
+        let warm = try await generator(requests: 300, pace: .concurrency(min(16, setup.concurrency)), label: "warm").run()
+        guard warm.allCorrect else {
+            throw Failure("warm-up failed: \(warm.correct)/\(warm.requests) correct, \(warm.errorsByStatus), \(warm.wrong), \(warm.lost) lost")
+        }
+
+        let saturationLoad = try await generator(requests: setup.saturationRequests, pace: .concurrency(setup.concurrency), label: "sat")
+        say("saturation: \(setup.saturationRequests) requests, \(setup.concurrency) in flight")
+        let processes: [String: [Int32]] = [
+            "edge": [edge.process.processIdentifier], "workers": workers.map(\.process.processIdentifier),
+            "broker": [broker.process.processIdentifier], "redis-server": [redis.processIdentifier].compactMap { $0 },
+        ]
+        let cpuBefore = CPUAccount.sample(processes: processes, threadSplit: ["edge", "workers"])
+        let wallStart = ContinuousClock.now
+        let saturation = try await saturationLoad.run()
+        let cpu = CPUAccount.sample(processes: processes, threadSplit: ["edge", "workers"]) - cpuBefore
+        let wall = (ContinuousClock.now - wallStart).seconds
+        say("saturation: \(saturation.ckcPerSecond) CKC/s, \(saturation.correct)/\(saturation.requests) correct, p99 \(saturation.latencyMilliseconds.p99) ms")
+
+        var phases: [LatencyPhase] = []
+        var allCorrect = saturation.allCorrect
+        for load in setup.loads {
+            let rate = max(1, saturation.ckcPerSecond * load)
+            let requests = max(50, Int(rate * setup.latencySeconds))
+            let phase = try await generator(requests: requests, pace: .rate(rate), label: "l\(Int(load * 100))").run()
+            allCorrect = allCorrect && phase.allCorrect
+            let goal = Self.p99Goal(load: load)
+            phases.append(
+                LatencyPhase(
+                    load: load, offeredPerSecond: rate.rounded(), ckcPerSecond: phase.ckcPerSecond, requests: phase.requests, correct: phase.correct,
+                    p50: phase.latencyMilliseconds.p50, p90: phase.latencyMilliseconds.p90, p99: phase.latencyMilliseconds.p99,
+                    max: phase.latencyMilliseconds.max, goalP99: goal, meetsGoal: goal.map { phase.latencyMilliseconds.p99 < $0 }))
+            say(
+                "\(load) load (\(Int(rate)) req/s): p50 \(phase.latencyMilliseconds.p50) ms, p99 \(phase.latencyMilliseconds.p99) ms, \(phase.correct)/\(phase.requests) correct"
+            )
+        }
+
+        let after = await baseline.measure()
+        let inProcess = (before + after) / 2
+        say("in-process rate after: \(Int(after)) CKC/s")
+        await edge.terminate(timeout: .seconds(10))
+        for worker in workers { await worker.terminate(timeout: .seconds(10)) }
+
+        let ratio = (saturation.ckcPerSecond / inProcess * 1000).rounded() / 1000
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        return Result(
+            host: "\(ProcessInfo.processInfo.hostName), \(cores) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB", cores: cores,
+            workers: workers.count, shapes: setup.shapes.map(\.rawValue), edgeFlags: setup.edgeFlags, workerFlags: setup.workerFlags,
+            inProcessCKCPerSecond: inProcess.rounded(), httpCKCPerSecond: saturation.ckcPerSecond, ratio: ratio, saturation: saturation,
+            latency: phases, cpuMicrosecondsPerRequest: cpu.microsecondsPerJob(saturation.requests),
+            cpuUtilization: (cpu.seconds.values.reduce(0, +) / (wall * Double(cores)) * 100).rounded() / 100,
+            meetsRatioGoal: ratio >= Self.ratioGoal, allCorrect: allCorrect)
+    }
+
+    /// Polls the edge's `/readyz` until it answers 200 (producer connected, reply topic assigned).
+    static func waitUntilReady(_ edge: RunningProcess, port: Int, timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        var last = "no answer"
+        while ContinuousClock.now < deadline, edge.isRunning {
+            if let url = URL(string: "http://127.0.0.1:\(port)/readyz"),
+                let (data, response) = try? await URLSession.shared.data(
+                    for: URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 2)),
+                let http = response as? HTTPURLResponse
+            {
+                if http.statusCode == 200 { return }
+                last = "\(http.statusCode) \(String(decoding: data, as: UTF8.self))"
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw Failure("ksm edge did not become ready (/readyz: \(last)): \(edge.stderr.suffix(2_000))")
+    }
+
+    /// The figures as a table for people.
+    package static func table(_ r: Result) -> String {
+        func yes(_ b: Bool?) -> String { b.map { $0 ? "yes" : "NO" } ?? "-" }
+        var lines = [
+            "host: \(r.host); \(r.workers) worker(s); shapes \(r.shapes.joined(separator: ","))",
+            "edge flags: \(r.edgeFlags.joined(separator: " ")); worker flags: \(r.workerFlags.joined(separator: " "))",
+            "",
+            "| measure                         | value        | goal        | met |",
+            "| ------------------------------- | ------------ | ----------- | --- |",
+            "| in-process CKC/s                | \(pad(r.inProcessCKCPerSecond)) |             |     |",
+            "| HTTP CKC/s at saturation        | \(pad(r.httpCKCPerSecond)) |             |     |",
+            "| ratio                           | \(pad(r.ratio)) | >= 0.8      | \(yes(r.meetsRatioGoal).padding(toLength: 3, withPad: " ", startingAt: 0)) |",
+        ]
+        for p in r.latency {
+            let name = "p50 / p99 ms at \(p.load) (\(Int(p.offeredPerSecond))/s)"
+            lines.append(
+                "| \(name.padding(toLength: 31, withPad: " ", startingAt: 0)) | \("\(p.p50) / \(p.p99)".padding(toLength: 12, withPad: " ", startingAt: 0)) | \((p.goalP99.map { "p99 < \(Int($0))" } ?? "").padding(toLength: 11, withPad: " ", startingAt: 0)) | \(yes(p.meetsGoal).padding(toLength: 3, withPad: " ", startingAt: 0)) |"
+            )
+        }
+        lines.append("")
+        let cpu = r.cpuMicrosecondsPerRequest.sorted { $0.key < $1.key }.map { "\($0.key) \(Int($0.value))" }.joined(separator: ", ")
+        lines.append("CPU µs per request at saturation: \(cpu); utilisation \(r.cpuUtilization)")
+        return lines.joined(separator: "\n")
+    }
+
+    private static func pad(_ x: Double) -> String {
+        let text = x == x.rounded() && abs(x) >= 10 ? "\(Int(x))" : "\(x)"
+        return text.padding(toLength: 12, withPad: " ", startingAt: 0)
+    }
+}

@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import KSMLoad
+
+/// `ksm bench http`: the whole license path over HTTP (redis-server, `ksm broker`, `ksm serve`,
+/// `ksm edge`) at saturation against the in-process CKC rate on the same cores, then latency open loop
+/// at fractions of that rate. Prints a table on standard error and one JSON line on standard output.
+struct HTTPBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "http",
+        abstract:
+            "CKCs/s through ksm edge, Kafka, Redis and ksm serve processes driven over HTTP at saturation, against the in-process rate; then p50/p99 latency open loop at 0.5 and 0.8 of it."
+    )
+
+    @Option(help: "Directory with the test credentials.")
+    var fixtures = "Fixtures/test-credentials"
+    @Option(help: "ksm serve processes.")
+    var workers = 1
+    @Option(help: "Requests of the saturation phase.")
+    var requests = 4_000
+    @Option(help: "Requests in flight during the saturation phase (closed loop); also the client's connections.")
+    var concurrency = 64
+    @Option(help: "Seconds each open-loop latency phase sends for.")
+    var latencySeconds = 10.0
+    @Option(help: "Fractions of the saturation rate for the latency phases, comma-separated.")
+    var loads = "0.5,0.8"
+    @Option(help: "Request shapes, comma-separated, taken in turn.")
+    var shapes = HTTPLoadShape.allCases.map(\.rawValue).joined(separator: ",")
+    @Option(help: "Extra `ksm edge` flags, space-separated (e.g. `--edge-flags=\"--kafka-property linger.ms=5\"`).")
+    var edgeFlags = ""
+    @Option(help: "Extra `ksm serve` flags for every worker, space-separated.")
+    var workerFlags = ""
+    @Option(help: "Keep the children's logs in this directory (default: a temporary one, removed).")
+    var logs: String?
+
+    func validate() throws {
+        guard workers >= 1, requests >= 1, concurrency >= 1, latencySeconds > 0 else {
+            throw ValidationError("--workers, --requests and --concurrency must be at least 1, --latency-seconds positive")
+        }
+        if case .failure(let unknown) = HTTPLoadShape.list(shapes) { throw ValidationError(unknown.description) }
+        guard parsedLoads != nil else { throw ValidationError("--loads must be fractions between 0 and 1, comma-separated (0.5,0.8)") }
+    }
+
+    var parsedLoads: [Double]? {
+        let values = loads.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard !values.isEmpty, values.allSatisfy({ $0.map { $0 > 0 && $0 <= 1 } ?? false }) else { return nil }
+        return values.compactMap { $0 }
+    }
+
+    func run() async throws {
+        var setup = HTTPBenchmark.Setup(executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath())
+        setup.fixtures = fixtures
+        setup.workers = workers
+        setup.saturationRequests = requests
+        setup.concurrency = concurrency
+        setup.latencySeconds = latencySeconds
+        setup.loads = parsedLoads ?? [0.5, 0.8]
+        setup.shapes = (try? HTTPLoadShape.list(shapes).get()) ?? HTTPLoadShape.allCases
+        setup.edgeFlags = edgeFlags.split(separator: " ").map(String.init)
+        setup.workerFlags = workerFlags.split(separator: " ").map(String.init)
+        if let logs {
+            setup.logDirectory = URL(fileURLWithPath: logs)
+        }
+        setup.progress = { FileHandle.standardError.write(Data("[http] \($0)\n".utf8)) }
+        let result = try await HTTPBenchmark(setup: setup).run()
+        FileHandle.standardError.write(Data((HTTPBenchmark.table(result) + "\n").utf8))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        FileHandle.standardOutput.write(try encoder.encode(result) + Data("\n".utf8))
+        if !result.allCorrect { throw ExitCode(1) }
+    }
+}
