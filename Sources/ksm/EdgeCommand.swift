@@ -42,7 +42,10 @@ struct EdgeCommand: AsyncParsableCommand {
     )
     var kafkaProperties: [String] = []
 
-    @Option(help: "\(ServeSetting.redisURL.help) Optional: the request path does not read Redis. Environment: \(ServeSetting.redisURL.environment).")
+    @Option(
+        help:
+            "\(ServeSetting.redisURL.help) Optional: with it the edge checks entitlement tokens and serves certificates; without, the workers check tokens. Environment: \(ServeSetting.redisURL.environment)."
+    )
     var redisURL: String?
 
     @Option(help: "\(ServeSetting.logLevel.help) Default: info. Environment: \(ServeSetting.logLevel.environment).")
