@@ -1,7 +1,12 @@
+import FairPlay
+import FairPlayDevice
 import Foundation
 import KSMLoad
+import KSMService
 import KSMTestSupport
+import Licensing
 import Testing
+import Wire
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -14,8 +19,8 @@ import Testing
 /// stands in for `kafka`, with the topics made already, since the mock creates none on request; a
 /// redis-server of the test's own for `redis`), each volume's mount point (a directory per container path: bind
 /// sources copied with the 0644 modes git gives them, named volumes shared), the workers' admin
-/// ports and the key provider's port (they share one host here), and loadgen's length (a shorter
-/// run appended to its arguments).
+/// ports, the key provider's and the edge's port (they share one host here), and loadgen's length (a
+/// shorter run appended to its arguments).
 @Suite(.serialized, .timeLimit(.minutes(4)))
 struct ComposeStackTests {
     static func compose() async throws -> [String: Any] {
@@ -206,6 +211,107 @@ extension ComposeStackTests {
         #expect(try SpekeServiceTests.fairPlayKeys(answer.body).count == 2)
         #expect(process.stderr.contains("\"scheme\":\"http\""), "JSON logs, plain HTTP: \(process.stderr.suffix(1000))")
         #expect(await process.terminate() == 0)
+    }
+
+    @Test(
+        "The compose file's edge service, run as shipped after kafka-init, ksm-setup and a worker, is healthy by its own healthcheck and a device's SPC gets a CKC that opens"
+    )
+    func edgeServiceRunsAsShipped() async throws {
+        let compose = try await Self.compose()
+        let services = try (compose["services"] as? [String: [String: Any]] ?? [:]).map { try Service($0.key, $0.value) }
+        func service(_ name: String) throws -> Service { try #require(services.first { $0.name == name }, "no service \(name)") }
+        let json = try #require((compose["services"] as? [String: [String: Any]])?["edge"], "no service edge")
+
+        let redis = try await RedisServerProcess()
+        defer { redis.stop() }
+        let broker = try RunningProcess("broker", ["broker", "--partitions", "12"], controlInput: true)
+        let bootstrap = try await broker.firstLine()
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-compose-edge-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let rewrite = Rewrite(bootstrap: bootstrap, redisURL: redis.url, root: root)
+        try Self.mount(services, rewrite)
+        let topics = try service("kafka-init")
+        let topicsRun = try await KSMBinary.run(topics.command.map(rewrite.callAsFunction), environment: topics.environment.mapValues(rewrite.callAsFunction))
+        #expect(topicsRun.status == 0, "kafka-init failed: \(String(decoding: topicsRun.stderr, as: UTF8.self))")
+        try await Self.runSetup(try service("ksm-setup"), rewrite)
+
+        // One of the file's workers, on an admin port of this host's.
+        let workerService = try service("ksm-worker-1")
+        var workerEnvironment = workerService.environment.mapValues(rewrite.callAsFunction)
+        let adminPort = try RedisServerProcess.freeLoopbackPort()
+        workerEnvironment["KSM_ADMIN_PORT"] = "\(adminPort)"
+        let worker = try RunningProcess("compose-worker", workerService.command.map(rewrite.callAsFunction), environment: workerEnvironment)
+        defer { worker.kill() }
+        let workerReady = try await DeployFiles.waitForReady(port: adminPort) { worker.isRunning }
+        try #require(workerReady, "the worker never became ready: \(worker.stderr.suffix(3000))")
+
+        // The file's command and environment; only the listening port is this host's.
+        let edgeService = try service("edge")
+        #expect(edgeService.command == ["edge"])
+        for key in ["KSM_KAFKA_BROKERS", "KSM_REQUESTS_TOPIC", "KSM_REDIS_URL"] {
+            #expect(edgeService.environment[key] == workerService.environment[key], "\(key): the edge's and the workers' differ")
+        }
+        var environment = edgeService.environment.mapValues(rewrite.callAsFunction)
+        let listen = try #require(environment["KSM_EDGE_LISTEN"], "edge sets no KSM_EDGE_LISTEN")
+        let containerPort = try #require(listen.split(separator: ":").last.map(String.init))
+        #expect((json["ports"] as? [String]) == ["127.0.0.1:18081:\(containerPort)"], "the published port is the one it listens on")
+        let port = try RedisServerProcess.freeLoopbackPort()
+        environment["KSM_EDGE_LISTEN"] = "127.0.0.1:\(port)"
+        let edge = try RunningProcess("compose-edge", edgeService.command.map(rewrite.callAsFunction), environment: environment)
+        defer { edge.kill() }
+        let ready = try await DeployFiles.waitForReady(port: port) { edge.isRunning }
+        try #require(ready, "the edge never became ready: \(edge.stderr.suffix(3000))")
+        let replyTopic = "fps.license.replies.edge.\(try #require(environment["KSM_EDGE_INSTANCE_ID"]))"
+        let readiness = try await HTTPExchange.get("http://127.0.0.1:\(port)/readyz")
+        #expect(readiness.text.contains("reply topic \(replyTopic) assigned"), "\(readiness.text)")
+
+        // The healthcheck compose runs in the container, against this host's port.
+        let test = try #require((json["healthcheck"] as? [String: Any])?["test"] as? [String])
+        #expect(test.first == "CMD" && test.count > 2)
+        let check = try await ProcessRunner.run(
+            URL(fileURLWithPath: test[1]), test.dropFirst(2).map { $0.replacingOccurrences(of: "/\(containerPort)", with: "/\(port)") },
+            timeout: .seconds(30))
+        #expect(check.succeeded, "the healthcheck failed: \(check.stderrText)")
+
+        // A device of the seeded catalogue (ksm-setup's seed-demo) asks, raw and as JSON; each CKC
+        // opens on the device to the catalogue's key.
+        let catalog = DemoCatalog(streams: 4, periods: 4)
+        let client = try await FleetClient(bootstrap: bootstrap, catalog: catalog)
+        let device = SimulatedDevice(trust: client.trust)
+        await client.close()
+        let asset = catalog.assetID(stream: 1, period: 2)
+        let url = "http://127.0.0.1:\(port)/fps/\(catalog.tenant)/license"
+        for (index, shape) in ["raw", "json"].enumerated() {
+            var options = SPCOptions()
+            options.assetID = Array(asset.utf8)
+            options.playback = MediaPlaybackInfo(
+                creationDate: UInt32(Date().timeIntervalSince1970), state: .readyToPlay, sessionID: UInt64(index + 1))
+            let (spc, session) = try device.makeSPC(options)
+            let answer: HTTPExchange
+            let ckc: [UInt8]
+            if shape == "raw" {
+                answer = try await HTTPExchange.post(url, body: spc, headers: ["Content-Type": "application/octet-stream", "X-Account": "compose-viewer"])
+                ckc = answer.body
+            } else {
+                let body = "{\"spc\":\"\(Base64.encode(spc))\",\"asset-id\":\"\(asset)\"}"
+                answer = try await HTTPExchange.post(
+                    url, body: Array(body.utf8), headers: ["Content-Type": "application/json", "X-Account": "compose-viewer"])
+                guard case .object(let object)? = try? JSONValue(parsing: answer.body), case .string(let text)? = object["ckc"] else {
+                    Issue.record("json: \(answer.status) \(answer.text)")
+                    continue
+                }
+                ckc = try #require(Base64.decode(Array(text.utf8)))
+            }
+            #expect(answer.status == 200, "\(shape): \(answer.text) \(edge.stderr.suffix(2000))")
+            guard answer.status == 200 else { continue }
+            let opened = try CKCOpener.open(ckc, session: session)
+            #expect(opened.contentKey == catalog.contentKey(assetID: asset), "\(shape)")
+        }
+        let metrics = try await HTTPExchange.get("http://127.0.0.1:\(port)/metrics")
+        #expect(metrics.text.contains("outcome=\"answered\"} 1"), "\(metrics.text.suffix(3000))")
+        #expect(edge.stderr.contains("\"reply_topic\":\"\(replyTopic)\""), "JSON logs name the reply topic: \(edge.stderr.suffix(1000))")
+        #expect(await edge.terminate() == 0)
+        #expect(await worker.terminate() == 0)
     }
 
     @Test("ksm loadgen against a broker that is not there fails within its connect timeout, saying so")

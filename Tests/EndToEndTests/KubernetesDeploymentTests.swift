@@ -23,7 +23,9 @@ import Wire
 /// Substituted: the brokers and Redis addresses, the admin port, the mount points (a directory per
 /// container path), and the Secrets' values (the test credentials and fresh random keys).
 /// The key provider (deploy/kubernetes/speke) is run the same way after the provisioning Job, its
-/// listening address the one substitution more, as shipped and with the documented TLS Secret.
+/// listening address the one substitution more, as shipped and with the documented TLS Secret; the
+/// edge (deploy/kubernetes/edge) too, in front of the worker, its pod name given by the downward API
+/// as the kubelet gives it.
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct KubernetesDeploymentTests {
     static func documents(_ path: String) async throws -> [[String: Any]] {
@@ -40,6 +42,8 @@ struct KubernetesDeploymentTests {
         var secrets: [String: [String: Data]] = [:]
         /// Where this test puts the container paths.
         var root: URL
+        /// `metadata.name` of the pod being run, for the downward API's `fieldRef`.
+        var podName = "ksm-pod"
 
         /// Lays out one Secret or ConfigMap volume at `mount` as the kubelet does.
         func project(_ files: [String: Data], at mount: URL, mode: Int) throws {
@@ -75,6 +79,11 @@ struct KubernetesDeploymentTests {
                     environment[name] = try #require(secrets[ref["name"] as? String ?? ""]?[ref["key"] as? String ?? ""]).utf8String
                 } else if let ref = from["configMapKeyRef"] as? [String: Any] {
                     environment[name] = try #require(configMaps[ref["name"] as? String ?? ""]?[ref["key"] as? String ?? ""]).utf8String
+                } else if let ref = from["fieldRef"] as? [String: Any] {
+                    // The downward API; only the pod's name is used by these manifests.
+                    let path = ref["fieldPath"] as? String
+                    #expect(path == "metadata.name", "fieldRef \(String(describing: path)) is not simulated")
+                    environment[name] = podName
                 }
             }
             let volumes = podSpec["volumes"] as? [[String: Any]] ?? []
@@ -151,7 +160,10 @@ struct KubernetesDeploymentTests {
     /// KSM_KEK_FILES entry, a random key seed, and `redisURL`.
     static func provisionedCluster(root: URL, redisURL: String) async throws -> Cluster {
         var cluster = Cluster(root: root)
-        for path in ["deploy/kubernetes/common/configmap.yaml", "deploy/kubernetes/provision/tenant.yaml", "deploy/kubernetes/speke/configmap.yaml"] {
+        for path in [
+            "deploy/kubernetes/common/configmap.yaml", "deploy/kubernetes/provision/tenant.yaml", "deploy/kubernetes/speke/configmap.yaml",
+            "deploy/kubernetes/edge/configmap.yaml",
+        ] {
             for doc in try await Self.documents(path) where doc["kind"] as? String == "ConfigMap" {
                 let name = try #require((doc["metadata"] as? [String: Any])?["name"] as? String)
                 cluster.configMaps[name] = ((doc["data"] as? [String: String]) ?? [:]).mapValues { Data($0.utf8) }
@@ -339,5 +351,133 @@ extension KubernetesDeploymentTests {
             #expect(plain.status == nil, "plain HTTP answered on the TLS port: \(plain)")
         }
         #expect(await speke.terminate() == 0)
+    }
+}
+
+extension KubernetesDeploymentTests {
+    /// How the edge's pod is set up: as shipped (plain HTTP, TLS at the ingress), or with the ksm-edge
+    /// ConfigMap's commented-out TLS lines taken in and a `ksm-edge-tls` Secret.
+    enum EdgeTransport: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case plain = "as shipped, plain HTTP"
+        case tls = "with the ksm-edge-tls Secret"
+        var testDescription: String { rawValue }
+    }
+
+    @Test(
+        "The topics and provisioning Jobs, a worker, then two of the edge's pods run as the kubelet runs them: each its own reply topic from its name, a device's SPC answered with the seed's key",
+        arguments: EdgeTransport.allCases)
+    func edgeDeploymentAnswersDevices(transport: EdgeTransport) async throws {
+        let docs = try await Self.documents("deploy/kubernetes/edge/deployment.yaml") + Self.documents("deploy/kubernetes/edge/service.yaml")
+        let deployment = try #require(docs.first { $0["kind"] as? String == "Deployment" })
+        let service = try #require(docs.first { $0["kind"] as? String == "Service" })
+        let workerDeployment = try #require(try await Self.documents("deploy/kubernetes/deployment.yaml").first { $0["kind"] as? String == "Deployment" })
+        let job = try #require(try await Self.documents("deploy/kubernetes/provision/job.yaml").first { $0["kind"] as? String == "Job" })
+        let topicsJob = try #require(try await Self.documents("deploy/kubernetes/topics/job.yaml").first { $0["kind"] as? String == "Job" })
+        let redis = try await RedisServerProcess()
+        defer { redis.stop() }
+        let broker = try RunningProcess("broker", ["broker"], controlInput: true)
+        let bootstrap = try await broker.firstLine()
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-k8s-edge-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        var cluster = try await Self.provisionedCluster(root: root, redisURL: redis.url)
+        let seed = try #require(cluster.secrets["ksm-key-seed"]?["seed"])
+        cluster.configMaps["ksm-config"]?["KSM_KAFKA_BROKERS"] = Data(bootstrap.utf8)
+        let adminPort = try RedisServerProcess.freeLoopbackPort()
+        cluster.configMaps["ksm-config"]?["KSM_ADMIN_PORT"] = Data("\(adminPort)".utf8)
+
+        // What the manifests promise: probes on the container's port, the Service's port 80 reaching
+        // the port the ConfigMap listens on, the instance ID from the pod's name.
+        let spec = try #require(deployment["spec"] as? [String: Any])
+        #expect(spec["replicas"] == nil, "the replica count is KEDA's")
+        let podSpec = try #require((spec["template"] as? [String: Any])?["spec"] as? [String: Any])
+        let container = try #require((podSpec["containers"] as? [[String: Any]])?.first)
+        #expect(container["args"] as? [String] == ["edge"])
+        let containerPort = try #require((container["ports"] as? [[String: Any]])?.first)
+        let listen = try #require(cluster.configMaps["ksm-edge"]?["KSM_EDGE_LISTEN"]?.utf8String)
+        #expect(listen == "0.0.0.0:\(containerPort["containerPort"] as? Int ?? 0)", "KSM_EDGE_LISTEN \(listen) is not the container port")
+        for (probe, path) in [("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")] {
+            let get = (container[probe] as? [String: Any])?["httpGet"] as? [String: Any]
+            #expect(get?["path"] as? String == path && get?["port"] as? String == containerPort["name"] as? String, "\(probe): \(String(describing: get))")
+        }
+        let servicePort = try #require(((service["spec"] as? [String: Any])?["ports"] as? [[String: Any]])?.first)
+        #expect(servicePort["port"] as? Int == 80 && servicePort["targetPort"] as? String == containerPort["name"] as? String)
+
+        var certificate: SelfSignedCertificate?
+        defer { certificate?.remove() }
+        if transport == .tls {
+            let made = try await SelfSignedCertificate.make()
+            certificate = made
+            for key in ["KSM_EDGE_TLS_CERTIFICATE", "KSM_EDGE_TLS_PRIVATE_KEY"] {
+                let path = try Self.commentedSetting(key, in: "deploy/kubernetes/edge/configmap.yaml")
+                #expect(path.hasPrefix("/etc/ksm/edge-tls/"), "the TLS Secret is mounted at /etc/ksm/edge-tls: \(path)")
+                cluster.configMaps["ksm-edge"]?[key] = Data(path.utf8)
+            }
+            cluster.secrets["ksm-edge-tls"] = [
+                "tls.crt": try Data(contentsOf: URL(fileURLWithPath: made.certificatePath)),
+                "tls.key": try Data(contentsOf: URL(fileURLWithPath: made.privateKeyPath)),
+            ]
+        }
+
+        // The topics the workers read (the edge produces to them), the tenant, one worker.
+        _ = try await runJob(topicsJob, in: cluster)
+        _ = try await runJob(job, in: cluster)
+        let workerPod = try #require(((workerDeployment["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any])
+        let (workerArgs, workerEnvironment) = try cluster.prepare(try #require((workerPod["containers"] as? [[String: Any]])?.first), podSpec: workerPod)
+        let worker = try RunningProcess("k8s-worker", workerArgs, environment: workerEnvironment)
+        defer { worker.kill() }
+        let workerReady = try await DeployFiles.waitForReady(port: adminPort) { worker.isRunning }
+        try #require(workerReady, "the worker never became ready: \(worker.stderr.suffix(3000))")
+
+        // Two pods of the Deployment, each with its name, mounts (the same Secrets) and port.
+        let tenant = try #require(cluster.configMaps["ksm-tenant"]?["tenant"]?.utf8String)
+        let scheme = transport == .tls ? "https" : "http"
+        var pods: [(process: RunningProcess, port: Int, name: String)] = []
+        defer { for pod in pods { pod.process.kill() } }
+        for name in ["ksm-edge-7d9f8c6b5-x2x4z", "ksm-edge-7d9f8c6b5-q8r7t"] {
+            var podCluster = cluster
+            podCluster.podName = name
+            let port = try RedisServerProcess.freeLoopbackPort()
+            podCluster.configMaps["ksm-edge"]?["KSM_EDGE_LISTEN"] = Data("127.0.0.1:\(port)".utf8)
+            let (args, environment) = try podCluster.prepare(container, podSpec: podSpec)
+            #expect(environment["KSM_EDGE_INSTANCE_ID"] == name)
+            let edge = try RunningProcess("k8s-\(name)", args, environment: environment)
+            pods.append((edge, port, name))
+            let ready = try await Curl.waitForReady("\(scheme)://localhost:\(port)/readyz", caCertificate: certificate?.certificatePath) {
+                edge.isRunning
+            }
+            try #require(ready, "\(name) never became ready: \(edge.stderr.suffix(3000))")
+            let readiness = try await Curl.get("\(scheme)://localhost:\(port)/readyz", caCertificate: certificate?.certificatePath)
+            #expect(
+                String(decoding: readiness.body, as: UTF8.self).contains("reply topic fps.license.replies.edge.\(name) assigned"),
+                "\(readiness)")
+        }
+
+        // A device asks each pod; each CKC opens to the key the Job's seed derives for the asset.
+        let client = try await FleetClient(bootstrap: bootstrap, catalog: DemoCatalog())
+        let device = SimulatedDevice(trust: client.trust)
+        await client.close()
+        let asset = "skd://\(tenant)/live-1"
+        let seedBytes = try #require([UInt8](hexString: seed.utf8String))
+        let expected = try ContentKeyDerivation.derive(seed: seedBytes, assetID: Array(asset.utf8)).key
+        for (index, pod) in pods.enumerated() {
+            var options = SPCOptions()
+            options.assetID = Array(asset.utf8)
+            options.playback = MediaPlaybackInfo(creationDate: UInt32(Date().timeIntervalSince1970), state: .readyToPlay, sessionID: UInt64(7 + index))
+            let (spc, session) = try device.makeSPC(options)
+            let answer = try await Curl.post(
+                "\(scheme)://localhost:\(pod.port)/fps/\(tenant)/license", body: spc,
+                headers: ["Content-Type": "application/octet-stream", "X-Account": "viewer-\(index)"], caCertificate: certificate?.certificatePath)
+            #expect(answer.status == 200, "\(pod.name): \(answer) \(pod.process.stderr.suffix(2000))")
+            guard answer.status == 200 else { continue }
+            let opened = try CKCOpener.open(answer.body, session: session)
+            #expect(opened.contentKey == expected, "\(pod.name)")
+            #expect(opened.keyDuration?.keyType == .lease, "the Job's policy grants a lease")
+        }
+        if transport == .tls, let pod = pods.first {
+            let plain = try await Curl.get("http://127.0.0.1:\(pod.port)/healthz", caCertificate: nil)
+            #expect(plain.status == nil, "plain HTTP answered on the TLS port: \(plain)")
+        }
+        for pod in pods { #expect(await pod.process.terminate() == 0, "\(pod.name)") }
+        #expect(await worker.terminate() == 0)
     }
 }
