@@ -200,7 +200,7 @@ let package = Package(
         .testTarget(
             name: "KSMOperationsTests",
             dependencies: [
-                "KSMOperations", "KSMService", "Licensing", "RedisStore", "Kafka", "Speke", "KSMTestSupport",
+                "KSMOperations", "KSMService", "Licensing", "RedisStore", "Kafka", "Speke", "FairPlay", "Wire", "KSMTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
