@@ -52,6 +52,7 @@ import Testing
         let verdict = Self.decide(.known(try Self.view(required: true)), token: token, account: "mallory")
         #expect(verdict.decision == .admit(account: Self.id("alice"), entitlement: token))
         #expect(verdict.verifiedAccount == Self.id("alice") && verdict.refusal == nil)
+        #expect(EntitlementToken.maximumLength <= LicenseJob.maximumEntitlementLength, "every token that verifies fits a job")
     }
 
     @Test func noTokenWhereOneIsRequiredIs401WithoutAnErrorCode() throws {
@@ -188,7 +189,7 @@ import Testing
         #expect(loads.load(ordering: .relaxed) == 3)
     }
 
-    @Test func theAdmissionReadsTheStoreOnceAndRateLimitsByVerifiedAccount() async throws {
+    @Test func theAdmissionOverAStoreChecksTokensAndRateLimitsByVerifiedAccount() async throws {
         let store = InMemoryLicenseStore()
         let keyring = KeyEncryptionKeyring()
         var kek = [UInt8](repeating: 9, count: 16)

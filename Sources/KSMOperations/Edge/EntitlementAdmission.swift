@@ -1,4 +1,3 @@
-import Foundation
 import KSMService
 import Licensing
 import Logging
@@ -161,9 +160,8 @@ package enum EntitlementCheck {
             // No job could carry it: the worker would refuse it as another account's.
             return invalid("entitlement token's sub is not a valid account identifier")
         }
-        guard token.utf8.count <= LicenseJob.maximumEntitlementLength else {
-            return invalid("entitlement token is longer than \(LicenseJob.maximumEntitlementLength) bytes")
-        }
+        // A verified token is at most EntitlementToken.maximumLength (8 KiB), so the job, which takes
+        // up to LicenseJob.maximumEntitlementLength (16 KiB), carries it.
         return Verdict(decision: .admit(account: account, entitlement: token), verifiedAccount: account)
     }
 
@@ -256,9 +254,9 @@ package struct EntitlementAdmission: EdgeAdmission {
     }
 }
 
-/// The wall clock the edge checks tokens with: milliseconds since 1970, as the worker's.
+/// The wall clock the edge checks tokens with: the worker's own (``LicenseProcessor/currentTimeMilliseconds()``).
 package enum EdgeClock {
-    package static let wallMilliseconds: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1_000).rounded(.down)) }
+    package static let wallMilliseconds: @Sendable () -> Int64 = { LicenseProcessor.currentTimeMilliseconds() }
 }
 
 /// A value loaded per key and kept for a few seconds (``EdgeTTLCache``), with concurrent requests
