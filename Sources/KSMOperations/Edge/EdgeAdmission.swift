@@ -5,8 +5,9 @@ import Licensing
 /// account, and what entitlement token the job carries: the seam where token verification goes.
 ///
 /// The route calls ``admit(_:)`` once per request after reading the tenant from the path and
-/// before parsing the body; a refusal is answered as it is, and no job is produced. The default,
-/// ``HeaderAccountAdmission``, admits everyone with the `X-Account` header's account. An
+/// before parsing the body; a refusal is answered as it is, and no job is produced. `ksm edge`
+/// uses ``EntitlementAdmission`` (tokens checked at the edge) with a Redis URL, else
+/// ``HeaderAccountAdmission`` (everyone, with the `X-Account` header's account). An
 /// implementation must not block (it runs on the cooperative pool) and must not log a token.
 package protocol EdgeAdmission: Sendable {
     func admit(_ request: EdgeAdmissionRequest) async -> EdgeAdmissionDecision
@@ -58,7 +59,7 @@ package enum EdgeAdmissionDecision: Sendable, Equatable {
     case refuse(status: Int, reason: String, headers: [LicenseHTTPHeader])
 }
 
-/// The default admission, until tokens are verified at the edge: the account is the `X-Account`
+/// The admission of an edge without Redis (tokens are then checked by the workers only): the account is the `X-Account`
 /// header (a valid identifier, else the request is refused 400), or `anonymous` without one; the
 /// `Authorization: Bearer` token passes to the job as its `entitlement`, which the worker checks
 /// against the tenant's token secrets when the tenant's policy asks for one.
