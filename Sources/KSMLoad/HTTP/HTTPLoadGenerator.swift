@@ -128,7 +128,10 @@ package struct HTTPLoadGenerator: Sendable {
         var http = HTTPClient.Configuration()
         http.httpVersion = .http1Only
         http.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: configuration.connectionsPerEdge)
-        http.timeout = .init(connect: .seconds(5), read: .milliseconds(Int64(configuration.attemptTimeout.seconds * 1000)))
+        // With several edges a refused connection is a dead edge: fail it at once so the retry goes to
+        // the next, instead of retrying the dead one for the connect timeout.
+        http.connectionPool.retryConnectionEstablishment = configuration.urls.count == 1
+        http.timeout = .init(connect: .seconds(2), read: .milliseconds(Int64(configuration.attemptTimeout.seconds * 1000)))
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
         let counters = Counters(count: prepared.count)
         let start = ContinuousClock.now
