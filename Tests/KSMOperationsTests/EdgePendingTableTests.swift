@@ -1,5 +1,6 @@
 import KSMOperations
 import KSMService
+import Synchronization
 import Testing
 
 /// The edge's pending table as a value: every path in and out of a request, with integers for
@@ -217,6 +218,18 @@ import Testing
         #expect(all.count == 5)
         #expect(all.allSatisfy { if case .cancelled = $0 { true } else { false } })
         #expect(waiters.count == 0)
+    }
+
+    @Test func theCountReportedIsTheTablesAfterEachChange() async {
+        let counts = Mutex<[Int]>([])
+        let waiters = EdgeReplyWaiters(capacity: 2, onCount: { count in counts.withLock { $0.append(count) } })
+        _ = waiters.reserve("a")
+        _ = waiters.reserve("b")
+        _ = waiters.reserve("c")
+        waiters.remove("a")
+        waiters.remove("b")
+        waiters.remove("c")
+        #expect(counts.withLock { $0 } == [1, 2, 2, 1, 0, 0])
     }
 
     @Test func correlationIDsAreUniquePerStart() {

@@ -94,6 +94,8 @@ package struct EdgeLicenseRoute: Sendable {
     /// The answer to `POST /fps/{tenant}/license`.
     package func answer(_ request: Request) async -> Result {
         let start = ContinuousClock.now
+        // The job's deadline is the edge's own, on the wall clock: a slow upload shortens both.
+        let deadlineMilliseconds = wallClock() + configuration.deadline.wholeMilliseconds
         let deadline = start + configuration.deadline
         guard let tenant = try? StoreIdentifier(request.tenant) else {
             return Result(answer: .text(404, "no such tenant: the route is /fps/{tenant}/license"), outcome: .rejected)
@@ -172,7 +174,6 @@ package struct EdgeLicenseRoute: Sendable {
         }
         defer { waiters.remove(correlationID) }
 
-        let deadlineMilliseconds = wallClock() + configuration.deadline.wholeMilliseconds
         let job = LicenseJob(
             id: jobID, tenant: tenant, account: account, spc: parsed.spc, deadline: deadlineMilliseconds, priority: priority, entitlement: entitlement)
         let headers: [(String, [UInt8])] =

@@ -15,9 +15,14 @@ package enum EdgeWaitResult: Sendable {
 package final class EdgeReplyWaiters: Sendable {
     package typealias Waiter = CheckedContinuation<EdgeWaitResult, Never>
     private let table: Mutex<EdgePendingTable<Waiter, LicenseReply>>
+    private let onCount: (@Sendable (Int) -> Void)?
 
-    package init(capacity: Int) {
+    /// - Parameter onCount: called with the number of requests in the table after each reserve and
+    ///   remove (the in-flight gauge); under the table's lock, so the last value set is the count
+    ///   now: keep it to a gauge's `set`.
+    package init(capacity: Int, onCount: (@Sendable (Int) -> Void)? = nil) {
         table = Mutex(EdgePendingTable(capacity: capacity))
+        self.onCount = onCount
     }
 
     /// Requests in the table now (the in-flight gauge).
@@ -25,13 +30,22 @@ package final class EdgeReplyWaiters: Sendable {
 
     /// Room for one more request under `id`; call before producing its job.
     package func reserve(_ id: String) -> EdgePendingTable<Waiter, LicenseReply>.Reservation {
-        table.withLock { $0.reserve(id) }
+        table.withLock { table in
+            let reservation = table.reserve(id)
+            onCount?(table.count)
+            return reservation
+        }
     }
 
     /// Ends the request: its entry leaves the table. Call on every path out of a reserved request
     /// (a `defer` right after a successful ``reserve(_:)``).
     package func remove(_ id: String) {
-        table.withLock { $0.remove(id) }?.resume(returning: .cancelled)
+        let waiter = table.withLock { table in
+            let waiter = table.remove(id)
+            onCount?(table.count)
+            return waiter
+        }
+        waiter?.resume(returning: .cancelled)
     }
 
     /// How a reply was placed, for the counters.

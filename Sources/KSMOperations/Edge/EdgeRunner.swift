@@ -49,7 +49,7 @@ package enum EdgeRunner {
             throw ServeRunner.StartError("Cannot create the Kafka producer: \(error) Check --brokers and --kafka-property.")
         }
         let metrics = EdgeMetrics(registry: registry)
-        let waiters = EdgeReplyWaiters(capacity: settings.maximumInFlight)
+        let waiters = EdgeReplyWaiters(capacity: settings.maximumInFlight, onCount: { metrics.setInFlight($0) })
         let correlationIDs = EdgeCorrelationIDs()
         let topics = settings.classTopics ? [LicenseJob.Priority.continuity, .new, .prefetch].map { settings.requestTopic(for: $0) } : [settings.requestsTopic]
         let producing = EdgeProducerService(producer: producer, topics: topics, logger: logger)

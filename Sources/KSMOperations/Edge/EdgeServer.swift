@@ -65,9 +65,7 @@ package struct EdgeServer: Service {
             let routeRequest = EdgeLicenseRoute.Request(
                 tenant: context.parameters.get("tenant") ?? "", headers: headers, query: query, clientAddress: context.clientAddress,
                 readBody: { await Self.body(of: request, limit: limit) })
-            metrics.setInFlight(route.waiters.count + 1)
             let result = await route.answer(routeRequest)
-            metrics.setInFlight(route.waiters.count)
             metrics.record(
                 tenant: result.tenant, priority: result.priority, shape: result.shape, outcome: result.outcome, duration: ContinuousClock.now - start)
             return Self.response(result.answer)
