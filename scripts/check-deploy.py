@@ -36,7 +36,7 @@ Checked:
   topics and partitions; the `speke` service (`ksm speke`, healthy by /readyz, after ksm-setup,
   publishing the port it listens on); the `edge` service (`ksm edge`, the workers' brokers, topics
   and Redis, healthy by /readyz, after kafka-init and ksm-setup, publishing the port it listens on,
-  its reply topic inside the workers' allowlist).
+  its reply topic inside the workers' allowlist, the certificate it serves stored by ksm-setup).
 - Dockerfile and .dockerignore: multi-stage, bookworm-slim runtime, non-root, HEALTHCHECK,
   EXPOSE 9090, no Fixtures shipped.
 """
@@ -1063,6 +1063,9 @@ def check_compose():
         prefix = str(eenv.get("KSM_EDGE_REPLY_TOPIC_PREFIX", "fps.license.replies.edge."))
         if not reply_topic_allowed(prefix + str(eenv.get("KSM_EDGE_INSTANCE_ID", "edge")), eenv):
             fail(where, f"edge: reply topic {prefix}<instance> is outside the workers' reply topics")
+        setup = " ".join(str(c) for c in command(services.get("ksm-setup", {})))
+        if "put-certificate" not in setup:
+            fail(where, "ksm-setup must store the demo tenant's certificate (ksm admin put-certificate): the edge serves it")
         grace = str(edge.get("stop_grace_period", "10s"))
         if not grace.endswith("s") or int(grace[:-1]) <= EDGE_DRAIN_SECONDS:
             fail(where, f"edge: stop_grace_period {grace} does not cover the {EDGE_DRAIN_SECONDS} s drain")

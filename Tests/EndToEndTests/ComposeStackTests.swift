@@ -214,7 +214,7 @@ extension ComposeStackTests {
     }
 
     @Test(
-        "The compose file's edge service, run as shipped after kafka-init, ksm-setup and a worker, is healthy by its own healthcheck and a device's SPC gets a CKC that opens"
+        "The compose file's edge service, run as shipped after kafka-init, ksm-setup and a worker, is healthy by its own healthcheck, serves the certificate and a device's SPC gets a CKC that opens"
     )
     func edgeServiceRunsAsShipped() async throws {
         let compose = try await Self.compose()
@@ -307,6 +307,12 @@ extension ComposeStackTests {
             let opened = try CKCOpener.open(ckc, session: session)
             #expect(opened.contentKey == catalog.contentKey(assetID: asset), "\(shape)")
         }
+        // The certificate a player fetches first: the one ksm-setup stored, the one the SPCs were made for.
+        let certificate = try await HTTPExchange.get("http://127.0.0.1:\(port)/fps/\(catalog.tenant)/certificate")
+        #expect(certificate.status == 200, "\(certificate.text)")
+        #expect(certificate.headers["content-type"] == "application/pkix-cert")
+        let fixture = KSMBinary.packageRoot.appendingPathComponent("Fixtures/test-credentials/test_certificate.der")
+        #expect(certificate.body == Array(try Data(contentsOf: fixture)), "the edge serves the certificate ksm-setup stored")
         let metrics = try await HTTPExchange.get("http://127.0.0.1:\(port)/metrics")
         #expect(metrics.text.contains("outcome=\"answered\"} 1"), "\(metrics.text.suffix(3000))")
         #expect(edge.stderr.contains("\"reply_topic\":\"\(replyTopic)\""), "JSON logs name the reply topic: \(edge.stderr.suffix(1000))")
