@@ -727,8 +727,14 @@ def check_edge():
         sname = get(e, "valueFrom", "secretKeyRef", "name")
         if sname and sname not in secrets:
             fail(f, f"env {e['name']} reads Secret {sname}, not in secret.template.yaml")
-    # Topics: the edge produces to what the topics Job creates (the workers' ConfigMap names both)
-    # and its reply topics lie inside what the workers answer to.
+    # Topics: the edge produces to what the topics Job creates (the workers' ConfigMap names both,
+    # so the edge's own must not rename them) and its reply topics lie inside what the workers
+    # answer to.
+    shared = ("KSM_KAFKA_BROKERS", "KSM_REQUESTS_TOPIC", "KSM_CLASS_TOPICS", "KSM_REPLIES_TOPIC", "KSM_REPLY_TOPICS",
+              "KSM_KAFKA_PROPERTIES")
+    overridden = [k for k in shared if k in configmaps.get("ksm-edge", {})]
+    if overridden:
+        fail(f, f"the ksm-edge ConfigMap overrides the workers' {', '.join(overridden)}: the topics Job and the workers would disagree")
     prefix = str(env.get("KSM_EDGE_REPLY_TOPIC_PREFIX", "fps.license.replies.edge."))
     if not reply_topic_allowed(prefix + "ksm-edge-7d9f8c6b5-x2x4z", env):
         fail(f, f"reply topics {prefix}<pod> are outside the workers' reply topics (KSM_REPLY_TOPICS / KSM_REPLIES_TOPIC.*)")
