@@ -17,9 +17,9 @@ struct HTTPBench: AsyncParsableCommand {
     @Option(help: "ksm serve processes.")
     var workers = 1
     @Option(help: "Requests of the saturation phase.")
-    var requests = 4_000
+    var requests = 8_000
     @Option(help: "Requests in flight during the saturation phase (closed loop); also the client's connections.")
-    var concurrency = 64
+    var concurrency = 256
     @Option(help: "Seconds each open-loop latency phase sends for.")
     var latencySeconds = 10.0
     @Option(help: "Fractions of the saturation rate for the latency phases, comma-separated.")

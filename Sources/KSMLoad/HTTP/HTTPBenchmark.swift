@@ -26,8 +26,8 @@ package struct HTTPBenchmark {
         package var executable: URL
         package var workers = 1
         /// Requests of the saturation phase, and how many it keeps in flight.
-        package var saturationRequests = 4_000
-        package var concurrency = 64
+        package var saturationRequests = 8_000
+        package var concurrency = 256
         /// Seconds each open-loop latency phase sends for.
         package var latencySeconds = 10.0
         /// Fractions of the saturation rate the latency phases run at.
