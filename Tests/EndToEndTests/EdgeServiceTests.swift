@@ -181,6 +181,35 @@ struct EdgeServiceTests {
         #expect(await edge.terminate() == 0)
     }
 
+    @Test func servesHTTPSNativelyWithTheCertificateGiven() async throws {
+        let certificate = try await SelfSignedCertificate.make()
+        defer { certificate.remove() }
+        let fleet = try await Fleet(streams: 1, periods: 1)
+        try await fleet.startWorker()
+        let port = try RedisServerProcess.freeLoopbackPort()
+        let edge = try RunningProcess(
+            "edge",
+            [
+                "edge", "--listen", "127.0.0.1:\(port)", "--brokers", fleet.bootstrap, "--instance-id", "tls-\(UUID().uuidString.prefix(8))",
+                "--tls-certificate", certificate.certificatePath, "--tls-private-key", certificate.privateKeyPath,
+            ])
+        defer { edge.kill() }
+        let base = "https://127.0.0.1:\(port)"
+        let ready = try await Curl.waitForReady("\(base)/readyz", caCertificate: certificate.certificatePath) { edge.isRunning }
+        #expect(ready, "\(edge.stderr.suffix(2_000))")
+        let client = try await FleetClient(fleet: fleet)
+        defer { Task { await client.close() } }
+        let (spc, session) = try Self.spc(fleet: fleet, device: SimulatedDevice(trust: client.trust), session: 5)
+        let answer = try await Curl.post(
+            "\(base)/fps/\(fleet.catalog.tenant)/license", body: spc, headers: ["X-Account": "tls"], caCertificate: certificate.certificatePath)
+        #expect(answer.status == 200, "\(answer)")
+        #expect(try CKCOpener.open(answer.body, session: session).contentKey.count == 16)
+        // Plain HTTP on the TLS port gets no answer.
+        let plain = try await Curl.get("http://127.0.0.1:\(port)/healthz", caCertificate: nil)
+        #expect(plain.status == nil, "\(plain)")
+        #expect(await edge.terminate() == 0)
+    }
+
     @Test func checkConfigPrintsTheSettingsRedactedAndNamesEveryProblem() async throws {
         let good = try await KSMBinary.run(
             [

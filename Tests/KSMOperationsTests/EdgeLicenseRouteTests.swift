@@ -149,6 +149,20 @@ import Wire
         #expect(waiters.count == 0)
     }
 
+    @Test func beforeTheEdgeIsReadyARequestIs503AndNothingIsProduced() async {
+        let waiters = EdgeReplyWaiters(capacity: 4)
+        let kafka = FakeKafka(waiters: waiters, answer: Self.ok)
+        let base = Self.route(kafka)
+        let route = EdgeLicenseRoute(
+            configuration: base.configuration, admission: base.admission, waiters: waiters, correlationIDs: base.correlationIDs,
+            produce: base.produce, logger: base.logger, wallClock: base.wallClock, notReadyReason: { "reply topic not yet assigned" })
+        let result = await route.answer(Self.request([]))
+        #expect(result.answer.status == 503 && result.outcome == .unavailable && result.answer.retryAfterSeconds == 1)
+        #expect(String(decoding: result.answer.body, as: UTF8.self).contains("reply topic not yet assigned"))
+        #expect(kafka.records.withLock { $0.isEmpty })
+        #expect(waiters.count == 0)
+    }
+
     @Test func aRefusalReplyKeepsTheWorkersStatusAndRetryAdvice() async {
         let waiters = EdgeReplyWaiters(capacity: 4)
         let kafka = FakeKafka(waiters: waiters) { record in

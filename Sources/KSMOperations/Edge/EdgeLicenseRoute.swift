@@ -70,6 +70,10 @@ package struct EdgeLicenseRoute: Sendable {
     package let logger: Logger
     /// Milliseconds since 1970 now (the job's `deadline` is this plus ``EdgeConfiguration/deadline``).
     package let wallClock: @Sendable () -> Int64
+    /// Nil when a job can be produced and its reply read (the producer reached a broker, the reply
+    /// topic is assigned); else why not: the request is answered 503 at once rather than produced
+    /// for a reply nobody would read.
+    package let notReadyReason: @Sendable () -> String?
 
     /// The headers a request may set.
     package static let requestIDHeader = "X-Request-ID"
@@ -80,8 +84,10 @@ package struct EdgeLicenseRoute: Sendable {
     package init(
         configuration: EdgeConfiguration, admission: any EdgeAdmission, waiters: EdgeReplyWaiters, correlationIDs: EdgeCorrelationIDs,
         produce: @escaping Produce, logger: Logger,
-        wallClock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1_000).rounded(.down)) }
+        wallClock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1_000).rounded(.down)) },
+        notReadyReason: @escaping @Sendable () -> String? = { nil }
     ) {
+        self.notReadyReason = notReadyReason
         self.configuration = configuration
         self.admission = admission
         self.waiters = waiters
@@ -163,6 +169,11 @@ package struct EdgeLicenseRoute: Sendable {
         log[metadataKey: "fps.request_id"] = "\(jobID.value)"
         log[metadataKey: "fps.tenant"] = "\(tenant.value)"
 
+        if let reason = notReadyReason() {
+            result.answer = parsed.unavailableAnswer(reason: "the edge is not ready: \(reason)", retryAfterSeconds: Self.retryAfterSeconds)
+            result.outcome = .unavailable
+            return result
+        }
         let correlationID = correlationIDs.next()
         switch waiters.reserve(correlationID) {
         case .reserved: break

@@ -54,6 +54,10 @@ package enum EdgeRunner {
         let topics = settings.classTopics ? [LicenseJob.Priority.continuity, .new, .prefetch].map { settings.requestTopic(for: $0) } : [settings.requestsTopic]
         let producing = EdgeProducerService(producer: producer, topics: topics, logger: logger)
         let replies = EdgeReplyService(configuration: settings, producer: producer, waiters: waiters, metrics: metrics, logger: logger)
+        let notReadyReason: @Sendable () -> String? = {
+            let reasons = [producing.notReadyReason, replies.notReadyReason].compactMap { $0 }
+            return reasons.isEmpty ? nil : reasons.joined(separator: "; ")
+        }
         let route = EdgeLicenseRoute(
             configuration: settings, admission: parts.admission, waiters: waiters, correlationIDs: correlationIDs,
             produce: { record in
@@ -63,14 +67,12 @@ package enum EdgeRunner {
                 } catch {
                     return error
                 }
-            }, logger: logger)
+            }, logger: logger, notReadyReason: notReadyReason)
         let server = EdgeServer(
             host: settings.host, port: settings.port, route: route, metrics: metrics,
             readiness: {
-                let reasons = [producing.notReadyReason, replies.notReadyReason].compactMap { $0 }
-                return reasons.isEmpty
-                    ? .init(ok: true, detail: "ok: producer connected, reply topic \(settings.replyTopic) assigned")
-                    : .init(ok: false, detail: reasons.joined(separator: "; "))
+                notReadyReason().map { .init(ok: false, detail: $0) }
+                    ?? .init(ok: true, detail: "ok: producer connected, reply topic \(settings.replyTopic) assigned")
             },
             renderMetrics: { registry.emitToString() }, logger: logger, tls: tls, certificates: parts.certificates)
         logger.info("edge instance", metadata: ["reply_topic": "\(settings.replyTopic)", "correlation_nonce": "\(correlationIDs.nonce)"])
