@@ -168,12 +168,31 @@ import Testing
         // Expired entries go before live ones.
         cache.store(4, for: "d", now: start + .seconds(6.5))
         #expect(cache.value(for: "c", now: start + .seconds(6.5)) == 3 && cache.value(for: "d", now: start + .seconds(6.5)) == 4)
+        // An entry of its own time to live (a failure: a second).
+        cache.store(5, for: "e", now: start + .seconds(7), timeToLive: .seconds(1))
+        #expect(cache.value(for: "e", now: start + .milliseconds(7_999)) == 5 && cache.value(for: "e", now: start + .seconds(8)) == nil)
+    }
+
+    @Test func aFailureIsKeptForItsShortTimeToLive() async throws {
+        let loads = Atomic<Int>(0)
+        let loader = EdgeCachedLoader<String, Int>(
+            capacity: 10, timeToLive: .seconds(60), isFailure: { $0 < 0 }, failureTimeToLive: .milliseconds(200),
+            load: { _ in
+                loads.add(1, ordering: .relaxed)
+                return -1
+            })
+        _ = await loader.value(for: "down")
+        _ = await loader.value(for: "down")
+        #expect(loads.load(ordering: .relaxed) == 1, "the store is not asked again within the failure's time to live")
+        try await Task.sleep(for: .milliseconds(250))
+        _ = await loader.value(for: "down")
+        #expect(loads.load(ordering: .relaxed) == 2)
     }
 
     @Test func concurrentRequestsShareOneLoadAndFailuresAreNotKept() async {
         let loads = Atomic<Int>(0)
         let loader = EdgeCachedLoader<String, Int>(
-            capacity: 10, timeToLive: .seconds(60), isCacheable: { $0 >= 0 },
+            capacity: 10, timeToLive: .seconds(60), isFailure: { $0 < 0 }, failureTimeToLive: .zero,
             load: { key in
                 loads.add(1, ordering: .relaxed)
                 try? await Task.sleep(for: .milliseconds(50))

@@ -34,7 +34,7 @@ package enum EdgeAdmissionAssembly {
             throw ServeRunner.StartError("Cannot use the Redis URL \(Redaction.redactedURL(redisURL)): \(error) Check --redis-url or KSM_REDIS_URL.")
         }
         let entitlement = EntitlementAdmission(
-            sources: admission.tokenSources, tenants: EntitlementAdmission.tenantLoader(store: store, keyring: keyring), rateLimit: rateLimit,
+            sources: admission.tokenSources, tenants: EntitlementAdmission.tenantLoader(store: store, keyring: keyring, logger: logger), rateLimit: rateLimit,
             metrics: metrics, logger: logger)
         return Parts(admission: entitlement, certificates: EdgeCertificateRoute(certificates: EdgeCertificateRoute.loader(store: store)))
     }

@@ -20,9 +20,9 @@ package struct EdgeCertificateRoute: Sendable {
         /// The store could not be read; the error's text, for the log.
         case unavailable(String)
 
-        var isCacheable: Bool {
-            if case .unavailable = self { return false }
-            return true
+        var isFailure: Bool {
+            if case .unavailable = self { return true }
+            return false
         }
     }
 
@@ -41,7 +41,7 @@ package struct EdgeCertificateRoute: Sendable {
     /// The cache over a Redis store, as ``EntitlementAdmission/tenantLoader(store:keyring:)``.
     package static func loader(store: RedisLicenseStore) -> EdgeCachedLoader<StoreIdentifier, Lookup> {
         EdgeCachedLoader(
-            capacity: EntitlementAdmission.tenantCapacity, timeToLive: EntitlementAdmission.tenantTimeToLive, isCacheable: { $0.isCacheable },
+            capacity: EntitlementAdmission.tenantCapacity, timeToLive: EntitlementAdmission.tenantTimeToLive, isFailure: { $0.isFailure },
             load: { tenant in
                 do throws(LicenseStoreError) {
                     return .stored(try await store.applicationCertificates(tenant: tenant))

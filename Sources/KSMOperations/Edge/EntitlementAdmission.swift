@@ -64,10 +64,10 @@ package enum EdgeTenantLookup: Sendable {
     /// The store could not be read; the error's text, for the log.
     case unavailable(String)
 
-    /// A failed read is not kept: the next request asks again.
-    var isCacheable: Bool {
-        if case .unavailable = self { return false }
-        return true
+    /// A failed read, kept only ``EdgeCachedLoader/failureTimeToLive``.
+    var isFailure: Bool {
+        if case .unavailable = self { return true }
+        return false
     }
 }
 
@@ -212,18 +212,30 @@ package struct EntitlementAdmission: EdgeAdmission {
     }
 
     /// The cache over a store: one read per tenant per ``tenantTimeToLive`` (the record and the
-    /// tenant policy in one round trip), the token secrets unwrapped with `keyring`.
-    package static func tenantLoader(store: any LicenseStore, keyring: KeyEncryptionKeyring) -> EdgeCachedLoader<StoreIdentifier, EdgeTenantLookup> {
+    /// tenant policy in one round trip), the token secrets unwrapped with `keyring`. A failed read
+    /// and a tenant whose secrets this edge cannot open are logged here, once per load, not per
+    /// request.
+    package static func tenantLoader(
+        store: any LicenseStore, keyring: KeyEncryptionKeyring, logger: Logger = Logger(label: "ksm.edge")
+    ) -> EdgeCachedLoader<StoreIdentifier, EdgeTenantLookup> {
         EdgeCachedLoader(
-            capacity: tenantCapacity, timeToLive: tenantTimeToLive, isCacheable: { $0.isCacheable },
+            capacity: tenantCapacity, timeToLive: tenantTimeToLive, isFailure: { $0.isFailure },
             load: { tenant in
                 // The record and the tenant layer come with the worker's own read; the asset is none.
                 let request = StoreRequest(tenant: tenant, account: HeaderAccountAdmission.anonymous, assetID: [])
                 do throws(LicenseStoreError) {
                     guard let result = try await store.fetch([request]).first else { return .unavailable("the store answered nothing") }
                     guard let record = result.tenant else { return .unknown }
-                    return .known(EdgeTenantView(record: record, tenantPolicy: result.tenantPolicy, keyring: keyring))
+                    let view = EdgeTenantView(record: record, tenantPolicy: result.tenantPolicy, keyring: keyring)
+                    if let problem = view.keyringProblem {
+                        logger.error(
+                            "cannot open this tenant's token secrets, so a request with a token is refused 503: pass its key-encryption key with --kek",
+                            metadata: ["fps.tenant": "\(tenant.value)", "error": "\(problem)"])
+                    }
+                    return .known(view)
                 } catch {
+                    logger.warning(
+                        "tenant store unreachable; requests are refused 503", metadata: ["fps.tenant": "\(tenant.value)", "error": "\(error)"])
                     return .unavailable(error.description)
                 }
             })
@@ -242,13 +254,7 @@ package struct EntitlementAdmission: EdgeAdmission {
         }
         if let refusal = verdict.refusal {
             metrics?.refused(refusal)
-            if case .unavailable(let why) = lookup {
-                logger.warning("tenant store unreachable; request refused 503", metadata: ["fps.tenant": "\(request.tenant.value)", "error": "\(why)"])
-            } else if refusal == .noKeyEncryptionKey {
-                logger.error("cannot check this tenant's tokens: pass its key-encryption key with --kek", metadata: ["fps.tenant": "\(request.tenant.value)"])
-            } else {
-                logger.debug("request refused at admission", metadata: ["fps.tenant": "\(request.tenant.value)", "reason": "\(refusal.rawValue)"])
-            }
+            logger.debug("request refused at admission", metadata: ["fps.tenant": "\(request.tenant.value)", "reason": "\(refusal.rawValue)"])
         }
         return verdict.decision
     }
@@ -260,21 +266,27 @@ package enum EdgeClock {
 }
 
 /// A value loaded per key and kept for a few seconds (``EdgeTTLCache``), with concurrent requests
-/// for one key sharing a single load, so a burst after expiry costs the store one read.
+/// for one key sharing a single load, so a burst after expiry costs the store one read. A failed
+/// load is kept only ``failureTimeToLive`` (1 s, the `Retry-After` of the 503 it answers), so an
+/// unreachable Redis is asked once a second per key, not once per request.
 package actor EdgeCachedLoader<Key: Hashable & Sendable, Value: Sendable> {
     private var cache: EdgeTTLCache<Key, Value>
     private var loading: [Key: Task<Value, Never>] = [:]
     private let load: @Sendable (Key) async -> Value
-    private let isCacheable: @Sendable (Value) -> Bool
+    private let isFailure: @Sendable (Value) -> Bool
+    package let failureTimeToLive: Duration
 
-    /// - Parameter isCacheable: false for a value not to keep (a failed read).
+    /// - Parameters:
+    ///   - isFailure: true for a value kept only `failureTimeToLive` (a failed read).
+    ///   - failureTimeToLive: how long a failure answers; zero: not kept.
     package init(
-        capacity: Int, timeToLive: Duration, isCacheable: @escaping @Sendable (Value) -> Bool = { _ in true },
-        load: @escaping @Sendable (Key) async -> Value
+        capacity: Int, timeToLive: Duration, isFailure: @escaping @Sendable (Value) -> Bool = { _ in false },
+        failureTimeToLive: Duration = .seconds(1), load: @escaping @Sendable (Key) async -> Value
     ) {
         self.cache = EdgeTTLCache(capacity: capacity, timeToLive: timeToLive)
         self.load = load
-        self.isCacheable = isCacheable
+        self.isFailure = isFailure
+        self.failureTimeToLive = failureTimeToLive
     }
 
     package func value(for key: Key) async -> Value {
@@ -284,7 +296,11 @@ package actor EdgeCachedLoader<Key: Hashable & Sendable, Value: Sendable> {
         loading[key] = task
         let value = await task.value
         loading[key] = nil
-        if isCacheable(value) { cache.store(value, for: key, now: .now) }
+        if !isFailure(value) {
+            cache.store(value, for: key, now: .now)
+        } else if failureTimeToLive > .zero {
+            cache.store(value, for: key, now: .now, timeToLive: failureTimeToLive)
+        }
         return value
     }
 }
