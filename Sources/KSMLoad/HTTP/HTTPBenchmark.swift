@@ -50,6 +50,10 @@ package struct HTTPBenchmark {
         package var ckcPerSecond: Double
         package var requests: Int
         package var correct: Int
+        /// Final answers that were not 200, by HTTP status (504: past the edge's deadline), and
+        /// requests with no answer: an overloaded phase shows here, not only in its latency.
+        package var errorsByStatus: [String: Int]
+        package var lost: Int
         package var p50: Double
         package var p90: Double
         package var p99: Double
@@ -59,7 +63,8 @@ package struct HTTPBenchmark {
         package var meetsGoal: Bool?
 
         enum CodingKeys: String, CodingKey {
-            case load, requests, correct, p50, p90, p99, max
+            case load, requests, correct, lost, p50, p90, p99, max
+            case errorsByStatus = "errors_by_status"
             case offeredPerSecond = "offered_per_second"
             case ckcPerSecond = "ckc_per_second"
             case goalP99 = "goal_p99_ms"
@@ -247,10 +252,11 @@ package struct HTTPBenchmark {
             phases.append(
                 LatencyPhase(
                     load: load, offeredPerSecond: rate.rounded(), ckcPerSecond: phase.ckcPerSecond, requests: phase.requests, correct: phase.correct,
+                    errorsByStatus: phase.errorsByStatus, lost: phase.lost,
                     p50: phase.latencyMilliseconds.p50, p90: phase.latencyMilliseconds.p90, p99: phase.latencyMilliseconds.p99,
                     max: phase.latencyMilliseconds.max, goalP99: goal, meetsGoal: goal.map { phase.latencyMilliseconds.p99 < $0 }))
             say(
-                "\(load) load (\(Int(rate)) req/s): p50 \(phase.latencyMilliseconds.p50) ms, p99 \(phase.latencyMilliseconds.p99) ms, \(phase.correct)/\(phase.requests) correct"
+                "\(load) load (\(Int(rate)) req/s): p50 \(phase.latencyMilliseconds.p50) ms, p99 \(phase.latencyMilliseconds.p99) ms, \(phase.correct)/\(phase.requests) correct, not 200: \(phase.errorsByStatus), lost \(phase.lost)"
             )
         }
 
