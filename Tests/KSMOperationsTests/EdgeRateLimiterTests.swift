@@ -46,6 +46,7 @@ import Testing
         for bad in ["10", "0/s", "-1/s", "x/s", "10/day", "nan/s"] { #expect(EdgeRateLimiter.Rate.perSecond(parsing: bad) == nil, "\(bad)") }
         #expect(EdgeRateLimiter.Rate.defaultBurst(perSecond: 0.1) == 1 && EdgeRateLimiter.Rate.defaultBurst(perSecond: 10) == 20)
         #expect("\(EdgeRateLimiter.Rate(perSecond: 10, burst: 20))" == "10/s, burst 20")
+        #expect("\(EdgeRateLimiter.Rate(perSecond: 1.0 / 60, burst: 4))" == "0.017/s, burst 4")
     }
 
     @Test func theClientKeyIsTheVerifiedAccountElseTheAddress() throws {

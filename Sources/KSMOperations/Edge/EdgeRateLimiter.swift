@@ -45,8 +45,10 @@ package struct EdgeRateLimiter: Sendable {
             "\(Self.format(perSecond))/s, burst \(Self.format(burst))"
         }
 
+        /// Whole numbers as such, others to three decimals (`1/min` is `0.017/s`).
         static func format(_ value: Double) -> String {
-            value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+            let rounded = (value * 1_000).rounded() / 1_000
+            return rounded == rounded.rounded() && abs(rounded) < 1e15 ? String(Int64(rounded)) : String(rounded)
         }
     }
 
