@@ -133,6 +133,18 @@ package struct HTTPLoadGenerator: Sendable {
         http.connectionPool.retryConnectionEstablishment = configuration.urls.count == 1
         http.timeout = .init(connect: .seconds(2), read: .milliseconds(Int64(configuration.attemptTimeout.seconds * 1000)))
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
+        // An edge that cannot be reached fails the run now, saying so, instead of every request
+        // spending its attempts on it. Any HTTP answer (a 404 or 405 to a GET too) means it listens.
+        for url in Set(configuration.urls) {
+            do {
+                var probe = HTTPClientRequest(url: url)
+                probe.method = .GET
+                _ = try await client.execute(probe, timeout: .seconds(5)).body.collect(upTo: 1 << 20)
+            } catch {
+                try? await client.shutdown()
+                throw HTTPLoadError("cannot reach the edge at \(url) (\(error)); check --http and that ksm edge is listening there")
+            }
+        }
         let counters = Counters(count: prepared.count)
         let start = ContinuousClock.now
         await withTaskGroup(of: Void.self) { group in
