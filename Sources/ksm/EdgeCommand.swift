@@ -43,6 +43,13 @@ struct EdgeCommand: AsyncParsableCommand {
     var kafkaProperties: [String] = []
 
     @Option(
+        name: .customLong("kafka-property-file"),
+        help:
+            "librdkafka NAME=PATH whose value is the file's content, read as a secret file (for a SASL password); repeatable. Environment: \(ServeSetting.kafkaPropertyFiles.environment), comma-separated."
+    )
+    var kafkaPropertyFiles: [String] = []
+
+    @Option(
         help:
             "\(ServeSetting.redisURL.help) Optional: with it the edge checks entitlement tokens and serves certificates; without, the workers check tokens. Environment: \(ServeSetting.redisURL.environment)."
     )
@@ -141,6 +148,7 @@ struct EdgeCommand: AsyncParsableCommand {
             listen: listen, brokers: brokers, requestsTopic: requestsTopic, classTopics: classTopics, kafkaProperties: kafkaProperties,
             redisURL: redisURL, logLevel: logLevel, logFormat: logFormat, deadline: deadline, maxInFlight: maxInFlight, instanceID: instanceID,
             replyTopicPrefix: replyTopicPrefix, maxRequestBytes: maxRequestBytes, tlsCertificate: tlsCertificate, tlsPrivateKey: tlsPrivateKey)
+        flags.kafkaPropertyFiles = kafkaPropertyFiles
         flags.admission = EdgeAdmissionSettings.Flags(
             tokenHeader: tokenHeader, tokenQuery: tokenQuery, rateLimit: rateLimit, rateBurst: rateBurst, trustForwardedFor: trustForwardedFor, kek: kek)
         let settings: EdgeConfiguration

@@ -1,5 +1,7 @@
+import Foundation
 import KSMOperations
 import KSMService
+import KSMTestSupport
 import Testing
 
 /// `ksm edge`'s settings: flags over the environment over the defaults, `ksm serve`'s variables for
@@ -71,6 +73,36 @@ import Testing
         }
         #expect(throws: ServeConfigurationError.self) {
             try EdgeConfiguration.resolve(.init(brokers: "b:9092", instanceID: String(repeating: "x", count: 240)), environment: [:], hostName: "h")
+        }
+    }
+
+    @Test func aSecretKafkaPropertyIsReadFromItsFileAndNeverShown() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ksm-edge-kafka-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let password = GeneratedSecret.password()
+        let path = directory.appendingPathComponent("sasl.password").path
+        FileManager.default.createFile(atPath: path, contents: Data((password + "\n").utf8), attributes: [.posixPermissions: 0o600])
+
+        let environment = ["KSM_KAFKA_PROPERTY_FILES": "sasl.password=\(path)", "KSM_KAFKA_PROPERTIES": "security.protocol=SASL_SSL"]
+        let settings = try EdgeConfiguration.resolve(.init(brokers: "b:9092"), environment: environment, hostName: "h")
+        #expect(settings.kafkaProperties["sasl.password"] == password)
+        #expect(!settings.summary.contains(password))
+        #expect(settings.summary.contains("sasl.password=<redacted>"))
+        // The same property given inline too is refused, naming the file, never the value.
+        do {
+            _ = try EdgeConfiguration.resolve(
+                .init(brokers: "b:9092", kafkaProperties: ["sasl.password=\(password)"], kafkaPropertyFiles: ["sasl.password=\(path)"]), environment: [:],
+                hostName: "h")
+            Issue.record("a property given both inline and as a file was accepted")
+        } catch {
+            #expect("\(error)".contains("--kafka-property-file") && "\(error)".contains(path))
+            #expect(!"\(error)".contains(password))
+        }
+        // A file others may read is refused: it would not be a secret.
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+        #expect(throws: ServeConfigurationError.self) {
+            try EdgeConfiguration.resolve(.init(brokers: "b:9092", kafkaPropertyFiles: ["sasl.password=\(path)"]), environment: [:], hostName: "h")
         }
     }
 

@@ -89,6 +89,8 @@ package struct EdgeConfiguration: Sendable {
         /// True when `--class-topics` was given.
         package var classTopics: Bool
         package var kafkaProperties: [String]
+        /// `--kafka-property-file NAME=PATH` entries: secret librdkafka properties read from files.
+        package var kafkaPropertyFiles: [String]
         package var redisURL: String?
         package var logLevel: String?
         package var logFormat: String?
@@ -104,6 +106,7 @@ package struct EdgeConfiguration: Sendable {
 
         package init(
             listen: String? = nil, brokers: String? = nil, requestsTopic: String? = nil, classTopics: Bool = false, kafkaProperties: [String] = [],
+            kafkaPropertyFiles: [String] = [],
             redisURL: String? = nil, logLevel: String? = nil, logFormat: String? = nil, deadline: String? = nil, maxInFlight: Int? = nil,
             instanceID: String? = nil, replyTopicPrefix: String? = nil, maxRequestBytes: Int? = nil, tlsCertificate: String? = nil,
             tlsPrivateKey: String? = nil
@@ -113,6 +116,7 @@ package struct EdgeConfiguration: Sendable {
             self.requestsTopic = requestsTopic
             self.classTopics = classTopics
             self.kafkaProperties = kafkaProperties
+            self.kafkaPropertyFiles = kafkaPropertyFiles
             self.redisURL = redisURL
             self.logLevel = logLevel
             self.logFormat = logFormat
@@ -186,6 +190,24 @@ package struct EdgeConfiguration: Sendable {
                 continue
             }
             kafkaProperties[String(entry[..<eq])] = String(entry[entry.index(after: eq)...])
+        }
+        // Secret properties (a SASL password) from files, exactly as ksm serve reads them, so one
+        // `ksm-kafka` Secret and one KSM_KAFKA_PROPERTY_FILES serve the workers and the edge.
+        var propertyFiles: [String: String] = [:]
+        let filesVariable = ServeSetting.kafkaPropertyFiles.environment
+        let fileEntries = (environment[filesVariable] ?? "").split(separator: ",").map { ($0.trimmingWhiteSpace, filesVariable) }
+        for (entry, source) in fileEntries + flags.kafkaPropertyFiles.map({ ($0, "--kafka-property-file") }) where !entry.isEmpty {
+            guard let eq = entry.firstIndex(of: "="), eq != entry.startIndex else {
+                problems.append(.init(.invalidValue, source: source, message: "\(source) takes NAME=PATH pairs; an entry has no property name."))
+                continue
+            }
+            propertyFiles[String(entry[..<eq])] = String(entry[entry.index(after: eq)...])
+        }
+        let fromFiles = KafkaPropertyFiles.read(propertyFiles, inline: kafkaProperties)
+        kafkaProperties.merge(fromFiles.properties) { inline, _ in inline }
+        for file in fromFiles.problems {
+            let source = flags.kafkaPropertyFiles.isEmpty ? filesVariable : "--kafka-property-file"
+            problems.append(.init(.unreadableFile, source: source, message: "\(source): \(file.description)."))
         }
 
         let redisVariable = ServeSetting.redisURL.environment
