@@ -67,8 +67,12 @@ struct AdminCommand: AsyncParsableCommand {
             for credential in test.credentials.reversed() {
                 _ = try await PutCertificate.store(credential.certificateDER, tenant: try AdminCommand.identifier(catalog.tenant, "tenant"), in: store)
             }
-            FileManager.default.createFile(
-                atPath: kekOut, contents: Data((catalog.demoKeyEncryptionKey.hexString + "\n").utf8), attributes: [.posixPermissions: 0o600])
+            guard
+                FileManager.default.createFile(
+                    atPath: kekOut, contents: Data((catalog.demoKeyEncryptionKey.hexString + "\n").utf8), attributes: [.posixPermissions: 0o600])
+            else {
+                throw CommandFailure.runtime("cannot write the KEK file \(kekOut) (--kek-out): check that its directory exists and is writable")
+            }
             print("seeded tenant \(catalog.tenant): \(catalog.streams) streams x \(catalog.periods) periods; KEK \(catalog.keyEncryptionKeyID) in \(kekOut)")
         }
     }

@@ -82,7 +82,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let password = GeneratedSecret.password()
         let path = directory.appendingPathComponent("sasl.password").path
-        FileManager.default.createFile(atPath: path, contents: Data((password + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        #expect(FileManager.default.createFile(atPath: path, contents: Data((password + "\n").utf8), attributes: [.posixPermissions: 0o600]))
 
         let environment = ["KSM_KAFKA_PROPERTY_FILES": "sasl.password=\(path)", "KSM_KAFKA_PROPERTIES": "security.protocol=SASL_SSL"]
         let settings = try EdgeConfiguration.resolve(.init(brokers: "b:9092"), environment: environment, hostName: "h")

@@ -13,12 +13,8 @@ import Logging
 /// reserved request removes its entry (a `defer`). Logs name the tenant, the request ID, the
 /// outcome; never a token, an SPC or a CKC byte.
 package struct EdgeLicenseRoute: Sendable {
-    /// A request's body as the server read it.
-    package enum Body: Sendable {
-        case bytes([UInt8])
-        /// More bytes than `--max-request-bytes`; the rest was not read.
-        case tooLarge
-    }
+    /// The request body as the server read it, capped (``BoundedRequestBody``).
+    package typealias Body = BoundedRequestBody
 
     /// What the route needs of an HTTP request.
     package struct Request: Sendable {

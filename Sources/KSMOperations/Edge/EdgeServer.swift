@@ -64,7 +64,7 @@ package struct EdgeServer: Service {
             for (name, value) in request.uri.queryParameters { query[String(name)] = String(value) }
             let routeRequest = EdgeLicenseRoute.Request(
                 tenant: context.parameters.get("tenant") ?? "", headers: headers, query: query, clientAddress: context.clientAddress,
-                readBody: { await Self.body(of: request, limit: limit) })
+                readBody: { await BoundedRequestBody.read(request, limit: limit) })
             let result = await route.answer(routeRequest)
             metrics.record(
                 tenant: result.tenant, priority: result.priority, shape: result.shape, outcome: result.outcome, duration: ContinuousClock.now - start)
@@ -75,42 +75,13 @@ package struct EdgeServer: Service {
             for (name, value) in request.uri.queryParameters { query[String(name)] = String(value) }
             return Self.response(await certificates.answer(tenant: context.parameters.get("tenant") ?? "", query: query))
         }
-        router.get("/healthz") { _, _ in Self.text(.ok, "ok") }
-        router.get("/readyz") { [readiness] _, _ in
-            let probe = readiness()
-            return Self.text(probe.ok ? .ok : .serviceUnavailable, probe.detail)
-        }
-        router.get("/metrics") { [renderMetrics] _, _ in
-            Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(string: renderMetrics())))
-        }
+        router.addServiceProbes(readiness: readiness, renderMetrics: renderMetrics)
         return router
     }
 
-    /// The body, or ``EdgeLicenseRoute/Body/tooLarge`` as soon as it is known to pass `limit`: from
-    /// `Content-Length` before reading, else while reading (a chunked body stops at the limit).
-    static func body(of request: Request, limit: Int) async -> EdgeLicenseRoute.Body {
-        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit { return .tooLarge }
-        do {
-            let buffer = try await request.body.collect(upTo: limit)
-            return .bytes(Array(buffer.readableBytesView))
-        } catch {
-            return error is NIOTooManyBytesError ? .tooLarge : .bytes([])
-        }
-    }
-
     static func response(_ answer: LicenseHTTPAnswer) -> Response {
-        var fields = HTTPFields()
-        fields.append(HTTPFields.Element(name: .contentType, value: answer.contentType))
-        for header in answer.headers {
-            guard let name = HTTPFields.Element.Name(header.name) else { continue }
-            fields.append(HTTPFields.Element(name: name, value: header.value))
-        }
-        return Response(status: .init(code: answer.status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
-    }
-
-    static func text(_ status: HTTPResponse.Status, _ line: String) -> Response {
-        Response(status: status, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: line + "\n")))
+        HTTPAnswers.response(
+            status: answer.status, headers: [(name: "Content-Type", value: answer.contentType)] + answer.headers.map { (name: $0.name, value: $0.value) },
+            body: answer.body)
     }
 }

@@ -12,12 +12,8 @@ import Speke
 /// becomes a status and a plain-text reason; nothing here traps on any input. Logs name the tenant,
 /// the outcome and the reason; never the `Authorization` header, a token or a key byte.
 package struct SpekeKeyProvider: Sendable {
-    /// A request's body as the server read it.
-    package enum Body: Sendable {
-        case bytes([UInt8])
-        /// More bytes than `--max-request-bytes`; the rest was not read.
-        case tooLarge
-    }
+    /// The request body as the server read it, capped (``BoundedRequestBody``).
+    package typealias Body = BoundedRequestBody
 
     package var verifier: PackagerCredentialVerifier
     package var issuer: PackagerKeyIssuer

@@ -66,46 +66,15 @@ package struct SpekeServer: Service {
             let answer = await provider.answer(
                 tenant: tenant, authorization: request.headers[.authorization],
                 spekeVersion: Self.spekeVersion.flatMap { request.headers[$0] },
-                readBody: { await Self.body(of: request, limit: provider.limits.maximumBytes) })
+                readBody: { await BoundedRequestBody.read(request, limit: provider.limits.maximumBytes) })
             metrics.record(tenant: tenant, outcome: answer.outcome, keys: answer.keysIssued, duration: ContinuousClock.now - start)
             return Self.response(answer)
         }
-        router.get("/healthz") { _, _ in Self.text(.ok, "ok") }
-        router.get("/readyz") { [readiness] _, _ in
-            let probe = readiness()
-            return Self.text(probe.ok ? .ok : .serviceUnavailable, probe.detail)
-        }
-        router.get("/metrics") { [renderMetrics] _, _ in
-            Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(string: renderMetrics())))
-        }
+        router.addServiceProbes(readiness: readiness, renderMetrics: renderMetrics)
         return router
     }
 
-    /// The body, or ``SpekeKeyProvider/Body/tooLarge`` as soon as it is known to pass `limit`: from
-    /// `Content-Length` before reading, else while reading (a chunked body stops at the limit).
-    static func body(of request: Request, limit: Int) async -> SpekeKeyProvider.Body {
-        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit { return .tooLarge }
-        do {
-            let buffer = try await request.body.collect(upTo: limit)
-            return .bytes(Array(buffer.readableBytesView))
-        } catch {
-            // NIOTooManyBytesError, or the connection closed mid-body: neither is a document.
-            return error is NIOTooManyBytesError ? .tooLarge : .bytes([])
-        }
-    }
-
     static func response(_ answer: SpekeHTTPResponse) -> Response {
-        var fields = HTTPFields()
-        for header in answer.headers {
-            guard let name = HTTPFields.Element.Name(header.name) else { continue }
-            fields.append(HTTPFields.Element(name: name, value: header.value))
-        }
-        return Response(status: .init(code: answer.status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
-    }
-
-    static func text(_ status: HTTPResponse.Status, _ line: String) -> Response {
-        Response(status: status, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: line + "\n")))
+        HTTPAnswers.response(status: answer.status, headers: answer.headers.map { (name: $0.name, value: $0.value) }, body: answer.body)
     }
 }

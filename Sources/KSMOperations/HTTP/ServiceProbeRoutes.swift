@@ -1,0 +1,38 @@
+import Hummingbird
+import NIOCore
+
+/// The routes `ksm speke` and `ksm edge` serve beside their own on their one port: `/healthz` (200
+/// while the process runs), `/readyz` (the service's probe: 200, or 503 with the reason) and
+/// `/metrics` (Prometheus text). One definition, so the two services' probes cannot drift apart.
+extension Router {
+    package func addServiceProbes(readiness: @escaping @Sendable () -> AdminServer.Probe, renderMetrics: @escaping @Sendable () -> String) {
+        get("/healthz") { _, _ in HTTPAnswers.text(.ok, "ok") }
+        get("/readyz") { _, _ in
+            let probe = readiness()
+            return HTTPAnswers.text(probe.ok ? .ok : .serviceUnavailable, probe.detail)
+        }
+        get("/metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: renderMetrics())))
+        }
+    }
+}
+
+/// Hummingbird responses from the services' own answer values.
+package enum HTTPAnswers {
+    /// One line of plain text.
+    package static func text(_ status: HTTPResponse.Status, _ line: String) -> Response {
+        Response(status: status, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: line + "\n")))
+    }
+
+    /// `status` with `headers` (a name HTTP cannot carry is left out) and `body`.
+    package static func response(status: Int, headers: [(name: String, value: String)], body: [UInt8]) -> Response {
+        var fields = HTTPFields()
+        for header in headers {
+            guard let name = HTTPFields.Element.Name(header.name) else { continue }
+            fields.append(HTTPFields.Element(name: name, value: header.value))
+        }
+        return Response(status: .init(code: status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
