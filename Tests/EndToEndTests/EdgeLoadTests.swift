@@ -31,7 +31,7 @@ struct EdgeLoadTests {
     }
 
     @Test func anEdgeKilledMidRunLosesNoLicenseAndTakesNoSecondLeaseSlot() async throws {
-        let requests = 2_000
+        let requests = 6_000
         let fleet = try await Fleet(streams: 2, periods: 1)
         try await fleet.startWorker()
         try await fleet.startWorker()
