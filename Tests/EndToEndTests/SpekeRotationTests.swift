@@ -25,16 +25,17 @@ struct SpekeRotationTests {
         var audioKID: String
     }
 
-    /// Three consecutive 45 s periods, the first started 15 s ago, indexed as a live packager counts
-    /// them (periods since its epoch). Both boundaries fall inside the
-    /// worker's default advice horizon (rotation lead 30 s + prefetch window 60 s + margin 10 s),
-    /// and the first window closes 35 s from now, long after the answers below arrive.
+    /// Three consecutive 120 s periods, the first started 10 s ago, indexed as a live packager counts
+    /// them (periods since its epoch). The worker runs with a 300 s prefetch window closing 1 s before
+    /// each boundary, so both boundaries fall inside its advice horizon (rotation lead 30 s + window
+    /// + margin) and the first window stays open for 109 s: the answers below arrive long before,
+    /// however slowly a crowded host starts the fleet.
     static func periods(now: Int64) -> [Period] {
-        let first = (now / 1_000) * 1_000 - 15_000
+        let first = (now / 1_000) * 1_000 - 10_000
         return (0..<3).map { index in
-            let start = first + Int64(index) * 45_000
+            let start = first + Int64(index) * 120_000
             return Period(
-                id: "keyPeriod_\(index)", index: start / 45_000, start: start, end: start + 45_000, videoKID: "6a1a0c8e-0000-4c1d-8f00-00000000010\(index)",
+                id: "keyPeriod_\(index)", index: start / 120_000, start: start, end: start + 120_000, videoKID: "6a1a0c8e-0000-4c1d-8f00-00000000010\(index)",
                 audioKID: "6a1a0c8e-0000-4c1d-8f00-00000000020\(index)")
         }
     }
@@ -128,7 +129,7 @@ struct SpekeRotationTests {
         }
 
         // The worker starts after the schedules exist; its first prefetch pass reads them.
-        try await fleet.startWorker(extraArguments: ["--rotation-interval", "1"])
+        try await fleet.startWorker(extraArguments: ["--rotation-interval", "1", "--prefetch-window", "300", "--prefetch-margin", "1"])
         let client = try await FleetClient(fleet: fleet)
         let device = SimulatedDevice(trust: client.trust)
         for (index, period) in periods.enumerated() {

@@ -195,6 +195,20 @@ struct LicenseHTTPRequestTests {
         #expect(try LicenseHTTPRequest.parse(body: v1, contentType: nil, query: [:]).spc == v1)
     }
 
+    @Test("a form whose base64 ends in + keeps it when a proxy decoded it to a trailing space")
+    func trailingPlusDecodedToASpace() throws {
+        // Base64 ends in `+` when the byte count is a multiple of 3 and the last 6 bits are 62.
+        var spc = Array(Self.spc)
+        while spc.count % 3 != 0 { spc.append(0) }
+        spc[spc.count - 1] = (spc[spc.count - 1] & 0xC0) | 0x3E
+        let text = Base64.encode(spc)
+        try #require(text.hasSuffix("+"))
+        let spaced = "spc=" + text.replacingOccurrences(of: "+", with: " ")
+        #expect(try Self.parse(spaced).spc == spc)
+        #expect(try Self.parse(spaced + "\n").spc == spc)
+        #expect(try Self.parse("spc=" + text + "\r\n").spc == spc)
+    }
+
     @Test("20 device SPCs of each version come back unchanged from every shape and every spelling of it")
     func everySpellingRoundTrips() throws {
         let device = SimulatedDevice(trust: try Fixtures.setA.trust())

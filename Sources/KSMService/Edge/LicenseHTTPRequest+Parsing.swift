@@ -85,20 +85,26 @@ extension LicenseHTTPRequest {
     /// A form is printable ASCII that starts with `spc=`, or with `spc%3D` (Shaka's tutorial
     /// percent-encodes the whole `spc=…` string: it is decoded once here), or holds a `&`, or an `=`
     /// that is not trailing base64 padding (`assetId=…&spc=…`, DRMtoday's extra fields).
-    static func formBody(_ text: ArraySlice<UInt8>) throws(LicenseHTTPRequestError) -> [UInt8]? {
+    ///
+    /// The bytes returned keep the spaces that followed `text` in `body`: a space in `spc` is a `+`
+    /// a proxy decoded, and base64 may end in `+`, so trimming them would cut the SPC short.
+    static func formBody(_ text: ArraySlice<UInt8>, in body: [UInt8]) throws(LicenseHTTPRequestError) -> [UInt8]? {
         guard text.allSatisfy({ (0x20...0x7E).contains($0) }) else { return nil }
+        var end = text.endIndex
+        while end < body.endIndex, body[end] == 0x20 { end += 1 }
+        let kept = body[text.startIndex..<end]
         let head = text.prefix(6).map { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 | 0x20 : $0 }
         if head.elementsEqual("spc%3d".utf8) {
             // `encodeURIComponent` writes `+` as %2B, so a `+` left raw is a `+` here too.
-            guard let decoded = percentDecode(text, plusIsSpace: false) else {
+            guard let decoded = percentDecode(kept, plusIsSpace: false) else {
                 throw .bad(.form, "the percent-encoded form body has a malformed % escape")
             }
             return decoded
         }
-        if head.starts(with: "spc=".utf8) || text.contains(UInt8(ascii: "&")) { return Array(text) }
+        if head.starts(with: "spc=".utf8) || text.contains(UInt8(ascii: "&")) { return Array(kept) }
         let equals = UInt8(ascii: "=")
         let innerEquals = zip(text, text.dropFirst()).contains { $0 == equals && $1 != equals }
-        return innerEquals ? Array(text) : nil
+        return innerEquals ? Array(kept) : nil
     }
 
     /// Reads `spc` and `assetId` from a form body; other fields (`variantId`, custom data) are ignored.

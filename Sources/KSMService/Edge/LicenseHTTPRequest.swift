@@ -116,7 +116,7 @@ package struct LicenseHTTPRequest: Sendable, Hashable {
         let text = trimmed(body[...])
         guard let start = text.first else { throw .bad(nil, "body holds only white space: expected an SPC") }
         if start == UInt8(ascii: "{") { return try parseJSON(text) }
-        if let form = try formBody(text) {
+        if let form = try formBody(text, in: body) {
             var request = try parseForm(form)
             request.wantsCKCTags = wantsTags
             return request
