@@ -154,6 +154,47 @@ struct EdgeServiceTests {
         #expect(await classes.terminate() == 0)
     }
 
+    /// An edge killed and started again under the same instance ID (a pod restarted in place) reads
+    /// the same reply topic: the reply to the old process's job arrives while the new one runs, is
+    /// counted as unmatched and answers nothing; the new process's own request gets its own CKC.
+    @Test func aRestartedEdgeNeitherWaitsOnNorMistakesTheOldProcessesReplies() async throws {
+        let fleet = try await Fleet(maxStreams: 4, streams: 1, periods: 1)
+        let instance = "restart-\(UUID().uuidString.prefix(8))"
+        let (first, firstPort) = try await Self.startEdge(fleet: fleet, deadlineSeconds: "1", extraArguments: ["--instance-id", instance])
+        defer { first.kill() }
+        let client = try await FleetClient(fleet: fleet)
+        defer { Task { await client.close() } }
+        let device = SimulatedDevice(trust: client.trust)
+        // No worker yet: the job waits in Kafka; the first edge answers 504 and is then killed.
+        let (old, _) = try Self.spc(fleet: fleet, device: device, session: 1)
+        let unanswered = try await HTTPExchange.post(
+            "http://127.0.0.1:\(firstPort)/fps/\(fleet.catalog.tenant)/license", body: old,
+            headers: ["Content-Type": "application/octet-stream", "X-Account": "old", "X-Request-ID": "before-restart"])
+        #expect(unanswered.status == 504, "\(unanswered.text)")
+        first.kill()
+
+        let (second, port) = try await Self.startEdge(fleet: fleet, deadlineSeconds: "20", extraArguments: ["--instance-id", instance])
+        defer { second.kill() }
+        // The worker comes now: it answers the old job (deadlineExpired) onto the shared reply topic.
+        try await fleet.startWorker()
+        let (spc, session) = try Self.spc(fleet: fleet, device: device, session: 2)
+        let answer = try await HTTPExchange.post(
+            "http://127.0.0.1:\(port)/fps/\(fleet.catalog.tenant)/license", body: spc,
+            headers: ["Content-Type": "application/octet-stream", "X-Account": "new", "X-Request-ID": "after-restart"])
+        #expect(answer.status == 200, "\(answer.text)")
+        #expect(try CKCOpener.open(answer.body, session: session).contentKey.count == 16)
+        // The old reply reached the new process (its worker answered after the restart) and matched nothing.
+        var metrics = try await HTTPExchange.get("http://127.0.0.1:\(port)/metrics")
+        let deadline = ContinuousClock.now + .seconds(20)
+        while metrics.text.contains("ksm_edge_unmatched_replies_total 0"), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+            metrics = try await HTTPExchange.get("http://127.0.0.1:\(port)/metrics")
+        }
+        #expect(metrics.text.contains("ksm_edge_unmatched_replies_total 1"), "\(metrics.text)")
+        #expect(metrics.text.contains("outcome=\"answered\"} 1"), "\(metrics.text)")
+        #expect(await second.terminate() == 0)
+    }
+
     @Test func aRequestInFlightAtSIGTERMIsAnsweredThenTheEdgeExitsZero() async throws {
         let fleet = try await Fleet(streams: 1, periods: 1)
         try await fleet.startWorker()
