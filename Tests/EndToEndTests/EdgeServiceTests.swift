@@ -195,6 +195,36 @@ struct EdgeServiceTests {
         #expect(await second.terminate() == 0)
     }
 
+    /// `/readyz` follows Kafka after start too: with the only broker down it turns 503 and a license
+    /// request is answered 503 at once, producing nothing; with the broker back it turns 200 again.
+    @Test func readinessFollowsTheBrokerAfterStart() async throws {
+        let fleet = try await Fleet(streams: 1, periods: 1)
+        let (edge, port) = try await Self.startEdge(fleet: fleet, deadlineSeconds: "2")
+        defer { edge.kill() }
+        func waitForReadiness(_ status: Int) async throws -> HTTPExchange {
+            var ready = try await HTTPExchange.get("http://127.0.0.1:\(port)/readyz")
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ready.status != status, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(200))
+                ready = try await HTTPExchange.get("http://127.0.0.1:\(port)/readyz")
+            }
+            return ready
+        }
+        try await fleet.brokerControl("broker-down 1")
+        let down = try await waitForReadiness(503)
+        #expect(down.status == 503 && down.text.contains("kafka producer"), "\(down.status) \(down.text)")
+        let client = try await FleetClient(fleet: fleet)
+        defer { Task { await client.close() } }
+        let (spc, _) = try Self.spc(fleet: fleet, device: SimulatedDevice(trust: client.trust), session: 1)
+        let refused = try await HTTPExchange.post(
+            "http://127.0.0.1:\(port)/fps/\(fleet.catalog.tenant)/license", body: spc, headers: ["Content-Type": "application/octet-stream"])
+        #expect(refused.status == 503, "\(refused.text)")
+        try await fleet.brokerControl("broker-up 1")
+        let up = try await waitForReadiness(200)
+        #expect(up.status == 200, "\(up.text)")
+        #expect(await edge.terminate() == 0)
+    }
+
     @Test func aRequestInFlightAtSIGTERMIsAnsweredThenTheEdgeExitsZero() async throws {
         let fleet = try await Fleet(streams: 1, periods: 1)
         try await fleet.startWorker()
