@@ -66,8 +66,9 @@ package enum EdgeAdmissionDecision: Sendable, Equatable {
 package struct HeaderAccountAdmission: EdgeAdmission {
     package static let accountHeader = "X-Account"
     package static let anonymous: StoreIdentifier = {
-        // A constant identifier: 9 ASCII letters.
-        try! StoreIdentifier("anonymous")
+        // A valid literal: 9 ASCII letters.
+        guard let id = try? StoreIdentifier("anonymous") else { preconditionFailure("invalid literal identifier") }
+        return id
     }()
 
     package init() {}

@@ -158,8 +158,9 @@ package struct EdgeLicenseRoute: Sendable {
             }
             jobID = id
         } else {
-            // Identifier-safe by construction: hex digits and dashes.
-            jobID = try! StoreIdentifier(UUID().uuidString.lowercased())
+            // Identifier-safe by construction: 36 bytes of hex digits and dashes.
+            guard let generated = try? StoreIdentifier(UUID().uuidString.lowercased()) else { preconditionFailure("a UUID is a valid identifier") }
+            jobID = generated
         }
         var log = logger
         log[metadataKey: "fps.request_id"] = "\(jobID.value)"
