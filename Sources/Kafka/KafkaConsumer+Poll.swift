@@ -221,12 +221,19 @@ final class ConsumerContext: RdKafkaContext, @unchecked Sendable {
         state.enqueue(.error(error))
     }
 
-    /// librdkafka 2.0.2 commits the stored offsets once more inside `rd_kafka_consumer_close`, even
-    /// when they equal the committed ones; when another member's leaving has started a rebalance,
-    /// that repeat fails with `REBALANCE_IN_PROGRESS`. The worker's own final commit ran before close
-    /// and reports its own outcome, so this failure loses nothing and is not worth a warning.
+    /// A commit that a rebalance overtook: `REBALANCE_IN_PROGRESS` while the group rebalances, or
+    /// `ILLEGAL_GENERATION` once it has moved to a new generation. Neither loses anything: a partition
+    /// this member keeps has its stored offsets committed again under the new generation, and one it
+    /// gave up is read by its new owner from the last committed offset, the jobs answered again
+    /// idempotently. So they are counted (the `.error` event) and logged at info, not as warnings.
+    /// While leaving they are debug: librdkafka 2.0.2 commits the stored offsets once more inside
+    /// `rd_kafka_consumer_close`, and when another member's leaving has started a rebalance that
+    /// repeat fails this way, after the worker's own final commit has reported its outcome.
     override func commitFailureLevel(_ err: rd_kafka_resp_err_t) -> Logger.Level {
-        err == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS && state.isLeaving ? .debug : .warning
+        switch err {
+        case RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS, RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION: state.isLeaving ? .debug : .info
+        default: .warning
+        }
     }
 
     /// Blocks the poll thread (ours, never the cooperative pool), checking every 2 ms, until the worker
