@@ -38,20 +38,7 @@ package struct EdgeServer: Service {
     }
 
     package func run() async throws {
-        let application = Application(
-            router: router(),
-            server: try TLSFiles.serverBuilder(tls: tls, idleTimeout: .seconds(60)),
-            configuration: .init(address: .hostname(host, port: port), serverName: "ksm-edge"),
-            onServerRunning: { [logger, host, port, tls] channel in
-                logger.info(
-                    "license edge listening",
-                    metadata: [
-                        "address": "\(channel.localAddress.map { "\($0)" } ?? "\(host):\(port)")", "scheme": "\(tls == nil ? "http" : "https")",
-                    ])
-            },
-            logger: logger
-        )
-        try await application.run()
+        try await router().serve(host: host, port: port, tls: tls, serverName: "ksm-edge", listening: "license edge listening", logger: logger)
     }
 
     func router() -> Router<EdgeRequestContext> {

@@ -1,4 +1,5 @@
 import Hummingbird
+import Logging
 import NIOCore
 
 /// The routes `ksm speke` and `ksm edge` serve beside their own on their one port: `/healthz` (200
@@ -34,5 +35,27 @@ package enum HTTPAnswers {
             fields.append(HTTPFields.Element(name: name, value: header.value))
         }
         return Response(status: .init(code: status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
+
+extension Router where Context.Source == ApplicationRequestContextSource {
+    /// Serves this router on `host:port` until graceful shutdown, as `ksm speke` and `ksm edge` do:
+    /// HTTPS when `tls` is given (``TLSFiles``), else plain HTTP for an ingress to terminate; logs
+    /// `listening` (the bound address and scheme) once the socket is open.
+    package func serve(host: String, port: Int, tls: ServerTLS?, serverName: String, listening: String, logger: Logger) async throws {
+        let application = Application(
+            router: self,
+            server: try TLSFiles.serverBuilder(tls: tls, idleTimeout: .seconds(60)),
+            configuration: .init(address: .hostname(host, port: port), serverName: serverName),
+            onServerRunning: { channel in
+                logger.info(
+                    "\(listening)",
+                    metadata: [
+                        "address": "\(channel.localAddress.map { "\($0)" } ?? "\(host):\(port)")", "scheme": "\(tls == nil ? "http" : "https")",
+                    ])
+            },
+            logger: logger
+        )
+        try await application.run()
     }
 }

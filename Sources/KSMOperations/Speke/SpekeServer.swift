@@ -39,20 +39,7 @@ package struct SpekeServer: Service {
     }
 
     package func run() async throws {
-        let application = Application(
-            router: router(),
-            server: try TLSFiles.serverBuilder(tls: tls, idleTimeout: .seconds(60)),
-            configuration: .init(address: .hostname(host, port: port), serverName: "ksm-speke"),
-            onServerRunning: { [logger, host, port, tls] channel in
-                logger.info(
-                    "SPEKE key provider listening",
-                    metadata: [
-                        "address": "\(channel.localAddress.map { "\($0)" } ?? "\(host):\(port)")", "scheme": "\(tls == nil ? "http" : "https")",
-                    ])
-            },
-            logger: logger
-        )
-        try await application.run()
+        try await router().serve(host: host, port: port, tls: tls, serverName: "ksm-speke", listening: "SPEKE key provider listening", logger: logger)
     }
 
     // `HTTPFields.Element` is swift-http-types' `HTTPField`, reached through the type hummingbird re-exports.
