@@ -126,7 +126,7 @@ package final class KafkaProducer: Sendable {
                     batch.complete(index, .failed(error))
                     break
                 }
-                let box = DeliveryBox(topic: record.topic, batch: batch, index: index)
+                let box = DeliveryBox(topic: record.topic) { batch.complete(index, $0) }
                 context.register(box)
                 // +1 owned by librdkafka until the delivery report (or the context after destroy).
                 let opaque = Unmanaged.passRetained(box).toOpaque()
@@ -146,6 +146,36 @@ package final class KafkaProducer: Sendable {
             }
         }
         return await batch.wait()
+    }
+
+    /// Hands one record to librdkafka without waiting for the broker: nil once it took the record,
+    /// after which `onDelivery` runs exactly once, on the poll thread, with the acknowledgement or
+    /// the failure (keep it short: resume, count); else the reason it did not take the record (a
+    /// full local queue included, not waited out), and `onDelivery` never runs.
+    ///
+    /// For a caller that already waits on something else (the edge waits for the reply, which
+    /// cannot come before the record is acknowledged): no continuation per record.
+    package func produce(_ record: Record, onDelivery: @escaping @Sendable (Result<KafkaDeliveryReport, KafkaError>) -> Void) -> KafkaError? {
+        let handle: RdKafkaHandle
+        do { handle = try currentHandle() } catch { return error }
+        let box = DeliveryBox(topic: record.topic) { outcome in
+            switch outcome {
+            case .delivered(let report): onDelivery(.success(report))
+            case .failed(let error): onDelivery(.failure(error))
+            case .queueFull: onDelivery(.failure(KafkaError(code: .queueFull, message: "producer queue full")))
+            }
+        }
+        context.register(box)
+        // +1 owned by librdkafka until the delivery report (or the context after destroy).
+        let opaque = Unmanaged.passRetained(box).toOpaque()
+        let error = handle.withRaw { rk in
+            Self.produce(rk, topic: record.topic, key: record.key, value: record.value, headers: record.headers, opaque: opaque)
+        }
+        guard let error else { return nil }
+        // librdkafka did not take the record: balance the passRetained, and `onDelivery` never runs.
+        Unmanaged<DeliveryBox>.fromOpaque(opaque).release()
+        context.unregister(box)
+        return error
     }
 
     /// Fetches metadata for `topics` now, so the first `send` to each does not pay for the lookup
@@ -306,19 +336,19 @@ enum SendOutcome: Sendable {
     case queueFull
 }
 
-/// The per-message opaque: resumes its `send` exactly once.
+/// The per-message opaque: completes its record exactly once (a batch's slot, or a ``KafkaProducer/produce(_:onDelivery:)`` callback).
 final class DeliveryBox: Sendable {
     let topic: String
-    /// The batch waiting for this record and the record's place in it; taken once, on completion.
-    private let waiter: Mutex<(batch: BatchDelivery, index: Int)?>
+    /// Taken once, on completion.
+    private let completion: Mutex<(@Sendable (SendOutcome) -> Void)?>
 
-    init(topic: String, batch: BatchDelivery, index: Int) {
+    init(topic: String, completion: @escaping @Sendable (SendOutcome) -> Void) {
         self.topic = topic
-        self.waiter = Mutex((batch, index))
+        self.completion = Mutex(completion)
     }
 
     func complete(_ outcome: SendOutcome) {
-        if let (batch, index) = waiter.withLock({ $0.take() }) { batch.complete(index, outcome) }
+        if let completion = completion.withLock({ $0.take() }) { completion(outcome) }
     }
 }
 

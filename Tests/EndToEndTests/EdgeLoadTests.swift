@@ -31,7 +31,7 @@ struct EdgeLoadTests {
     }
 
     @Test func anEdgeKilledMidRunLosesNoLicenseAndTakesNoSecondLeaseSlot() async throws {
-        let requests = 6_000
+        let requests = 20_000
         let fleet = try await Fleet(streams: 2, periods: 1)
         try await fleet.startWorker()
         try await fleet.startWorker()
@@ -61,7 +61,7 @@ struct EdgeLoadTests {
         #expect(loadgen.isRunning, "the load ended before the edge was killed")
         doomed.kill()
 
-        let line = try await loadgen.waitForLine(timeout: .seconds(120)) { $0.hasPrefix("{") }
+        let line = try await loadgen.waitForLine(timeout: .seconds(360)) { $0.hasPrefix("{") }
         let report = try Self.summary(Array(line.utf8))
         let exit = await loadgen.process.waitForExit(timeout: .seconds(30))
         #expect(exit?.status == 0, "\(loadgen.stderr.suffix(2_000))")

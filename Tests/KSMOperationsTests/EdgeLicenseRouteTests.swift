@@ -18,18 +18,29 @@ import Wire
     final class FakeKafka: Sendable {
         let records = Mutex<[KafkaProducer.Record]>([])
         let failure: KafkaError?
+        /// Refused at once, as librdkafka refuses a record it cannot queue.
+        let refusal: KafkaError?
         let answer: (@Sendable (KafkaProducer.Record) -> LicenseReply?)?
         let waiters: EdgeReplyWaiters
 
-        init(waiters: EdgeReplyWaiters, failure: KafkaError? = nil, answer: (@Sendable (KafkaProducer.Record) -> LicenseReply?)? = nil) {
+        init(
+            waiters: EdgeReplyWaiters, failure: KafkaError? = nil, refusal: KafkaError? = nil,
+            answer: (@Sendable (KafkaProducer.Record) -> LicenseReply?)? = nil
+        ) {
             self.waiters = waiters
             self.failure = failure
+            self.refusal = refusal
             self.answer = answer
         }
 
-        func produce(_ record: KafkaProducer.Record) async -> KafkaError? {
+        func produce(_ record: KafkaProducer.Record, onFailure: @escaping @Sendable (KafkaError) -> Void) -> KafkaError? {
             records.withLock { $0.append(record) }
-            if let failure { return failure }
+            if let refusal { return refusal }
+            if let failure {
+                // As the broker would: the record is taken, its delivery fails later.
+                Task { onFailure(failure) }
+                return nil
+            }
             if let reply = answer?(record), let header = record.headers.first(where: { $0.0 == "correlation-id" }) {
                 // Delivered before the route waits: the table keeps it for the waiter.
                 waiters.deliver(String(decoding: header.1, as: UTF8.self), reply: reply)
@@ -46,7 +57,7 @@ import Wire
         configuration.classTopics = classTopics
         return EdgeLicenseRoute(
             configuration: configuration, admission: admission, waiters: kafka.waiters, correlationIDs: EdgeCorrelationIDs(nonce: 0xABC),
-            produce: { await kafka.produce($0) }, logger: Logger(label: "test"), wallClock: { 1_000_000 })
+            produce: { kafka.produce($0, onFailure: $1) }, logger: Logger(label: "test"), wallClock: { 1_000_000 })
     }
 
     static func request(_ headers: [(name: String, value: String)], tenant: String = "demo", body: [UInt8] = spc) -> EdgeLicenseRoute.Request {
@@ -104,6 +115,8 @@ import Wire
 
     @Test func theDeadlineAnswers504AndAtCapacityTheNextIs503AtOnce() async throws {
         let waiters = EdgeReplyWaiters(capacity: 1)
+        let sweep = Task { try await waiters.run() }
+        defer { sweep.cancel() }
         let kafka = FakeKafka(waiters: waiters)
         let route = Self.route(kafka, deadline: .milliseconds(300))
         async let waiting = route.answer(Self.request([]))
@@ -119,9 +132,20 @@ import Wire
         #expect(kafka.records.withLock { $0.count } == 1)
     }
 
-    @Test func aJobNotProducedIs503AndLeavesNoEntry() async {
+    @Test func aJobNotDeliveredIs503AtOnceAndLeavesNoEntry() async {
         let waiters = EdgeReplyWaiters(capacity: 4)
         let kafka = FakeKafka(waiters: waiters, failure: KafkaError(code: .messageTimedOut, message: "test"))
+        let started = ContinuousClock.now
+        // No deadline sweep runs: only the delivery failure can end the wait.
+        let result = await Self.route(kafka).answer(Self.request([]))
+        #expect(result.answer.status == 503 && result.outcome == .unavailable)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(waiters.count == 0)
+    }
+
+    @Test func aJobTheProducerRefusesIs503AndLeavesNoEntry() async {
+        let waiters = EdgeReplyWaiters(capacity: 4)
+        let kafka = FakeKafka(waiters: waiters, refusal: KafkaError(code: .queueFull, message: "test"))
         let result = await Self.route(kafka).answer(Self.request([]))
         #expect(result.answer.status == 503 && result.outcome == .unavailable)
         #expect(waiters.count == 0)

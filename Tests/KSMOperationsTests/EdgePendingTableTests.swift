@@ -1,5 +1,6 @@
 import KSMOperations
 import KSMService
+import Kafka
 import Synchronization
 import Testing
 
@@ -7,10 +8,12 @@ import Testing
 /// waiters and strings for replies, so no continuation, clock or Kafka is needed.
 @Suite struct EdgePendingTableTests {
     typealias Table = EdgePendingTable<Int, String>
+    /// A deadline no test reaches.
+    static let later = ContinuousClock.now + .seconds(3_600)
 
     @Test func aReplyForAWaitingRequestResumesItsWaiterOnce() {
         var table = Table(capacity: 4)
-        #expect(table.reserve("a") == .reserved)
+        #expect(table.reserve("a", deadline: Self.later) == .reserved)
         guard case .suspend = table.wait("a", waiter: 7) else {
             Issue.record("expected suspend")
             return
@@ -36,7 +39,7 @@ import Testing
 
     @Test func aReplyBeforeTheWaiterIsKeptAndHandedOver() {
         var table = Table(capacity: 1)
-        #expect(table.reserve("a") == .reserved)
+        #expect(table.reserve("a", deadline: Self.later) == .reserved)
         guard case .kept = table.receive("a", reply: "fast") else {
             Issue.record("expected kept")
             return
@@ -52,7 +55,7 @@ import Testing
 
     @Test func aKeptReplyOutlivesTheDeadline() {
         var table = Table(capacity: 1)
-        _ = table.reserve("a")
+        _ = table.reserve("a", deadline: Self.later)
         _ = table.receive("a", reply: "r")
         // The deadline fires between the reply and the waiter: the reply is still answered.
         #expect(table.expire("a") == nil)
@@ -65,7 +68,7 @@ import Testing
 
     @Test func theDeadlineHandsOutTheWaiterAndALaterReplyIsADuplicate() {
         var table = Table(capacity: 2)
-        _ = table.reserve("a")
+        _ = table.reserve("a", deadline: Self.later)
         _ = table.wait("a", waiter: 3)
         #expect(table.expire("a") == 3)
         #expect(table.expire("a") == nil)
@@ -79,7 +82,7 @@ import Testing
 
     @Test func aDeadlineBeforeTheWaiterLeavesNothingToWaitFor() {
         var table = Table(capacity: 2)
-        _ = table.reserve("a")
+        _ = table.reserve("a", deadline: Self.later)
         #expect(table.expire("a") == nil)
         guard case .gone = table.wait("a", waiter: 1) else {
             Issue.record("expected gone")
@@ -89,10 +92,28 @@ import Testing
         #expect(table.count == 0)
     }
 
+    @Test func theSweepSkipsRequestsThatLeftAndKeepsLaterDeadlines() {
+        var table = Table(capacity: 4)
+        let t0 = ContinuousClock.now
+        _ = table.reserve("gone", deadline: t0 + .seconds(1))
+        table.remove("gone")
+        _ = table.reserve("due", deadline: t0 + .seconds(2))
+        _ = table.wait("due", waiter: 7)
+        _ = table.reserve("later", deadline: t0 + .seconds(9))
+        _ = table.wait("later", waiter: 8)
+        #expect(table.expireDue(at: t0 + .seconds(3)) == [7])
+        guard case .duplicate = table.receive("due", reply: "late") else {
+            Issue.record("a reply after the deadline is a duplicate")
+            return
+        }
+        #expect(table.expireDue(at: t0 + .seconds(10)) == [8])
+        #expect(table.count == 2)
+    }
+
     @Test func removeOnEveryPathEmptiesTheTable() {
         var table = Table(capacity: 8)
         // Produced-but-failed (reserved only), waiting (cancelled), answered, expired.
-        for id in ["reserved", "waiting", "answered", "expired"] { #expect(table.reserve(id) == .reserved) }
+        for id in ["reserved", "waiting", "answered", "expired"] { #expect(table.reserve(id, deadline: Self.later) == .reserved) }
         _ = table.wait("waiting", waiter: 1)
         _ = table.wait("answered", waiter: 2)
         _ = table.receive("answered", reply: "r")
@@ -108,18 +129,18 @@ import Testing
 
     @Test func capacityRefusesTheNextAndFreesOnRemove() {
         var table = Table(capacity: 2)
-        #expect(table.reserve("a") == .reserved)
-        #expect(table.reserve("b") == .reserved)
-        #expect(table.reserve("c") == .atCapacity)
-        #expect(table.reserve("a") == .duplicate)
+        #expect(table.reserve("a", deadline: Self.later) == .reserved)
+        #expect(table.reserve("b", deadline: Self.later) == .reserved)
+        #expect(table.reserve("c", deadline: Self.later) == .atCapacity)
+        #expect(table.reserve("a", deadline: Self.later) == .duplicate)
         table.remove("a")
-        #expect(table.reserve("c") == .reserved)
+        #expect(table.reserve("c", deadline: Self.later) == .reserved)
         #expect(table.count == 2)
     }
 
     @Test func expireAllGivesUpEveryWaiter() {
         var table = Table(capacity: 4)
-        for id in ["a", "b", "c"] { _ = table.reserve(id) }
+        for id in ["a", "b", "c"] { _ = table.reserve(id, deadline: Self.later) }
         _ = table.wait("a", waiter: 1)
         _ = table.wait("b", waiter: 2)
         #expect(Set(table.expireAll()) == [1, 2])
@@ -138,10 +159,10 @@ import Testing
 
     @Test func aReplyDeliveredWhileWaitingAnswersAndTheEntryLeaves() async {
         let waiters = EdgeReplyWaiters(capacity: 4)
-        #expect(waiters.reserve("c-1") == .reserved)
+        #expect(waiters.reserve("c-1", deadline: .now + .seconds(30)) == .reserved)
         let task = Task {
             defer { waiters.remove("c-1") }
-            return await waiters.wait("c-1", until: .now + .seconds(30))
+            return await waiters.wait("c-1")
         }
         try? await Task.sleep(for: .milliseconds(50))
         #expect(waiters.deliver("c-1", reply: Self.reply("job")) == .matched)
@@ -154,11 +175,13 @@ import Testing
         #expect(waiters.deliver("c-1", reply: Self.reply("job")) == .unmatched)
     }
 
-    @Test func theDeadlineAnswersTimedOutAndTheEntryLeaves() async {
+    @Test func theDeadlineSweepAnswersTimedOutAndTheEntryLeaves() async throws {
         let waiters = EdgeReplyWaiters(capacity: 4)
-        _ = waiters.reserve("c-2")
+        let sweep = Task { try await waiters.run() }
+        defer { sweep.cancel() }
         let started = ContinuousClock.now
-        let result = await waiters.wait("c-2", until: started + .milliseconds(100))
+        _ = waiters.reserve("c-2", deadline: started + .milliseconds(100))
+        let result = await waiters.wait("c-2")
         waiters.remove("c-2")
         guard case .timedOut = result else {
             Issue.record("expected a timeout, got \(result)")
@@ -168,11 +191,60 @@ import Testing
         #expect(waiters.count == 0)
     }
 
+    @Test func aSweepGivesUpOnlyTheRequestsPastTheirDeadlineSoonestFirst() async {
+        let waiters = EdgeReplyWaiters(capacity: 4)
+        let t0 = ContinuousClock.now
+        // Reserved out of deadline order, as a slow upload reserves after faster requests.
+        _ = waiters.reserve("late", deadline: t0 + .seconds(9))
+        _ = waiters.reserve("early", deadline: t0 + .seconds(1))
+        _ = waiters.reserve("middle", deadline: t0 + .seconds(5))
+        let early = Task { await waiters.wait("early") }
+        let middle = Task { await waiters.wait("middle") }
+        #expect(waiters.expireDue(at: t0) == 0)
+        // Let both waiters install.
+        try? await Task.sleep(for: .milliseconds(50))
+        #expect(waiters.expireDue(at: t0 + .seconds(2)) == 1)
+        guard case .timedOut = await early.value else {
+            Issue.record("expected the early request to time out")
+            return
+        }
+        #expect(waiters.expireDue(at: t0 + .seconds(6)) == 1)
+        guard case .timedOut = await middle.value else {
+            Issue.record("expected the middle request to time out")
+            return
+        }
+        // The late request was never waited on: the sweep marks it, and its waiter, when it comes, gets no reply.
+        #expect(waiters.expireDue(at: t0 + .seconds(10)) == 0)
+        guard case .timedOut = await waiters.wait("late") else {
+            Issue.record("expected the late request to time out")
+            return
+        }
+        for id in ["early", "middle", "late"] { waiters.remove(id) }
+        #expect(waiters.count == 0)
+    }
+
+    @Test func aDeliveryFailureEndsTheWaitAtOnce() async {
+        let waiters = EdgeReplyWaiters(capacity: 4)
+        _ = waiters.reserve("c-5", deadline: .now + .seconds(30))
+        let task = Task { await waiters.wait("c-5") }
+        try? await Task.sleep(for: .milliseconds(50))
+        waiters.fail("c-5", KafkaError(code: .messageTimedOut, message: "test"))
+        guard case .notQueued(let error) = await task.value else {
+            Issue.record("expected the delivery failure")
+            return
+        }
+        #expect(error.code == .messageTimedOut)
+        // A reply after the failure is a duplicate, not a second answer.
+        #expect(waiters.deliver("c-5", reply: Self.reply("job")) == .duplicate)
+        waiters.remove("c-5")
+        #expect(waiters.count == 0)
+    }
+
     @Test func aReplyBeforeTheWaitIsAnsweredAtOnce() async {
         let waiters = EdgeReplyWaiters(capacity: 4)
-        _ = waiters.reserve("c-3")
+        _ = waiters.reserve("c-3", deadline: .now + .seconds(30))
         #expect(waiters.deliver("c-3", reply: Self.reply("job")) == .matched)
-        let result = await waiters.wait("c-3", until: .now + .seconds(30))
+        let result = await waiters.wait("c-3")
         waiters.remove("c-3")
         guard case .reply = result else {
             Issue.record("expected the reply")
@@ -183,10 +255,10 @@ import Testing
 
     @Test func aCancelledRequestEndsCancelledAndLeavesNoEntry() async {
         let waiters = EdgeReplyWaiters(capacity: 4)
-        _ = waiters.reserve("c-4")
+        _ = waiters.reserve("c-4", deadline: .now + .seconds(30))
         let task = Task {
             defer { waiters.remove("c-4") }
-            return await waiters.wait("c-4", until: .now + .seconds(30))
+            return await waiters.wait("c-4")
         }
         try? await Task.sleep(for: .milliseconds(50))
         task.cancel()
@@ -200,13 +272,13 @@ import Testing
     @Test func cancelAllReleasesEveryWaiter() async {
         let waiters = EdgeReplyWaiters(capacity: 8)
         let ids = (0..<5).map { "c-\($0)" }
-        for id in ids { _ = waiters.reserve(id) }
+        for id in ids { _ = waiters.reserve(id, deadline: .now + .seconds(30)) }
         let results = Task {
             await withTaskGroup(of: EdgeWaitResult.self, returning: [EdgeWaitResult].self) { group in
                 for id in ids {
                     group.addTask {
                         defer { waiters.remove(id) }
-                        return await waiters.wait(id, until: .now + .seconds(30))
+                        return await waiters.wait(id)
                     }
                 }
                 return await group.reduce(into: []) { $0.append($1) }
@@ -223,9 +295,9 @@ import Testing
     @Test func theCountReportedIsTheTablesAfterEachChange() async {
         let counts = Mutex<[Int]>([])
         let waiters = EdgeReplyWaiters(capacity: 2, onCount: { count in counts.withLock { $0.append(count) } })
-        _ = waiters.reserve("a")
-        _ = waiters.reserve("b")
-        _ = waiters.reserve("c")
+        _ = waiters.reserve("a", deadline: .now + .seconds(30))
+        _ = waiters.reserve("b", deadline: .now + .seconds(30))
+        _ = waiters.reserve("c", deadline: .now + .seconds(30))
         waiters.remove("a")
         waiters.remove("b")
         waiters.remove("c")

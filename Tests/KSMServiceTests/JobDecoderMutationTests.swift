@@ -67,6 +67,8 @@ struct JobDecoderMutationTests {
                     decoded += 1
                     // What decodes must survive its own encoding unchanged.
                     #expect(try LicenseJob(json: job.jsonBytes()) == job)
+                    // The writer's member-by-member bytes are the sorted tree's bytes.
+                    #expect(job.jsonBytes() == job.jsonValue.encoded())
                 } catch {
                     refused += 1
                     #expect(!error.reason.isEmpty)

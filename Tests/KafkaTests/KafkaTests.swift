@@ -108,6 +108,37 @@ struct KafkaTests {
         }
     }
 
+    @Test("produce without waiting: each record's callback runs once with its offset; a refused record returns its error and no callback")
+    func produceReportsThroughItsCallback() async throws {
+        try await withCluster { cluster in
+            try cluster.createTopic("one", partitions: 1)
+            let producer = try makeProducer(cluster)
+            let reports = Mutex<[Int: [Result<KafkaDeliveryReport, KafkaError>]]>([:])
+            for index in 0..<50 {
+                let refused = producer.produce(KafkaProducer.Record(topic: "one", key: bytes("k"), value: bytes("v\(index)"))) { outcome in
+                    reports.withLock { $0[index, default: []].append(outcome) }
+                }
+                #expect(refused == nil)
+            }
+            try await eventually("50 delivery reports") { reports.withLock { $0.count } == 50 }
+            let offsets = try reports.withLock { all in try (0..<50).map { index in try #require(all[index]?.first).get().offset } }
+            #expect(offsets == Array(0..<50))
+            // Too large for librdkafka: refused at once, and its callback never runs.
+            let tooLarge = producer.produce(KafkaProducer.Record(topic: "one", key: nil, value: [UInt8](repeating: 1, count: 2_000_000))) { _ in
+                reports.withLock { $0[-1, default: []].append(.failure(KafkaError.closed())) }
+            }
+            #expect(tooLarge != nil)
+            await producer.close()
+            let closed = producer.produce(KafkaProducer.Record(topic: "one", key: nil, value: bytes("late"))) { _ in
+                reports.withLock { $0[-2, default: []].append(.failure(KafkaError.closed())) }
+            }
+            #expect(closed != nil)
+            try await Task.sleep(for: .milliseconds(100))
+            // Every callback ran exactly once; none ran for the refused records.
+            #expect(reports.withLock { $0.values.allSatisfy { $0.count == 1 } && $0[-1] == nil && $0[-2] == nil })
+        }
+    }
+
     @Test("event batches hand out every message once, in order, at most `limit` at a time")
     func eventBatchesDeliverEverythingInOrder() async throws {
         try await withCluster { cluster in

@@ -41,7 +41,8 @@ package struct EdgeLicenseRoute: Sendable {
 
         func header(_ name: String) -> String? {
             let lower = name.lowercased()
-            return headers.first { $0.name.lowercased() == lower }?.value
+            // The length first: most names differ in it, and lowercasing allocates.
+            return headers.first { $0.name.utf8.count == lower.utf8.count && $0.name.lowercased() == lower }?.value
         }
     }
 
@@ -55,8 +56,10 @@ package struct EdgeLicenseRoute: Sendable {
         package var shape: String?
     }
 
-    /// Produces one record and returns nil once the broker acknowledged it, else why not.
-    package typealias Produce = @Sendable (KafkaProducer.Record) async -> KafkaError?
+    /// Hands one record to the producer without waiting for the broker: nil once it was taken, else
+    /// why not. The second argument runs (once, on the producer's thread) if the broker later
+    /// refuses the record or it times out; the request then ends without waiting for its deadline.
+    package typealias Produce = @Sendable (KafkaProducer.Record, _ onFailure: @escaping @Sendable (KafkaError) -> Void) -> KafkaError?
 
     package let configuration: EdgeConfiguration
     package let admission: any EdgeAdmission
@@ -162,9 +165,12 @@ package struct EdgeLicenseRoute: Sendable {
             guard let generated = try? StoreIdentifier(UUID().uuidString.lowercased()) else { preconditionFailure("a UUID is a valid identifier") }
             jobID = generated
         }
-        var log = logger
-        log[metadataKey: "fps.request_id"] = "\(jobID.value)"
-        log[metadataKey: "fps.tenant"] = "\(tenant.value)"
+        // The request's identity rides in each log call's metadata, built only when the level is on:
+        // setting a logger's metadata re-renders it per request (StreamLogHandler), a cost even when
+        // nothing is logged.
+        func metadata(_ extra: Logger.Metadata = [:]) -> Logger.Metadata {
+            extra.merging(["fps.request_id": "\(jobID.value)", "fps.tenant": "\(tenant.value)"]) { given, _ in given }
+        }
 
         if let reason = notReadyReason() {
             result.answer = parsed.unavailableAnswer(reason: "the edge is not ready: \(reason)", retryAfterSeconds: Self.retryAfterSeconds)
@@ -172,7 +178,7 @@ package struct EdgeLicenseRoute: Sendable {
             return result
         }
         let correlationID = correlationIDs.next()
-        switch waiters.reserve(correlationID) {
+        switch waiters.reserve(correlationID, deadline: deadline) {
         case .reserved: break
         case .atCapacity, .duplicate:
             result.answer = parsed.unavailableAnswer(
@@ -188,33 +194,50 @@ package struct EdgeLicenseRoute: Sendable {
             [
                 ("correlation-id", Array(correlationID.utf8)),
                 ("reply-topic", Array(configuration.replyTopic.utf8)),
-            ] + JobTracing.passThrough(request.headers.map { ($0.name.lowercased(), Array($0.value.utf8)) })
+            ] + JobTracing.passThrough(Self.traceHeaders(request.headers))
         // The account keys the record, as platforms key jobs; an anonymous request is keyed by its
         // job ID, so anonymous traffic spreads over the partitions instead of landing on one.
         let key = account == HeaderAccountAdmission.anonymous ? jobID.value : account.value
         let record = KafkaProducer.Record(
             topic: configuration.requestTopic(for: priority), key: Array("\(tenant.value)/\(key)".utf8), value: job.jsonBytes(), headers: headers)
-        if let failure = await produce(record) {
-            log.warning("license job not produced", metadata: ["error": "\(failure)"])
-            result.answer = parsed.unavailableAnswer(reason: "the request could not be queued", retryAfterSeconds: Self.retryAfterSeconds)
-            result.outcome = .unavailable
-            return result
+        let outcome: EdgeWaitResult
+        if let failure = produce(record, { [waiters] error in waiters.fail(correlationID, error) }) {
+            outcome = .notQueued(failure)
+        } else {
+            outcome = await waiters.wait(correlationID)
         }
 
-        switch await waiters.wait(correlationID, until: deadline) {
+        switch outcome {
+        case .notQueued(let failure):
+            logger.warning("license job not produced", metadata: metadata(["error": "\(failure)"]))
+            result.answer = parsed.unavailableAnswer(reason: "the request could not be queued", retryAfterSeconds: Self.retryAfterSeconds)
+            result.outcome = .unavailable
         case .reply(let reply):
             result.answer = parsed.answer(to: reply)
             result.outcome = .answered
-            log.debug("answered", metadata: ["status": "\(reply.status.rawValue)", "rule": "\(reply.rule)"])
+            logger.debug("answered", metadata: metadata(["status": "\(reply.status.rawValue)", "rule": "\(reply.rule)"]))
         case .timedOut:
             result.answer = parsed.timeoutAnswer(retryAfterSeconds: Self.retryAfterSeconds)
             result.outcome = .timeout
-            log.info("no reply before the deadline", metadata: ["deadline_ms": "\(configuration.deadline.wholeMilliseconds)"])
+            logger.info("no reply before the deadline", metadata: metadata(["deadline_ms": "\(configuration.deadline.wholeMilliseconds)"]))
         case .cancelled:
             result.answer = parsed.unavailableAnswer(reason: "the edge is stopping", retryAfterSeconds: Self.retryAfterSeconds)
             result.outcome = .unavailable
         }
         return result
+    }
+}
+
+extension EdgeLicenseRoute {
+    /// The request's `traceparent` and `tracestate` headers, names lowercased, for
+    /// `JobTracing.passThrough`; no other header is copied.
+    static func traceHeaders(_ headers: [(name: String, value: String)]) -> [(String, [UInt8])] {
+        headers.compactMap { header in
+            let count = header.name.utf8.count
+            guard count == JobTracing.traceparent.utf8.count || count == JobTracing.tracestate.utf8.count else { return nil }
+            let name = header.name.lowercased()
+            return name == JobTracing.traceparent || name == JobTracing.tracestate ? (name, Array(header.value.utf8)) : nil
+        }
     }
 }
 

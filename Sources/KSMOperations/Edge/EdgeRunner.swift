@@ -34,8 +34,9 @@ package enum EdgeRunner {
         return defaults.merging(settings.kafkaProperties) { _, configured in configured }
     }
 
-    /// Every service, in start order (`admission` nil: ``EdgeAdmissionAssembly``'s, from the settings); the group stops them in reverse: the server first (requests in
-    /// flight finish), then the reply consumer, then the producer (flushed).
+    /// Every service, in start order (`admission` nil: ``EdgeAdmissionAssembly``'s, from the
+    /// settings); the group stops them in reverse: the server first (requests in flight finish),
+    /// then the reply consumer, then the deadline sweep, then the producer (flushed).
     static func makeServices(
         _ settings: EdgeConfiguration, admission: (any EdgeAdmission)?, tls: ServerTLS?, registry: PrometheusCollectorRegistry, logger: Logger
     ) throws -> [any Service] {
@@ -60,12 +61,9 @@ package enum EdgeRunner {
         }
         let route = EdgeLicenseRoute(
             configuration: settings, admission: parts.admission, waiters: waiters, correlationIDs: correlationIDs,
-            produce: { record in
-                do throws(KafkaError) {
-                    _ = try await producer.send(topic: record.topic, key: record.key, value: record.value, headers: record.headers)
-                    return nil
-                } catch {
-                    return error
+            produce: { record, onFailure in
+                producer.produce(record) { outcome in
+                    if case .failure(let error) = outcome { onFailure(error) }
                 }
             }, logger: logger, notReadyReason: notReadyReason)
         let server = EdgeServer(
@@ -76,6 +74,6 @@ package enum EdgeRunner {
             },
             renderMetrics: { registry.emitToString() }, logger: logger, tls: tls, certificates: parts.certificates)
         logger.info("edge instance", metadata: ["reply_topic": "\(settings.replyTopic)", "correlation_nonce": "\(correlationIDs.nonce)"])
-        return [producing, replies, server]
+        return [producing, waiters, replies, server]
     }
 }
