@@ -85,7 +85,11 @@ struct DemoCommand: AsyncParsableCommand {
         // X-Account header.
         var edgeLogger = logger
         edgeLogger[metadataKey: "service"] = "edge"
-        let edge = DemoEdge(settings: edgeSettings, logger: edgeLogger)
+        // The tenant's application certificate, served at /fps/{tenant}/certificate as `ksm edge`
+        // serves it from Redis; the devices fetch it before they build an SPC.
+        let certificate = test.credentials.first { FairPlayCrypto.sha1($0.certificateDER) == test.trust.certificateHash }?.certificateDER ?? []
+        let certificates = EdgeCertificateRoute.fixed([try StoreIdentifier(catalog.tenant): EdgeCertificateRoute.single(certificate)])
+        let edge = DemoEdge(settings: edgeSettings, certificates: certificates, logger: edgeLogger)
         say("ksm edge on http://127.0.0.1:\(port): devices POST their SPCs to \(devices.licenseURL) in every request shape")
 
         let group = ServiceGroup(
@@ -110,6 +114,7 @@ struct DemoCommand: AsyncParsableCommand {
                 let outcome = try await devices.run(progress: say)
                 let shapes = EdgeDemoDevices.Shape.allCases.map { "\($0.rawValue) \(outcome.shapes[$0.rawValue] ?? 0)" }.joined(separator: ", ")
                 var lines = [
+                    "certificate:      HTTP GET \(devices.certificateURL), then every SPC built for it",
                     "through the edge: HTTP POST \(devices.licenseURL) (ksm edge, reply topic \(replyTopic))",
                     "request shapes:   \(shapes)",
                 ]
@@ -154,9 +159,10 @@ struct DemoCommand: AsyncParsableCommand {
 /// the demo's does.
 struct DemoEdge: Service {
     let settings: EdgeConfiguration
+    let certificates: EdgeCertificateRoute
     let logger: Logger
 
     func run() async throws {
-        try await EdgeRunner.run(settings, registry: PrometheusCollectorRegistry(), logger: logger)
+        try await EdgeRunner.run(settings, certificates: certificates, registry: PrometheusCollectorRegistry(), logger: logger)
     }
 }

@@ -30,12 +30,17 @@ struct HTTPBench: AsyncParsableCommand {
     var edgeFlags = ""
     @Option(help: "Extra `ksm serve` flags for every worker, space-separated.")
     var workerFlags = ""
+    @Option(
+        help:
+            "fetch.wait.max.ms of the edge's and the workers' consumers, 0 for their default (10): librdkafka's mock broker holds an empty fetch for its whole wait, a real broker answers when a record arrives."
+    )
+    var mockFetchWaitMs = 2
     @Option(help: "Keep the children's logs in this directory (default: a temporary one, removed).")
     var logs: String?
 
     func validate() throws {
-        guard workers >= 1, requests >= 1, concurrency >= 1, latencySeconds > 0 else {
-            throw ValidationError("--workers, --requests and --concurrency must be at least 1, --latency-seconds positive")
+        guard workers >= 1, requests >= 1, concurrency >= 1, latencySeconds > 0, mockFetchWaitMs >= 0 else {
+            throw ValidationError("--workers, --requests and --concurrency must be at least 1, --latency-seconds positive, --mock-fetch-wait-ms 0 or more")
         }
         if case .failure(let unknown) = HTTPLoadShape.list(shapes) { throw ValidationError(unknown.description) }
         guard parsedLoads != nil else { throw ValidationError("--loads must be fractions between 0 and 1, comma-separated (0.5,0.8)") }
@@ -58,6 +63,7 @@ struct HTTPBench: AsyncParsableCommand {
         setup.shapes = (try? HTTPLoadShape.list(shapes).get()) ?? HTTPLoadShape.allCases
         setup.edgeFlags = edgeFlags.split(separator: " ").map(String.init)
         setup.workerFlags = workerFlags.split(separator: " ").map(String.init)
+        setup.mockFetchWaitMilliseconds = mockFetchWaitMs == 0 ? nil : mockFetchWaitMs
         if let logs {
             setup.logDirectory = URL(fileURLWithPath: logs)
         }

@@ -1,3 +1,4 @@
+import FairPlay
 import KSMOperations
 import KSMService
 import Licensing
@@ -36,6 +37,14 @@ import Wire
         #expect(try Self.answer(.stored(Self.stored), hash: String(repeating: "0", count: 40)).status == 404)
         #expect(try Self.answer(.stored(Self.stored), hash: "xyz").status == 400)
         #expect(try Self.answer(.stored(Self.stored), hash: "abcd").status == 400)
+    }
+
+    @Test func certificatesHeldInMemoryAreServedPerTenant() async throws {
+        let route = EdgeCertificateRoute.fixed([try StoreIdentifier("acme"): EdgeCertificateRoute.single(Self.one.der)])
+        let served = await route.answer(tenant: "acme", query: [:])
+        #expect(served.status == 200 && served.body == Self.one.der)
+        #expect(served.headers.contains(LicenseHTTPHeader(name: "ETag", value: "\"\(HexEncoding.encode(FairPlayCrypto.sha256(Self.one.der)))\"")))
+        #expect(await route.answer(tenant: "other", query: [:]).status == 404)
     }
 
     @Test func noneStoredIs404AndAnUnreachableStore503() async throws {

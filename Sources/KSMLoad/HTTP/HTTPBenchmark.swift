@@ -36,11 +36,23 @@ package struct HTTPBenchmark {
         /// Extra flags for `ksm edge` and for every `ksm serve` (e.g. `--kafka-property linger.ms=5`).
         package var edgeFlags: [String] = []
         package var workerFlags: [String] = []
+        /// `fetch.wait.max.ms` of the edge's reply consumer and the workers' job consumer (nil:
+        /// their defaults, 10 ms). librdkafka's mock broker holds a fetch that finds no record for
+        /// its whole wait, where a real broker answers as soon as a record arrives, so on the mock
+        /// every Kafka hop adds up to the wait to a request's latency; a short wait brings the mock
+        /// near a real broker, and the extra empty fetches it costs are counted in the CPU figures.
+        package var mockFetchWaitMilliseconds: Int? = 2
         /// Where the children's logs go; nil: a temporary directory removed afterwards.
         package var logDirectory: URL?
         package var progress: @Sendable (String) -> Void = { _ in }
 
         package init(executable: URL) { self.executable = executable }
+
+        /// The flags that set ``mockFetchWaitMilliseconds``, given to the edge and every worker
+        /// before their own flags (which may override it).
+        var fetchWaitFlags: [String] {
+            mockFetchWaitMilliseconds.map { ["--kafka-property", "fetch.wait.max.ms=\($0)"] } ?? []
+        }
     }
 
     /// One open-loop phase at a fraction of the saturation rate.
@@ -61,9 +73,16 @@ package struct HTTPBenchmark {
         /// The goal's p99 bound for this load (ms), and whether the phase met it.
         package var goalP99: Double?
         package var meetsGoal: Bool?
+        /// CPU microseconds per request in this phase, all processes (the bench's own crypto
+        /// threads excluded), and CPU time over the cores' time: below saturation, smaller batches
+        /// cost each request more than at saturation.
+        package var cpuMicrosecondsPerRequest: Double
+        package var cpuUtilization: Double
 
         enum CodingKeys: String, CodingKey {
             case load, requests, correct, lost, p50, p90, p99, max
+            case cpuMicrosecondsPerRequest = "cpu_us_per_request"
+            case cpuUtilization = "cpu_utilization"
             case errorsByStatus = "errors_by_status"
             case offeredPerSecond = "offered_per_second"
             case ckcPerSecond = "ckc_per_second"
@@ -171,7 +190,7 @@ package struct HTTPBenchmark {
                     "serve", "--brokers", bootstrap, "--redis-url", redis.url, "--credentials", credentials,
                     "--kek", "\(catalog.keyEncryptionKeyID)=\(kekPath)", "--kafka-property", "session.timeout.ms=6000",
                     "--log-level", "warning", "--admin-port", "\(adminPort)",
-                ] + setup.workerFlags,
+                ] + setup.fetchWaitFlags + setup.workerFlags,
                 logFile: directory.appendingPathComponent("serve-\(index).log"))
             worker.adminPort = adminPort
             workers.append(worker)
@@ -185,7 +204,7 @@ package struct HTTPBenchmark {
             [
                 "edge", "--listen", "127.0.0.1:\(port)", "--brokers", bootstrap, "--instance-id", "bench-\(UInt32.random(in: 0...UInt32.max))",
                 "--deadline", "10", "--log-level", "warning",
-            ] + setup.edgeFlags,
+            ] + setup.fetchWaitFlags + setup.edgeFlags,
             logFile: directory.appendingPathComponent("edge.log"))
         defer { edge.kill() }
         try await Self.waitUntilReady(edge, port: port)
@@ -246,7 +265,13 @@ package struct HTTPBenchmark {
         for load in setup.loads {
             let rate = max(1, saturation.ckcPerSecond * load)
             let requests = max(50, Int(rate * setup.latencySeconds))
-            let phase = try await generator(requests: requests, pace: .rate(rate), label: "l\(Int(load * 100))").run()
+            let phaseLoad = try await generator(requests: requests, pace: .rate(rate), label: "l\(Int(load * 100))")
+            let phaseCPUBefore = CPUAccount.sample(processes: processes, threadSplit: [])
+            let phaseStart = ContinuousClock.now
+            let phase = try await phaseLoad.run()
+            let phaseCPU = (CPUAccount.sample(processes: processes, threadSplit: []) - phaseCPUBefore).seconds
+            let phaseWall = (ContinuousClock.now - phaseStart).seconds
+            let phaseCPUSeconds = phaseCPU.filter { $0.key != "crypto" }.values.reduce(0, +)
             allCorrect = allCorrect && phase.allCorrect
             let goal = Self.p99Goal(load: load)
             phases.append(
@@ -254,9 +279,11 @@ package struct HTTPBenchmark {
                     load: load, offeredPerSecond: rate.rounded(), ckcPerSecond: phase.ckcPerSecond, requests: phase.requests, correct: phase.correct,
                     errorsByStatus: phase.errorsByStatus, lost: phase.lost,
                     p50: phase.latencyMilliseconds.p50, p90: phase.latencyMilliseconds.p90, p99: phase.latencyMilliseconds.p99,
-                    max: phase.latencyMilliseconds.max, goalP99: goal, meetsGoal: goal.map { phase.latencyMilliseconds.p99 < $0 }))
+                    max: phase.latencyMilliseconds.max, goalP99: goal, meetsGoal: goal.map { phase.latencyMilliseconds.p99 < $0 },
+                    cpuMicrosecondsPerRequest: (phaseCPUSeconds / Double(max(1, phase.requests)) * 1e6).rounded(),
+                    cpuUtilization: (phaseCPUSeconds / (phaseWall * Double(ProcessInfo.processInfo.activeProcessorCount)) * 100).rounded() / 100))
             say(
-                "\(load) load (\(Int(rate)) req/s): p50 \(phase.latencyMilliseconds.p50) ms, p99 \(phase.latencyMilliseconds.p99) ms, \(phase.correct)/\(phase.requests) correct, not 200: \(phase.errorsByStatus), lost \(phase.lost)"
+                "\(load) load (\(Int(rate)) req/s): p50 \(phase.latencyMilliseconds.p50) ms, p99 \(phase.latencyMilliseconds.p99) ms, \(phase.correct)/\(phase.requests) correct, not 200: \(phase.errorsByStatus), lost \(phase.lost), CPU \(phases.last?.cpuMicrosecondsPerRequest ?? 0) µs per request (\(phaseCPU.sorted { $0.key < $1.key }.map { "\($0.key) \(Int($0.value / Double(max(1, phase.requests)) * 1e6))" }.joined(separator: ", "))), utilisation \(phases.last?.cpuUtilization ?? 0)"
             )
         }
 
@@ -270,7 +297,8 @@ package struct HTTPBenchmark {
         let cores = ProcessInfo.processInfo.activeProcessorCount
         return Result(
             host: "\(ProcessInfo.processInfo.hostName), \(cores) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB", cores: cores,
-            workers: workers.count, shapes: setup.shapes.map(\.rawValue), edgeFlags: setup.edgeFlags, workerFlags: setup.workerFlags,
+            workers: workers.count, shapes: setup.shapes.map(\.rawValue), edgeFlags: setup.fetchWaitFlags + setup.edgeFlags,
+            workerFlags: setup.fetchWaitFlags + setup.workerFlags,
             inProcessCKCPerSecond: inProcess.rounded(), httpCKCPerSecond: saturation.ckcPerSecond, ratio: ratio, saturation: saturation,
             latency: phases, cpuMicrosecondsPerRequest: cpu.microsecondsPerJob(saturation.requests),
             cpuUtilization: (cpu.seconds.values.reduce(0, +) / (wall * Double(cores)) * 100).rounded() / 100,

@@ -73,12 +73,15 @@ package struct EdgeDemoDevices: Sendable {
     /// Runs the scenario through the edge; `progress` gets a line about once a second.
     package func run(progress: (@Sendable (String) -> Void)? = nil) async throws -> Outcome {
         let runID = String(UInt64.random(in: 0..<UInt64.max), radix: 36)
-        let viewers = (0..<configuration.viewers).map { _ in SimulatedDevice(trust: trust) }
+        let session = Self.session(connections: min(64, max(4, configuration.viewers)))
+        defer { session.invalidateAndCancel() }
+        // As a player app starts: the tenant's application certificate from the edge, then every
+        // SPC built for it.
+        let certified = try await fetchTrust(session: session)
+        let viewers = (0..<configuration.viewers).map { _ in SimulatedDevice(trust: certified) }
         let sessions = (0..<configuration.viewers).map { _ in UInt64.random(in: 1..<UInt64.max) }
         let accounts = max(1, configuration.accounts ?? configuration.viewers)
         let tracker = Tracker()
-        let session = Self.session(connections: min(64, max(4, configuration.viewers)))
-        defer { session.invalidateAndCancel() }
 
         let start = ContinuousClock.now
         let elapsed = await withTaskGroup(of: Void.self) { background in
@@ -145,6 +148,30 @@ package struct EdgeDemoDevices: Sendable {
         options.playback = MediaPlaybackInfo(
             creationDate: UInt32(Date().timeIntervalSince1970), state: .readyToPlay, sessionID: UInt64.random(in: 1..<UInt64.max))
         return try SimulatedDevice(trust: trust).makeSPC(options).0
+    }
+
+    /// The URL players fetch the tenant's application certificate from.
+    package var certificateURL: String { "\(edge)/fps/\(catalog.tenant)/certificate" }
+
+    /// The device trust built from the certificate the edge serves (`GET /fps/{tenant}/certificate`),
+    /// with the device's own ASk and 2048-bit key; fails, saying what came back, unless the edge
+    /// serves the certificate this device's trust names.
+    func fetchTrust(session: URLSession) async throws -> DeviceTrust {
+        guard let url = URL(string: certificateURL) else { throw EdgeDemoError("not a URL: \(certificateURL)") }
+        let (data, response) = try await session.data(from: url)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        guard status == 200 else {
+            throw EdgeDemoError("GET \(certificateURL) answered \(status): \(String(decoding: data.prefix(200), as: UTF8.self))")
+        }
+        let der = Array(data)
+        guard FairPlayCrypto.sha1(der) == trust.certificateHash else {
+            throw EdgeDemoError("GET \(certificateURL) served a certificate other than the one the devices trust (\(der.count) bytes)")
+        }
+        do {
+            return try DeviceTrust(certificateDER: der, publicKey2048: trust.publicKey2048, ask: trust.ask)
+        } catch {
+            throw EdgeDemoError("the certificate from \(certificateURL) is not usable: \(error)")
+        }
     }
 
     static func session(connections: Int) -> URLSession {
@@ -259,4 +286,10 @@ package struct EdgeDemoDevices: Sendable {
             if let verdict { state.report.wrong[verdict, default: 0] += 1 } else { state.report.correct += 1 }
         }
     }
+}
+
+/// Why the demo's devices could not start; a sentence for the person at the terminal.
+package struct EdgeDemoError: Error, CustomStringConvertible {
+    package var description: String
+    init(_ description: String) { self.description = description }
 }

@@ -38,6 +38,21 @@ package struct EdgeCertificateRoute: Sendable {
         self.certificates = certificates
     }
 
+    /// Serves certificates held in memory, per tenant (the embedded demo, which runs no Redis); a
+    /// tenant not given has none (404).
+    package static func fixed(_ certificates: [StoreIdentifier: StoredApplicationCertificates]) -> EdgeCertificateRoute {
+        EdgeCertificateRoute(
+            certificates: EdgeCachedLoader(
+                capacity: max(1, certificates.count), timeToLive: .seconds(3_600),
+                load: { tenant in .stored(certificates[tenant] ?? StoredApplicationCertificates(entries: [], latestSHA256: nil)) }))
+    }
+
+    /// One DER certificate as a tenant's only stored one.
+    package static func single(_ der: [UInt8]) -> StoredApplicationCertificates {
+        let sha256 = FairPlayCrypto.sha256(der)
+        return StoredApplicationCertificates(entries: [.init(sha256: sha256, der: der)], latestSHA256: sha256)
+    }
+
     /// The cache over a Redis store, as ``EntitlementAdmission/tenantLoader(store:keyring:)``.
     package static func loader(store: RedisLicenseStore) -> EdgeCachedLoader<StoreIdentifier, Lookup> {
         EdgeCachedLoader(

@@ -15,11 +15,14 @@ package enum EdgeRunner {
     package static let shutdownTimeout: Duration = .seconds(20)
 
     /// Runs the service until it is told to stop; returns once every service has stopped.
+    /// - Parameters:
+    ///   - admission: nil: ``EdgeAdmissionAssembly``'s, from the settings.
+    ///   - certificates: nil: ``EdgeAdmissionAssembly``'s (Redis with `--redis-url`, else none).
     package static func run(
-        _ settings: EdgeConfiguration, admission: (any EdgeAdmission)? = nil, tls: ServerTLS? = nil,
+        _ settings: EdgeConfiguration, admission: (any EdgeAdmission)? = nil, certificates: EdgeCertificateRoute? = nil, tls: ServerTLS? = nil,
         registry: PrometheusCollectorRegistry, logger: Logger
     ) async throws {
-        let services = try makeServices(settings, admission: admission, tls: tls, registry: registry, logger: logger)
+        let services = try makeServices(settings, admission: admission, certificates: certificates, tls: tls, registry: registry, logger: logger)
         var configuration = ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
         configuration.maximumGracefulShutdownDuration = max(shutdownTimeout, settings.deadline + .seconds(5))
@@ -38,10 +41,12 @@ package enum EdgeRunner {
     /// settings); the group stops them in reverse: the server first (requests in flight finish),
     /// then the reply consumer, then the deadline sweep, then the producer (flushed).
     static func makeServices(
-        _ settings: EdgeConfiguration, admission: (any EdgeAdmission)?, tls: ServerTLS?, registry: PrometheusCollectorRegistry, logger: Logger
+        _ settings: EdgeConfiguration, admission: (any EdgeAdmission)?, certificates: EdgeCertificateRoute? = nil, tls: ServerTLS?,
+        registry: PrometheusCollectorRegistry, logger: Logger
     ) throws -> [any Service] {
         var parts = try EdgeAdmissionAssembly.make(settings, registry: registry, logger: logger)
         if let admission { parts.admission = admission }
+        if let certificates { parts.certificates = certificates }
         let producer: KafkaProducer
         do {
             producer = try KafkaProducer(
