@@ -112,7 +112,7 @@ struct DemoCommand: AsyncParsableCommand {
                 }
                 try await Self.waitUntilReady("http://127.0.0.1:\(port)/readyz")
                 let outcome = try await devices.run(progress: say)
-                let shapes = EdgeDemoDevices.Shape.allCases.map { "\($0.rawValue) \(outcome.shapes[$0.rawValue] ?? 0)" }.joined(separator: ", ")
+                let shapes = HTTPLoadShape.allCases.map { "\($0.rawValue) \(outcome.shapes[$0.rawValue] ?? 0)" }.joined(separator: ", ")
                 var lines = [
                     "certificate:      HTTP GET \(devices.certificateURL), then every SPC built for it",
                     "through the edge: HTTP POST \(devices.licenseURL) (ksm edge, reply topic \(replyTopic))",

@@ -12,11 +12,13 @@ package enum HTTPLoadShape: String, Sendable, CaseIterable, Codable {
         package var contentType: String
     }
 
-    /// The body a player of this shape posts for `spc` (its `skd://` URI is `assetID`).
+    /// The body a player of this shape posts for `spc` (its `skd://` URI is `assetID`); the JSON
+    /// shape names `priority` when one is given (`continuity` for a key rotation's renewal).
     ///
-    /// The form sends the base64 unencoded, as Apple's Safari sample does (its `+` arrive raw), and
-    /// Apple's shape posts JSON as `application/x-www-form-urlencoded`, as `fps_safari_support.js` does.
-    package func body(spc: [UInt8], assetID: String) -> Body {
+    /// The form sends the base64 unencoded, as Apple's Safari sample does (its `+` arrive raw), the
+    /// asset ID percent-encoded, and Apple's shape posts JSON as `application/x-www-form-urlencoded`,
+    /// as `fps_safari_support.js` does.
+    package func body(spc: [UInt8], assetID: String, priority: String? = nil) -> Body {
         let base64 = Base64.encode(spc)
         switch self {
         case .raw:
@@ -24,9 +26,11 @@ package enum HTTPLoadShape: String, Sendable, CaseIterable, Codable {
         case .base64:
             return Body(bytes: Array(base64.utf8), contentType: "text/plain")
         case .form:
-            return Body(bytes: Array("spc=\(base64)&assetId=\(assetID)".utf8), contentType: "application/x-www-form-urlencoded")
+            let asset = assetID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            return Body(bytes: Array("spc=\(base64)&assetId=\(asset)".utf8), contentType: "application/x-www-form-urlencoded")
         case .json:
-            return Body(bytes: Array("{\"spc\":\"\(base64)\",\"asset-id\":\"\(assetID)\"}".utf8), contentType: "application/json")
+            let priorityMember = priority.map { ",\"priority\":\"\($0)\"" } ?? ""
+            return Body(bytes: Array("{\"spc\":\"\(base64)\",\"asset-id\":\"\(assetID)\"\(priorityMember)}".utf8), contentType: "application/json")
         case .apple:
             let text = "{\"fairplay-streaming-request\":{\"version\":1,\"streaming-keys\":[{\"id\":1,\"uri\":\"\(assetID)\",\"spc\":\"\(base64)\"}]}}"
             return Body(bytes: Array(text.utf8), contentType: "application/x-www-form-urlencoded")

@@ -16,11 +16,6 @@ import Synchronization
 /// the device and checked against the catalogue. The scenario and the report are
 /// ``LoadGenerator``'s, so the demo prints the same summary whichever way its devices ask.
 package struct EdgeDemoDevices: Sendable {
-    /// The request shapes, as their reference clients send them.
-    package enum Shape: String, CaseIterable, Sendable {
-        case raw, base64, form, json, apple
-    }
-
     /// `http://HOST:PORT`, the edge's base URL.
     package let edge: String
     package let configuration: LoadGeneratorConfiguration
@@ -43,7 +38,7 @@ package struct EdgeDemoDevices: Sendable {
     struct Request: Sendable {
         var id: String
         var account: String
-        var shape: Shape
+        var shape: HTTPLoadShape
         var body: [UInt8]
         var contentType: String
         var session: DeviceSession
@@ -193,44 +188,11 @@ package struct EdgeDemoDevices: Sendable {
         options.playback = MediaPlaybackInfo(creationDate: UInt32(Date().timeIntervalSince1970), state: state, sessionID: session)
         let (spc, deviceSession) = try device.makeSPC(options)
         // Shapes in turn, the rotation shifting them, so every viewer uses several over the run.
-        let shape = Shape.allCases[(viewer + (burst ?? 0)) % Shape.allCases.count]
-        let (body, contentType) = Self.body(shape, spc: spc, assetID: asset, priority: state == .leaseRenewal ? "continuity" : "new")
+        let shape = HTTPLoadShape.allCases[(viewer + (burst ?? 0)) % HTTPLoadShape.allCases.count]
+        let body = shape.body(spc: spc, assetID: asset, priority: state == .leaseRenewal ? "continuity" : "new")
         return Request(
-            id: "\(runID)-\(viewer)-\(period)-\(burst ?? 0)", account: "acct-\(account)", shape: shape, body: body, contentType: contentType,
+            id: "\(runID)-\(viewer)-\(period)-\(burst ?? 0)", account: "acct-\(account)", shape: shape, body: body.bytes, contentType: body.contentType,
             session: deviceSession, expectedKey: catalog.contentKey(assetID: asset), expectedIV: catalog.contentIV(assetID: asset), burst: burst)
-    }
-
-    /// The body and `Content-Type` a player of `shape` sends: the form's base64 unencoded (Apple's
-    /// Safari sample sends its `+` raw) and Apple's JSON as a form, as `fps_safari_support.js` posts it.
-    package static func body(_ shape: Shape, spc: [UInt8], assetID: String, priority: String) -> ([UInt8], String) {
-        let base64 = Data(spc).base64EncodedString()
-        switch shape {
-        case .raw: return (spc, "application/octet-stream")
-        case .base64: return (Array(base64.utf8), "text/plain")
-        case .form:
-            let asset = assetID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-            return (Array("spc=\(base64)&assetId=\(asset)".utf8), "application/x-www-form-urlencoded")
-        case .json:
-            return (Array(#"{"spc":"\#(base64)","asset-id":"\#(assetID)","priority":"\#(priority)"}"#.utf8), "application/json")
-        case .apple:
-            let key = #"{"id":1,"uri":"\#(assetID)","spc":"\#(base64)"}"#
-            return (Array(#"{"fairplay-streaming-request":{"version":1,"streaming-keys":[\#(key)]}}"#.utf8), "application/x-www-form-urlencoded")
-        }
-    }
-
-    /// The CKC an answer of `shape` carries; nil when it carries none.
-    package static func ckc(_ shape: Shape, answer: Data) -> [UInt8]? {
-        switch shape {
-        case .raw: return Array(answer)
-        case .base64, .form: return Data(base64Encoded: String(decoding: answer, as: UTF8.self)).map(Array.init)
-        case .json:
-            let object = try? JSONSerialization.jsonObject(with: answer) as? [String: Any]
-            return (object?["ckc"] as? String).flatMap { Data(base64Encoded: $0) }.map(Array.init)
-        case .apple:
-            let object = try? JSONSerialization.jsonObject(with: answer) as? [String: Any]
-            let keys = (object?["fairplay-streaming-response"] as? [String: Any])?["streaming-keys"] as? [[String: Any]]
-            return (keys?.first?["ckc"] as? String).flatMap { Data(base64Encoded: $0) }.map(Array.init)
-        }
     }
 
     /// POSTs one request (again, with the same request ID, after a 503 or 504 or a lost connection)
@@ -260,7 +222,7 @@ package struct EdgeDemoDevices: Sendable {
         var verdict: String?
         if status != 200 {
             verdict = "HTTP \(status): \(String(decoding: data.prefix(120), as: UTF8.self))"
-        } else if let ckc = Self.ckc(request.shape, answer: data) {
+        } else if let ckc = request.shape.ckc(fromAnswer: Array(data)) {
             do {
                 let opened = try CKCOpener.open(ckc, session: request.session)
                 if opened.contentKey != request.expectedKey {
