@@ -111,6 +111,13 @@ import Testing
             .init(brokers: "b:9092", kafkaProperties: ["linger.ms=5"], deadline: "3"), environment: [:], hostName: "h")
         let properties = EdgeRunner.producerProperties(settings)
         #expect(properties["linger.ms"] == "5")
-        #expect(properties["message.timeout.ms"] == "3000")
+        // The deadline less the delivery margin: an undelivered job fails before the deadline.
+        #expect(properties["message.timeout.ms"] == "1500")
+        // A short deadline keeps half of itself for the delivery.
+        let short = try EdgeConfiguration.resolve(.init(brokers: "b:9092", deadline: "1"), environment: [:], hostName: "h")
+        #expect(EdgeRunner.producerProperties(short)["message.timeout.ms"] == "500")
+        let configured = try EdgeConfiguration.resolve(
+            .init(brokers: "b:9092", kafkaProperties: ["message.timeout.ms=9000"], deadline: "3"), environment: [:], hostName: "h")
+        #expect(EdgeRunner.producerProperties(configured)["message.timeout.ms"] == "9000")
     }
 }

@@ -143,6 +143,20 @@ import Wire
         #expect(waiters.count == 0)
     }
 
+    @Test func aRequestCancelledBeforeItsJobIsProducedProducesNothing() async {
+        let waiters = EdgeReplyWaiters(capacity: 4)
+        let kafka = FakeKafka(waiters: waiters, answer: Self.ok)
+        let route = Self.route(kafka)
+        let result = await Task {
+            // As a shutdown out of time cancels the requests still running.
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await route.answer(Self.request([]))
+        }.value
+        #expect(result.answer.status == 503 && result.outcome == .unavailable)
+        #expect(kafka.records.withLock { $0.isEmpty })
+        #expect(waiters.count == 0)
+    }
+
     @Test func aJobTheProducerRefusesIs503AndLeavesNoEntry() async {
         let waiters = EdgeReplyWaiters(capacity: 4)
         let kafka = FakeKafka(waiters: waiters, refusal: KafkaError(code: .queueFull, message: "test"))

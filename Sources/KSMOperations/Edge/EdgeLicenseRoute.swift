@@ -201,7 +201,10 @@ package struct EdgeLicenseRoute: Sendable {
         let record = KafkaProducer.Record(
             topic: configuration.requestTopic(for: priority), key: Array("\(tenant.value)/\(key)".utf8), value: job.jsonBytes(), headers: headers)
         let outcome: EdgeWaitResult
-        if let failure = produce(record, { [waiters] error in waiters.fail(correlationID, error) }) {
+        if Task.isCancelled {
+            // A shutdown out of time: no job for a player who is answered 503 now.
+            outcome = .cancelled
+        } else if let failure = produce(record, { [waiters] error in waiters.fail(correlationID, error) }) {
             outcome = .notQueued(failure)
         } else {
             outcome = await waiters.wait(correlationID)

@@ -30,12 +30,19 @@ package enum EdgeRunner {
     }
 
     /// The librdkafka properties of the job producer: the configured ones over the edge's defaults
-    /// (`linger.ms=1`: a request waits for its job; `message.timeout.ms` the deadline: a job not
-    /// delivered by then is useless).
+    /// (`linger.ms=1`: a request waits for its job; `message.timeout.ms` the deadline less a margin,
+    /// ``deliveryMargin`` or half the deadline if that is less: a job not delivered by then fails its
+    /// request with 503, "could not be queued", before the deadline's 504, since librdkafka looks
+    /// for timed-out records about once a second and the record leaves after the request arrived).
     package static func producerProperties(_ settings: EdgeConfiguration) -> [String: String] {
-        let defaults = ["linger.ms": "1", "message.timeout.ms": "\(max(1, settings.deadline.wholeMilliseconds))"]
+        let deadline = settings.deadline.wholeMilliseconds
+        let timeout = max(1, deadline - min(deliveryMargin.wholeMilliseconds, deadline / 2))
+        let defaults = ["linger.ms": "1", "message.timeout.ms": "\(timeout)"]
         return defaults.merging(settings.kafkaProperties) { _, configured in configured }
     }
+
+    /// How much earlier than a deadline of 3 s or more an undelivered job times out in the producer.
+    package static let deliveryMargin: Duration = .milliseconds(1_500)
 
     /// Every service, in start order (`admission` nil: ``EdgeAdmissionAssembly``'s, from the
     /// settings); the group stops them in reverse: the server first (requests in flight finish),
