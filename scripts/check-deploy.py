@@ -601,6 +601,24 @@ def check_speke():
         res = get(c, "resources", kind, default={})
         if "memory" not in res or (kind == "requests" and "cpu" not in res):
             fail(f, f"resources.{kind} must set cpu and memory")
+    keks = [p.split("=", 1)[1] for p in str(env.get("KSM_KEK_FILES", "")).split(",") if "=" in p]
+    if not keks:
+        fail(f, "no KSM_KEK_FILES: the key provider wraps and unwraps under the tenants' KEKs")
+    check_http_service_files(f, where, directory, pod, c, env, secrets, keks, "KSM_SPEKE")
+    check_http_service_resources(where, docs, pod_labels, port, "ksm-speke", "the key provider's pods", {53, 6379}, "DNS and Redis")
+    kinds = {d.get("kind") for _, d in docs if str(get(d, "metadata", "name", default="")).startswith("ksm-speke")}
+    for kind in ("Service", "PodDisruptionBudget", "NetworkPolicy", "ConfigMap"):
+        if kind not in kinds:
+            fail(where, f"no ksm-speke {kind}")
+    ok(f"key provider {where}: Deployment of {spec.get('replicas')} replicas, port {port.get('containerPort')}, "
+       f"Service, PDB, NetworkPolicy")
+
+
+def check_http_service_files(f, where, directory, pod, c, env, secrets, keks, prefix):
+    """The files an HTTP service (`ksm speke`, `ksm edge`) reads: every volume mounted, every Secret
+    volume in secret.template.yaml, the KEK files and the TLS files (set, or documented as
+    commented-out `<prefix>_TLS_*` lines of its ConfigMap) under read-only Secret mounts, a writable
+    /tmp, and no secret in its arguments."""
     volumes = {v["name"]: v for v in pod.get("volumes", [])}
     mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
     for m in mounts.values():
@@ -614,31 +632,34 @@ def check_speke():
     def under_secret_mount(path):
         return any(path.startswith(mp.rstrip("/") + "/") and m.get("readOnly") and get(volumes.get(m["name"], {}), "secret")
                    for mp, m in mounts.items())
-    keks = [p.split("=", 1)[1] for p in str(env.get("KSM_KEK_FILES", "")).split(",") if "=" in p]
-    if not keks:
-        fail(f, "no KSM_KEK_FILES: the key provider wraps and unwraps under the tenants' KEKs")
-    # The TLS files: set, or documented as commented-out lines of the ConfigMap.
-    tls = [str(env[k]) for k in ("KSM_SPEKE_TLS_CERTIFICATE", "KSM_SPEKE_TLS_PRIVATE_KEY") if k in env]
+    names = (f"{prefix}_TLS_CERTIFICATE", f"{prefix}_TLS_PRIVATE_KEY")
+    tls = [str(env[k]) for k in names if k in env]
     text = open(os.path.join(directory, "configmap.yaml"), encoding="utf-8").read()
-    tls += re.findall(r'#\s+KSM_SPEKE_TLS_(?:CERTIFICATE|PRIVATE_KEY): "([^"]+)"', text)
+    tls += re.findall(r'#\s+' + prefix + r'_TLS_(?:CERTIFICATE|PRIVATE_KEY): "([^"]+)"', text)
     if len(tls) != 2:
-        fail(where, "the TLS files (KSM_SPEKE_TLS_CERTIFICATE, KSM_SPEKE_TLS_PRIVATE_KEY) are neither set nor documented")
+        fail(where, f"the TLS files ({names[0]}, {names[1]}) are neither set nor documented")
     for p in keks + tls:
         if not under_secret_mount(p):
             fail(f, f"{p} is not under a read-only Secret mount")
     if "/tmp" not in mounts:
         fail(f, "a read-only root filesystem wants a writable /tmp (emptyDir)")
     check_no_secret_in_args(f, pod)
+
+
+def check_http_service_resources(where, docs, pod_labels, port, name_prefix, pods, egress_ports, egress_names):
+    """The Service, PodDisruptionBudget and NetworkPolicy named `<name_prefix>*`: each selects the
+    service's pods; the Service is a ClusterIP mapping port 80 to the container's; the policy
+    restricts both directions, admits only the service's port and lets out only `egress_ports`."""
     for _, d in docs:
         kind, name = d.get("kind"), get(d, "metadata", "name")
         if name == "ksm-config" or kind not in ("Service", "PodDisruptionBudget", "NetworkPolicy"):
             continue
-        if name and not name.startswith("ksm-speke"):
+        if name and not name.startswith(name_prefix):
             continue
         selector = get(d, "spec", "selector") if kind == "Service" else get(d, "spec", "selector", "matchLabels") \
             if kind == "PodDisruptionBudget" else get(d, "spec", "podSelector", "matchLabels")
         if not labels_match(selector, pod_labels):
-            fail(where, f"{kind} {name} does not select the key provider's pods")
+            fail(where, f"{kind} {name} does not select {pods}")
         if kind == "Service":
             if get(d, "spec", "type", default="ClusterIP") != "ClusterIP":
                 fail(where, f"Service {name}: ClusterIP, reached through the ingress")
@@ -653,14 +674,8 @@ def check_speke():
                 if not allowed or any(p not in (port.get("name"), port.get("containerPort")) for p in allowed):
                     fail(where, f"NetworkPolicy {name}: ingress to ports {allowed or 'all'}: only the service's port")
             egress = {p.get("port") for rule in get(d, "spec", "egress", default=[]) for p in rule.get("ports", [])}
-            if any(not rule.get("ports") for rule in get(d, "spec", "egress", default=[])) or not {53, 6379} <= egress:
-                fail(where, f"NetworkPolicy {name}: egress to DNS and Redis only, by port (has {sorted(egress)})")
-    kinds = {d.get("kind") for _, d in docs if str(get(d, "metadata", "name", default="")).startswith("ksm-speke")}
-    for kind in ("Service", "PodDisruptionBudget", "NetworkPolicy", "ConfigMap"):
-        if kind not in kinds:
-            fail(where, f"no ksm-speke {kind}")
-    ok(f"key provider {where}: Deployment of {spec.get('replicas')} replicas, port {port.get('containerPort')}, "
-       f"Service, PDB, NetworkPolicy")
+            if any(not rule.get("ports") for rule in get(d, "spec", "egress", default=[])) or not egress_ports <= egress:
+                fail(where, f"NetworkPolicy {name}: egress to {egress_names} only, by port (has {sorted(egress)})")
 
 
 EDGE_DRAIN_SECONDS = 20
@@ -765,59 +780,14 @@ def check_edge():
         res = get(c, "resources", kind, default={})
         if "memory" not in res or "cpu" not in res:
             fail(f, f"resources.{kind} must set cpu and memory (the CPU trigger scales on the request)")
-    volumes = {v["name"]: v for v in pod.get("volumes", [])}
-    mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
-    for m in mounts.values():
-        if m["name"] not in volumes:
-            fail(f, f"volumeMount {m['name']} has no volume")
-    for v in volumes.values():
-        sname = get(v, "secret", "secretName")
-        if sname and sname not in secrets:
-            fail(f, f"volume {v['name']} mounts Secret {sname}, not in secret.template.yaml")
-
-    def under_secret_mount(path):
-        return any(path.startswith(mp.rstrip("/") + "/") and m.get("readOnly") and get(volumes.get(m["name"], {}), "secret")
-                   for mp, m in mounts.items())
     keks = [p.split("=", 1)[1] for p in str(env.get("KSM_KEK_FILES", "")).split(",") if "=" in p]
-    tls = [str(env[k]) for k in ("KSM_EDGE_TLS_CERTIFICATE", "KSM_EDGE_TLS_PRIVATE_KEY") if k in env]
-    text = open(os.path.join(directory, "configmap.yaml"), encoding="utf-8").read()
-    tls += re.findall(r'#\s+KSM_EDGE_TLS_(?:CERTIFICATE|PRIVATE_KEY): "([^"]+)"', text)
-    if len(tls) != 2:
-        fail(where, "the TLS files (KSM_EDGE_TLS_CERTIFICATE, KSM_EDGE_TLS_PRIVATE_KEY) are neither set nor documented")
-    for p in keks + tls:
-        if not under_secret_mount(p):
-            fail(f, f"{p} is not under a read-only Secret mount")
-    if "/tmp" not in mounts:
-        fail(f, "a read-only root filesystem wants a writable /tmp (emptyDir)")
-    check_no_secret_in_args(f, pod)
+    check_http_service_files(f, where, directory, pod, c, env, secrets, keks, "KSM_EDGE")
+    check_http_service_resources(where, docs, pod_labels, port, "ksm-edge", "the edge's pods", {53, 9092, 6379}, "DNS, Kafka and Redis")
     for _, d in docs:
-        kind, name = d.get("kind"), get(d, "metadata", "name")
-        if name == "ksm-config" or kind not in ("Service", "PodDisruptionBudget", "NetworkPolicy"):
-            continue
-        if name and not name.startswith("ksm-edge"):
-            continue
-        selector = get(d, "spec", "selector") if kind == "Service" else get(d, "spec", "selector", "matchLabels") \
-            if kind == "PodDisruptionBudget" else get(d, "spec", "podSelector", "matchLabels")
-        if not labels_match(selector, pod_labels):
-            fail(where, f"{kind} {name} does not select the edge's pods")
-        if kind == "Service":
-            if get(d, "spec", "type", default="ClusterIP") != "ClusterIP":
-                fail(where, f"Service {name}: ClusterIP, reached through the ingress")
-            sp = get(d, "spec", "ports", 0, default={})
-            if sp.get("port") != 80 or sp.get("targetPort") not in (port.get("name"), port.get("containerPort")):
-                fail(where, f"Service {name} must map port 80 to the container's port")
-        if kind == "PodDisruptionBudget" and get(d, "spec", "maxUnavailable") != 1 and get(d, "spec", "minAvailable") != 1:
+        name = str(get(d, "metadata", "name", default=""))
+        if d.get("kind") == "PodDisruptionBudget" and name.startswith("ksm-edge") and \
+                get(d, "spec", "maxUnavailable") != 1 and get(d, "spec", "minAvailable") != 1:
             fail(where, f"PodDisruptionBudget {name}: one edge at a time")
-        if kind == "NetworkPolicy":
-            if set(get(d, "spec", "policyTypes", default=[])) != {"Ingress", "Egress"}:
-                fail(where, f"NetworkPolicy {name} must restrict both Ingress and Egress")
-            for rule in get(d, "spec", "ingress", default=[]):
-                allowed = [p.get("port") for p in rule.get("ports", [])]
-                if not allowed or any(p not in (port.get("name"), port.get("containerPort")) for p in allowed):
-                    fail(where, f"NetworkPolicy {name}: ingress to ports {allowed or 'all'}: only the service's port")
-            egress = {p.get("port") for rule in get(d, "spec", "egress", default=[]) for p in rule.get("ports", [])}
-            if any(not rule.get("ports") for rule in get(d, "spec", "egress", default=[])) or not {53, 9092, 6379} <= egress:
-                fail(where, f"NetworkPolicy {name}: egress to DNS, Kafka and Redis only, by port (has {sorted(egress)})")
     kinds = {d.get("kind") for _, d in docs if str(get(d, "metadata", "name", default="")).startswith("ksm-edge")}
     for kind in ("Service", "PodDisruptionBudget", "NetworkPolicy", "ConfigMap", "ScaledObject"):
         if kind not in kinds:
