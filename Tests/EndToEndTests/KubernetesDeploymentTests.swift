@@ -158,6 +158,47 @@ struct KubernetesDeploymentTests {
     /// The ConfigMaps of deploy/kubernetes (the workers', the tenant's, the key provider's) and the
     /// Secrets with the keys secret.template.yaml names: the test credentials, a random KEK per
     /// KSM_KEK_FILES entry, a random key seed, and `redisURL`.
+    /// What an HTTP service's manifests promise (`ksm speke`, `ksm edge`, by `name`): its container
+    /// runs `ksm <name>`, its probes GET `/readyz` and `/healthz` on its one port, its ConfigMap
+    /// `ksm-<name>` listens on that port (`KSM_<NAME>_LISTEN`), and the Service maps port 80 to it.
+    static func checkHTTPService(
+        deployment: [String: Any], service: [String: Any], cluster: Cluster, name: String
+    ) throws -> (podSpec: [String: Any], container: [String: Any]) {
+        let spec = try #require(deployment["spec"] as? [String: Any])
+        let podSpec = try #require((spec["template"] as? [String: Any])?["spec"] as? [String: Any])
+        let container = try #require((podSpec["containers"] as? [[String: Any]])?.first)
+        #expect(container["args"] as? [String] == [name])
+        let containerPort = try #require((container["ports"] as? [[String: Any]])?.first)
+        let key = "KSM_\(name.uppercased())_LISTEN"
+        let listen = try #require(cluster.configMaps["ksm-\(name)"]?[key]?.utf8String)
+        #expect(listen == "0.0.0.0:\(containerPort["containerPort"] as? Int ?? 0)", "\(key) \(listen) is not the container port")
+        for (probe, path) in [("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")] {
+            let get = (container[probe] as? [String: Any])?["httpGet"] as? [String: Any]
+            #expect(get?["path"] as? String == path && get?["port"] as? String == containerPort["name"] as? String, "\(probe): \(String(describing: get))")
+        }
+        let servicePort = try #require(((service["spec"] as? [String: Any])?["ports"] as? [[String: Any]])?.first)
+        #expect(servicePort["port"] as? Int == 80 && servicePort["targetPort"] as? String == containerPort["name"] as? String)
+        return (podSpec, container)
+    }
+
+    /// TLS as an operator turns it on for `ksm <name>`: the ConfigMap's commented-out
+    /// `KSM_<NAME>_TLS_*` lines set (the files under the `ksm-<name>-tls` Secret's mount,
+    /// `/etc/ksm/<name>-tls/`), and that Secret made from a new self-signed certificate, returned
+    /// for the caller to trust and remove.
+    static func installTLS(in cluster: inout Cluster, name: String) async throws -> SelfSignedCertificate {
+        let made = try await SelfSignedCertificate.make()
+        for key in ["KSM_\(name.uppercased())_TLS_CERTIFICATE", "KSM_\(name.uppercased())_TLS_PRIVATE_KEY"] {
+            let path = try Self.commentedSetting(key, in: "deploy/kubernetes/\(name)/configmap.yaml")
+            #expect(path.hasPrefix("/etc/ksm/\(name)-tls/"), "the TLS Secret is mounted at /etc/ksm/\(name)-tls: \(path)")
+            cluster.configMaps["ksm-\(name)"]?[key] = Data(path.utf8)
+        }
+        cluster.secrets["ksm-\(name)-tls"] = [
+            "tls.crt": try Data(contentsOf: URL(fileURLWithPath: made.certificatePath)),
+            "tls.key": try Data(contentsOf: URL(fileURLWithPath: made.privateKeyPath)),
+        ]
+        return made
+    }
+
     static func provisionedCluster(root: URL, redisURL: String) async throws -> Cluster {
         var cluster = Cluster(root: root)
         for path in [
@@ -289,34 +330,11 @@ extension KubernetesDeploymentTests {
         // port 80 reaching the port the ConfigMap listens on.
         let spec = try #require(deployment["spec"] as? [String: Any])
         #expect(spec["replicas"] as? Int == 2)
-        let podSpec = try #require((spec["template"] as? [String: Any])?["spec"] as? [String: Any])
-        let container = try #require((podSpec["containers"] as? [[String: Any]])?.first)
-        #expect(container["args"] as? [String] == ["speke"])
-        let containerPort = try #require((container["ports"] as? [[String: Any]])?.first)
-        let listen = try #require(cluster.configMaps["ksm-speke"]?["KSM_SPEKE_LISTEN"]?.utf8String)
-        #expect(listen == "0.0.0.0:\(containerPort["containerPort"] as? Int ?? 0)", "KSM_SPEKE_LISTEN \(listen) is not the container port")
-        for (probe, path) in [("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")] {
-            let get = (container[probe] as? [String: Any])?["httpGet"] as? [String: Any]
-            #expect(get?["path"] as? String == path && get?["port"] as? String == containerPort["name"] as? String, "\(probe): \(String(describing: get))")
-        }
-        let servicePort = try #require(((service["spec"] as? [String: Any])?["ports"] as? [[String: Any]])?.first)
-        #expect(servicePort["port"] as? Int == 80 && servicePort["targetPort"] as? String == containerPort["name"] as? String)
+        let (podSpec, container) = try Self.checkHTTPService(deployment: deployment, service: service, cluster: cluster, name: "speke")
 
         var certificate: SelfSignedCertificate?
         defer { certificate?.remove() }
-        if transport == .tls {
-            let made = try await SelfSignedCertificate.make()
-            certificate = made
-            for key in ["KSM_SPEKE_TLS_CERTIFICATE", "KSM_SPEKE_TLS_PRIVATE_KEY"] {
-                let path = try Self.commentedSetting(key, in: "deploy/kubernetes/speke/configmap.yaml")
-                #expect(path.hasPrefix("/etc/ksm/speke-tls/"), "the TLS Secret is mounted at /etc/ksm/speke-tls: \(path)")
-                cluster.configMaps["ksm-speke"]?[key] = Data(path.utf8)
-            }
-            cluster.secrets["ksm-speke-tls"] = [
-                "tls.crt": try Data(contentsOf: URL(fileURLWithPath: made.certificatePath)),
-                "tls.key": try Data(contentsOf: URL(fileURLWithPath: made.privateKeyPath)),
-            ]
-        }
+        if transport == .tls { certificate = try await Self.installTLS(in: &cluster, name: "speke") }
 
         // The tenant, as the provisioning Job writes it; a packager credential, as an operator makes one.
         _ = try await runJob(job, in: cluster)
@@ -389,34 +407,11 @@ extension KubernetesDeploymentTests {
         // the port the ConfigMap listens on, the instance ID from the pod's name.
         let spec = try #require(deployment["spec"] as? [String: Any])
         #expect(spec["replicas"] == nil, "the replica count is KEDA's")
-        let podSpec = try #require((spec["template"] as? [String: Any])?["spec"] as? [String: Any])
-        let container = try #require((podSpec["containers"] as? [[String: Any]])?.first)
-        #expect(container["args"] as? [String] == ["edge"])
-        let containerPort = try #require((container["ports"] as? [[String: Any]])?.first)
-        let listen = try #require(cluster.configMaps["ksm-edge"]?["KSM_EDGE_LISTEN"]?.utf8String)
-        #expect(listen == "0.0.0.0:\(containerPort["containerPort"] as? Int ?? 0)", "KSM_EDGE_LISTEN \(listen) is not the container port")
-        for (probe, path) in [("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")] {
-            let get = (container[probe] as? [String: Any])?["httpGet"] as? [String: Any]
-            #expect(get?["path"] as? String == path && get?["port"] as? String == containerPort["name"] as? String, "\(probe): \(String(describing: get))")
-        }
-        let servicePort = try #require(((service["spec"] as? [String: Any])?["ports"] as? [[String: Any]])?.first)
-        #expect(servicePort["port"] as? Int == 80 && servicePort["targetPort"] as? String == containerPort["name"] as? String)
+        let (podSpec, container) = try Self.checkHTTPService(deployment: deployment, service: service, cluster: cluster, name: "edge")
 
         var certificate: SelfSignedCertificate?
         defer { certificate?.remove() }
-        if transport == .tls {
-            let made = try await SelfSignedCertificate.make()
-            certificate = made
-            for key in ["KSM_EDGE_TLS_CERTIFICATE", "KSM_EDGE_TLS_PRIVATE_KEY"] {
-                let path = try Self.commentedSetting(key, in: "deploy/kubernetes/edge/configmap.yaml")
-                #expect(path.hasPrefix("/etc/ksm/edge-tls/"), "the TLS Secret is mounted at /etc/ksm/edge-tls: \(path)")
-                cluster.configMaps["ksm-edge"]?[key] = Data(path.utf8)
-            }
-            cluster.secrets["ksm-edge-tls"] = [
-                "tls.crt": try Data(contentsOf: URL(fileURLWithPath: made.certificatePath)),
-                "tls.key": try Data(contentsOf: URL(fileURLWithPath: made.privateKeyPath)),
-            ]
-        }
+        if transport == .tls { certificate = try await Self.installTLS(in: &cluster, name: "edge") }
 
         // The topics the workers read (the edge produces to them), the tenant, one worker.
         _ = try await runJob(topicsJob, in: cluster)
