@@ -28,8 +28,9 @@ import Testing
         let group = ServiceGroup(configuration: .init(services: [server], logger: logger))
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
-            // Listening once a connection is accepted (no log text involved).
-            let deadline = ContinuousClock.now + .seconds(20)
+            // Listening once a connection is accepted (no log text involved). A minute: the suite's
+            // crowded first minute held a server's start past 20 s in a clean-clone run.
+            let deadline = ContinuousClock.now + .seconds(60)
             while (try? await BlockingHTTP.get("127.0.0.1", port, "/healthz")) == nil {
                 guard ContinuousClock.now < deadline else { throw BlockingHTTP.Failure(message: "admin port \(port) never answered") }
                 try await Task.sleep(for: .milliseconds(20))

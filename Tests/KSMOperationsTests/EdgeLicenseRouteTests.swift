@@ -1,3 +1,4 @@
+import Foundation
 import KSMOperations
 import KSMService
 import Kafka
@@ -37,8 +38,9 @@ import Wire
             records.withLock { $0.append(record) }
             if let refusal { return refusal }
             if let failure {
-                // As the broker would: the record is taken, its delivery fails later.
-                Task { onFailure(failure) }
+                // As the broker would: the record is taken, its delivery fails later, on a thread of
+                // the producer's (not the cooperative pool, which the suite's busy first minute holds).
+                Thread.detachNewThread { onFailure(failure) }
                 return nil
             }
             if let reply = answer?(record), let header = record.headers.first(where: { $0.0 == "correlation-id" }) {
@@ -135,11 +137,10 @@ import Wire
     @Test func aJobNotDeliveredIs503AtOnceAndLeavesNoEntry() async {
         let waiters = EdgeReplyWaiters(capacity: 4)
         let kafka = FakeKafka(waiters: waiters, failure: KafkaError(code: .messageTimedOut, message: "test"))
-        let started = ContinuousClock.now
-        // No deadline sweep runs: only the delivery failure can end the wait.
+        // No deadline sweep runs, so only the delivery failure can end the wait: an answer at all,
+        // and a 503 rather than the deadline's 504, is the failure's.
         let result = await Self.route(kafka).answer(Self.request([]))
         #expect(result.answer.status == 503 && result.outcome == .unavailable)
-        #expect(ContinuousClock.now - started < .seconds(5))
         #expect(waiters.count == 0)
     }
 
