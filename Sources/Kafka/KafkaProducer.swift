@@ -118,27 +118,17 @@ package final class KafkaProducer: Sendable {
                 // A cancelled sender (a shutdown out of time) produces nothing more: its jobs go to
                 // the next owner, which answers them once instead of twice.
                 if Task.isCancelled {
-                    batch.complete(index, .failed(KafkaError.deliveryWaitCancelled()))
+                    batch.complete(index, .failure(KafkaError.deliveryWaitCancelled()))
                     break
                 }
                 let handle: RdKafkaHandle
                 do { handle = try currentHandle() } catch {
-                    batch.complete(index, .failed(error))
+                    batch.complete(index, .failure(error))
                     break
                 }
-                let box = DeliveryBox(topic: record.topic) { batch.complete(index, $0) }
-                context.register(box)
-                // +1 owned by librdkafka until the delivery report (or the context after destroy).
-                let opaque = Unmanaged.passRetained(box).toOpaque()
-                let error = handle.withRaw { rk in
-                    Self.produce(rk, topic: record.topic, key: record.key, value: record.value, headers: record.headers, opaque: opaque)
-                }
-                guard let error else { break }
-                // librdkafka did not take the record: balance the passRetained here.
-                Unmanaged<DeliveryBox>.fromOpaque(opaque).release()
-                context.unregister(box)
+                guard let error = enqueue(record, handle: handle, onDelivery: { batch.complete(index, $0) }) else { break }
                 guard error.code == .queueFull, !Task.isCancelled else {
-                    batch.complete(index, .failed(error))
+                    batch.complete(index, .failure(error))
                     break
                 }
                 // The poll thread is serving delivery reports; give it a moment to make room.
@@ -158,13 +148,16 @@ package final class KafkaProducer: Sendable {
     package func produce(_ record: Record, onDelivery: @escaping @Sendable (Result<KafkaDeliveryReport, KafkaError>) -> Void) -> KafkaError? {
         let handle: RdKafkaHandle
         do { handle = try currentHandle() } catch { return error }
-        let box = DeliveryBox(topic: record.topic) { outcome in
-            switch outcome {
-            case .delivered(let report): onDelivery(.success(report))
-            case .failed(let error): onDelivery(.failure(error))
-            case .queueFull: onDelivery(.failure(KafkaError(code: .queueFull, message: "producer queue full")))
-            }
-        }
+        return enqueue(record, handle: handle, onDelivery: onDelivery)
+    }
+
+    /// One `rd_kafka_produceva` with a ``DeliveryBox`` as its opaque: nil once librdkafka took the
+    /// record (its box completes exactly once, from the delivery report or after destroy), else why
+    /// not, the box released and `onDelivery` never run.
+    private func enqueue(
+        _ record: Record, handle: RdKafkaHandle, onDelivery: @escaping @Sendable (Result<KafkaDeliveryReport, KafkaError>) -> Void
+    ) -> KafkaError? {
+        let box = DeliveryBox(topic: record.topic, completion: onDelivery)
         context.register(box)
         // +1 owned by librdkafka until the delivery report (or the context after destroy).
         let opaque = Unmanaged.passRetained(box).toOpaque()
@@ -172,7 +165,7 @@ package final class KafkaProducer: Sendable {
             Self.produce(rk, topic: record.topic, key: record.key, value: record.value, headers: record.headers, opaque: opaque)
         }
         guard let error else { return nil }
-        // librdkafka did not take the record: balance the passRetained, and `onDelivery` never runs.
+        // librdkafka did not take the record: balance the passRetained here.
         Unmanaged<DeliveryBox>.fromOpaque(opaque).release()
         context.unregister(box)
         return error
@@ -330,24 +323,18 @@ private func withOptionalBytes<T>(_ bytes: [UInt8]?, _ body: (UnsafeRawBufferPoi
     return bytes.withUnsafeBytes { body($0) }
 }
 
-enum SendOutcome: Sendable {
-    case delivered(KafkaDeliveryReport)
-    case failed(KafkaError)
-    case queueFull
-}
-
 /// The per-message opaque: completes its record exactly once (a batch's slot, or a ``KafkaProducer/produce(_:onDelivery:)`` callback).
 final class DeliveryBox: Sendable {
     let topic: String
     /// Taken once, on completion.
-    private let completion: Mutex<(@Sendable (SendOutcome) -> Void)?>
+    private let completion: Mutex<(@Sendable (Result<KafkaDeliveryReport, KafkaError>) -> Void)?>
 
-    init(topic: String, completion: @escaping @Sendable (SendOutcome) -> Void) {
+    init(topic: String, completion: @escaping @Sendable (Result<KafkaDeliveryReport, KafkaError>) -> Void) {
         self.topic = topic
         self.completion = Mutex(completion)
     }
 
-    func complete(_ outcome: SendOutcome) {
+    func complete(_ outcome: Result<KafkaDeliveryReport, KafkaError>) {
         if let completion = completion.withLock({ $0.take() }) { completion(outcome) }
     }
 }
@@ -367,13 +354,7 @@ final class BatchDelivery: Sendable {
         state = Mutex(State(outcomes: Array(repeating: nil, count: count), remaining: count))
     }
 
-    func complete(_ index: Int, _ outcome: SendOutcome) {
-        let result: Result<KafkaDeliveryReport, KafkaError> =
-            switch outcome {
-            case .delivered(let report): .success(report)
-            case .failed(let error): .failure(error)
-            case .queueFull: .failure(KafkaError(code: .queueFull, message: "producer queue full"))
-            }
+    func complete(_ index: Int, _ result: Result<KafkaDeliveryReport, KafkaError>) {
         let done: (CheckedContinuation<[Result<KafkaDeliveryReport, KafkaError>], Never>, [Result<KafkaDeliveryReport, KafkaError>])? = state.withLock { s in
             guard s.outcomes[index] == nil else { return nil }
             s.outcomes[index] = result
@@ -406,7 +387,7 @@ final class BatchDelivery: Sendable {
     private func giveUp() {
         let cancelled = KafkaError.deliveryWaitCancelled()
         let indexes = state.withLock { s in s.outcomes.indices.filter { s.outcomes[$0] == nil } }
-        for index in indexes { complete(index, .failed(cancelled)) }
+        for index in indexes { complete(index, .failure(cancelled)) }
     }
 }
 
@@ -439,7 +420,7 @@ final class ProducerContext: RdKafkaContext, @unchecked Sendable {
             return Array(state.values)
         }
         for box in leftovers {
-            box.complete(.failed(KafkaError.closed()))
+            box.complete(.failure(KafkaError.closed()))
             // Balances the passRetained whose delivery report never came.
             Unmanaged.passUnretained(box).release()
         }
@@ -455,9 +436,9 @@ private func deliveryReportTrampoline(_ rk: OpaquePointer?, _ message: UnsafePoi
     context.unregister(box)
     let m = message.pointee
     if m.err == RD_KAFKA_RESP_ERR_NO_ERROR {
-        box.complete(.delivered(KafkaDeliveryReport(topic: box.topic, partition: m.partition, offset: m.offset)))
+        box.complete(.success(KafkaDeliveryReport(topic: box.topic, partition: m.partition, offset: m.offset)))
     } else {
-        box.complete(.failed(KafkaError(m.err, context: "delivery to \(box.topic)")))
+        box.complete(.failure(KafkaError(m.err, context: "delivery to \(box.topic)")))
     }
 }
 
