@@ -87,34 +87,15 @@ package struct EdgeDemoDevices: Sendable {
                     progress?("sent \(sent)  answers \(replies)  correct \(correct)  \(String(format: "%.1f", (ContinuousClock.now - start).seconds)) s")
                 }
             }
-            // Joins at the configured rate (playback state 1, a new session).
-            let interval = Duration.seconds(1 / max(configuration.joinRate, 0.001))
-            await withTaskGroup(of: Void.self) { group in
-                for index in viewers.indices {
-                    let due = start + interval * index
-                    if due > .now { try? await Task.sleep(until: due) }
-                    if let request = try? makeRequest(
-                        runID: runID, viewer: index, device: viewers[index], session: sessions[index], account: index % accounts, period: 0,
-                        state: .readyToPlay, burst: nil)
-                    {
-                        group.addTask { await self.send(request, session: session, tracker: tracker) }
-                    }
-                }
-            }
-            // Rotations: every viewer asks for the next key at once (state 3 renews the lease).
-            for rotation in 1...max(configuration.rotations, 1) where configuration.rotations > 0 {
-                try? await Task.sleep(for: configuration.rotationInterval)
-                let period = rotation % max(catalog.periods, 1)
-                let requests = viewers.indices.compactMap { index in
+            await ViewerScenario(configuration: configuration, periods: catalog.periods).play(
+                from: start,
+                make: { step in
                     try? makeRequest(
-                        runID: runID, viewer: index, device: viewers[index], session: sessions[index], account: index % accounts, period: period,
-                        state: .leaseRenewal, burst: rotation)
-                }
-                tracker.state.withLock { $0.burstStart[rotation] = .now }
-                await withTaskGroup(of: Void.self) { group in
-                    for request in requests { group.addTask { await self.send(request, session: session, tracker: tracker) } }
-                }
-            }
+                        runID: runID, viewer: step.viewer, device: viewers[step.viewer], session: sessions[step.viewer],
+                        account: step.viewer % accounts, period: step.period, state: step.state, burst: step.burst)
+                },
+                burstStarts: { rotation in tracker.state.withLock { $0.burstStart[rotation] = .now } },
+                send: { request in await self.send(request, session: session, tracker: tracker) })
             background.cancelAll()
             return (ContinuousClock.now - start).seconds
         }

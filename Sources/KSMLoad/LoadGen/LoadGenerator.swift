@@ -110,32 +110,15 @@ package struct LoadGenerator: Sendable {
                 }
             }
 
-            // Phase 1: viewers join at the configured rate (playback state 1, priority "new").
-            let interval = Duration.seconds(1 / max(configuration.joinRate, 0.001))
-            await withTaskGroup(of: Void.self) { group in
-                for index in viewers.indices {
-                    let due = start + interval * index
-                    if due > .now { try? await Task.sleep(until: due) }
-                    let job = try? makeJob(
-                        runID: runID, viewer: index, device: viewers[index], session: sessions[index], account: index % accounts,
-                        period: 0, state: .readyToPlay, priority: "new", burst: nil)
-                    if let job { group.addTask { await self.send(job, producer: producer, tracker: tracker) } }
-                }
-            }
-            // Phase 2: rotations: every viewer asks for the next key at once (state 3 renews the lease).
-            for rotation in 1...max(configuration.rotations, 1) where configuration.rotations > 0 {
-                try? await Task.sleep(for: configuration.rotationInterval)
-                let period = rotation % max(catalog.periods, 1)
-                let jobs = viewers.indices.compactMap { index in
+            await ViewerScenario(configuration: configuration, periods: catalog.periods).play(
+                from: start,
+                make: { step in
                     try? makeJob(
-                        runID: runID, viewer: index, device: viewers[index], session: sessions[index], account: index % accounts,
-                        period: period, state: .leaseRenewal, priority: "continuity", burst: rotation)
-                }
-                tracker.state.withLock { $0.burstStart[rotation] = .now }
-                await withTaskGroup(of: Void.self) { group in
-                    for job in jobs { group.addTask { await self.send(job, producer: producer, tracker: tracker) } }
-                }
-            }
+                        runID: runID, viewer: step.viewer, device: viewers[step.viewer], session: sessions[step.viewer],
+                        account: step.viewer % accounts, period: step.period, state: step.state, priority: step.priority, burst: step.burst)
+                },
+                burstStarts: { rotation in tracker.state.withLock { $0.burstStart[rotation] = .now } },
+                send: { job in await self.send(job, producer: producer, tracker: tracker) })
 
             // Wait for every reply, or the timeout.
             let deadline = ContinuousClock.now + configuration.replyTimeout
