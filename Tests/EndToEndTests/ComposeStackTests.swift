@@ -149,6 +149,41 @@ extension ComposeStackTests {
         }
     }
 
+    /// An HTTP service of the file (`speke`, `edge`) started with the file's command and environment,
+    /// only its listening port this host's; ready by its `/readyz`, then healthy by the healthcheck
+    /// compose runs in its container. Checks the command is `ksm <name>` and the port published on
+    /// the host (`publishedPort`) maps to the one it listens on. Returns the process, the host port
+    /// and the environment it was given.
+    static func startHTTPService(
+        _ service: Service, json: [String: Any], publishedPort: Int, _ rewrite: Rewrite
+    ) async throws -> (process: RunningProcess, port: Int, environment: [String: String]) {
+        #expect(service.command == [service.name])
+        let key = "KSM_\(service.name.uppercased())_LISTEN"
+        var environment = service.environment.mapValues(rewrite.callAsFunction)
+        let listen = try #require(environment[key], "\(service.name) sets no \(key)")
+        let containerPort = try #require(listen.split(separator: ":").last.map(String.init))
+        #expect((json["ports"] as? [String]) == ["127.0.0.1:\(publishedPort):\(containerPort)"], "the published port is the one it listens on")
+        let port = try RedisServerProcess.freeLoopbackPort()
+        environment[key] = "127.0.0.1:\(port)"
+        let process = try RunningProcess("compose-\(service.name)", service.command.map(rewrite.callAsFunction), environment: environment)
+        do {
+            let ready = try await DeployFiles.waitForReady(port: port) { process.isRunning }
+            try #require(ready, "\(service.name) never became ready: \(process.stderr.suffix(3000))")
+
+            // The healthcheck compose runs in the container, against this host's port.
+            let test = try #require((json["healthcheck"] as? [String: Any])?["test"] as? [String])
+            #expect(test.first == "CMD" && test.count > 2)
+            let check = try await ProcessRunner.run(
+                URL(fileURLWithPath: test[1]), test.dropFirst(2).map { $0.replacingOccurrences(of: "/\(containerPort)", with: "/\(port)") },
+                timeout: .seconds(30))
+            #expect(check.succeeded, "the healthcheck failed: \(check.stderrText)")
+        } catch {
+            process.kill()
+            throw error
+        }
+        return (process, port, environment)
+    }
+
     /// ksm-setup: its entrypoint and script, with `ksm` on the PATH as in the image.
     static func runSetup(_ setup: Service, _ rewrite: Rewrite) async throws {
         let entry = try #require(setup.entrypoint)
@@ -176,27 +211,8 @@ extension ComposeStackTests {
         try Self.mount(services, rewrite)
         try await Self.runSetup(try service("ksm-setup"), rewrite)
 
-        // The file's command and environment; only the listening port is this host's.
-        let speke = try service("speke")
-        #expect(speke.command == ["speke"])
-        var environment = speke.environment.mapValues(rewrite.callAsFunction)
-        let listen = try #require(environment["KSM_SPEKE_LISTEN"], "speke sets no KSM_SPEKE_LISTEN")
-        let containerPort = try #require(listen.split(separator: ":").last.map(String.init))
-        #expect((json["ports"] as? [String]) == ["127.0.0.1:18080:\(containerPort)"], "the published port is the one it listens on")
-        let port = try RedisServerProcess.freeLoopbackPort()
-        environment["KSM_SPEKE_LISTEN"] = "127.0.0.1:\(port)"
-        let process = try RunningProcess("compose-speke", speke.command.map(rewrite.callAsFunction), environment: environment)
+        let (process, port, _) = try await Self.startHTTPService(try service("speke"), json: json, publishedPort: 18080, rewrite)
         defer { process.kill() }
-        let ready = try await DeployFiles.waitForReady(port: port) { process.isRunning }
-        try #require(ready, "speke never became ready: \(process.stderr.suffix(3000))")
-
-        // The healthcheck compose runs in the container, against this host's port.
-        let test = try #require((json["healthcheck"] as? [String: Any])?["test"] as? [String])
-        #expect(test.first == "CMD" && test.count > 2)
-        let check = try await ProcessRunner.run(
-            URL(fileURLWithPath: test[1]), test.dropFirst(2).map { $0.replacingOccurrences(of: "/\(containerPort)", with: "/\(port)") },
-            timeout: .seconds(30))
-        #expect(check.succeeded, "the healthcheck failed: \(check.stderrText)")
 
         // A packager credential as the ksm-admin service makes one, then the AWS request answered.
         let admin = try service("ksm-admin")
@@ -245,33 +261,15 @@ extension ComposeStackTests {
         let workerReady = try await DeployFiles.waitForReady(port: adminPort) { worker.isRunning }
         try #require(workerReady, "the worker never became ready: \(worker.stderr.suffix(3000))")
 
-        // The file's command and environment; only the listening port is this host's.
         let edgeService = try service("edge")
-        #expect(edgeService.command == ["edge"])
         for key in ["KSM_KAFKA_BROKERS", "KSM_REQUESTS_TOPIC", "KSM_REDIS_URL"] {
             #expect(edgeService.environment[key] == workerService.environment[key], "\(key): the edge's and the workers' differ")
         }
-        var environment = edgeService.environment.mapValues(rewrite.callAsFunction)
-        let listen = try #require(environment["KSM_EDGE_LISTEN"], "edge sets no KSM_EDGE_LISTEN")
-        let containerPort = try #require(listen.split(separator: ":").last.map(String.init))
-        #expect((json["ports"] as? [String]) == ["127.0.0.1:18081:\(containerPort)"], "the published port is the one it listens on")
-        let port = try RedisServerProcess.freeLoopbackPort()
-        environment["KSM_EDGE_LISTEN"] = "127.0.0.1:\(port)"
-        let edge = try RunningProcess("compose-edge", edgeService.command.map(rewrite.callAsFunction), environment: environment)
+        let (edge, port, environment) = try await Self.startHTTPService(edgeService, json: json, publishedPort: 18081, rewrite)
         defer { edge.kill() }
-        let ready = try await DeployFiles.waitForReady(port: port) { edge.isRunning }
-        try #require(ready, "the edge never became ready: \(edge.stderr.suffix(3000))")
         let replyTopic = "fps.license.replies.edge.\(try #require(environment["KSM_EDGE_INSTANCE_ID"]))"
         let readiness = try await HTTPExchange.get("http://127.0.0.1:\(port)/readyz")
         #expect(readiness.text.contains("reply topic \(replyTopic) assigned"), "\(readiness.text)")
-
-        // The healthcheck compose runs in the container, against this host's port.
-        let test = try #require((json["healthcheck"] as? [String: Any])?["test"] as? [String])
-        #expect(test.first == "CMD" && test.count > 2)
-        let check = try await ProcessRunner.run(
-            URL(fileURLWithPath: test[1]), test.dropFirst(2).map { $0.replacingOccurrences(of: "/\(containerPort)", with: "/\(port)") },
-            timeout: .seconds(30))
-        #expect(check.succeeded, "the healthcheck failed: \(check.stderrText)")
 
         // A device of the seeded catalogue (ksm-setup's seed-demo) asks, raw and as JSON; each CKC
         // opens on the device to the catalogue's key.
