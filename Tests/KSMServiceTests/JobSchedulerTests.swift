@@ -232,6 +232,29 @@ struct ServiceRateTests {
         #expect(abs((rate.perSecond(at: start + .seconds(30)) ?? 0) - 4_000) < 1)
     }
 
+    @Test("many small batches: the estimate is the five-second window's jobs over its processing time, as summed afresh")
+    func runningWindowMatchesASum() {
+        var rate = ServiceRate(concurrency: 3)
+        let start = ContinuousClock.now
+        var generator = SplitMix64(state: 0x5EED)
+        var history: [(at: ContinuousClock.Instant, jobs: Int, seconds: Double)] = []
+        // 30,000 batches of 1-3 jobs every 0.5 ms (2,000 batches a second, 10,000 in the window).
+        for i in 0..<30_000 {
+            let at = start + .microseconds(500 * i)
+            let jobs = Int(generator.next() % 3) + 1
+            let processing = Duration.microseconds(Int64(200 + generator.next() % 2_000))
+            rate.record(jobs: jobs, processing: processing, at: at)
+            history.append((at, jobs, processing.seconds))
+            if i % 997 == 0 || i == 29_999 {
+                let window = history.filter { $0.at >= at - .seconds(5) }
+                let expected = Double(window.reduce(0) { $0 + $1.jobs }) / window.reduce(0) { $0 + $1.seconds } * 3
+                guard let measured = rate.perSecond(at: at) else { continue }
+                #expect(abs(measured - expected) / expected < 1e-9, "batch \(i): \(measured) against \(expected)")
+            }
+        }
+        #expect(rate.perSecond(at: start + .seconds(15)) != nil)
+    }
+
     @Test("an idle spell keeps the measured capacity for a minute; before that, too little evidence is no estimate")
     func evidenceAndAge() {
         var rate = ServiceRate(concurrency: 2)

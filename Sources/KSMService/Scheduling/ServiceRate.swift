@@ -1,3 +1,5 @@
+import DequeModule
+
 /// The worker's processing capacity in jobs per second, from its recent batches, from which the
 /// scheduler predicts how long a new job would wait and how long to tell a shed client to back off.
 ///
@@ -36,8 +38,15 @@
 /// answered `storeUnavailable` and the backlog cleared in 1.4 s). A stall does not refresh the estimate's age, so a worker that really became
 /// that much slower has its estimate forgotten after ``maximumAge`` and measured afresh; until then it
 /// sheds less than it could, never more.
+///
+/// The window keeps running totals of its jobs and seconds, so a batch costs the same however many
+/// batches the window holds: at moderate load a worker runs a batch per job or two, and summing a
+/// five-second window of them on every batch grew with the square of the rate.
 struct ServiceRate: Sendable {
-    private var samples: [(at: ContinuousClock.Instant, jobs: Int, seconds: Double)] = []
+    private var samples: Deque<(at: ContinuousClock.Instant, jobs: Int, seconds: Double)> = []
+    /// Sums over ``samples``.
+    private var windowJobs = 0
+    private var windowSeconds = 0.0
     /// The last estimate made from a window with enough work, and when it was last confirmed (by
     /// that window's newest batch, or since by a batch that met a failing store).
     private var estimate: (perSecond: Double, at: ContinuousClock.Instant)?
@@ -71,16 +80,25 @@ struct ServiceRate: Sendable {
             let predicted = Double(jobs) * Double(concurrency) / held.perSecond
             if processing.seconds > predicted * Self.stallFactor + Self.stallMargin.seconds {
                 // Whatever follows the stall is measured as after an outage.
-                samples.removeAll()
+                clearWindow()
                 recovering = true
                 return false
             }
         }
-        samples.append((now, jobs, max(processing.seconds, 0.000_001)))
+        let sample = (at: now, jobs: jobs, seconds: max(processing.seconds, 0.000_001))
+        samples.append(sample)
+        windowJobs += sample.jobs
+        windowSeconds += sample.seconds
         let horizon = now - window
-        if let keep = samples.firstIndex(where: { $0.at >= horizon }), keep > 0 { samples.removeFirst(keep) }
-        let jobs = samples.reduce(0) { $0 + $1.jobs }
-        let seconds = samples.reduce(0) { $0 + $1.seconds }
+        while let oldest = samples.first, oldest.at < horizon {
+            samples.removeFirst()
+            windowJobs -= oldest.jobs
+            windowSeconds -= oldest.seconds
+        }
+        // The running sum of seconds drifts by rounding; an emptied window starts again from zero.
+        if samples.count == 1 { windowSeconds = sample.seconds }
+        let jobs = windowJobs
+        let seconds = windowSeconds
         let fresh = estimate.map { now - $0.at <= Self.maximumAge } ?? false
         // After an outage the held estimate gives way only to a window with many jobs in it; an
         // estimate that has aged out gives way to any window with enough work, as at start-up.
@@ -95,10 +113,16 @@ struct ServiceRate: Sendable {
     /// sample of capacity. The estimate held now stays, its age counted from here, and the batches
     /// after the store is back start a window of their own.
     mutating func recordStoreFailure(at now: ContinuousClock.Instant = .now) {
-        samples.removeAll()
+        clearWindow()
         guard let held = estimate, now - held.at <= Self.maximumAge else { return }
         estimate = (held.perSecond, now)
         recovering = true
+    }
+
+    private mutating func clearWindow() {
+        samples.removeAll()
+        windowJobs = 0
+        windowSeconds = 0
     }
 
     /// Jobs per second: the last estimate made from enough work, while it is at most
