@@ -22,7 +22,10 @@ struct BrokerCommand: AsyncParsableCommand {
     @Option(help: "Partitions of the requests and replies topics.")
     var partitions: Int = 12
 
-    @Option(help: "Topics to create: requests (and one per priority class, for ksm serve --class-topics), replies and dead letters.")
+    @Option(
+        help:
+            "Topics to create: requests (and one per priority class, for ksm serve --class-topics), replies and dead letters. NAME:N gives one topic N partitions (default: --partitions, 1 for a .dlq topic)."
+    )
     var topics: [String] = [
         "fps.license.requests", "fps.license.requests.continuity", "fps.license.requests.new",
         "fps.license.requests.prefetch", "fps.license.replies", "fps.license.dlq",
@@ -32,8 +35,8 @@ struct BrokerCommand: AsyncParsableCommand {
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         let cluster = try KafkaMockCluster(brokers: brokers)
         let control = BrokerControl(cluster: cluster, layout: ClusterLayout(brokers: brokers))
-        for topic in topics {
-            let count = topic.hasSuffix(".dlq") ? 1 : partitions
+        for entry in topics {
+            let (topic, count) = Self.topic(entry, defaultPartitions: partitions)
             // Replicated on every broker up to three (librdkafka 2.0.2's mock replicates on the first
             // min(3, brokers) whatever is asked), leaders spread across them so that killing any
             // broker moves some leadership.
@@ -44,6 +47,24 @@ struct BrokerCommand: AsyncParsableCommand {
         control.start()
         await SignalWaiter.waitForTermination()
         withExtendedLifetime(cluster) {}
+    }
+
+    func validate() throws {
+        guard brokers >= 1, partitions >= 1 else { throw ValidationError("--brokers and --partitions must be at least 1") }
+        for entry in topics {
+            let parts = entry.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count <= 2, !parts[0].isEmpty, parts.count == 1 || (Int(parts[1]).map { $0 >= 1 } ?? false) else {
+                throw ValidationError("--topics entry '\(entry)': expected NAME or NAME:PARTITIONS with PARTITIONS at least 1")
+            }
+        }
+    }
+
+    /// A `--topics` entry's name and partition count: `NAME:N`, or `NAME` with the default (one
+    /// partition for a dead-letter topic). Kafka topic names never hold a colon.
+    static func topic(_ entry: String, defaultPartitions: Int) -> (name: String, partitions: Int) {
+        let parts = entry.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        if parts.count == 2, let count = Int(parts[1]) { return (String(parts[0]), count) }
+        return (entry, entry.hasSuffix(".dlq") ? 1 : defaultPartitions)
     }
 }
 

@@ -16,6 +16,8 @@ struct HTTPBench: AsyncParsableCommand {
     var fixtures = "Fixtures/test-credentials"
     @Option(help: "ksm serve processes.")
     var workers = 1
+    @Option(help: "Partitions of the requests topic.")
+    var partitions = 12
     @Option(help: "Requests of the saturation phase.")
     var requests = 8_000
     @Option(help: "Requests in flight during the saturation phase (closed loop); also the client's connections.")
@@ -56,6 +58,7 @@ struct HTTPBench: AsyncParsableCommand {
         var setup = HTTPBenchmark.Setup(executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath())
         setup.fixtures = fixtures
         setup.workers = workers
+        setup.partitions = partitions
         setup.saturationRequests = requests
         setup.concurrency = concurrency
         setup.latencySeconds = latencySeconds

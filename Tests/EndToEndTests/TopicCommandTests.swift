@@ -1,5 +1,6 @@
 import Foundation
 import KSMLoad
+import Kafka
 import KSMTestSupport
 import Testing
 
@@ -57,6 +58,31 @@ struct TopicCommandTests {
         #expect(stderr.contains("Cannot create fps.license.replies, fps.license.dlq"), "\(stderr)")
         #expect(ContinuousClock.now - began < .seconds(30))
         _ = await broker.terminate()
+    }
+
+    @Test("ksm broker --topics NAME:N makes that topic with N partitions; a plain name gets --partitions, a dead-letter topic one")
+    func brokerTopicPartitions() async throws {
+        let broker = try RunningProcess(
+            "broker",
+            ["broker", "--partitions", "5", "--topics", "fps.license.requests", "--topics", "fps.license.replies.edge.bench-1:1", "--topics", "fps.license.dlq"],
+            controlInput: true)
+        let bootstrap = try await broker.firstLine()
+        let topics = try await KafkaAdmin.topics(bootstrap: bootstrap, timeout: .seconds(20))
+        #expect(topics["fps.license.requests"]?.partitions == 5)
+        #expect(topics["fps.license.replies.edge.bench-1"]?.partitions == 1)
+        #expect(topics["fps.license.dlq"]?.partitions == 1)
+        #expect(topics["fps.license.replies"] == nil, "only the topics named are made")
+        _ = await broker.terminate()
+    }
+
+    @Test("ksm broker refuses a --topics entry whose partition count is not a positive number, naming the entry")
+    func brokerTopicEntryRefused() async throws {
+        for entry in ["fps.license.requests:0", "fps.license.requests:many", ":3", "a:1:2"] {
+            let result = try await KSMBinary.run(["broker", "--topics", entry], environment: [:])
+            let (stdout, stderr) = Self.output(result)
+            #expect(result.status == 64, "\(entry): \(stdout)\(stderr)")
+            #expect(stderr.contains("--topics entry '\(entry)'"), "\(entry): \(stderr)")
+        }
     }
 
     @Test("Without brokers it is a configuration mistake: status 64, saying what to set")

@@ -2,6 +2,7 @@ import ChildProcesses
 import FairPlay
 import FairPlayDevice
 import Foundation
+import KSMOperations
 import KSMService
 import Licensing
 import Logging
@@ -25,6 +26,8 @@ package struct HTTPBenchmark {
         /// The `ksm` binary the children run.
         package var executable: URL
         package var workers = 1
+        /// Partitions of the requests topic (the workers share them).
+        package var partitions = 12
         /// Requests of the saturation phase, and how many it keeps in flight.
         package var saturationRequests = 8_000
         package var concurrency = 256
@@ -174,8 +177,14 @@ package struct HTTPBenchmark {
         let credentials = try StormRun.privateCopy(of: setup.fixtures, into: directory.appendingPathComponent("credentials"))
 
         // Kafka: `ksm broker`, a mock cluster in a process of its own; its first line is the bootstrap.
+        // The edge's reply topic is made here with the one partition the edge itself creates on a
+        // real cluster: the mock answers no CreateTopics, and its auto-creation gives four, each
+        // scanned whole on every fetch (``Setup/partitions``).
+        let instanceID = "bench-\(UInt32.random(in: 0...UInt32.max))"
+        let topics = ["fps.license.requests", "fps.license.replies", "fps.license.dlq", "\(EdgeConfiguration.defaultReplyTopicPrefix)\(instanceID):1"]
         let broker = try RunningProcess(
-            "ksm broker", executable: setup.executable, ["broker", "--partitions", "12"], logFile: nil)
+            "ksm broker", executable: setup.executable, ["broker", "--partitions", "\(setup.partitions)"] + topics.flatMap { ["--topics", $0] },
+            logFile: nil)
         defer { broker.kill() }
         let bootstrap = try await broker.firstLine()
         say("broker at \(bootstrap), redis at \(redis.url.replacingOccurrences(of: #"//[^@]*@"#, with: "//", options: .regularExpression))")
@@ -195,14 +204,14 @@ package struct HTTPBenchmark {
             worker.adminPort = adminPort
             workers.append(worker)
         }
-        try await RunningProcess.waitUntilSettled(workers, partitions: 12)
-        say("\(workers.count) worker(s) own the 12 partitions")
+        try await RunningProcess.waitUntilSettled(workers, partitions: setup.partitions)
+        say("\(workers.count) worker(s) own the \(setup.partitions) partitions")
 
         let port = try RedisServerProcess.freeLoopbackPort()
         let edge = try RunningProcess(
             "ksm edge", executable: setup.executable,
             [
-                "edge", "--listen", "127.0.0.1:\(port)", "--brokers", bootstrap, "--instance-id", "bench-\(UInt32.random(in: 0...UInt32.max))",
+                "edge", "--listen", "127.0.0.1:\(port)", "--brokers", bootstrap, "--instance-id", instanceID,
                 "--deadline", "10", "--log-level", "warning",
             ] + setup.fetchWaitFlags + setup.edgeFlags,
             logFile: directory.appendingPathComponent("edge.log"))
