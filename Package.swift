@@ -101,7 +101,7 @@ let package = Package(
         // hiredis wrapper and the Redis-backed license store.
         .target(
             name: "RedisStore",
-            dependencies: ["CHiredis", "Licensing", "Wire", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["CHiredis", "Licensing", "Wire", "OwnedThreads", .product(name: "Logging", package: "swift-log")]
         ),
         // The worker as a library: jobs, processing, scheduling, the worker loop, crypto pool,
         // credentials and key files, rotation prefetch; instrumented through the swift-log and

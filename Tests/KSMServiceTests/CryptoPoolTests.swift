@@ -1,7 +1,9 @@
 import FairPlay
 import FairPlayDevice
 import Foundation
+import KSMTestSupport
 import Licensing
+import RedisStore
 import Testing
 
 @testable import KSMService
@@ -61,6 +63,66 @@ struct CryptoPoolTests {
         a.shutdown()
         b.shutdown()
         #expect(reservoir.started == 4)
+    }
+
+    @Test("A task on the pool's executor runs on a crypto thread, maps a few items in place and more over every thread")
+    func executorRunsTasksOnCryptoThreads() async {
+        let pool = CryptoPool(threadCount: 2, name: "exec-test")
+        defer { pool.shutdown() }
+        let outcome = await withTaskExecutorPreference(pool.executor) { () async -> (onPool: Bool, inPlace: Bool, spread: Bool) in
+            let onPool = CryptoPool.isPoolThread
+            let here = pthread_self()
+            let few = await pool.map(Array(0..<CryptoPool.inPlaceLimit)) { _ in pthread_equal(pthread_self(), here) != 0 }
+            // Enough items that the second thread, woken for its share, takes some of them.
+            let many = await pool.map(Array(0..<2_000)) { n -> (Bool, Int) in
+                var x = n
+                for _ in 0..<2_000 { x = x &* 31 &+ 7 }
+                return (CryptoPool.isPoolThread, Int(bitPattern: UInt(pthread_self())) ^ (x & 0))
+            }
+            return (onPool, few.allSatisfy { $0 }, Set(many.map(\.1)).count == 2 && many.allSatisfy(\.0))
+        }
+        #expect(outcome.onPool, "the task ran on a crypto thread")
+        #expect(outcome.inPlace, "a few items ran on the task's own thread")
+        #expect(outcome.spread, "many items ran on both threads")
+        #expect(!CryptoPool.isPoolThread, "the task is back on the cooperative pool after the preference ends")
+    }
+
+    @Test("The executor still runs tasks after its pool has shut down")
+    func executorAfterShutdown() async {
+        let pool = CryptoPool(threadCount: 1, name: "exec-down")
+        pool.shutdown()
+        let value = await withTaskExecutorPreference(pool.executor) { () async -> Int in
+            await Task.yield()
+            return await pool.map([1, 2, 3]) { $0 * 2 }.reduce(0, +)
+        }
+        #expect(value == 12)
+    }
+
+    @Test("A Redis round trip from a task on the crypto threads is answered in place on that thread, the same as through the connection's queue")
+    func redisRoundTripInPlace() async throws {
+        let redis = try await RedisServerProcess()
+        defer { redis.stop() }
+        let client = try RedisClient(configuration: redis.configuration(poolSize: 1))
+        let pool = CryptoPool(threadCount: 2, name: "exec-redis")
+        defer { pool.shutdown() }
+        // From the cooperative pool: through the queue.
+        _ = try await client.pipeline([RedisCommand(["SET", "k", "v0"])], durability: nil)
+        let outcome = try await withTaskExecutorPreference(pool.executor) { () async throws -> (values: [String], sameThread: Bool) in
+            let here = pthread_self()
+            var values: [String] = []
+            var sameThread = true
+            for n in 1...40 {
+                let replies = try await client.pipeline([RedisCommand(["SET", "k", RedisArgument("v\(n)")]), RedisCommand(["GET", "k"])], durability: nil)
+                values.append(replies.last?.string ?? "missing")
+                // Through the queue the task would resume on whichever crypto thread is free: the
+                // other one, parked longest, most of the time.
+                if pthread_equal(pthread_self(), here) == 0 { sameThread = false }
+            }
+            return (values, sameThread)
+        }
+        #expect(outcome.values == (1...40).map { "v\($0)" })
+        #expect(outcome.sameThread, "every round trip stayed on the task's crypto thread")
+        #expect(try await client.pipeline([RedisCommand(["GET", "k"])], durability: nil).first?.string == "v40")
     }
 
     /// Opens the same SPCs with one thread and with one per core, and reports the throughput.

@@ -1,4 +1,5 @@
 import Foundation
+import OwnedThreads
 import Synchronization
 
 /// A fixed set of dedicated threads for CPU-bound cryptography (RSA decrypts of SPCs, CKC building),
@@ -29,6 +30,7 @@ public final class CryptoPool: Sendable {
         let count = max(1, threadCount)
         self.threadCount = count
         self.queue = WorkQueue()
+        self.executor = CryptoThreadExecutor(queue: queue)
         for index in 0..<count {
             let queue = self.queue
             let threadName = String(decoding: Array("\(name)-\(index)".utf8).suffix(15), as: UTF8.self)
@@ -42,8 +44,11 @@ public final class CryptoPool: Sendable {
 
     private static let threadMarker = "ksm.crypto-pool-thread"
 
+    /// Marks a crypto thread: RSA may run here, and so may a Redis round trip of a task the thread
+    /// runs (``executor``), which then waits in place instead of waking a thread of its own.
     static func markCurrentThread() {
         Thread.current.threadDictionary[threadMarker] = true
+        BlockingThread.markCurrent()
     }
 
     /// True on a thread of any `CryptoPool` (for assertions: RSA should run only there).
@@ -61,12 +66,24 @@ public final class CryptoPool: Sendable {
         await map([()]) { _ in work() }[0]
     }
 
+    /// Runs tasks on the pool's threads (`withTaskExecutorPreference(pool.executor)`): a small batch
+    /// then does its RSA, CKC building and store round trips on one crypto thread, each step in
+    /// place, instead of crossing to another thread and back for every one.
+    package let executor: CryptoThreadExecutor
+
+    /// At most this many items run in place when ``map(_:_:)`` is called on a crypto thread (a task
+    /// on ``executor``); more go to every thread, as from anywhere else.
+    package static let inPlaceLimit = 4
+
     /// Applies `transform` to every item on the pool's threads; results in input order.
     ///
     /// The calling task suspends (it does not block) until every item is done. An empty input
-    /// returns at once without touching the pool.
+    /// returns at once without touching the pool. Called on a crypto thread with at most
+    /// ``inPlaceLimit`` items, it runs them there: the hand-off to another crypto thread and the
+    /// wake-up back would cost more than the work they could share.
     public func map<Item: Sendable, T: Sendable>(_ items: [Item], _ transform: @escaping @Sendable (Item) -> T) async -> [T] {
         if items.isEmpty { return [] }
+        if items.count <= Self.inPlaceLimit, Self.isPoolThread { return items.map(transform) }
         return await withCheckedContinuation { (continuation: CheckedContinuation<[T], Never>) in
             let batch = Batch(items: items, transform: transform, continuation: continuation)
             // One drainer per thread, but never more than items: each pulls indices until none remain.
@@ -121,7 +138,7 @@ private final class Batch<Item: Sendable, T: Sendable>: @unchecked Sendable {
 }
 
 /// The pool's FIFO of closures and the semaphore counting them.
-private final class WorkQueue: Sendable {
+final class WorkQueue: Sendable {
     private struct State {
         var jobs: [@Sendable () -> Void] = []
         var head = 0

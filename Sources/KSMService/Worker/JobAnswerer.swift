@@ -21,7 +21,18 @@ struct JobAnswerer: Sendable {
         await answer(batch).outcomes
     }
 
+    /// A batch of at most ``CryptoPool/inPlaceLimit`` jobs runs on one crypto thread from its first
+    /// stage to its last (``CryptoThreadExecutor``): a job arriving alone otherwise crosses a dozen
+    /// threads (a Redis connection's queue and back for each of four round trips, a crypto thread and
+    /// back twice), each crossing a wake-up that costs more than the work between them.
     func answer(_ batch: [ScheduledJob]) async -> Answered {
+        if batch.count <= CryptoPool.inPlaceLimit {
+            return await withTaskExecutorPreference(processor.pool.executor) { await answerHere(batch) }
+        }
+        return await answerHere(batch)
+    }
+
+    private func answerHere(_ batch: [ScheduledJob]) async -> Answered {
         var replies = [LicenseReply?](repeating: nil, count: batch.count)
         var work: [Int] = []
         var refused: [Int: String] = [:]

@@ -1,5 +1,6 @@
 import Dispatch
 import Logging
+import OwnedThreads
 import Synchronization
 
 /// One Redis connection on its own serial `DispatchQueue`.
@@ -7,6 +8,11 @@ import Synchronization
 /// Every hiredis call (connect, write, blocking read) runs on `queue`, so Swift's cooperative pool
 /// never blocks; callers suspend on a continuation. Jobs run one after another in FIFO order, so a
 /// pipeline has the connection to itself from its first write to its last reply.
+///
+/// A caller on a thread that may block (`BlockingThread`: the crypto threads, running a small
+/// batch) runs its pipeline through `queue.sync` instead, which runs it on the caller's own thread
+/// once the queue is free: the round trip then wakes no queue thread and resumes no continuation.
+/// A pipeline with `WAIT` still goes through the queue, so a crypto thread never waits on replicas.
 ///
 /// `@unchecked Sendable`: the mutable state below is touched only from jobs on `queue`.
 final class RedisConnection: @unchecked Sendable {
@@ -46,6 +52,9 @@ final class RedisConnection: @unchecked Sendable {
     /// Error replies come back as `.error` values; only connection-level failures throw.
     /// With `durability`, `WAIT` follows the replies (and any `EVAL` fallback) on this connection.
     func execute(_ commands: [RedisCommand], durability: RedisDurability? = nil) async throws(RedisError) -> [RedisValue] {
+        if durability == nil, BlockingThread.isCurrent {
+            return try queue.sync { self.executeOnQueue(commands, durability: nil) }.get()
+        }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[RedisValue], RedisError>, Never>) in
             queue.async {
                 continuation.resume(returning: self.executeOnQueue(commands, durability: durability))
