@@ -1,7 +1,7 @@
 import Foundation
 import KSMLoad
-import Kafka
 import KSMTestSupport
+import Kafka
 import Testing
 
 /// `ksm admin create-topics`, the topics Job's command, against `ksm broker` (librdkafka's mock
@@ -64,7 +64,10 @@ struct TopicCommandTests {
     func brokerTopicPartitions() async throws {
         let broker = try RunningProcess(
             "broker",
-            ["broker", "--partitions", "5", "--topics", "fps.license.requests", "--topics", "fps.license.replies.edge.bench-1:1", "--topics", "fps.license.dlq"],
+            [
+                "broker", "--partitions", "5", "--topics", "fps.license.requests", "--topics", "fps.license.replies.edge.bench-1:1", "--topics",
+                "fps.license.dlq",
+            ],
             controlInput: true)
         let bootstrap = try await broker.firstLine()
         let topics = try await KafkaAdmin.topics(bootstrap: bootstrap, timeout: .seconds(20))
