@@ -16,7 +16,7 @@ struct HTTPBench: AsyncParsableCommand {
     var fixtures = "Fixtures/test-credentials"
     @Option(help: "ksm serve processes.")
     var workers = 1
-    @Option(help: "Partitions of the requests topic.")
+    @Option(help: "Partitions of the requests topic (librdkafka's mock walks each one's retained log on every fetch).")
     var partitions = 12
     @Option(help: "Requests of the saturation phase.")
     var requests = 8_000
@@ -41,8 +41,9 @@ struct HTTPBench: AsyncParsableCommand {
     var logs: String?
 
     func validate() throws {
-        guard workers >= 1, requests >= 1, concurrency >= 1, latencySeconds > 0, mockFetchWaitMs >= 0 else {
-            throw ValidationError("--workers, --requests and --concurrency must be at least 1, --latency-seconds positive, --mock-fetch-wait-ms 0 or more")
+        guard workers >= 1, partitions >= 1, requests >= 1, concurrency >= 1, latencySeconds > 0, mockFetchWaitMs >= 0 else {
+            throw ValidationError(
+                "--workers, --partitions, --requests and --concurrency must be at least 1, --latency-seconds positive, --mock-fetch-wait-ms 0 or more")
         }
         if case .failure(let unknown) = HTTPLoadShape.list(shapes) { throw ValidationError(unknown.description) }
         guard parsedLoads != nil else { throw ValidationError("--loads must be fractions between 0 and 1, comma-separated (0.5,0.8)") }
