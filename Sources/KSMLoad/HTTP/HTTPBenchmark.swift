@@ -15,7 +15,8 @@ import Wire
 
 /// The whole license path over HTTP on one host, against the in-process CKC rate on the same cores
 /// in the same run: redis-server, `ksm broker` (mock cluster), `ksm serve` workers and `ksm edge`,
-/// each a process of the real binary, driven by ``HTTPLoadGenerator`` first at saturation (closed
+/// each a process of the real binary with JSON logs as the deployments run it (swift-log's text
+/// handler renders all metadata again whenever a request's logger gains a key), driven by ``HTTPLoadGenerator`` first at saturation (closed
 /// loop), then open loop at fractions of the rate it measured, for latency. What `ksm bench http`
 /// runs and reports. Readiness comes from machine channels only: the workers' `/status`, the edge's
 /// `/readyz`.
@@ -198,7 +199,7 @@ package struct HTTPBenchmark {
                 [
                     "serve", "--brokers", bootstrap, "--redis-url", redis.url, "--credentials", credentials,
                     "--kek", "\(catalog.keyEncryptionKeyID)=\(kekPath)", "--kafka-property", "session.timeout.ms=6000",
-                    "--log-level", "warning", "--admin-port", "\(adminPort)",
+                    "--log-level", "warning", "--log-format", "json", "--admin-port", "\(adminPort)",
                 ] + setup.fetchWaitFlags + setup.workerFlags,
                 logFile: directory.appendingPathComponent("serve-\(index).log"))
             worker.adminPort = adminPort
@@ -212,7 +213,7 @@ package struct HTTPBenchmark {
             "ksm edge", executable: setup.executable,
             [
                 "edge", "--listen", "127.0.0.1:\(port)", "--brokers", bootstrap, "--instance-id", instanceID,
-                "--deadline", "10", "--log-level", "warning",
+                "--deadline", "10", "--log-level", "warning", "--log-format", "json",
             ] + setup.fetchWaitFlags + setup.edgeFlags,
             logFile: directory.appendingPathComponent("edge.log"))
         defer { edge.kill() }
