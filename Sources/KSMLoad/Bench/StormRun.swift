@@ -349,7 +349,9 @@ package struct StormRun {
             let runCPU = (beside.0.cpuMicrosecondsPerJob + beside.1.cpuMicrosecondsPerJob) / 2
             if let total = r.cpuMicrosecondsPerJob?["total"], runCPU > 0 { cpuRatios[r.label] = rounded(total / runCPU) }
             // The drift-free cross-check: the time the workers' crypto threads needed during the storm
-            // itself, spread over every core, is the least any drain could take in those seconds.
+            // itself, spread over every core, is the least any drain could take in those seconds. Those
+            // threads also run the whole of a batch of at most four jobs (JobAnswerer), which a storm
+            // has few of, at its tail; they make this bound a little higher than the RSA alone.
             if let crypto = r.cpuMicrosecondsPerJob?["workers/crypto"], crypto > 0 {
                 cryptoRatios[r.label] = rounded(r.drainSeconds / (Double(jobs) * crypto / 1e6 / cores))
                 if let total = r.cpuMicrosecondsPerJob?["total"] { cpuOverCrypto[r.label] = rounded(total / crypto) }

@@ -58,17 +58,17 @@ public final class RedisClient: RedisCommandRunner {
     /// With `durability`, `WAIT` follows on the same connection (see ``RedisDurability``).
     public func pipeline(_ commands: [RedisCommand], durability: RedisDurability?) async throws(RedisError) -> [RedisValue] {
         if commands.isEmpty { return [] }
-        let index = inFlight.withLock { counts in
+        let (index, idle) = inFlight.withLock { counts in
             // Fewest jobs in flight, preferring connections not waiting out a reconnect backoff.
             // Non-nil: the pool has at least one connection.
             let index = counts.indices.min {
                 (connections[$0].isBackingOff ? 1 : 0, counts[$0]) < (connections[$1].isBackingOff ? 1 : 0, counts[$1])
             }!
             counts[index] += 1
-            return index
+            return (index, counts[index] == 1)
         }
         defer { inFlight.withLock { $0[index] -= 1 } }
-        return try await connections[index].execute(commands, durability: durability)
+        return try await connections[index].execute(commands, durability: durability, idle: idle)
     }
 
     /// This one server (see ``RedisCommandRunner/masterClients()``).

@@ -241,7 +241,9 @@ package final class RedisClusterClient: RedisCommandRunner {
         if parts.count == 1 { return [await one(parts[0].0, parts[0].1)] }
         return await withTaskGroup(of: (Int, Result<[RedisValue], RedisError>).self) { group in
             for (position, part) in parts.enumerated() {
-                group.addTask { (position, await one(part.0, part.1)) }
+                // On the global executor whatever the caller prefers: the parts go to their nodes at
+                // once, and a caller on a crypto thread does not hold one for each node.
+                group.addTask(executorPreference: globalConcurrentExecutor) { (position, await one(part.0, part.1)) }
             }
             var outcomes = [Result<[RedisValue], RedisError>](repeating: .success([]), count: parts.count)
             for await (position, outcome) in group { outcomes[position] = outcome }

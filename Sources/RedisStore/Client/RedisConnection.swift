@@ -10,9 +10,12 @@ import Synchronization
 /// pipeline has the connection to itself from its first write to its last reply.
 ///
 /// A caller on a thread that may block (`BlockingThread`: the crypto threads, running a small
-/// batch) runs its pipeline through `queue.sync` instead, which runs it on the caller's own thread
-/// once the queue is free: the round trip then wakes no queue thread and resumes no continuation.
-/// A pipeline with `WAIT` still goes through the queue, so a crypto thread never waits on replicas.
+/// batch) runs its pipeline through `queue.sync` instead, on its own thread: the round trip then
+/// wakes no queue thread and resumes no continuation. Only when that costs the caller nothing but the
+/// round trip itself: the connection is connected and no other job is on it, and the pipeline has no
+/// `WAIT`. Otherwise it goes through the queue like any other, so a crypto thread waits in place for
+/// its own round trip, not for another caller's pipeline, a connect, a reconnect backoff or replicas
+/// (a job queued in the instant between the check and the call can still go first).
 ///
 /// `@unchecked Sendable`: the mutable state below is touched only from jobs on `queue`.
 final class RedisConnection: @unchecked Sendable {
@@ -22,6 +25,8 @@ final class RedisConnection: @unchecked Sendable {
     /// The end of the current reconnect backoff, in nanoseconds after `epoch` (0: none), readable
     /// from any thread so the pool can steer around this connection.
     private let backoffEnd = Atomic<Int64>(0)
+    /// True while the queue holds an open context, readable from any thread (the in-place path).
+    private let connected = Atomic<Bool>(false)
     private let epoch = ContinuousClock.now
 
     /// True while the connection waits out a reconnect backoff; the pool prefers other connections.
@@ -51,8 +56,10 @@ final class RedisConnection: @unchecked Sendable {
     /// Runs `commands` as one pipeline: all are written, then all replies read, in order.
     /// Error replies come back as `.error` values; only connection-level failures throw.
     /// With `durability`, `WAIT` follows the replies (and any `EVAL` fallback) on this connection.
-    func execute(_ commands: [RedisCommand], durability: RedisDurability? = nil) async throws(RedisError) -> [RedisValue] {
-        if durability == nil, BlockingThread.isCurrent {
+    /// - Parameter idle: no other job is on this connection (the pool's count), so a caller that may
+    ///   block can run the pipeline in place.
+    func execute(_ commands: [RedisCommand], durability: RedisDurability? = nil, idle: Bool = false) async throws(RedisError) -> [RedisValue] {
+        if idle, durability == nil, connected.load(ordering: .acquiring), BlockingThread.isCurrent {
             return try queue.sync { self.executeOnQueue(commands, durability: nil) }.get()
         }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[RedisValue], RedisError>, Never>) in
@@ -83,6 +90,7 @@ final class RedisConnection: @unchecked Sendable {
                 // Connection-level failure: replies may be out of step, so the context is dropped.
                 // The next job reconnects at once; failed reconnects back off.
                 self.context = nil
+                connected.store(false, ordering: .releasing)
                 logger.debug("redis connection dropped", metadata: [RedisLoggingKeys.error: "\(error)"])
                 return .failure(error)
             }
@@ -103,6 +111,7 @@ final class RedisConnection: @unchecked Sendable {
             try context.setTimeout(configuration.commandTimeout)
             try handshake(context)
             self.context = context
+            connected.store(true, ordering: .releasing)
             if failedConnects > 0 {
                 logger.debug("redis reconnected", metadata: [RedisLoggingKeys.failedConnects: "\(failedConnects)"])
             }
