@@ -37,6 +37,12 @@ struct HTTPBench: AsyncParsableCommand {
             "fetch.wait.max.ms of the edge's and the workers' consumers, 0 for their default (10): librdkafka's mock broker holds an empty fetch for its whole wait, a real broker answers when a record arrives."
     )
     var mockFetchWaitMs = 2
+    @Option(
+        name: .customLong("worker-cpus"),
+        help:
+            "Pin the workers to these CPUs (a taskset list: 1, 0,2, 0-1) and the edge, the client, the broker and redis-server to the rest; the in-process baseline then runs on the workers' CPUs, so the ratio is what those CPUs deliver through the whole path against what they do in process. Default: every process shares every core."
+    )
+    var workerCPUs: String?
     @Option(help: "Keep the children's logs in this directory (default: a temporary one, removed).")
     var logs: String?
 
@@ -68,6 +74,12 @@ struct HTTPBench: AsyncParsableCommand {
         setup.edgeFlags = edgeFlags.split(separator: " ").map(String.init)
         setup.workerFlags = workerFlags.split(separator: " ").map(String.init)
         setup.mockFetchWaitMilliseconds = mockFetchWaitMs == 0 ? nil : mockFetchWaitMs
+        if let workerCPUs {
+            guard FileManager.default.isExecutableFile(atPath: CPUPinning.taskset.path) else {
+                throw ValidationError("--worker-cpus needs \(CPUPinning.taskset.path) (util-linux), which is not there")
+            }
+            do { setup.pinning = try CPUPinning(workerCPUs: workerCPUs) } catch { throw ValidationError(error.description) }
+        }
         if let logs {
             setup.logDirectory = URL(fileURLWithPath: logs)
         }

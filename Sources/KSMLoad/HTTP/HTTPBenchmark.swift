@@ -6,6 +6,7 @@ import KSMOperations
 import KSMService
 import Licensing
 import Logging
+import OwnedThreads
 import RedisStore
 import Wire
 
@@ -46,6 +47,10 @@ package struct HTTPBenchmark {
         /// every Kafka hop adds up to the wait to a request's latency; a short wait brings the mock
         /// near a real broker, and the extra empty fetches it costs are counted in the CPU figures.
         package var mockFetchWaitMilliseconds: Int? = 2
+        /// The workers on CPUs of their own and the edge, the broker, redis-server and the client on
+        /// the rest (``CPUPinning``); the in-process baseline then runs on the workers' CPUs. nil:
+        /// every process shares every core.
+        package var pinning: CPUPinning?
         /// Where the children's logs go; nil: a temporary directory removed afterwards.
         package var logDirectory: URL?
         package var progress: @Sendable (String) -> Void = { _ in }
@@ -106,6 +111,10 @@ package struct HTTPBenchmark {
         /// SPC to CKC on the bench's crypto pool, no Kafka, no Redis, no HTTP; the mean of the
         /// measurements before and after the HTTP phases.
         package var inProcessCKCPerSecond: Double
+        /// The workers' CPUs and everything else's when pinned (``Setup/pinning``); nil when every
+        /// process shared every core.
+        package var workerCPUs: [Int]?
+        package var harnessCPUs: [Int]?
         /// Correct CKCs per second over HTTP at saturation, and over the in-process rate.
         package var httpCKCPerSecond: Double
         package var ratio: Double
@@ -117,7 +126,8 @@ package struct HTTPBenchmark {
         package var cpuMicrosecondsPerRequest: [String: Double]
         /// CPU time spent during saturation over the cores' time.
         package var cpuUtilization: Double
-        /// The goals (ratio ≥ 0.8; p99 < 50 ms at half load and < 100 ms at 0.8), as met or not.
+        /// The goals (ratio ≥ 0.8; p99 < 50 ms at half load and < 100 ms at 0.8), as met or not;
+        /// a pinned run's ratio is to the workers' CPUs only, and never meets the ratio goal.
         package var meetsRatioGoal: Bool
         package var allCorrect: Bool
 
@@ -126,6 +136,8 @@ package struct HTTPBenchmark {
             case edgeFlags = "edge_flags"
             case workerFlags = "worker_flags"
             case inProcessCKCPerSecond = "in_process_ckc_per_second"
+            case workerCPUs = "worker_cpus"
+            case harnessCPUs = "harness_cpus"
             case httpCKCPerSecond = "http_ckc_per_second"
             case cpuMicrosecondsPerRequest = "cpu_us_per_request"
             case cpuUtilization = "cpu_utilization"
@@ -159,6 +171,14 @@ package struct HTTPBenchmark {
         var logger = Logger(label: "ksm.bench.http")
         logger.logLevel = .error
         let test = try TestCredentials(directory: setup.fixtures)
+        // Pinned, this process moves to the harness's CPUs first, so every child but the workers
+        // (redis-server, the broker, the edge) inherits them.
+        if let pinning = setup.pinning {
+            try await pinning.pinBench()
+            say(
+                "workers on CPU \(CPUAffinity.listText(pinning.workerCPUs)); edge, client, broker and Redis on CPU \(CPUAffinity.listText(pinning.harnessCPUs))"
+            )
+        }
         let directory =
             setup.logDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("ksm-bench-http-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -182,7 +202,10 @@ package struct HTTPBenchmark {
         // real cluster: the mock answers no CreateTopics, and its auto-creation gives four, each
         // scanned whole on every fetch (``Setup/partitions``).
         let instanceID = "bench-\(UInt32.random(in: 0...UInt32.max))"
-        let topics = ["fps.license.requests", "fps.license.replies", "fps.license.dlq", "\(EdgeConfiguration.defaultReplyTopicPrefix)\(instanceID):1"]
+        let topics =
+            ["fps.license.requests"]
+            + [LicenseJob.Priority.continuity, .new, .prefetch].map { RequestTopics.topic(for: $0, requestsTopic: "fps.license.requests") }
+            + ["fps.license.replies", "fps.license.dlq", "\(EdgeConfiguration.defaultReplyTopicPrefix)\(instanceID):1"]
         let broker = try RunningProcess(
             "ksm broker", executable: setup.executable, ["broker", "--partitions", "\(setup.partitions)"] + topics.flatMap { ["--topics", $0] },
             logFile: nil)
@@ -194,18 +217,22 @@ package struct HTTPBenchmark {
         defer { for worker in workers { worker.kill() } }
         for index in 0..<max(1, setup.workers) {
             let adminPort = try RedisServerProcess.freeLoopbackPort()
-            let worker = try RunningProcess(
-                "ksm serve \(index)", executable: setup.executable,
+            let arguments =
                 [
                     "serve", "--brokers", bootstrap, "--redis-url", redis.url, "--credentials", credentials,
                     "--kek", "\(catalog.keyEncryptionKeyID)=\(kekPath)", "--kafka-property", "session.timeout.ms=6000",
                     "--log-level", "warning", "--log-format", "json", "--admin-port", "\(adminPort)",
-                ] + setup.fetchWaitFlags + setup.workerFlags,
-                logFile: directory.appendingPathComponent("serve-\(index).log"))
+                ]
+                // Pinned, a worker gets one crypto thread per CPU it has (`ksm serve` counts the host's).
+                + (setup.pinning.map { ["--crypto-threads", "\($0.workerCPUs.count)"] } ?? []) + setup.fetchWaitFlags + setup.workerFlags
+            let command = setup.pinning?.workerCommand(setup.executable, arguments) ?? (executable: setup.executable, arguments: arguments)
+            let worker = try RunningProcess(
+                "ksm serve \(index)", executable: command.executable, command.arguments, logFile: directory.appendingPathComponent("serve-\(index).log"))
             worker.adminPort = adminPort
             workers.append(worker)
         }
         try await RunningProcess.waitUntilSettled(workers, partitions: setup.partitions)
+        for worker in workers { try setup.pinning?.verifyWorker(worker.process.processIdentifier) }
         say("\(workers.count) worker(s) own the \(setup.partitions) partitions")
 
         let port = try RedisServerProcess.freeLoopbackPort()
@@ -221,7 +248,8 @@ package struct HTTPBenchmark {
         say("edge ready on 127.0.0.1:\(port)")
         let url = "http://127.0.0.1:\(port)/fps/\(catalog.tenant)/license"
 
-        let pool = CryptoPool()
+        // Pinned, the baseline has as many crypto threads as a worker gets, on the workers' CPUs.
+        let pool = setup.pinning.map { CryptoPool(threadCount: $0.workerCPUs.count) } ?? CryptoPool()
         defer { pool.shutdown() }
         let server = KeyServerModule(credentials: try CredentialStore(test.credentials))
 
@@ -247,8 +275,16 @@ package struct HTTPBenchmark {
             return (try? device.makeSPC(options).spc) ?? []
         }
         let baseline = InProcessBaseline(server: server, pool: pool, spcs: baselineSPCs.filter { !$0.isEmpty })
+        // Pinned, only the crypto threads move to the workers' CPUs while the baseline runs, and go
+        // back after: the client's SPCs and CKCs are the harness's work.
+        func measureBaseline() async throws -> Double {
+            if let pinning = setup.pinning { try await pinning.pinThreads(named: "ksm-crypto") }
+            let rate = await baseline.measure()
+            if let pinning = setup.pinning { try await pinning.pinBench() }
+            return rate
+        }
         await baseline.warmUp()
-        let before = await baseline.measure()
+        let before = try await measureBaseline()
         say("in-process rate \(Int(before)) CKC/s")
 
         // Warm-up: connections open, the workers' caches filled, librdkafka's batches in their stride.
@@ -297,7 +333,7 @@ package struct HTTPBenchmark {
             )
         }
 
-        let after = await baseline.measure()
+        let after = try await measureBaseline()
         let inProcess = (before + after) / 2
         say("in-process rate after: \(Int(after)) CKC/s")
         await edge.terminate(timeout: .seconds(10))
@@ -309,10 +345,11 @@ package struct HTTPBenchmark {
             host: "\(ProcessInfo.processInfo.hostName), \(cores) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB", cores: cores,
             workers: workers.count, shapes: setup.shapes.map(\.rawValue), edgeFlags: setup.fetchWaitFlags + setup.edgeFlags,
             workerFlags: setup.fetchWaitFlags + setup.workerFlags,
-            inProcessCKCPerSecond: inProcess.rounded(), httpCKCPerSecond: saturation.ckcPerSecond, ratio: ratio, saturation: saturation,
+            inProcessCKCPerSecond: inProcess.rounded(), workerCPUs: setup.pinning?.workerCPUs, harnessCPUs: setup.pinning?.harnessCPUs,
+            httpCKCPerSecond: saturation.ckcPerSecond, ratio: ratio, saturation: saturation,
             latency: phases, cpuMicrosecondsPerRequest: cpu.microsecondsPerJob(saturation.requests),
             cpuUtilization: (cpu.seconds.values.reduce(0, +) / (wall * Double(cores)) * 100).rounded() / 100,
-            meetsRatioGoal: ratio >= Self.ratioGoal, allCorrect: allCorrect)
+            meetsRatioGoal: setup.pinning == nil && ratio >= Self.ratioGoal, allCorrect: allCorrect)
     }
 
     /// Polls the edge's `/readyz` until it answers 200 (producer connected, reply topic assigned).
@@ -344,8 +381,19 @@ package struct HTTPBenchmark {
             "| ------------------------------- | ------------ | ----------- | --- |",
             "| in-process CKC/s                | \(pad(r.inProcessCKCPerSecond)) |             |     |",
             "| HTTP CKC/s at saturation        | \(pad(r.httpCKCPerSecond)) |             |     |",
-            "| ratio                           | \(pad(r.ratio)) | >= 0.8      | \(yes(r.meetsRatioGoal).padding(toLength: 3, withPad: " ", startingAt: 0)) |",
         ]
+        if let workerCPUs = r.workerCPUs {
+            // Pinned, the ratio is the workers' CPUs' share of the work, not the whole host's: the
+            // goal, on the same cores as everything else, is not what it measures.
+            lines.insert(
+                "workers on CPU \(CPUAffinity.listText(workerCPUs)); edge, client, broker and Redis on CPU \(CPUAffinity.listText(r.harnessCPUs ?? []))",
+                at: 2)
+            lines.append("| ratio to the workers' CPUs      | \(pad(r.ratio)) | (pinned)    | -   |")
+        } else {
+            lines.append(
+                "| ratio                           | \(pad(r.ratio)) | >= 0.8      | \(yes(r.meetsRatioGoal).padding(toLength: 3, withPad: " ", startingAt: 0)) |"
+            )
+        }
         for p in r.latency {
             let name = "p50 / p99 ms at \(p.load) (\(Int(p.offeredPerSecond))/s)"
             lines.append(
