@@ -125,6 +125,34 @@ struct CryptoPoolTests {
         #expect(try await client.pipeline([RedisCommand(["GET", "k"])], durability: nil).first?.string == "v40")
     }
 
+    @Test("A crypto thread's round trip on a connection another call holds goes through the queue, and the thread stays free meanwhile")
+    func busyConnectionLeavesTheCryptoThreadFree() async throws {
+        let redis = try await RedisServerProcess()
+        defer { redis.stop() }
+        let client = try RedisClient(configuration: redis.configuration(poolSize: 1))
+        let pool = CryptoPool(threadCount: 1, name: "exec-busy")
+        defer { pool.shutdown() }
+        _ = try await client.pipeline([RedisCommand(["SET", "k", "v"])], durability: nil)
+        let clock = ContinuousClock()
+        // The only connection is held for 0.5 s by a blocking pop on an empty list.
+        async let held = client.pipeline([RedisCommand(["BLPOP", "empty", "0.5"])], durability: nil)
+        try await Task.sleep(for: .milliseconds(100))
+        async let read = withTaskExecutorPreference(pool.executor) { () async throws -> (String?, ContinuousClock.Instant) in
+            let value = try await client.pipeline([RedisCommand(["GET", "k"])], durability: nil).first?.string
+            return (value, clock.now)
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        // The pool's only thread runs other work while the read waits behind the pop; had the read
+        // waited in place, this would finish only after it.
+        let mapped = await pool.map(Array(0..<8)) { $0 * 2 }
+        let mappedAt = clock.now
+        let (value, readAt) = try await read
+        _ = try await held
+        #expect(value == "v")
+        #expect(mapped == (0..<8).map { $0 * 2 })
+        #expect(mappedAt < readAt, "the crypto thread was free while its round trip waited for the connection")
+    }
+
     /// Opens the same SPCs with one thread and with one per core, and reports the throughput.
     /// Asserts only that both answer correctly: other builds share this machine, so timings are
     /// reported (in the test's output), not enforced.
