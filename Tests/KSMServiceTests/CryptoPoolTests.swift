@@ -130,23 +130,30 @@ struct CryptoPoolTests {
         let redis = try await RedisServerProcess()
         defer { redis.stop() }
         let client = try RedisClient(configuration: redis.configuration(poolSize: 1))
+        let other = try RedisClient(configuration: redis.configuration(poolSize: 1))
         let pool = CryptoPool(threadCount: 1, name: "exec-busy")
         defer { pool.shutdown() }
         _ = try await client.pipeline([RedisCommand(["SET", "k", "v"])], durability: nil)
+        // The client's only connection is held by a blocking pop on an empty list until the list
+        // gets an element (or 30 s pass); seen blocked from the server's side.
+        async let held = client.pipeline([RedisCommand(["BLPOP", "empty", "30"])], durability: nil)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            let info = try await other.pipeline([RedisCommand(["INFO", "clients"])], durability: nil).first?.string ?? ""
+            if info.contains("blocked_clients:1") { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
         let clock = ContinuousClock()
-        // The only connection is held for 0.5 s by a blocking pop on an empty list.
-        async let held = client.pipeline([RedisCommand(["BLPOP", "empty", "0.5"])], durability: nil)
-        try await Task.sleep(for: .milliseconds(100))
-        async let read = withTaskExecutorPreference(pool.executor) { () async throws -> (String?, ContinuousClock.Instant) in
+        // The read's first job is on the pool's one thread before the map's items: in place, it
+        // would hold that thread until the pop ends, and the map could not run before it.
+        let read = Task(executorPreference: pool.executor) { () async throws -> (String?, ContinuousClock.Instant) in
             let value = try await client.pipeline([RedisCommand(["GET", "k"])], durability: nil).first?.string
             return (value, clock.now)
         }
-        try await Task.sleep(for: .milliseconds(50))
-        // The pool's only thread runs other work while the read waits behind the pop; had the read
-        // waited in place, this would finish only after it.
         let mapped = await pool.map(Array(0..<8)) { $0 * 2 }
         let mappedAt = clock.now
-        let (value, readAt) = try await read
+        _ = try await other.pipeline([RedisCommand(["RPUSH", "empty", "x"])], durability: nil)
+        let (value, readAt) = try await read.value
         _ = try await held
         #expect(value == "v")
         #expect(mapped == (0..<8).map { $0 * 2 })
