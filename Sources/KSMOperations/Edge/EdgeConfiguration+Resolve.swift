@@ -66,13 +66,7 @@ extension EdgeConfiguration {
         }
 
         let listen = given(flags.listen, "--listen", listenEnvironment) ?? (defaultListen, "default")
-        let address = ListenAddress(listen.0)
-        if address == nil {
-            problems.append(
-                .init(
-                    .invalidValue, source: listen.1,
-                    message: "\(listen.1) is \"\(listen.0)\", which is not HOST:PORT with a port from 1 to 65535: write e.g. 0.0.0.0:8080 or [::]:8080."))
-        }
+        let address = ListenAddress.resolve(listen.0, source: listen.1, problems: &problems)
 
         let brokersVariable = ServeSetting.brokers.environment
         let brokers = given(flags.brokers, "--brokers", brokersVariable).map { $0.0.trimmingWhiteSpace }

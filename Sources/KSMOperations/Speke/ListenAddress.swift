@@ -20,4 +20,16 @@ package struct ListenAddress: Sendable, Hashable {
         self.host = host
         self.port = port
     }
+
+    /// The address `text` names; nil, with the problem added, when it names none.
+    /// - Parameter source: where `text` came from (a flag, an environment variable or `default`),
+    ///   named in the problem.
+    package static func resolve(_ text: String, source: String, problems: inout [ConfigurationProblem]) -> ListenAddress? {
+        if let address = ListenAddress(text) { return address }
+        problems.append(
+            .init(
+                .invalidValue, source: source,
+                message: "\(source) is \"\(text)\", which is not HOST:PORT with a port from 1 to 65535: write e.g. 0.0.0.0:8080 or [::]:8080."))
+        return nil
+    }
 }

@@ -67,13 +67,7 @@ package struct SpekeConfiguration: Sendable {
     package static func resolve(_ flags: Flags, environment: [String: String]) throws(ServeConfigurationError) -> SpekeConfiguration {
         var problems: [ConfigurationProblem] = []
         let listen = flags.listen.map { ($0, "--listen") } ?? environment[listenEnvironment].map { ($0, listenEnvironment) } ?? (defaultListen, "default")
-        let address = ListenAddress(listen.0)
-        if address == nil {
-            problems.append(
-                .init(
-                    .invalidValue, source: listen.1,
-                    message: "\(listen.1) is \"\(listen.0)\", which is not HOST:PORT with a port from 1 to 65535: write e.g. 0.0.0.0:8080 or [::]:8080."))
-        }
+        let address = ListenAddress.resolve(listen.0, source: listen.1, problems: &problems)
 
         let redisVariable = ServeSetting.redisURL.environment
         let redisURL = flags.redisURL.map { ($0, "--redis-url") } ?? environment[redisVariable].map { ($0, redisVariable) }
