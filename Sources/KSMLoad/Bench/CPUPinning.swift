@@ -107,9 +107,12 @@ package struct CPUPinning: Sendable, Equatable {
         return named.count
     }
 
-    /// The command that starts a worker on the workers' CPUs.
+    /// The command that starts a worker (`arguments`: `serve` and its flags) on the workers' CPUs,
+    /// with one crypto thread per CPU it has (`ksm serve` counts the host's). The crypto-thread flag
+    /// comes right after the subcommand, so one among `arguments` wins.
     package func workerCommand(_ executable: URL, _ arguments: [String]) -> (executable: URL, arguments: [String]) {
-        (Self.taskset, ["-c", CPUAffinity.listText(workerCPUs), executable.path] + arguments)
+        let threads = ["--crypto-threads", "\(workerCPUs.count)"]
+        return (Self.taskset, ["-c", CPUAffinity.listText(workerCPUs), executable.path] + arguments.prefix(1) + threads + arguments.dropFirst())
     }
 
     /// Checks that a started worker runs on the workers' CPUs, as measured from its `/proc` status.

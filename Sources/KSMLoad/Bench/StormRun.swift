@@ -272,8 +272,6 @@ package struct StormRun {
                         "--group", "storm-\(run)", "--requests-topic", requests, "--replies-topic", replies, "--dlq-topic", "storm.\(run).dlq",
                         "--kafka-property", "session.timeout.ms=6000", "--log-level", "info", "--admin-port", "\(adminPort)",
                     ]
-                    // Pinned, a worker gets one crypto thread per CPU it has (`ksm serve` counts the host's).
-                    + (pinning.map { ["--crypto-threads", "\($0.workerCPUs.count)"] } ?? [])
                     + scenario.flags + (scenario.followsWindow ? windowFlags : []) + workerFlags
                 let command = pinning?.workerCommand(executable, arguments) ?? (executable: executable, arguments: arguments)
                 let worker = try RunningProcess(

@@ -223,8 +223,7 @@ package struct HTTPBenchmark {
                     "--kek", "\(catalog.keyEncryptionKeyID)=\(kekPath)", "--kafka-property", "session.timeout.ms=6000",
                     "--log-level", "warning", "--log-format", "json", "--admin-port", "\(adminPort)",
                 ]
-                // Pinned, a worker gets one crypto thread per CPU it has (`ksm serve` counts the host's).
-                + (setup.pinning.map { ["--crypto-threads", "\($0.workerCPUs.count)"] } ?? []) + setup.fetchWaitFlags + setup.workerFlags
+                + setup.fetchWaitFlags + setup.workerFlags
             let command = setup.pinning?.workerCommand(setup.executable, arguments) ?? (executable: setup.executable, arguments: arguments)
             let worker = try RunningProcess(
                 "ksm serve \(index)", executable: command.executable, command.arguments, logFile: directory.appendingPathComponent("serve-\(index).log"))
