@@ -102,7 +102,11 @@ struct CryptoPoolTests {
     func redisRoundTripInPlace() async throws {
         let redis = try await RedisServerProcess()
         defer { redis.stop() }
-        let client = try RedisClient(configuration: redis.configuration(poolSize: 1))
+        var configuration = redis.configuration(poolSize: 1)
+        // Other tests share the host's cores: a round trip here may take longer than the default
+        // limit, which the next test checks on its own.
+        configuration.inPlaceRoundTripLimit = .seconds(1)
+        let client = try RedisClient(configuration: configuration)
         let pool = CryptoPool(threadCount: 2, name: "exec-redis")
         defer { pool.shutdown() }
         // From the cooperative pool: through the queue.
@@ -158,6 +162,35 @@ struct CryptoPoolTests {
         #expect(value == "v")
         #expect(mapped == (0..<8).map { $0 * 2 })
         #expect(mappedAt < readAt, "the crypto thread was free while its round trip waited for the connection")
+    }
+
+    @Test("A crypto thread's round trip on a connection whose recent round trips were slow goes through the queue, and the thread stays free meanwhile")
+    func slowConnectionLeavesTheCryptoThreadFree() async throws {
+        let redis = try await RedisServerProcess()
+        defer { redis.stop() }
+        let client = try RedisClient(configuration: redis.configuration(poolSize: 1))
+        let pool = CryptoPool(threadCount: 1, name: "exec-slow")
+        defer { pool.shutdown() }
+        // A script that keeps the server busy for tens of milliseconds: a server across a network,
+        // or one too busy to answer at once, as the connection sees it.
+        let slow = RedisCommand(["EVAL", "local i = 0 while i < 3000000 do i = i + 1 end return i", "0"])
+        let first = try await client.pipeline([slow], durability: nil)
+        #expect(first.first?.integerValue == 3_000_000)
+        let limit = RedisClientConfiguration().inPlaceRoundTripLimit
+        #expect(client.recentRoundTrips.allSatisfy { $0 > limit }, "the slow round trip moved the average past the limit")
+        let clock = ContinuousClock()
+        // As in the busy-connection test: in place, the read would hold the pool's one thread for
+        // the script's whole run, and the map could not run before it ends.
+        let read = Task(executorPreference: pool.executor) { () async throws -> (Int64?, ContinuousClock.Instant) in
+            let value = try await client.pipeline([slow], durability: nil).first?.integerValue
+            return (value, clock.now)
+        }
+        let mapped = await pool.map(Array(0..<8)) { $0 * 2 }
+        let mappedAt = clock.now
+        let (value, readAt) = try await read.value
+        #expect(value == 3_000_000)
+        #expect(mapped == (0..<8).map { $0 * 2 })
+        #expect(mappedAt < readAt, "the crypto thread was free while the slow round trip waited")
     }
 
     /// Opens the same SPCs with one thread and with one per core, and reports the throughput.

@@ -60,16 +60,19 @@ public final class RedisClient: RedisCommandRunner {
         if commands.isEmpty { return [] }
         let (index, idle) = inFlight.withLock { counts in
             // Fewest jobs in flight, preferring connections not waiting out a reconnect backoff.
-            // Non-nil: the pool has at least one connection.
-            let index = counts.indices.min {
-                (connections[$0].isBackingOff ? 1 : 0, counts[$0]) < (connections[$1].isBackingOff ? 1 : 0, counts[$1])
-            }!
+            func load(_ i: Int) -> (Int, Int) { (connections[i].isBackingOff ? 1 : 0, counts[i]) }
+            var index = 0
+            for candidate in counts.indices.dropFirst() where load(candidate) < load(index) { index = candidate }
             counts[index] += 1
             return (index, counts[index] == 1)
         }
         defer { inFlight.withLock { $0[index] -= 1 } }
         return try await connections[index].execute(commands, durability: durability, idle: idle)
     }
+
+    /// Each connection's recent round trips on the socket, a moving average (for tests and
+    /// diagnostics; see ``RedisClientConfiguration/inPlaceRoundTripLimit``).
+    package var recentRoundTrips: [Duration] { connections.map(\.recentRoundTrip) }
 
     /// This one server (see ``RedisCommandRunner/masterClients()``).
     public func masterClients() async throws(RedisError) -> [RedisClient] { [self] }

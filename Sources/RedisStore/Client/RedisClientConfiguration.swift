@@ -21,6 +21,13 @@ public struct RedisClientConfiguration: Sendable, Hashable, CustomStringConverti
     public var poolSize: Int = 2
     /// Reconnect backoff after failed connects. Default: base 50 ms, cap 5 s.
     public var reconnectBackoff: Backoff = Backoff()
+    /// The longest average round trip a caller on a thread that may block (the crypto threads) waits
+    /// out in place rather than through the connection's queue. The queue's path costs two thread
+    /// wake-ups, tens of microseconds of CPU on a busy host; a longer wait in place would hold a
+    /// crypto thread that other batches' RSA needs for longer than the wake-ups it saves. A server
+    /// on the same host answers within it; one across a network, or one too busy to answer at once,
+    /// does not. Default: 100 µs.
+    package var inPlaceRoundTripLimit: Duration = .microseconds(100)
 
     /// Capped exponential backoff with jitter: after the n-th consecutive failed connect a
     /// connection waits a random time in `[d/2, d]`, `d = min(cap, base * 2^(n-1))`, before trying

@@ -12,10 +12,13 @@ import Synchronization
 /// A caller on a thread that may block (`BlockingThread`: the crypto threads, running a small
 /// batch) runs its pipeline through `queue.sync` instead, on its own thread: the round trip then
 /// wakes no queue thread and resumes no continuation. Only when that costs the caller nothing but the
-/// round trip itself: the connection is connected and no other job is on it, and the pipeline has no
-/// `WAIT`. Otherwise it goes through the queue like any other, so a crypto thread waits in place for
-/// its own round trip, not for another caller's pipeline, a connect, a reconnect backoff or replicas
-/// (a job queued in the instant between the check and the call can still go first).
+/// round trip itself: the connection is connected and no other job is on it, the pipeline has no
+/// `WAIT`, and the connection's recent round trips were short
+/// (``RedisClientConfiguration/inPlaceRoundTripLimit``).
+/// Otherwise it goes through the queue like any other, so a crypto thread waits in place for its own
+/// short round trip, not for another caller's pipeline, a connect, a reconnect backoff, replicas or
+/// a server across a network (a job queued in the instant between the check and the call can still
+/// go first).
 ///
 /// `@unchecked Sendable`: the mutable state below is touched only from jobs on `queue`.
 final class RedisConnection: @unchecked Sendable {
@@ -27,6 +30,9 @@ final class RedisConnection: @unchecked Sendable {
     private let backoffEnd = Atomic<Int64>(0)
     /// True while the queue holds an open context, readable from any thread (the in-place path).
     private let connected = Atomic<Bool>(false)
+    /// The recent round trips' time on the socket, nanoseconds, a moving average (one eighth of each
+    /// new one): written on `queue`, read from any thread (the in-place path).
+    private let roundTripAverage = Atomic<Int64>(0)
     private let epoch = ContinuousClock.now
 
     /// True while the connection waits out a reconnect backoff; the pool prefers other connections.
@@ -34,6 +40,9 @@ final class RedisConnection: @unchecked Sendable {
         let end = backoffEnd.load(ordering: .relaxed)
         return end != 0 && Self.nanoseconds(ContinuousClock.now - epoch) < end
     }
+
+    /// The recent round trips' average (for tests and diagnostics).
+    var recentRoundTrip: Duration { .nanoseconds(roundTripAverage.load(ordering: .relaxed)) }
 
     private static func nanoseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
@@ -59,7 +68,9 @@ final class RedisConnection: @unchecked Sendable {
     /// - Parameter idle: no other job is on this connection (the pool's count), so a caller that may
     ///   block can run the pipeline in place.
     func execute(_ commands: [RedisCommand], durability: RedisDurability? = nil, idle: Bool = false) async throws(RedisError) -> [RedisValue] {
-        if idle, durability == nil, connected.load(ordering: .acquiring), BlockingThread.isCurrent {
+        if idle, durability == nil, connected.load(ordering: .acquiring), BlockingThread.isCurrent,
+            roundTripAverage.load(ordering: .relaxed) <= Self.nanoseconds(configuration.inPlaceRoundTripLimit)
+        {
             return try queue.sync { self.executeOnQueue(commands, durability: nil) }.get()
         }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[RedisValue], RedisError>, Never>) in
@@ -76,7 +87,11 @@ final class RedisConnection: @unchecked Sendable {
         do throws(RedisError) {
             let context = try connectedContext()
             do throws(RedisError) {
+                let started = ContinuousClock.now
                 let replies = try run(commands, on: context)
+                let sample = Self.nanoseconds(ContinuousClock.now - started)
+                let average = roundTripAverage.load(ordering: .relaxed)
+                roundTripAverage.store(average + (sample - average) / 8, ordering: .relaxed)
                 guard let durability else { return .success(replies) }
                 let acknowledged = try waitForReplicas(durability, on: context)
                 guard acknowledged >= durability.replicas else {
