@@ -185,11 +185,13 @@ struct CryptoPoolTests {
             let value = try await client.pipeline([slow], durability: nil).first?.integerValue
             return (value, clock.now)
         }
-        let mapped = await pool.map(Array(0..<8)) { $0 * 2 }
-        let mappedAt = clock.now
+        // Each item's time is read on the crypto thread as it runs: the test's own task may resume
+        // long after, when other tests hold the cooperative pool.
+        let mapped = await pool.map(Array(0..<8)) { ($0 * 2, clock.now) }
+        let mappedAt = mapped.map(\.1).max() ?? clock.now
         let (value, readAt) = try await read.value
         #expect(value == 3_000_000)
-        #expect(mapped == (0..<8).map { $0 * 2 })
+        #expect(mapped.map(\.0) == (0..<8).map { $0 * 2 })
         #expect(mappedAt < readAt, "the crypto thread was free while the slow round trip waited")
     }
 
