@@ -12,10 +12,13 @@
   has a unique `alert` name, an `expr`, a `for` duration in Prometheus syntax, labels.severity and
   annotations.summary/description; expressions have balanced brackets, use only exported metrics,
   and cover the storm: lag, p99, error ratio, store down, stalled worker, dropped messages, dead
-  letters; every aggregation keeps `namespace`, so each fleet is alerted on alone.
+  letters, and the players' door: the edge's timeouts and refusals; every aggregation keeps
+  `namespace`, so each fleet is alerted on alone.
 
 The exported metric names are read from Sources/KSMOperations/Metrics/MetricCatalog.swift (the
-names passed to counter(...), gauge(...) and histogram(...)), so a renamed metric fails this check.
+names passed to counter(...), gauge(...) and histogram(...)) and from
+Sources/KSMOperations/Edge/EdgeMetrics.swift (its `...Name` constants), so a renamed metric fails
+this check.
 promtool itself (check rules, test rules, check metrics on a real scrape) runs in the Swift suite.
 """
 import json
@@ -28,6 +31,7 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OBS = os.path.join(ROOT, "deploy", "observability")
 METRICS_SOURCE = os.path.join(ROOT, "Sources", "KSMOperations", "Metrics", "MetricCatalog.swift")
+EDGE_METRICS_SOURCE = os.path.join(ROOT, "Sources", "KSMOperations", "Edge", "EdgeMetrics.swift")
 REQUIRED_ALERT_TOPICS = {
     "lag": "ksm_consumer_lag",
     "p99": "ksm_job_latency_seconds_bucket",
@@ -36,6 +40,8 @@ REQUIRED_ALERT_TOPICS = {
     "stalled worker": "ksm_processing_stalled",
     "dropped messages": "ksm_messages_dropped_total",
     "dead letters": "ksm_dead_letters_total",
+    "edge timeouts": "ksm_edge_timeouts_total",
+    "edge refusals": "ksm_edge_requests_total",
 }
 NAMESPACE_SELECTOR = 'namespace="$namespace"'
 # An alert's aggregation, whose grouping must keep the namespace (one fleet per namespace).
@@ -61,6 +67,12 @@ def exported_metrics():
         names.add(name)
         if kind == "histogram":
             names.update({name + "_bucket", name + "_sum", name + "_count"})
+    # ksm edge's names are constants of EdgeMetrics; its one histogram is the request duration.
+    with open(EDGE_METRICS_SOURCE, encoding="utf-8") as f:
+        for name in re.findall(r'static let [A-Za-z]+Name = "(ksm_edge_[a-z0-9_]+)"', f.read()):
+            names.add(name)
+            if name.endswith("_seconds"):
+                names.update({name + "_bucket", name + "_sum", name + "_count"})
     return names
 
 
@@ -97,7 +109,7 @@ def check_expr(where, expr, known):
     if not used:
         fail(where, "expr uses no ksm_ metric")
     for name in sorted(used - known):
-        fail(where, f"unknown metric {name} (not rendered by WorkerMetrics.swift)")
+        fail(where, f"unknown metric {name} (not exported by the worker or the edge)")
 
 
 def check_dashboard(known):

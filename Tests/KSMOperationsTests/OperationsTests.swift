@@ -29,6 +29,21 @@ import Testing
         #expect(abs(h.sum - 100.324) < 1e-9)
     }
 
+    @Test("An edge's answer in tens of milliseconds reads apart from one near 100 ms; a job alone reads below 5 ms")
+    func histogramResolvesAnEdgesLatency() {
+        var h = LatencyHistogram()
+        h.observe(.milliseconds(55))
+        h.observe(.milliseconds(95))
+        h.observe(.microseconds(800))
+        h.observe(.microseconds(2_000))
+        let cumulative = Dictionary(uniqueKeysWithValues: h.cumulative.map { ($0.le, $0.count) })
+        #expect(cumulative["0.001"] == 1)
+        #expect(cumulative["0.0025"] == 2)
+        #expect(cumulative["0.05"] == 2)
+        #expect(cumulative["0.075"] == 3)
+        #expect(cumulative["0.1"] == 4)
+    }
+
     @Test("The tenant label admits the first N known tenants, then says other; no tenant or an unknown one is unknown and takes no slot")
     func tenantLabels() {
         var labels = TenantLabels(limit: 2)
