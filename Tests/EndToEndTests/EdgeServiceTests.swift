@@ -106,6 +106,11 @@ struct EdgeServiceTests {
         #expect(metrics.text.contains("ksm_edge_in_flight 0"))
         // The job that timed out was still answered once a worker came (deadlineExpired): to nobody.
         #expect(!metrics.text.contains("ksm_edge_unmatched_replies_total 0"), "\(metrics.text)")
+        // The latency histogram resolves the tens of milliseconds an answer takes, and a real scrape
+        // passes Prometheus's own linter.
+        #expect(metrics.text.contains("ksm_edge_request_duration_seconds_bucket{outcome=\"answered\",le=\"0.075\"}"), "\(metrics.text)")
+        let lint = try await Promtool.checkMetrics(metrics.text)
+        #expect(lint.status == 0, "promtool check metrics: \(lint.output)")
         #expect(await edge.terminate() == 0)
     }
 
