@@ -2,6 +2,7 @@ import FairPlay
 import FairPlayDevice
 import Foundation
 import KSMLoad
+import KSMOperations
 import KSMService
 import KSMTestSupport
 import Licensing
@@ -111,6 +112,13 @@ struct EdgeServiceTests {
         #expect(metrics.text.contains("ksm_edge_request_duration_seconds_bucket{outcome=\"answered\",le=\"0.075\"}"), "\(metrics.text)")
         let lint = try await Promtool.checkMetrics(metrics.text)
         #expect(lint.status == 0, "promtool check metrics: \(lint.output)")
+        // `ksm bench http` reads the same histogram from the same text: one observation per request
+        // a worker answered.
+        let answeredLines = metrics.text.split(separator: "\n").filter { $0.hasPrefix("ksm_edge_requests_total{") && $0.contains("outcome=\"answered\"") }
+        let answered = answeredLines.compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
+        let scraped = ScrapedHistogram(prometheusText: metrics.text, name: EdgeMetrics.durationName) { $0.contains("outcome=\"answered\"") }
+        #expect(answered >= 3)
+        #expect(scraped.count == answered)
         #expect(await edge.terminate() == 0)
     }
 

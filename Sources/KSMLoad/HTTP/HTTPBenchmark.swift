@@ -87,9 +87,21 @@ package struct HTTPBenchmark {
         /// cost each request more than at saturation.
         package var cpuMicrosecondsPerRequest: Double
         package var cpuUtilization: Double
+        /// Where the wait was, from the processes' own histograms over the phase (bucket bounds, ms:
+        /// the quantile is at most this): the edge's arrival to answer for answered requests, and
+        /// the workers' job received to reply delivered. Nil when a scrape found no observation, or
+        /// the quantile lies past the last bound (30 s).
+        package var edgeP50AtMost: Double?
+        package var edgeP99AtMost: Double?
+        package var workersP50AtMost: Double?
+        package var workersP99AtMost: Double?
 
         enum CodingKeys: String, CodingKey {
             case load, requests, correct, lost, p50, p90, p99, max
+            case edgeP50AtMost = "edge_p50_ms_at_most"
+            case edgeP99AtMost = "edge_p99_ms_at_most"
+            case workersP50AtMost = "workers_p50_ms_at_most"
+            case workersP99AtMost = "workers_p99_ms_at_most"
             case cpuMicrosecondsPerRequest = "cpu_us_per_request"
             case cpuUtilization = "cpu_utilization"
             case errorsByStatus = "errors_by_status"
@@ -305,17 +317,35 @@ package struct HTTPBenchmark {
         let wall = (ContinuousClock.now - wallStart).seconds
         say("saturation: \(saturation.ckcPerSecond) CKC/s, \(saturation.correct)/\(saturation.requests) correct, p99 \(saturation.latencyMilliseconds.p99) ms")
 
+        // The edge's and the workers' own latency histograms, read around each phase.
+        func tierHistograms() async -> (edge: ScrapedHistogram, workers: ScrapedHistogram) {
+            let edgeText = await ScrapedHistogram.scrape(port: port)
+            let edgeHistogram = ScrapedHistogram(prometheusText: edgeText, name: EdgeMetrics.durationName) { $0.contains("outcome=\"answered\"") }
+            var workersHistogram = ScrapedHistogram()
+            for adminPort in workers.compactMap(\.adminPort) {
+                workersHistogram.add(ScrapedHistogram(prometheusText: await ScrapedHistogram.scrape(port: adminPort), name: "ksm_job_latency_seconds"))
+            }
+            return (edgeHistogram, workersHistogram)
+        }
+        func milliseconds(_ seconds: Double?) -> Double? {
+            seconds.flatMap { $0.isFinite ? ($0 * 1e4).rounded() / 10 : nil }
+        }
+
         var phases: [LatencyPhase] = []
         var allCorrect = saturation.allCorrect
         for load in setup.loads {
             let rate = max(1, saturation.ckcPerSecond * load)
             let requests = max(50, Int(rate * setup.latencySeconds))
             let phaseLoad = try await generator(requests: requests, pace: .rate(rate), label: "l\(Int(load * 100))")
+            let tiersBefore = await tierHistograms()
             let phaseCPUBefore = CPUAccount.sample(processes: processes, threadSplit: [])
             let phaseStart = ContinuousClock.now
             let phase = try await phaseLoad.run()
             let phaseCPU = (CPUAccount.sample(processes: processes, threadSplit: []) - phaseCPUBefore).seconds
             let phaseWall = (ContinuousClock.now - phaseStart).seconds
+            let tiersAfter = await tierHistograms()
+            let edgeWait = tiersAfter.edge.since(tiersBefore.edge)
+            let workersWait = tiersAfter.workers.since(tiersBefore.workers)
             let phaseCPUSeconds = phaseCPU.filter { $0.key != "crypto" }.values.reduce(0, +)
             allCorrect = allCorrect && phase.allCorrect
             let goal = Self.p99Goal(load: load)
@@ -326,9 +356,13 @@ package struct HTTPBenchmark {
                     p50: phase.latencyMilliseconds.p50, p90: phase.latencyMilliseconds.p90, p99: phase.latencyMilliseconds.p99,
                     max: phase.latencyMilliseconds.max, goalP99: goal, meetsGoal: goal.map { phase.latencyMilliseconds.p99 < $0 },
                     cpuMicrosecondsPerRequest: (phaseCPUSeconds / Double(max(1, phase.requests)) * 1e6).rounded(),
-                    cpuUtilization: (phaseCPUSeconds / (phaseWall * Double(ProcessInfo.processInfo.activeProcessorCount)) * 100).rounded() / 100))
+                    cpuUtilization: (phaseCPUSeconds / (phaseWall * Double(ProcessInfo.processInfo.activeProcessorCount)) * 100).rounded() / 100,
+                    edgeP50AtMost: milliseconds(edgeWait.upperBound(quantile: 0.5)), edgeP99AtMost: milliseconds(edgeWait.upperBound(quantile: 0.99)),
+                    workersP50AtMost: milliseconds(workersWait.upperBound(quantile: 0.5)),
+                    workersP99AtMost: milliseconds(workersWait.upperBound(quantile: 0.99))))
+            func bounds(_ p50: Double?, _ p99: Double?) -> String { "\(p50.map { "\($0)" } ?? "-") / \(p99.map { "\($0)" } ?? "-")" }
             say(
-                "\(load) load (\(Int(rate)) req/s): p50 \(phase.latencyMilliseconds.p50) ms, p99 \(phase.latencyMilliseconds.p99) ms, \(phase.correct)/\(phase.requests) correct, not 200: \(phase.errorsByStatus), lost \(phase.lost), CPU \(phases.last?.cpuMicrosecondsPerRequest ?? 0) µs per request (\(phaseCPU.sorted { $0.key < $1.key }.map { "\($0.key) \(Int($0.value / Double(max(1, phase.requests)) * 1e6))" }.joined(separator: ", "))), utilisation \(phases.last?.cpuUtilization ?? 0)"
+                "\(load) load (\(Int(rate)) req/s): p50 \(phase.latencyMilliseconds.p50) ms, p99 \(phase.latencyMilliseconds.p99) ms, \(phase.correct)/\(phase.requests) correct, not 200: \(phase.errorsByStatus), lost \(phase.lost), CPU \(phases.last?.cpuMicrosecondsPerRequest ?? 0) µs per request (\(phaseCPU.sorted { $0.key < $1.key }.map { "\($0.key) \(Int($0.value / Double(max(1, phase.requests)) * 1e6))" }.joined(separator: ", "))), utilisation \(phases.last?.cpuUtilization ?? 0); p50 / p99 at most, ms: edge \(bounds(phases.last?.edgeP50AtMost, phases.last?.edgeP99AtMost)), workers \(bounds(phases.last?.workersP50AtMost, phases.last?.workersP99AtMost))"
             )
         }
 
@@ -376,8 +410,8 @@ package struct HTTPBenchmark {
             "host: \(r.host); \(r.workers) worker(s); shapes \(r.shapes.joined(separator: ","))",
             "edge flags: \(r.edgeFlags.joined(separator: " ")); worker flags: \(r.workerFlags.joined(separator: " "))",
             "",
-            "| measure                         | value        | goal        | met |",
-            "| ------------------------------- | ------------ | ----------- | --- |",
+            "| measure                         | value           | goal        | met |",
+            "| ------------------------------- | --------------- | ----------- | --- |",
             "| in-process CKC/s                | \(pad(r.inProcessCKCPerSecond)) |             |     |",
             "| HTTP CKC/s at saturation        | \(pad(r.httpCKCPerSecond)) |             |     |",
         ]
@@ -396,7 +430,7 @@ package struct HTTPBenchmark {
         for p in r.latency {
             let name = "p50 / p99 ms at \(p.load) (\(Int(p.offeredPerSecond))/s)"
             lines.append(
-                "| \(name.padding(toLength: 31, withPad: " ", startingAt: 0)) | \("\(p.p50) / \(p.p99)".padding(toLength: 12, withPad: " ", startingAt: 0)) | \((p.goalP99.map { "p99 < \(Int($0))" } ?? "").padding(toLength: 11, withPad: " ", startingAt: 0)) | \(yes(p.meetsGoal).padding(toLength: 3, withPad: " ", startingAt: 0)) |"
+                "| \(name.padding(toLength: 31, withPad: " ", startingAt: 0)) | \("\(p.p50) / \(p.p99)".padding(toLength: 15, withPad: " ", startingAt: 0)) | \((p.goalP99.map { "p99 < \(Int($0))" } ?? "").padding(toLength: 11, withPad: " ", startingAt: 0)) | \(yes(p.meetsGoal).padding(toLength: 3, withPad: " ", startingAt: 0)) |"
             )
         }
         lines.append("")
@@ -407,6 +441,6 @@ package struct HTTPBenchmark {
 
     private static func pad(_ x: Double) -> String {
         let text = x == x.rounded() && abs(x) >= 10 ? "\(Int(x))" : "\(x)"
-        return text.padding(toLength: 12, withPad: " ", startingAt: 0)
+        return text.padding(toLength: 15, withPad: " ", startingAt: 0)
     }
 }

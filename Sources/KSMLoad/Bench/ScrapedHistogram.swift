@@ -1,0 +1,70 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One latency histogram as a process's `/metrics` renders it, summed over the series a filter
+/// keeps. `ksm bench http` reads the edge's and the workers' own histograms before and after a
+/// phase: the difference says how much of a player's wait each tier holds, where the client's
+/// latency alone says only the total.
+package struct ScrapedHistogram: Sendable, Equatable {
+    /// Observations at or below each bucket bound, in seconds (`+Inf` as `.infinity`).
+    package private(set) var cumulative: [Double: Double] = [:]
+
+    package init() {}
+
+    /// Reads `<name>_bucket{...,le="..."} value` lines of Prometheus text; `keep` sees each series'
+    /// labels (the text between the braces) and decides whether it counts.
+    package init(prometheusText text: String, name: String, keep: (Substring) -> Bool = { _ in true }) {
+        let prefix = "\(name)_bucket{"
+        for line in text.split(separator: "\n") where line.hasPrefix(prefix) {
+            guard let close = line.lastIndex(of: "}") else { continue }
+            let labels = line[line.index(line.startIndex, offsetBy: prefix.count)..<close]
+            guard keep(labels), let bound = Self.bound(in: labels),
+                let value = Double(line[line.index(after: close)...].trimmingCharacters(in: .whitespaces))
+            else { continue }
+            cumulative[bound, default: 0] += value
+        }
+    }
+
+    /// The `le` label's value in seconds.
+    private static func bound(in labels: Substring) -> Double? {
+        guard let start = labels.range(of: "le=\"")?.upperBound, let end = labels[start...].firstIndex(of: "\"") else { return nil }
+        let text = labels[start..<end]
+        return text == "+Inf" ? .infinity : Double(text)
+    }
+
+    /// Observations in all.
+    package var count: Double { cumulative[.infinity] ?? 0 }
+
+    /// What was observed between `earlier` and this reading of the same process(es).
+    package func since(_ earlier: ScrapedHistogram) -> ScrapedHistogram {
+        var difference = ScrapedHistogram()
+        for (bound, value) in cumulative { difference.cumulative[bound] = value - (earlier.cumulative[bound] ?? 0) }
+        return difference
+    }
+
+    /// Adds another process's reading of the same histogram.
+    package mutating func add(_ other: ScrapedHistogram) {
+        for (bound, value) in other.cumulative { cumulative[bound, default: 0] += value }
+    }
+
+    /// The smallest bucket bound (seconds) at or below which at least `quantile` of the
+    /// observations lie: the quantile is at most this. Nil with no observations.
+    package func upperBound(quantile: Double) -> Double? {
+        let total = count
+        guard total > 0 else { return nil }
+        return cumulative.keys.sorted().first { (cumulative[$0] ?? 0) >= quantile * total }
+    }
+
+    /// `/metrics` of a process on loopback `port`; empty when it does not answer within 2 s (a
+    /// figure left out, never a phase failed).
+    package static func scrape(port: Int) async -> String {
+        guard let url = URL(string: "http://127.0.0.1:\(port)/metrics") else { return "" }
+        let request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 2)
+        guard let (data, response) = try? await URLSession.shared.data(for: request), (response as? HTTPURLResponse)?.statusCode == 200
+        else { return "" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
