@@ -17,7 +17,8 @@
 
 The exported metric names are read from Sources/KSMOperations/Metrics/MetricCatalog.swift (the
 names passed to counter(...), gauge(...) and histogram(...)) and from
-Sources/KSMOperations/Edge/EdgeMetrics.swift (its `...Name` constants), so a renamed metric fails
+Sources/KSMOperations/Edge/EdgeMetrics.swift and EdgeAdmissionMetrics.swift (their `...Name`
+constants), so a renamed metric fails
 this check.
 promtool itself (check rules, test rules, check metrics on a real scrape) runs in the Swift suite.
 """
@@ -31,7 +32,9 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OBS = os.path.join(ROOT, "deploy", "observability")
 METRICS_SOURCE = os.path.join(ROOT, "Sources", "KSMOperations", "Metrics", "MetricCatalog.swift")
-EDGE_METRICS_SOURCE = os.path.join(ROOT, "Sources", "KSMOperations", "Edge", "EdgeMetrics.swift")
+EDGE_METRICS_SOURCES = [
+    os.path.join(ROOT, "Sources", "KSMOperations", "Edge", name) for name in ("EdgeMetrics.swift", "EdgeAdmissionMetrics.swift")
+]
 REQUIRED_ALERT_TOPICS = {
     "lag": "ksm_consumer_lag",
     "p99": "ksm_job_latency_seconds_bucket",
@@ -41,7 +44,10 @@ REQUIRED_ALERT_TOPICS = {
     "dropped messages": "ksm_messages_dropped_total",
     "dead letters": "ksm_dead_letters_total",
     "edge timeouts": "ksm_edge_timeouts_total",
-    "edge refusals": "ksm_edge_requests_total",
+}
+# Topics a metric name alone does not tell apart: the selector an alert's expr must hold.
+REQUIRED_ALERT_SELECTORS = {
+    "edge refusals": 'ksm_edge_requests_total{outcome=~"overloaded|unavailable"}',
 }
 NAMESPACE_SELECTOR = 'namespace="$namespace"'
 # An alert's aggregation, whose grouping must keep the namespace (one fleet per namespace).
@@ -67,12 +73,14 @@ def exported_metrics():
         names.add(name)
         if kind == "histogram":
             names.update({name + "_bucket", name + "_sum", name + "_count"})
-    # ksm edge's names are constants of EdgeMetrics; its one histogram is the request duration.
-    with open(EDGE_METRICS_SOURCE, encoding="utf-8") as f:
-        for name in re.findall(r'static let [A-Za-z]+Name = "(ksm_edge_[a-z0-9_]+)"', f.read()):
-            names.add(name)
-            if name.endswith("_seconds"):
-                names.update({name + "_bucket", name + "_sum", name + "_count"})
+    # ksm edge's names are constants of EdgeMetrics and EdgeAdmissionMetrics; its one histogram is
+    # the request duration.
+    for path in EDGE_METRICS_SOURCES:
+        with open(path, encoding="utf-8") as f:
+            for name in re.findall(r'static let [A-Za-z]+Name = "(ksm_edge_[a-z0-9_]+)"', f.read()):
+                names.add(name)
+                if name.endswith("_seconds"):
+                    names.update({name + "_bucket", name + "_sum", name + "_count"})
     return names
 
 
@@ -205,6 +213,9 @@ def check_alerts(known):
     for topic, metric in REQUIRED_ALERT_TOPICS.items():
         if metric not in used:
             fail("alerts", f"no alert covers {topic} ({metric})")
+    for topic, selector in REQUIRED_ALERT_SELECTORS.items():
+        if not any(selector in " ".join((rule.get("expr") or "").split()) for group in groups for rule in group.get("rules") or []):
+            fail("alerts", f"no alert covers {topic} ({selector})")
 
 
 def main():

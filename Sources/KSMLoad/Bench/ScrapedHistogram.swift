@@ -58,13 +58,14 @@ package struct ScrapedHistogram: Sendable, Equatable {
         return cumulative.keys.sorted().first { (cumulative[$0] ?? 0) >= quantile * total }
     }
 
-    /// `/metrics` of a process on loopback `port`; empty when it does not answer within 2 s (a
-    /// figure left out, never a phase failed).
-    package static func scrape(port: Int) async -> String {
-        guard let url = URL(string: "http://127.0.0.1:\(port)/metrics") else { return "" }
+    /// `/metrics` of a process on loopback `port`; nil when it does not answer 200 within 2 s. A
+    /// reading missing on either side of a phase leaves that figure out: against an empty reading
+    /// the difference would count everything since the process started.
+    package static func scrape(port: Int) async -> String? {
+        guard let url = URL(string: "http://127.0.0.1:\(port)/metrics") else { return nil }
         let request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 2)
         guard let (data, response) = try? await URLSession.shared.data(for: request), (response as? HTTPURLResponse)?.statusCode == 200
-        else { return "" }
+        else { return nil }
         return String(decoding: data, as: UTF8.self)
     }
 }

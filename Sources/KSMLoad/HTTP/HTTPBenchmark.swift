@@ -89,8 +89,8 @@ package struct HTTPBenchmark {
         package var cpuUtilization: Double
         /// Where the wait was, from the processes' own histograms over the phase (bucket bounds, ms:
         /// the quantile is at most this): the edge's arrival to answer for answered requests, and
-        /// the workers' job received to reply delivered. Nil when a scrape found no observation, or
-        /// the quantile lies past the last bound (30 s).
+        /// the workers' job received to reply delivered. Nil when a process did not answer its
+        /// scrape, the phase added no observation, or the quantile lies past the last bound (30 s).
         package var edgeP50AtMost: Double?
         package var edgeP99AtMost: Double?
         package var workersP50AtMost: Double?
@@ -317,15 +317,25 @@ package struct HTTPBenchmark {
         let wall = (ContinuousClock.now - wallStart).seconds
         say("saturation: \(saturation.ckcPerSecond) CKC/s, \(saturation.correct)/\(saturation.requests) correct, p99 \(saturation.latencyMilliseconds.p99) ms")
 
-        // The edge's and the workers' own latency histograms, read around each phase.
-        func tierHistograms() async -> (edge: ScrapedHistogram, workers: ScrapedHistogram) {
-            let edgeText = await ScrapedHistogram.scrape(port: port)
-            let edgeHistogram = ScrapedHistogram(prometheusText: edgeText, name: EdgeMetrics.durationName) { $0.contains("outcome=\"answered\"") }
-            var workersHistogram = ScrapedHistogram()
-            for adminPort in workers.compactMap(\.adminPort) {
-                workersHistogram.add(ScrapedHistogram(prometheusText: await ScrapedHistogram.scrape(port: adminPort), name: "ksm_job_latency_seconds"))
+        // The edge's and the workers' own latency histograms, read around each phase; nil for a
+        // tier when any of its processes did not answer (``ScrapedHistogram/scrape(port:)``).
+        func tierHistograms() async -> (edge: ScrapedHistogram?, workers: ScrapedHistogram?) {
+            let edgeHistogram = await ScrapedHistogram.scrape(port: port).map {
+                ScrapedHistogram(prometheusText: $0, name: EdgeMetrics.durationName) { $0.contains("outcome=\"answered\"") }
+            }
+            var workersHistogram: ScrapedHistogram? = ScrapedHistogram()
+            for worker in workers {
+                guard let adminPort = worker.adminPort, let text = await ScrapedHistogram.scrape(port: adminPort) else {
+                    workersHistogram = nil
+                    break
+                }
+                workersHistogram?.add(ScrapedHistogram(prometheusText: text, name: "ksm_job_latency_seconds"))
             }
             return (edgeHistogram, workersHistogram)
+        }
+        func phaseHistogram(_ before: ScrapedHistogram?, _ after: ScrapedHistogram?) -> ScrapedHistogram? {
+            guard let before, let after else { return nil }
+            return after.since(before)
         }
         func milliseconds(_ seconds: Double?) -> Double? {
             seconds.flatMap { $0.isFinite ? ($0 * 1e4).rounded() / 10 : nil }
@@ -344,8 +354,8 @@ package struct HTTPBenchmark {
             let phaseCPU = (CPUAccount.sample(processes: processes, threadSplit: []) - phaseCPUBefore).seconds
             let phaseWall = (ContinuousClock.now - phaseStart).seconds
             let tiersAfter = await tierHistograms()
-            let edgeWait = tiersAfter.edge.since(tiersBefore.edge)
-            let workersWait = tiersAfter.workers.since(tiersBefore.workers)
+            let edgeWait = phaseHistogram(tiersBefore.edge, tiersAfter.edge)
+            let workersWait = phaseHistogram(tiersBefore.workers, tiersAfter.workers)
             let phaseCPUSeconds = phaseCPU.filter { $0.key != "crypto" }.values.reduce(0, +)
             allCorrect = allCorrect && phase.allCorrect
             let goal = Self.p99Goal(load: load)
@@ -357,9 +367,9 @@ package struct HTTPBenchmark {
                     max: phase.latencyMilliseconds.max, goalP99: goal, meetsGoal: goal.map { phase.latencyMilliseconds.p99 < $0 },
                     cpuMicrosecondsPerRequest: (phaseCPUSeconds / Double(max(1, phase.requests)) * 1e6).rounded(),
                     cpuUtilization: (phaseCPUSeconds / (phaseWall * Double(ProcessInfo.processInfo.activeProcessorCount)) * 100).rounded() / 100,
-                    edgeP50AtMost: milliseconds(edgeWait.upperBound(quantile: 0.5)), edgeP99AtMost: milliseconds(edgeWait.upperBound(quantile: 0.99)),
-                    workersP50AtMost: milliseconds(workersWait.upperBound(quantile: 0.5)),
-                    workersP99AtMost: milliseconds(workersWait.upperBound(quantile: 0.99))))
+                    edgeP50AtMost: milliseconds(edgeWait?.upperBound(quantile: 0.5)), edgeP99AtMost: milliseconds(edgeWait?.upperBound(quantile: 0.99)),
+                    workersP50AtMost: milliseconds(workersWait?.upperBound(quantile: 0.5)),
+                    workersP99AtMost: milliseconds(workersWait?.upperBound(quantile: 0.99))))
             func bounds(_ p50: Double?, _ p99: Double?) -> String { "\(p50.map { "\($0)" } ?? "-") / \(p99.map { "\($0)" } ?? "-")" }
             say(
                 "\(load) load (\(Int(rate)) req/s): p50 \(phase.latencyMilliseconds.p50) ms, p99 \(phase.latencyMilliseconds.p99) ms, \(phase.correct)/\(phase.requests) correct, not 200: \(phase.errorsByStatus), lost \(phase.lost), CPU \(phases.last?.cpuMicrosecondsPerRequest ?? 0) µs per request (\(phaseCPU.sorted { $0.key < $1.key }.map { "\($0.key) \(Int($0.value / Double(max(1, phase.requests)) * 1e6))" }.joined(separator: ", "))), utilisation \(phases.last?.cpuUtilization ?? 0); p50 / p99 at most, ms: edge \(bounds(phases.last?.edgeP50AtMost, phases.last?.edgeP99AtMost)), workers \(bounds(phases.last?.workersP50AtMost, phases.last?.workersP99AtMost))"

@@ -9,7 +9,7 @@ package struct LatencyHistogram: Sendable, Hashable {
     /// p99 target sits: with 1 s -> 2.5 s and nothing between, `KSMLatencyP99OverTarget` (2 s)
     /// interpolated a p99 of 2.2 s when the real one was 1.13 s. Below 100 ms for the same reason:
     /// an HTTP edge's answer at moderate load takes tens of milliseconds, and with 50 -> 100 ms and
-    /// nothing between a p99 of 55 ms and one of 95 ms read the same.
+    /// nothing between a p99 of 55 ms and one of 95 ms would read the same.
     package static let bounds: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 2.5, 5, 10, 30]
 
     /// Observations per bucket (not cumulative); the last entry is the +Inf bucket.
