@@ -44,6 +44,16 @@ import Testing
         #expect(ScrapedHistogram().upperBound(quantile: 0.99) == nil)
     }
 
+    @Test("A phase with a reading missing on either side has no figure, never one counted from the process's start")
+    func missingReadingLeavesThePhaseOut() {
+        let name = "ksm_edge_request_duration_seconds"
+        let first = ScrapedHistogram(prometheusText: Self.before, name: name)
+        let second = ScrapedHistogram(prometheusText: Self.after, name: name)
+        #expect(ScrapedHistogram.phase(before: nil, after: second) == nil)
+        #expect(ScrapedHistogram.phase(before: first, after: nil) == nil)
+        #expect(ScrapedHistogram.phase(before: first, after: second)?.count == second.count - first.count)
+    }
+
     @Test("Two workers' readings add up bucket by bucket")
     func readingsAdd() {
         let text = """

@@ -45,6 +45,13 @@ package struct ScrapedHistogram: Sendable, Equatable {
         return difference
     }
 
+    /// What a phase added between two readings of one tier; nil when either reading is missing (a
+    /// process that did not answer its scrape), never a difference against nothing.
+    package static func phase(before: ScrapedHistogram?, after: ScrapedHistogram?) -> ScrapedHistogram? {
+        guard let before, let after else { return nil }
+        return after.since(before)
+    }
+
     /// Adds another process's reading of the same histogram.
     package mutating func add(_ other: ScrapedHistogram) {
         for (bound, value) in other.cumulative { cumulative[bound, default: 0] += value }

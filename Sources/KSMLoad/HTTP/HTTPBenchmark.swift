@@ -333,10 +333,6 @@ package struct HTTPBenchmark {
             }
             return (edgeHistogram, workersHistogram)
         }
-        func phaseHistogram(_ before: ScrapedHistogram?, _ after: ScrapedHistogram?) -> ScrapedHistogram? {
-            guard let before, let after else { return nil }
-            return after.since(before)
-        }
         func milliseconds(_ seconds: Double?) -> Double? {
             seconds.flatMap { $0.isFinite ? ($0 * 1e4).rounded() / 10 : nil }
         }
@@ -354,8 +350,8 @@ package struct HTTPBenchmark {
             let phaseCPU = (CPUAccount.sample(processes: processes, threadSplit: []) - phaseCPUBefore).seconds
             let phaseWall = (ContinuousClock.now - phaseStart).seconds
             let tiersAfter = await tierHistograms()
-            let edgeWait = phaseHistogram(tiersBefore.edge, tiersAfter.edge)
-            let workersWait = phaseHistogram(tiersBefore.workers, tiersAfter.workers)
+            let edgeWait = ScrapedHistogram.phase(before: tiersBefore.edge, after: tiersAfter.edge)
+            let workersWait = ScrapedHistogram.phase(before: tiersBefore.workers, after: tiersAfter.workers)
             let phaseCPUSeconds = phaseCPU.filter { $0.key != "crypto" }.values.reduce(0, +)
             allCorrect = allCorrect && phase.allCorrect
             let goal = Self.p99Goal(load: load)
