@@ -42,18 +42,20 @@ public final class CryptoPool: Sendable {
         queue.shutdown(threads: threadCount)
     }
 
-    private static let threadMarker = "ksm.crypto-pool-thread"
+    /// Set on every crypto thread: read by ``map(_:_:)`` for each small batch, so a thread-local
+    /// key rather than a lookup in Foundation's thread dictionary.
+    private static let poolThread = ThreadFlag()
 
     /// Marks a crypto thread: RSA may run here, and so may a Redis round trip of a task the thread
     /// runs (``executor``), which then waits in place instead of waking a thread of its own.
     static func markCurrentThread() {
-        Thread.current.threadDictionary[threadMarker] = true
+        poolThread.setOnCurrentThread()
         BlockingThread.markCurrent()
     }
 
     /// True on a thread of any `CryptoPool` (for assertions: RSA should run only there).
     public static var isPoolThread: Bool {
-        Thread.current.threadDictionary[threadMarker] as? Bool ?? false
+        poolThread.isSetOnCurrentThread
     }
 
     /// Hands the threads back to the reservoir after the work already queued. Idempotent.
