@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// One latency histogram as a process's `/metrics` renders it, summed over the series a filter
 /// keeps. `ksm bench http` reads the edge's and the workers' own histograms before and after a
 /// phase: the difference says how much of a player's wait each tier holds, where the client's
@@ -69,10 +65,6 @@ package struct ScrapedHistogram: Sendable, Equatable {
     /// reading missing on either side of a phase leaves that figure out: against an empty reading
     /// the difference would count everything since the process started.
     package static func scrape(port: Int) async -> String? {
-        guard let url = URL(string: "http://127.0.0.1:\(port)/metrics") else { return nil }
-        let request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 2)
-        guard let (data, response) = try? await URLSession.shared.data(for: request), (response as? HTTPURLResponse)?.statusCode == 200
-        else { return nil }
-        return String(decoding: data, as: UTF8.self)
+        await LoopbackGet.body(port: port, path: "/metrics").map { String(decoding: $0, as: UTF8.self) }
     }
 }
