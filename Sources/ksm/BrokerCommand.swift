@@ -35,8 +35,8 @@ struct BrokerCommand: AsyncParsableCommand {
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         let cluster = try KafkaMockCluster(brokers: brokers)
         let control = BrokerControl(cluster: cluster, layout: ClusterLayout(brokers: brokers))
-        for entry in topics {
-            let (topic, count) = Self.topic(entry, defaultPartitions: partitions)
+        // Every entry parses: validate() refused any that does not.
+        for case (let topic, let count)? in topics.map({ Self.topic($0, defaultPartitions: partitions) }) {
             // Replicated on every broker up to three (librdkafka 2.0.2's mock replicates on the first
             // min(3, brokers) whatever is asked), leaders spread across them so that killing any
             // broker moves some leadership.
@@ -51,20 +51,19 @@ struct BrokerCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard brokers >= 1, partitions >= 1 else { throw ValidationError("--brokers and --partitions must be at least 1") }
-        for entry in topics {
-            let parts = entry.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count <= 2, !parts[0].isEmpty, parts.count == 1 || (Int(parts[1]).map { $0 >= 1 } ?? false) else {
-                throw ValidationError("--topics entry '\(entry)': expected NAME or NAME:PARTITIONS with PARTITIONS at least 1")
-            }
+        for entry in topics where Self.topic(entry, defaultPartitions: partitions) == nil {
+            throw ValidationError("--topics entry '\(entry)': expected NAME or NAME:PARTITIONS with PARTITIONS at least 1")
         }
     }
 
     /// A `--topics` entry's name and partition count: `NAME:N`, or `NAME` with the default (one
-    /// partition for a dead-letter topic). Kafka topic names never hold a colon.
-    static func topic(_ entry: String, defaultPartitions: Int) -> (name: String, partitions: Int) {
-        let parts = entry.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-        if parts.count == 2, let count = Int(parts[1]) { return (String(parts[0]), count) }
-        return (entry, entry.hasSuffix(".dlq") ? 1 : defaultPartitions)
+    /// partition for a dead-letter topic); nil for anything else. Kafka topic names never hold a colon.
+    static func topic(_ entry: String, defaultPartitions: Int) -> (name: String, partitions: Int)? {
+        let parts = entry.split(separator: ":", omittingEmptySubsequences: false)
+        guard let name = parts.first, !name.isEmpty, parts.count <= 2 else { return nil }
+        guard parts.count == 2 else { return (entry, entry.hasSuffix(".dlq") ? 1 : defaultPartitions) }
+        guard let count = Int(parts[1]), count >= 1 else { return nil }
+        return (String(name), count)
     }
 }
 
