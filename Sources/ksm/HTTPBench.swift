@@ -20,8 +20,11 @@ struct HTTPBench: AsyncParsableCommand {
     var partitions = 12
     @Option(help: "Requests of the saturation phase.")
     var requests = 8_000
-    @Option(help: "Requests in flight during the saturation phase (closed loop); also the client's connections.")
-    var concurrency = 256
+    @Option(
+        help:
+            "Requests in flight during the saturation phase (closed loop); also the client's connections. Default: 256, or 512 with --worker-cpus, where a request waits longer on the harness's CPUs and the loop needs more in flight to keep the workers' busy."
+    )
+    var concurrency: Int?
     @Option(help: "Seconds each open-loop latency phase sends for.")
     var latencySeconds = 10.0
     @Option(help: "Fractions of the saturation rate for the latency phases, comma-separated.")
@@ -47,7 +50,7 @@ struct HTTPBench: AsyncParsableCommand {
     var logs: String?
 
     func validate() throws {
-        guard workers >= 1, partitions >= 1, requests >= 1, concurrency >= 1, latencySeconds > 0, mockFetchWaitMs >= 0 else {
+        guard workers >= 1, partitions >= 1, requests >= 1, (concurrency ?? 1) >= 1, latencySeconds > 0, mockFetchWaitMs >= 0 else {
             throw ValidationError(
                 "--workers, --partitions, --requests and --concurrency must be at least 1, --latency-seconds positive, --mock-fetch-wait-ms 0 or more")
         }
@@ -67,7 +70,7 @@ struct HTTPBench: AsyncParsableCommand {
         setup.workers = workers
         setup.partitions = partitions
         setup.saturationRequests = requests
-        setup.concurrency = concurrency
+        setup.concurrency = concurrency ?? (workerCPUs == nil ? 256 : 512)
         setup.latencySeconds = latencySeconds
         setup.loads = parsedLoads ?? [0.5, 0.8]
         setup.shapes = (try? HTTPLoadShape.list(shapes).get()) ?? HTTPLoadShape.allCases

@@ -236,8 +236,7 @@ package struct EndToEndBenchmark: Sendable {
             let end = replies.values.map(\.1).max() ?? ContinuousClock.now
             let rate = Double(replies.count) / (end - start).seconds
             let arrivals = replies.values.map { ($0.1 - start).seconds }.sorted()
-            let (low, high) = (arrivals.count / 10, arrivals.count * 9 / 10)
-            let steadyRate = high > low && arrivals[high] > arrivals[low] ? Double(high - low) / (arrivals[high] - arrivals[low]) : rate
+            let steadyRate = SteadyRate.perSecond(arrivals, whole: rate)
 
             await consumer.close()
             await producer.close()

@@ -238,6 +238,7 @@ package struct HTTPLoadGenerator: Sendable {
         report.requests = prepared.count
         report.retries = retries
         var latencies: [Double] = []
+        var correctAnswers: [Double] = []
         var end = start
         for (p, outcome) in zip(prepared, outcomes) {
             report.shapes[p.shape.rawValue, default: 0] += 1
@@ -263,6 +264,7 @@ package struct HTTPLoadGenerator: Sendable {
                     report.wrong["wrong content IV", default: 0] += 1
                 } else {
                     report.correct += 1
+                    correctAnswers.append((outcome.finished - start).seconds)
                     if outcome.latency > configuration.deadline { report.late += 1 }
                 }
             } catch {
@@ -272,6 +274,7 @@ package struct HTTPLoadGenerator: Sendable {
         let seconds = (end - start).seconds
         report.seconds = (seconds * 1000).rounded() / 1000
         report.ckcPerSecond = seconds > 0 ? (Double(report.correct) / seconds).rounded() : 0
+        report.steadyCKCPerSecond = SteadyRate.perSecond(correctAnswers, whole: report.ckcPerSecond).rounded()
         report.latencyMilliseconds = .init(milliseconds: latencies)
         return report
     }

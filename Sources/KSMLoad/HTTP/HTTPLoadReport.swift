@@ -24,6 +24,9 @@ package struct HTTPLoadReport: Codable, Sendable {
     package var seconds: Double = 0
     /// Correct CKCs per second over ``seconds``.
     package var ckcPerSecond: Double = 0
+    /// Correct CKCs per second between the 10th and the 90th percentile of their answers' times
+    /// (``SteadyRate``): a closed loop's sustained rate, without its start and its drain.
+    package var steadyCKCPerSecond: Double = 0
     /// From each request's intended send time (open loop: its arrival on the schedule, so a client
     /// that falls behind does not hide the wait) to its final answer; every request that got one.
     package var latencyMilliseconds = LoadReport.Latency(milliseconds: [])
@@ -35,6 +38,7 @@ package struct HTTPLoadReport: Codable, Sendable {
         case pace, requests, correct, wrong, lost, retries, late, shapes, seconds
         case errorsByStatus = "errors_by_status"
         case ckcPerSecond = "ckc_per_second"
+        case steadyCKCPerSecond = "steady_ckc_per_second"
         case latencyMilliseconds = "latency_ms"
         case allCorrect = "all_correct"
     }
@@ -54,6 +58,7 @@ package struct HTTPLoadReport: Codable, Sendable {
         try c.encode(shapes, forKey: .shapes)
         try c.encode(seconds, forKey: .seconds)
         try c.encode(ckcPerSecond, forKey: .ckcPerSecond)
+        try c.encode(steadyCKCPerSecond, forKey: .steadyCKCPerSecond)
         try c.encode(latencyMilliseconds, forKey: .latencyMilliseconds)
         try c.encode(allCorrect, forKey: .allCorrect)
     }
@@ -71,6 +76,7 @@ package struct HTTPLoadReport: Codable, Sendable {
         shapes = try c.decode([String: Int].self, forKey: .shapes)
         seconds = try c.decode(Double.self, forKey: .seconds)
         ckcPerSecond = try c.decode(Double.self, forKey: .ckcPerSecond)
+        steadyCKCPerSecond = try c.decode(Double.self, forKey: .steadyCKCPerSecond)
         latencyMilliseconds = try c.decode(LoadReport.Latency.self, forKey: .latencyMilliseconds)
     }
 }
