@@ -261,7 +261,9 @@ func rebalanceTrampoline(
     _ list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?, _ opaque: UnsafeMutableRawPointer?
 ) {
     guard let rk, let list, let opaque else { return }
-    let context = RdKafkaContext.from(opaque) as! ConsumerContext  // consumers install only ConsumerContext
+    guard let context = RdKafkaContext.from(opaque) as? ConsumerContext else {
+        preconditionFailure("a rebalance reached a client whose context is not a consumer's")
+    }
     context.rebalance(rk, err, list)
 }
 

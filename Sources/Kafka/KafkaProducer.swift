@@ -346,6 +346,14 @@ final class BatchDelivery: Sendable {
         var outcomes: [Result<KafkaDeliveryReport, KafkaError>?]
         var remaining: Int
         var continuation: CheckedContinuation<[Result<KafkaDeliveryReport, KafkaError>], Never>?
+
+        /// Every record's outcome; read once `remaining` is 0, when each slot has been written.
+        var reported: [Result<KafkaDeliveryReport, KafkaError>] {
+            outcomes.map { outcome in
+                guard let outcome else { preconditionFailure("a delivery outcome was read before it was reported") }
+                return outcome
+            }
+        }
     }
 
     private let state: Mutex<State>
@@ -360,7 +368,7 @@ final class BatchDelivery: Sendable {
             s.outcomes[index] = result
             s.remaining -= 1
             guard s.remaining == 0, let continuation = s.continuation.take() else { return nil }
-            return (continuation, s.outcomes.map { $0! })
+            return (continuation, s.reported)
         }
         if let (continuation, outcomes) = done { continuation.resume(returning: outcomes) }
     }
@@ -372,7 +380,7 @@ final class BatchDelivery: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let ready: [Result<KafkaDeliveryReport, KafkaError>]? = state.withLock { s in
-                    if s.remaining == 0 { return s.outcomes.map { $0! } }
+                    if s.remaining == 0 { return s.reported }
                     s.continuation = continuation
                     return nil
                 }
@@ -430,7 +438,9 @@ final class ProducerContext: RdKafkaContext, @unchecked Sendable {
 /// Runs on the poll thread (inside `rd_kafka_poll`/`rd_kafka_flush`).
 private func deliveryReportTrampoline(_ rk: OpaquePointer?, _ message: UnsafePointer<rd_kafka_message_t>?, _ opaque: UnsafeMutableRawPointer?) {
     guard let message, let opaque, let privatePointer = message.pointee._private else { return }
-    let context = RdKafkaContext.from(opaque) as! ProducerContext  // the producer installs only ProducerContext
+    guard let context = RdKafkaContext.from(opaque) as? ProducerContext else {
+        preconditionFailure("a delivery report reached a client whose context is not a producer's")
+    }
     // Balances the passRetained in `send`.
     let box = Unmanaged<DeliveryBox>.fromOpaque(privatePointer).takeRetainedValue()
     context.unregister(box)

@@ -98,9 +98,14 @@ package struct CPIXKeyDocument: Sendable {
                     guard let bytes = Base64.decode(plain.trimmedText) else { throw Self.invalid("the PlainValue of ContentKey \(kid) is not base64") }
                     contentKey = bytes
                 } else if secret.elements(CPIXNamespace.pskc, "EncryptedValue").first != nil {
-                    if decryption == nil { decryption = try CPIXKeyDecryption(root: root, privateKey: privateKey) }
-                    // Set just above.
-                    contentKey = try decryption!.contentKey(secret, keyID: kid)
+                    let decryptor: CPIXKeyDecryption
+                    if let decryption {
+                        decryptor = decryption
+                    } else {
+                        decryptor = try CPIXKeyDecryption(root: root, privateKey: privateKey)
+                        decryption = decryptor
+                    }
+                    contentKey = try decryptor.contentKey(secret, keyID: kid)
                 } else {
                     throw Self.invalid("ContentKey \(kid) has neither a PlainValue nor an EncryptedValue")
                 }

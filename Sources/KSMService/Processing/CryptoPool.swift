@@ -133,7 +133,11 @@ private final class Batch<Item: Sendable, T: Sendable>: @unchecked Sendable {
             let done = finished.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue
             if done == items.count {
                 // Every slot was written before its `finished` increment, which this one acquired.
-                continuation.resume(returning: results.map { $0! })
+                continuation.resume(
+                    returning: results.map { result in
+                        guard let result else { preconditionFailure("a crypto pool result was read before its item ran") }
+                        return result
+                    })
             }
         }
     }

@@ -9,7 +9,8 @@ final class LastReference<T: AnyObject>: @unchecked Sendable {
     }
 
     func withValue<R>(_ body: (T) -> R) -> R {
-        body(value!)  // only called before `drop()`
+        guard let value else { preconditionFailure("LastReference used after drop()") }
+        return body(value)
     }
 
     func drop() {

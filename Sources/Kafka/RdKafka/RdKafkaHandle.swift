@@ -26,7 +26,7 @@ final class RdKafkaHandle: @unchecked Sendable {
         let type = kind == .producer ? RD_KAFKA_PRODUCER : RD_KAFKA_CONSUMER
         let rk = config.withRaw { conf in rd_kafka_new(type, conf, &errstr, errstr.count) }
         guard let rk else {
-            let text = errstr.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            let text = String(decoding: errstr.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             throw KafkaError(code: .configuration, message: "rd_kafka_new: \(text)", isRetriable: false)
         }
         config.relinquish()

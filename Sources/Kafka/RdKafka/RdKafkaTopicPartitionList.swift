@@ -24,7 +24,10 @@ final class RdKafkaTopicPartitionList {
 
     @discardableResult
     func add(_ tp: TopicPartition, offset: Int64? = nil) -> UnsafeMutablePointer<rd_kafka_topic_partition_t> {
-        let element = rd_kafka_topic_partition_list_add(raw, tp.topic, tp.partition)!  // never nil: it grows
+        // librdkafka grows the list as needed and returns nil for nothing but an allocation failure.
+        guard let element = rd_kafka_topic_partition_list_add(raw, tp.topic, tp.partition) else {
+            preconditionFailure("rd_kafka_topic_partition_list_add failed")
+        }
         if let offset { element.pointee.offset = offset }
         return element
     }

@@ -69,11 +69,17 @@ package final class CachingLicenseStore: LicenseStore {
         }
         var accountResults: [Int: StoreResult] = [:]
         if !plan.toLoad.isEmpty || !accountRequests.isEmpty {
-            let loadRequests = plan.toLoad.map { key in
-                // Any request with this key will do; the account is not part of the read.
-                var r = requests[keys.firstIndex(of: key)!]  // every key in toLoad came from `keys`
+            // Each shared miss is read with the first request that names it (the account plays no
+            // part in the read); `plan.toLoad` holds only keys of this batch.
+            let missing = Set(plan.toLoad)
+            var taken: Set<Key> = []
+            var loadKeys: [Key] = []
+            var loadRequests: [StoreRequest] = []
+            for (index, key) in keys.enumerated() where missing.contains(key) && taken.insert(key).inserted {
+                var r = requests[index]
                 r.accountReads = []
-                return r
+                loadKeys.append(key)
+                loadRequests.append(r)
             }
             // One round trip: the shared misses and the account reads together.
             let results: [StoreResult]
@@ -87,9 +93,9 @@ package final class CachingLicenseStore: LicenseStore {
                 await cache.fail(plan.toLoad, error)
                 throw error
             }
-            if !plan.toLoad.isEmpty {
+            if !loadKeys.isEmpty {
                 await cache.store(
-                    Dictionary(uniqueKeysWithValues: zip(plan.toLoad, results.prefix(loadRequests.count))), at: now(), expires: now() + timeToLive)
+                    Dictionary(uniqueKeysWithValues: zip(loadKeys, results.prefix(loadRequests.count))), at: now(), expires: now() + timeToLive)
             }
             for (index, result) in zip(accountIndices, results.dropFirst(loadRequests.count)) { accountResults[index] = result }
         }

@@ -63,8 +63,9 @@ final class HiredisContext {
         if wire.isEmpty { return }
         let status = wire.withUnsafeBufferPointer { buffer in
             buffer.withMemoryRebound(to: CChar.self) { chars in
-                // Non-nil: the buffer is not empty.
-                redisAppendFormattedCommand(raw, chars.baseAddress!, chars.count)
+                // A non-empty buffer has an address.
+                guard let base = chars.baseAddress else { return REDIS_ERR }
+                return redisAppendFormattedCommand(raw, base, chars.count)
             }
         }
         guard status == REDIS_OK else {
