@@ -19,7 +19,7 @@ public struct RedisClientConfiguration: Sendable, Hashable, CustomStringConverti
     public var commandTimeout: Duration = .seconds(1)
     /// Connections in the pool, each on its own serial queue. Default: 2.
     public var poolSize: Int = 2
-    /// Reconnect backoff after failed connects. Default: base 50 ms, cap 5 s.
+    /// Reconnect backoff after failed connects. Default: base 50 ms, cap 1 s.
     public var reconnectBackoff: Backoff = Backoff()
     /// The longest average round trip a caller on a thread that may block (the crypto threads) waits
     /// out in place rather than through the connection's queue. The queue's path costs two thread
@@ -35,11 +35,15 @@ public struct RedisClientConfiguration: Sendable, Hashable, CustomStringConverti
     public struct Backoff: Sendable, Hashable {
         /// Default: 50 ms.
         public var base: Duration
-        /// Default: 5 s.
+        /// Default: 1 s. The wait a connection may still have to serve when the store is back, so it
+        /// bounds how long a worker keeps answering `storeUnavailable` after an outage: with 5 s, a
+        /// worker whose connections had just started their longest waits when Redis came back
+        /// answered its backlog only seconds later. One connect a second per connection is nothing
+        /// to a Redis, and a connect to an unreachable host is bounded by `connectTimeout`.
         public var cap: Duration
 
         /// Creates a backoff; `base` is the first wait, doubled per failure up to `cap`.
-        public init(base: Duration = .milliseconds(50), cap: Duration = .seconds(5)) {
+        public init(base: Duration = .milliseconds(50), cap: Duration = .seconds(1)) {
             self.base = base
             self.cap = cap
         }
