@@ -36,10 +36,10 @@ public struct RedisClientConfiguration: Sendable, Hashable, CustomStringConverti
         /// Default: 50 ms.
         public var base: Duration
         /// Default: 1 s. The wait a connection may still have to serve when the store is back, so it
-        /// bounds how long a worker keeps answering `storeUnavailable` after an outage: with 5 s, a
-        /// worker whose connections had just started their longest waits when Redis came back
-        /// answered its backlog only seconds later. One connect a second per connection is nothing
-        /// to a Redis, and a connect to an unreachable host is bounded by `connectTimeout`.
+        /// bounds how long a worker keeps answering `storeUnavailable` after an outage; a cap of
+        /// several seconds leaves a worker whose connections are in their longest waits refusing
+        /// its backlog for that long. One connect a second per connection is nothing to a Redis,
+        /// and a connect to an unreachable host is bounded by `connectTimeout`.
         public var cap: Duration
 
         /// Creates a backoff; `base` is the first wait, doubled per failure up to `cap`.
