@@ -22,7 +22,7 @@ struct HTTPBench: AsyncParsableCommand {
     var requests = 8_000
     @Option(
         help:
-            "Requests in flight during the saturation phase (closed loop); also the client's connections. Default: 256, or 512 with --worker-cpus, where a request waits longer on the harness's CPUs and the loop needs more in flight to keep the workers' busy."
+            "Requests in flight during the saturation phase (closed loop); also the client's connections. Default: 256, or 512 with --worker-cpus, where a request waits longer on the harness's CPUs and the loop needs more in flight to keep the workers' CPUs busy."
     )
     var concurrency: Int?
     @Option(help: "Seconds each open-loop latency phase sends for.")

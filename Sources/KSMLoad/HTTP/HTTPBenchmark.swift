@@ -143,8 +143,8 @@ package struct HTTPBenchmark {
         package var cpuMicrosecondsPerRequest: [String: Double]
         /// CPU time spent during saturation over the cores' time.
         package var cpuUtilization: Double
-        /// The goals (ratio ≥ 0.8; p99 < 50 ms at half load and < 100 ms at 0.8), as met or not;
-        /// a pinned run's ratio is to the workers' CPUs only, and never meets the ratio goal.
+        /// The goals (steady ratio ≥ 0.8; p99 < 50 ms at half load and < 100 ms at 0.8), as met or
+        /// not; a pinned run's ratio is to the workers' CPUs only, and never meets the ratio goal.
         package var meetsRatioGoal: Bool
         package var allCorrect: Bool
 

@@ -24,7 +24,7 @@ final class RdKafkaTopicPartitionList {
 
     @discardableResult
     func add(_ tp: TopicPartition, offset: Int64? = nil) -> UnsafeMutablePointer<rd_kafka_topic_partition_t> {
-        // librdkafka grows the list as needed and returns nil for nothing but an allocation failure.
+        // librdkafka grows the list as needed (asserting its reallocation) and never returns nil.
         guard let element = rd_kafka_topic_partition_list_add(raw, tp.topic, tp.partition) else {
             preconditionFailure("rd_kafka_topic_partition_list_add failed")
         }
