@@ -18,8 +18,7 @@
 The exported metric names are read from Sources/KSMOperations/Metrics/MetricCatalog.swift (the
 names passed to counter(...), gauge(...) and histogram(...)) and from
 Sources/KSMOperations/Edge/EdgeMetrics.swift and EdgeAdmissionMetrics.swift (their `...Name`
-constants), so a renamed metric fails
-this check.
+constants), so a renamed metric fails this check.
 promtool itself (check rules, test rules, check metrics on a real scrape) runs in the Swift suite.
 """
 import json
